@@ -1,0 +1,923 @@
+//! The JSON-RPC 2.0 envelope MCP messages travel in.
+//!
+//! These are the untyped, method-agnostic frames the dispatcher works with:
+//! `params` and `result` stay unparsed ([`RawJson`]) until the typed layer
+//! knows which type to read them into, so every message is parsed once.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use schemars::JsonSchema;
+use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde::ser::{SerializeMap, Serializer};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use crate::error_code::ErrorCode;
+
+/// The only JSON-RPC version MCP speaks.
+pub const JSONRPC_VERSION: &str = "2.0";
+
+/// The `"jsonrpc": "2.0"` member every JSON-RPC message carries.
+///
+/// Zero-sized: it serializes as `"2.0"` and refuses any other value when read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct JsonRpcVersion;
+
+impl Serialize for JsonRpcVersion {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(JSONRPC_VERSION)
+    }
+}
+
+impl<'de> Deserialize<'de> for JsonRpcVersion {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = Cow::<'de, str>::deserialize(deserializer)?;
+        if text == JSONRPC_VERSION {
+            Ok(JsonRpcVersion)
+        } else {
+            Err(de::Error::custom(format_args!(
+                "unsupported jsonrpc version `{text}`; MCP requires \"2.0\""
+            )))
+        }
+    }
+}
+
+impl JsonSchema for JsonRpcVersion {
+    fn schema_name() -> Cow<'static, str> {
+        "JsonRpcVersion".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({ "type": "string", "const": JSONRPC_VERSION })
+    }
+    fn inline_schema() -> bool {
+        true
+    }
+}
+
+/// Identifies a request: an integer or a string, never `null`, never a bool.
+///
+/// Two ids are the same id only if they have the same type and value; a peer
+/// that answers `1` with `"1"` is handled by the dispatcher, not here.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum RequestId {
+    /// An integer id.
+    Number(i64),
+    /// A string id.
+    String(String),
+}
+
+impl RequestId {
+    /// The integer this id stands for: the number itself, or a string made
+    /// only of a canonical decimal integer (`"7"`, not `"07"` or `"+7"`).
+    ///
+    /// Some peers echo an integer id back as a string; this lets a caller
+    /// match such a response to its request.
+    pub fn as_integer(&self) -> Option<i64> {
+        match self {
+            RequestId::Number(n) => Some(*n),
+            RequestId::String(s) => {
+                let n: i64 = s.parse().ok()?;
+                (n.to_string() == *s).then_some(n)
+            }
+        }
+    }
+}
+
+impl fmt::Display for RequestId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RequestId::Number(n) => write!(f, "{n}"),
+            RequestId::String(s) => write!(f, "{s:?}"),
+        }
+    }
+}
+
+impl From<i64> for RequestId {
+    fn from(n: i64) -> Self {
+        RequestId::Number(n)
+    }
+}
+
+impl From<i32> for RequestId {
+    fn from(n: i32) -> Self {
+        RequestId::Number(n.into())
+    }
+}
+
+impl From<u32> for RequestId {
+    fn from(n: u32) -> Self {
+        RequestId::Number(n.into())
+    }
+}
+
+impl From<String> for RequestId {
+    fn from(s: String) -> Self {
+        RequestId::String(s)
+    }
+}
+
+impl From<&str> for RequestId {
+    fn from(s: &str) -> Self {
+        RequestId::String(s.to_owned())
+    }
+}
+
+impl Serialize for RequestId {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            RequestId::Number(n) => serializer.serialize_i64(*n),
+            RequestId::String(s) => serializer.serialize_str(s),
+        }
+    }
+}
+
+struct RequestIdVisitor;
+
+impl Visitor<'_> for RequestIdVisitor {
+    type Value = RequestId;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a request id (an integer or a string)")
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<RequestId, E> {
+        Ok(RequestId::Number(v))
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<RequestId, E> {
+        i64::try_from(v).map(RequestId::Number).map_err(|_| {
+            E::custom(format_args!(
+                "request id {v} does not fit in a 64-bit signed integer"
+            ))
+        })
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<RequestId, E> {
+        Err(E::custom(format_args!(
+            "request id {v} is not an integer; ids are integers or strings"
+        )))
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<RequestId, E> {
+        Ok(RequestId::String(v.to_owned()))
+    }
+    fn visit_string<E: de::Error>(self, v: String) -> Result<RequestId, E> {
+        Ok(RequestId::String(v))
+    }
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<RequestId, E> {
+        Err(E::custom(format_args!(
+            "request id `{v}` is a bool; ids are integers or strings"
+        )))
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<RequestId, E> {
+        Err(E::custom("request id is null; ids are integers or strings"))
+    }
+}
+
+impl<'de> Deserialize<'de> for RequestId {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(RequestIdVisitor)
+    }
+}
+
+impl JsonSchema for RequestId {
+    fn schema_name() -> Cow<'static, str> {
+        "RequestId".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "A uniquely identifying ID for a request in JSON-RPC.",
+            "type": ["string", "integer"]
+        })
+    }
+}
+
+/// A JSON value kept as its original text, parsed only when its type is known.
+///
+/// Requests keep `params` and responses keep `result` this way, so the
+/// dispatcher never builds a `serde_json::Value` it would throw away.
+#[derive(Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(transparent)]
+pub struct RawJson(#[schemars(with = "Value")] Box<RawValue>);
+
+impl RawJson {
+    /// Serializes `value` into raw JSON text.
+    ///
+    /// # Errors
+    /// When `value`'s `Serialize` implementation fails (for example a map
+    /// with non-string keys).
+    pub fn from_serialize<T: Serialize + ?Sized>(value: &T) -> Result<Self, serde_json::Error> {
+        serde_json::value::to_raw_value(value).map(RawJson)
+    }
+
+    /// Wraps already serialized JSON text after checking that it is valid JSON.
+    ///
+    /// # Errors
+    /// When `text` is not a single valid JSON value.
+    pub fn from_string(text: String) -> Result<Self, serde_json::Error> {
+        RawValue::from_string(text).map(RawJson)
+    }
+
+    /// The empty object `{}`.
+    pub fn empty_object() -> Self {
+        // `{}` is valid JSON, so this cannot fail.
+        RawJson(RawValue::from_string("{}".to_owned()).unwrap_or_else(|_| unreachable!()))
+    }
+
+    /// The JSON text, exactly as received or serialized.
+    pub fn get(&self) -> &str {
+        self.0.get()
+    }
+
+    /// Parses the text into `T`.
+    ///
+    /// # Errors
+    /// When the text does not match `T`; the error names the field and line.
+    pub fn parse<'a, T: Deserialize<'a>>(&'a self) -> Result<T, serde_json::Error> {
+        serde_json::from_str(self.0.get())
+    }
+
+    /// Whether the value is a JSON object (its text starts with `{`).
+    pub fn is_object(&self) -> bool {
+        self.0.get().trim_start().starts_with('{')
+    }
+
+    /// Whether the value is JSON `null`.
+    pub fn is_null(&self) -> bool {
+        self.0.get().trim() == "null"
+    }
+}
+
+impl PartialEq for RawJson {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.get() == other.0.get()
+    }
+}
+
+impl fmt::Debug for RawJson {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0.get())
+    }
+}
+
+impl fmt::Display for RawJson {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0.get())
+    }
+}
+
+impl From<Box<RawValue>> for RawJson {
+    fn from(raw: Box<RawValue>) -> Self {
+        RawJson(raw)
+    }
+}
+
+impl From<RawJson> for Box<RawValue> {
+    fn from(raw: RawJson) -> Self {
+        raw.0
+    }
+}
+
+/// The error object of a JSON-RPC error response (the schema's `Error`).
+///
+/// This is data on the wire, not a Rust error: a peer's failure to serve a
+/// request. `code` is one of the [`ErrorCode`] constants or an
+/// application-defined code.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
+pub struct ErrorObject {
+    /// The error type that occurred.
+    pub code: ErrorCode,
+    /// A short description of the error, a concise single sentence.
+    pub message: String,
+    /// Additional information about the error, defined by the sender.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+}
+
+impl ErrorObject {
+    /// An error with a code and a message and no data.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+            data: None,
+        }
+    }
+
+    /// Sets the `data` member.
+    #[must_use]
+    pub fn with_data(self, data: Value) -> Self {
+        Self {
+            data: Some(data),
+            ..self
+        }
+    }
+
+    /// A `-32700` parse error.
+    pub fn parse_error(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::PARSE_ERROR, message)
+    }
+
+    /// A `-32600` invalid request error.
+    pub fn invalid_request(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::INVALID_REQUEST, message)
+    }
+
+    /// A `-32601` method not found error naming the method.
+    pub fn method_not_found(method: &str) -> Self {
+        Self::new(
+            ErrorCode::METHOD_NOT_FOUND,
+            format!("method not found: {method}"),
+        )
+    }
+
+    /// A `-32602` invalid params error.
+    pub fn invalid_params(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::INVALID_PARAMS, message)
+    }
+
+    /// A `-32603` internal error.
+    pub fn internal_error(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::INTERNAL_ERROR, message)
+    }
+}
+
+impl fmt::Display for ErrorObject {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "error {}: {}", self.code, self.message)
+    }
+}
+
+/// A request that expects a response (the schema's `JSONRPCRequest`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
+pub struct JsonRpcRequest {
+    /// Always `"2.0"`.
+    pub jsonrpc: JsonRpcVersion,
+    /// The id the response will echo.
+    pub id: RequestId,
+    /// The method to invoke.
+    pub method: String,
+    /// The method's parameters, unparsed; always a JSON object when present.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<RawJson>,
+}
+
+impl JsonRpcRequest {
+    /// A request with the given id, method and parameters.
+    pub fn new(
+        id: impl Into<RequestId>,
+        method: impl Into<String>,
+        params: Option<RawJson>,
+    ) -> Self {
+        Self {
+            jsonrpc: JsonRpcVersion,
+            id: id.into(),
+            method: method.into(),
+            params,
+        }
+    }
+}
+
+/// A notification, which gets no response (the schema's `JSONRPCNotification`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
+pub struct JsonRpcNotification {
+    /// Always `"2.0"`.
+    pub jsonrpc: JsonRpcVersion,
+    /// The notification's method.
+    pub method: String,
+    /// The notification's parameters, unparsed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<RawJson>,
+}
+
+impl JsonRpcNotification {
+    /// A notification with the given method and parameters.
+    pub fn new(method: impl Into<String>, params: Option<RawJson>) -> Self {
+        Self {
+            jsonrpc: JsonRpcVersion,
+            method: method.into(),
+            params,
+        }
+    }
+}
+
+/// A successful response (the schema's `JSONRPCResultResponse`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
+pub struct JsonRpcResultResponse {
+    /// Always `"2.0"`.
+    pub jsonrpc: JsonRpcVersion,
+    /// The id of the request this answers.
+    pub id: RequestId,
+    /// The result, unparsed.
+    pub result: RawJson,
+}
+
+impl JsonRpcResultResponse {
+    /// A response carrying `result` for request `id`.
+    pub fn new(id: RequestId, result: RawJson) -> Self {
+        Self {
+            jsonrpc: JsonRpcVersion,
+            id,
+            result,
+        }
+    }
+}
+
+/// An error response (the schema's `JSONRPCErrorResponse`; `JSONRPCError` in
+/// 2024-11-05 to 2025-06-18).
+///
+/// `id` is `None` when the request's id could not be read (a parse error);
+/// it is then written as `"id": null`, as JSON-RPC 2.0 requires.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
+pub struct JsonRpcErrorResponse {
+    /// Always `"2.0"`.
+    pub jsonrpc: JsonRpcVersion,
+    /// The id of the request this answers, if it could be read.
+    #[serde(default)]
+    pub id: Option<RequestId>,
+    /// What went wrong.
+    pub error: ErrorObject,
+}
+
+impl JsonRpcErrorResponse {
+    /// An error response for request `id` (`None` when it is unknown).
+    pub fn new(id: Option<RequestId>, error: ErrorObject) -> Self {
+        Self {
+            jsonrpc: JsonRpcVersion,
+            id,
+            error,
+        }
+    }
+}
+
+/// Any JSON-RPC message that can be decoded off the wire or encoded to be sent
+/// (the schema's `JSONRPCMessage`).
+#[derive(Debug, Clone, PartialEq, JsonSchema)]
+#[schemars(untagged)]
+pub enum JsonRpcMessage {
+    /// A request expecting a response.
+    Request(JsonRpcRequest),
+    /// A notification.
+    Notification(JsonRpcNotification),
+    /// A successful response.
+    Response(JsonRpcResultResponse),
+    /// An error response.
+    Error(JsonRpcErrorResponse),
+}
+
+impl From<JsonRpcRequest> for JsonRpcMessage {
+    fn from(m: JsonRpcRequest) -> Self {
+        JsonRpcMessage::Request(m)
+    }
+}
+impl From<JsonRpcNotification> for JsonRpcMessage {
+    fn from(m: JsonRpcNotification) -> Self {
+        JsonRpcMessage::Notification(m)
+    }
+}
+impl From<JsonRpcResultResponse> for JsonRpcMessage {
+    fn from(m: JsonRpcResultResponse) -> Self {
+        JsonRpcMessage::Response(m)
+    }
+}
+impl From<JsonRpcErrorResponse> for JsonRpcMessage {
+    fn from(m: JsonRpcErrorResponse) -> Self {
+        JsonRpcMessage::Error(m)
+    }
+}
+
+/// Why bytes could not be decoded into a [`JsonRpcMessage`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DecodeErrorKind {
+    /// Not valid JSON (answer with `-32700`).
+    Parse,
+    /// Valid JSON but not a valid JSON-RPC message (answer with `-32600`).
+    Invalid,
+    /// A JSON array: a JSON-RPC batch. Only revision 2025-03-26 allows them;
+    /// everywhere else this is an invalid request.
+    Batch,
+}
+
+/// Bytes that are not a JSON-RPC message, with what is needed to answer them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DecodeError {
+    /// What kind of failure this is.
+    pub kind: DecodeErrorKind,
+    /// The id of the offending request, when it could be read, so the error
+    /// response can echo it.
+    pub id: Option<RequestId>,
+    /// A human-readable explanation.
+    pub message: String,
+}
+
+impl DecodeError {
+    /// The JSON-RPC error object that answers this failure.
+    pub fn to_error_object(&self) -> ErrorObject {
+        match self.kind {
+            DecodeErrorKind::Parse => {
+                ErrorObject::parse_error(format!("parse error: {}", self.message))
+            }
+            DecodeErrorKind::Invalid | DecodeErrorKind::Batch => {
+                ErrorObject::invalid_request(format!("invalid request: {}", self.message))
+            }
+        }
+    }
+
+    /// The complete error response that answers this failure.
+    pub fn to_response(&self) -> JsonRpcErrorResponse {
+        JsonRpcErrorResponse::new(self.id.clone(), self.to_error_object())
+    }
+}
+
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.kind {
+            DecodeErrorKind::Parse => write!(f, "not valid JSON: {}", self.message),
+            DecodeErrorKind::Invalid => write!(f, "not a valid JSON-RPC message: {}", self.message),
+            DecodeErrorKind::Batch => write!(f, "JSON-RPC batch: {}", self.message),
+        }
+    }
+}
+
+impl std::error::Error for DecodeError {}
+
+impl JsonRpcMessage {
+    /// Decodes one message from JSON bytes, parsing the envelope once and
+    /// keeping `params`/`result` raw.
+    ///
+    /// # Errors
+    /// A [`DecodeError`] that says whether to answer `-32700` or `-32600`, and
+    /// carries the request id when one could be read.
+    ///
+    /// # Examples
+    /// ```
+    /// use mcp_types::{JsonRpcMessage, RequestId};
+    /// let msg = JsonRpcMessage::from_slice(br#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#).unwrap();
+    /// let JsonRpcMessage::Request(request) = msg else { panic!("a request") };
+    /// assert_eq!(request.id, RequestId::Number(7));
+    /// ```
+    pub fn from_slice(bytes: &[u8]) -> Result<Self, DecodeError> {
+        let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
+        if first == Some(&b'[') {
+            // Still check that it is JSON at all, so garbage gets -32700.
+            return match serde_json::from_slice::<IgnoredAny>(bytes) {
+                Ok(_) => Err(DecodeError {
+                    kind: DecodeErrorKind::Batch,
+                    id: None,
+                    message: "batches are not supported at this protocol revision".into(),
+                }),
+                Err(e) => Err(DecodeError {
+                    kind: DecodeErrorKind::Parse,
+                    id: None,
+                    message: e.to_string(),
+                }),
+            };
+        }
+        let fields: Fields = match serde_json::from_slice(bytes) {
+            Ok(fields) => fields,
+            Err(e) => {
+                // A syntax error is a parse error; valid JSON of the wrong shape
+                // (a number, a string, a non-object) is an invalid request.
+                let kind = match e.classify() {
+                    serde_json::error::Category::Syntax | serde_json::error::Category::Eof => {
+                        DecodeErrorKind::Parse
+                    }
+                    _ => DecodeErrorKind::Invalid,
+                };
+                return Err(DecodeError {
+                    kind,
+                    id: None,
+                    message: e.to_string(),
+                });
+            }
+        };
+        fields.classify()
+    }
+
+    /// Decodes one message from a JSON string. See [`JsonRpcMessage::from_slice`].
+    ///
+    /// # Errors
+    /// As [`JsonRpcMessage::from_slice`].
+    #[allow(clippy::should_implement_trait)]
+    pub fn from_str(text: &str) -> Result<Self, DecodeError> {
+        Self::from_slice(text.as_bytes())
+    }
+
+    /// Encodes the message as compact JSON (no embedded newlines).
+    ///
+    /// # Errors
+    /// Never for messages built from this crate's types; the `Result` covers
+    /// custom `Serialize` implementations inside raw values.
+    pub fn to_vec(&self) -> Result<Vec<u8>, serde_json::Error> {
+        serde_json::to_vec(self)
+    }
+
+    /// The request id this message carries, if any.
+    pub fn id(&self) -> Option<&RequestId> {
+        match self {
+            JsonRpcMessage::Request(r) => Some(&r.id),
+            JsonRpcMessage::Notification(_) => None,
+            JsonRpcMessage::Response(r) => Some(&r.id),
+            JsonRpcMessage::Error(e) => e.id.as_ref(),
+        }
+    }
+
+    /// The method of a request or notification.
+    pub fn method(&self) -> Option<&str> {
+        match self {
+            JsonRpcMessage::Request(r) => Some(&r.method),
+            JsonRpcMessage::Notification(n) => Some(&n.method),
+            _ => None,
+        }
+    }
+}
+
+impl Serialize for JsonRpcMessage {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            JsonRpcMessage::Request(m) => m.serialize(serializer),
+            JsonRpcMessage::Notification(m) => m.serialize(serializer),
+            JsonRpcMessage::Response(m) => m.serialize(serializer),
+            JsonRpcMessage::Error(m) => {
+                // Written by hand so a missing id is `"id": null`, not absent.
+                let mut map = serializer.serialize_map(Some(3))?;
+                map.serialize_entry("jsonrpc", &m.jsonrpc)?;
+                map.serialize_entry("id", &m.id)?;
+                map.serialize_entry("error", &m.error)?;
+                map.end()
+            }
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for JsonRpcMessage {
+    /// Works with `serde_json`'s own deserializer (`from_str`, `from_slice`,
+    /// `from_reader`); raw values cannot be read back out of a `Value`.
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let fields = Fields::deserialize(deserializer)?;
+        fields.classify().map_err(|e| de::Error::custom(e.message))
+    }
+}
+
+/// What an id member held, kept apart so a bad id can be reported precisely.
+enum IdField {
+    Null,
+    Valid(RequestId),
+    Invalid(String),
+}
+
+/// Every member a JSON-RPC message may carry, read in one pass.
+#[derive(Default)]
+struct Fields {
+    jsonrpc: Option<String>,
+    id: Option<IdField>,
+    method: Option<String>,
+    params: Option<RawJson>,
+    result: Option<RawJson>,
+    error: Option<RawJson>,
+}
+
+impl<'de> Deserialize<'de> for Fields {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(FieldsVisitor)
+    }
+}
+
+struct FieldsVisitor;
+
+impl<'de> Visitor<'de> for FieldsVisitor {
+    type Value = Fields;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON-RPC message object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Fields, A::Error> {
+        let mut fields = Fields::default();
+        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+            match key.as_ref() {
+                "jsonrpc" => {
+                    fields.jsonrpc = Some(map.next_value::<Value>().map(|v| match v {
+                        Value::String(s) => s,
+                        other => other.to_string(),
+                    })?)
+                }
+                "id" => {
+                    let raw: Value = map.next_value()?;
+                    fields.id = Some(match raw {
+                        Value::Null => IdField::Null,
+                        Value::String(s) => IdField::Valid(RequestId::String(s)),
+                        Value::Number(n) => match n.as_i64() {
+                            Some(i) => IdField::Valid(RequestId::Number(i)),
+                            None => IdField::Invalid(format!("id {n} is not a 64-bit integer")),
+                        },
+                        Value::Bool(b) => IdField::Invalid(format!(
+                            "id `{b}` is a bool; ids are integers or strings"
+                        )),
+                        other => {
+                            IdField::Invalid(format!("id `{other}` is not an integer or a string"))
+                        }
+                    });
+                }
+                "method" => fields.method = Some(map.next_value()?),
+                "params" => fields.params = Some(map.next_value()?),
+                "result" => fields.result = Some(map.next_value()?),
+                "error" => fields.error = Some(map.next_value()?),
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(fields)
+    }
+}
+
+impl Fields {
+    fn classify(self) -> Result<JsonRpcMessage, DecodeError> {
+        let (id, id_problem) = match self.id {
+            None => (None, None),
+            Some(IdField::Null) => (
+                None,
+                Some("id is null; ids are integers or strings".to_owned()),
+            ),
+            Some(IdField::Valid(id)) => (Some(id), None),
+            Some(IdField::Invalid(why)) => (None, Some(why)),
+        };
+        let invalid = |id: Option<RequestId>, message: String| DecodeError {
+            kind: DecodeErrorKind::Invalid,
+            id,
+            message,
+        };
+        match self.jsonrpc.as_deref() {
+            Some(JSONRPC_VERSION) => {}
+            Some(other) => {
+                return Err(invalid(
+                    id,
+                    format!("`jsonrpc` is `{other}`; MCP requires \"2.0\""),
+                ));
+            }
+            None => return Err(invalid(id, "`jsonrpc` member is missing".into())),
+        }
+        let params = match self.params {
+            Some(p) if p.is_null() => None,
+            Some(p) if !p.is_object() => {
+                return Err(invalid(id, "`params` must be an object".into()));
+            }
+            other => other,
+        };
+        if let Some(method) = self.method {
+            if self.result.is_some() || self.error.is_some() {
+                return Err(invalid(
+                    id,
+                    "a message with `method` must not carry `result` or `error`".into(),
+                ));
+            }
+            return match (id, id_problem) {
+                (Some(id), _) => Ok(JsonRpcMessage::Request(JsonRpcRequest {
+                    jsonrpc: JsonRpcVersion,
+                    id,
+                    method,
+                    params,
+                })),
+                (None, Some(problem)) => Err(invalid(None, problem)),
+                (None, None) => Ok(JsonRpcMessage::Notification(JsonRpcNotification {
+                    jsonrpc: JsonRpcVersion,
+                    method,
+                    params,
+                })),
+            };
+        }
+        match (self.result, self.error) {
+            (Some(_), Some(_)) => Err(invalid(
+                id,
+                "a response must carry exactly one of `result` and `error`".into(),
+            )),
+            (Some(result), None) => match id {
+                Some(id) => Ok(JsonRpcMessage::Response(JsonRpcResultResponse {
+                    jsonrpc: JsonRpcVersion,
+                    id,
+                    result,
+                })),
+                None => Err(invalid(
+                    None,
+                    id_problem.unwrap_or_else(|| "a result response must carry an `id`".into()),
+                )),
+            },
+            (None, Some(error)) => {
+                let error: ErrorObject = error.parse().map_err(|e| {
+                    invalid(
+                        id.clone(),
+                        format!("`error` is not a JSON-RPC error object: {e}"),
+                    )
+                })?;
+                Ok(JsonRpcMessage::Error(JsonRpcErrorResponse {
+                    jsonrpc: JsonRpcVersion,
+                    id,
+                    error,
+                }))
+            }
+            (None, None) => Err(invalid(
+                id,
+                "the message has neither `method` nor `result` nor `error`".into(),
+            )),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decode(text: &str) -> Result<JsonRpcMessage, DecodeError> {
+        JsonRpcMessage::from_str(text)
+    }
+
+    #[test]
+    fn a_request_keeps_its_params_raw() {
+        let msg =
+            decode(r#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"x"}}"#)
+                .expect("valid request");
+        let JsonRpcMessage::Request(req) = msg else {
+            panic!("expected a request")
+        };
+        assert_eq!(req.id, RequestId::from("a"));
+        assert_eq!(req.params.expect("params").get(), r#"{"name":"x"}"#);
+    }
+
+    #[test]
+    fn a_message_without_id_is_a_notification() {
+        let msg =
+            decode(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).expect("valid");
+        assert!(matches!(msg, JsonRpcMessage::Notification(_)));
+    }
+
+    #[test]
+    fn garbage_is_a_parse_error_and_a_wrong_shape_is_invalid() {
+        assert_eq!(
+            decode("{not json").unwrap_err().kind,
+            DecodeErrorKind::Parse
+        );
+        assert_eq!(decode("42").unwrap_err().kind, DecodeErrorKind::Invalid);
+        assert_eq!(
+            decode(r#"{"jsonrpc":"2.0"}"#).unwrap_err().kind,
+            DecodeErrorKind::Invalid
+        );
+    }
+
+    #[test]
+    fn a_bool_id_is_rejected_with_a_reason() {
+        let err = decode(r#"{"jsonrpc":"2.0","id":true,"method":"ping"}"#).unwrap_err();
+        assert_eq!(err.kind, DecodeErrorKind::Invalid);
+        assert!(err.message.contains("bool"), "{}", err.message);
+        assert_eq!(err.to_error_object().code, ErrorCode::INVALID_REQUEST);
+    }
+
+    #[test]
+    fn an_invalid_request_keeps_its_id_for_the_answer() {
+        let err = decode(r#"{"jsonrpc":"1.0","id":9,"method":"ping"}"#).unwrap_err();
+        assert_eq!(err.id, Some(RequestId::Number(9)));
+    }
+
+    #[test]
+    fn a_batch_is_recognised() {
+        let err = decode(r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#).unwrap_err();
+        assert_eq!(err.kind, DecodeErrorKind::Batch);
+    }
+
+    #[test]
+    fn an_error_response_without_id_encodes_id_null() {
+        let msg = JsonRpcMessage::Error(JsonRpcErrorResponse::new(
+            None,
+            ErrorObject::parse_error("bad"),
+        ));
+        let text = String::from_utf8(msg.to_vec().expect("encodes")).expect("utf8");
+        assert_eq!(
+            text,
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"bad"}}"#
+        );
+        assert_eq!(decode(&text).expect("decodes"), msg);
+    }
+
+    #[test]
+    fn a_stringified_integer_id_reads_as_that_integer() {
+        assert_eq!(RequestId::from("17").as_integer(), Some(17));
+        assert_eq!(RequestId::from("017").as_integer(), None);
+        assert_eq!(RequestId::from(17).as_integer(), Some(17));
+    }
+
+    #[test]
+    fn params_must_be_an_object() {
+        let err = decode(r#"{"jsonrpc":"2.0","id":1,"method":"x","params":[1]}"#).unwrap_err();
+        assert_eq!(err.kind, DecodeErrorKind::Invalid);
+        let ok =
+            decode(r#"{"jsonrpc":"2.0","id":1,"method":"x","params":null}"#).expect("null params");
+        let JsonRpcMessage::Request(req) = ok else {
+            panic!("request")
+        };
+        assert!(req.params.is_none());
+    }
+}

@@ -1,0 +1,87 @@
+//! Project automation. Run `cargo xtask help` for the list of tasks.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::{env, fs, io};
+
+const REVISIONS: [&str; 5] = [
+    "2024-11-05",
+    "2025-03-26",
+    "2025-06-18",
+    "2025-11-25",
+    "2026-07-28",
+];
+
+fn main() -> ExitCode {
+    let args: Vec<String> = env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("sync-spec") => sync_spec(args.get(1).map(PathBuf::from)),
+        Some("help") | None => {
+            eprintln!(
+                "cargo xtask <task>\n\n\
+                 tasks:\n  \
+                 sync-spec [DIR]  copy the official schemas and examples from DIR\n                   \
+                 (default ../shared/mcp-spec) into crates/mcp-types/tests/spec"
+            );
+            Ok(())
+        }
+        Some(other) => Err(format!("unknown task `{other}`; run `cargo xtask help`")),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."))
+}
+
+/// Vendors `schema.json` (and `examples/`, where a revision has them) of every
+/// revision, so `cargo test` on a fresh clone needs nothing outside the repo.
+fn sync_spec(source: Option<PathBuf>) -> Result<(), String> {
+    let root = workspace_root();
+    let source = source.unwrap_or_else(|| root.join("../shared/mcp-spec"));
+    let target = root.join("crates/mcp-types/tests/spec");
+    for revision in REVISIONS {
+        let from = source.join(revision);
+        let to = target.join(revision);
+        if !from.join("schema.json").is_file() {
+            return Err(format!(
+                "{} has no schema.json; pass the folder that holds one folder per revision",
+                from.display()
+            ));
+        }
+        if to.exists() {
+            fs::remove_dir_all(&to).map_err(|e| format!("cannot clear {}: {e}", to.display()))?;
+        }
+        let copied =
+            copy_tree(&from, &to).map_err(|e| format!("copying {}: {e}", from.display()))?;
+        eprintln!("{revision}: {copied} files");
+    }
+    Ok(())
+}
+
+fn copy_tree(from: &Path, to: &Path) -> io::Result<usize> {
+    fs::create_dir_all(to)?;
+    let mut copied = 0;
+    let mut entries: Vec<_> = fs::read_dir(from)?.collect::<Result<_, _>>()?;
+    entries.sort_by_key(|e| e.file_name());
+    for entry in entries {
+        let path = entry.path();
+        let dest = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            copied += copy_tree(&path, &dest)?;
+        } else if path.extension().is_some_and(|ext| ext == "json") {
+            fs::copy(&path, &dest)?;
+            copied += 1;
+        }
+    }
+    Ok(copied)
+}
