@@ -10,6 +10,8 @@
 
 mod error_code;
 pub mod jsonrpc;
+pub mod method;
+mod method_table;
 mod revision;
 
 pub use error_code::ErrorCode;
@@ -17,4 +19,8 @@ pub use jsonrpc::{
     DecodeError, DecodeErrorKind, ErrorObject, JsonRpcErrorResponse, JsonRpcMessage,
     JsonRpcNotification, JsonRpcRequest, JsonRpcResultResponse, JsonRpcVersion, RawJson, RequestId,
 };
+pub use method::{
+    Method, MethodCall, Notification, NotificationMethod, Request, RequestMethod, ResultResponse,
+};
+pub use method_table::{METHODS, MessageKind, MethodInfo, NON_CANCELLABLE, RevisionSet, Side};
 pub use revision::{Era, Revision, UnknownRevision};
