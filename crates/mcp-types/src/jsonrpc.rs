@@ -428,15 +428,18 @@ impl JsonRpcResultResponse {
 /// An error response (the schema's `JSONRPCErrorResponse`; `JSONRPCError` in
 /// 2024-11-05 to 2025-06-18).
 ///
-/// `id` is `None` when the request's id could not be read (a parse error);
-/// it is then written as `"id": null`, as JSON-RPC 2.0 requires.
+/// `id` is `None` when the request's id could not be read (a parse error).
+/// Serialized on its own, this type then leaves `id` out, as the MCP schemas
+/// define it (optional, never null); inside a [`JsonRpcMessage`], which is
+/// what goes on the wire, it is written as `"id": null`, as JSON-RPC 2.0
+/// requires for parse errors and as peers expect. Both forms are read.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[non_exhaustive]
 pub struct JsonRpcErrorResponse {
     /// Always `"2.0"`.
     pub jsonrpc: JsonRpcVersion,
     /// The id of the request this answers, if it could be read.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<RequestId>,
     /// What went wrong.
     pub error: ErrorObject,

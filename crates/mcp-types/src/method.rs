@@ -415,3 +415,25 @@ impl<R> ResultResponse<R> {
         }
     }
 }
+
+/// A bare `{method, params}` pair of any method, params unparsed: the shape of
+/// the schema's generic `Request` and `Notification` definitions.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
+pub struct RawCall {
+    /// The method name.
+    pub method: String,
+    /// The parameters, unparsed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<crate::jsonrpc::RawJson>,
+}
+
+impl RawCall {
+    /// A call of `method` with `params`.
+    pub fn new(method: impl Into<String>, params: Option<crate::jsonrpc::RawJson>) -> Self {
+        Self {
+            method: method.into(),
+            params,
+        }
+    }
+}
