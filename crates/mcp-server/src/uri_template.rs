@@ -1,0 +1,611 @@
+//! RFC 6570 URI templates: expansion, and matching a URI back to variables.
+//!
+//! A resource template such as `file:///{path}` or `weather://{city}/today`
+//! must be matched against the URI a client reads, which no maintained crate
+//! does, so this module parses templates once and both expands and matches
+//! them. Matching supports every operator of level 4; where a template is
+//! ambiguous (two adjacent expressions), the earlier expression takes the
+//! shortest value that lets the rest match.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// A parsed RFC 6570 URI template.
+///
+/// # Examples
+/// ```
+/// use mcp_server::UriTemplate;
+/// let template = UriTemplate::parse("weather://{city}/forecast{?days}").unwrap();
+/// let vars = template.match_uri("weather://Paris/forecast?days=3").unwrap();
+/// assert_eq!(vars["city"], "Paris");
+/// assert_eq!(vars["days"], "3");
+/// assert_eq!(template.expand(|name| (name == "city").then(|| "Oslo".to_owned())), "weather://Oslo/forecast");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UriTemplate {
+    source: String,
+    parts: Vec<Part>,
+}
+
+/// A template that is not valid RFC 6570.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UriTemplateError {
+    /// The template as given.
+    pub template: String,
+    /// What is wrong with it.
+    pub reason: String,
+}
+
+impl fmt::Display for UriTemplateError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "invalid URI template `{}`: {}",
+            self.template, self.reason
+        )
+    }
+}
+
+impl std::error::Error for UriTemplateError {}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Part {
+    Literal(String),
+    Expression(Expression),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Expression {
+    operator: Operator,
+    variables: Vec<VarSpec>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct VarSpec {
+    name: String,
+    prefix: Option<usize>,
+    explode: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Operator {
+    Simple,
+    Reserved,
+    Fragment,
+    Label,
+    Path,
+    PathParameter,
+    Query,
+    QueryContinuation,
+}
+
+impl Operator {
+    fn from_char(c: char) -> Option<Operator> {
+        Some(match c {
+            '+' => Operator::Reserved,
+            '#' => Operator::Fragment,
+            '.' => Operator::Label,
+            '/' => Operator::Path,
+            ';' => Operator::PathParameter,
+            '?' => Operator::Query,
+            '&' => Operator::QueryContinuation,
+            _ => return None,
+        })
+    }
+
+    /// The text written before the first value (RFC 6570 appendix A "first").
+    fn first(self) -> &'static str {
+        match self {
+            Operator::Simple | Operator::Reserved => "",
+            Operator::Fragment => "#",
+            Operator::Label => ".",
+            Operator::Path => "/",
+            Operator::PathParameter => ";",
+            Operator::Query => "?",
+            Operator::QueryContinuation => "&",
+        }
+    }
+
+    /// The separator between values ("sep").
+    fn separator(self) -> char {
+        match self {
+            Operator::Simple | Operator::Reserved | Operator::Fragment => ',',
+            Operator::Label => '.',
+            Operator::Path => '/',
+            Operator::PathParameter => ';',
+            Operator::Query | Operator::QueryContinuation => '&',
+        }
+    }
+
+    /// Whether values are written as `name=value` ("named").
+    fn is_named(self) -> bool {
+        matches!(
+            self,
+            Operator::PathParameter | Operator::Query | Operator::QueryContinuation
+        )
+    }
+
+    /// Whether reserved characters pass through unencoded ("allow").
+    fn allows_reserved(self) -> bool {
+        matches!(self, Operator::Reserved | Operator::Fragment)
+    }
+}
+
+fn is_unreserved(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~')
+}
+
+fn is_reserved(b: u8) -> bool {
+    matches!(
+        b,
+        b':' | b'/'
+            | b'?'
+            | b'#'
+            | b'['
+            | b']'
+            | b'@'
+            | b'!'
+            | b'$'
+            | b'&'
+            | b'\''
+            | b'('
+            | b')'
+            | b'*'
+            | b'+'
+            | b','
+            | b';'
+            | b'='
+    )
+}
+
+fn encode(value: &str, allow_reserved: bool, out: &mut String) {
+    let bytes = value.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        let keep_pct = allow_reserved
+            && b == b'%'
+            && bytes.get(i + 1).is_some_and(u8::is_ascii_hexdigit)
+            && bytes.get(i + 2).is_some_and(u8::is_ascii_hexdigit);
+        if is_unreserved(b) || (allow_reserved && is_reserved(b)) || keep_pct {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+        i += 1;
+    }
+}
+
+fn decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' && i + 2 < bytes.len() {
+            let hex = std::str::from_utf8(&bytes[i + 1..i + 3])
+                .ok()
+                .and_then(|h| u8::from_str_radix(h, 16).ok());
+            if let Some(b) = hex {
+                out.push(b);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+impl UriTemplate {
+    /// Parses a template.
+    ///
+    /// # Errors
+    /// When a `{` is not closed, an expression is empty, a variable name has
+    /// characters RFC 6570 does not allow, or a prefix length is not 1..=9999.
+    pub fn parse(template: &str) -> Result<UriTemplate, UriTemplateError> {
+        let error = |reason: String| UriTemplateError {
+            template: template.to_owned(),
+            reason,
+        };
+        let mut parts = vec![];
+        let mut rest = template;
+        while !rest.is_empty() {
+            match rest.find('{') {
+                Some(0) => {
+                    let end = rest.find('}').ok_or_else(|| {
+                        error("an expression opened with `{` is never closed".into())
+                    })?;
+                    let body = &rest[1..end];
+                    parts.push(Part::Expression(
+                        Self::parse_expression(body).map_err(error)?,
+                    ));
+                    rest = &rest[end + 1..];
+                }
+                Some(start) => {
+                    let literal = &rest[..start];
+                    if literal.contains('}') {
+                        return Err(error("a `}` has no matching `{`".into()));
+                    }
+                    parts.push(Part::Literal(literal.to_owned()));
+                    rest = &rest[start..];
+                }
+                None => {
+                    if rest.contains('}') {
+                        return Err(error("a `}` has no matching `{`".into()));
+                    }
+                    parts.push(Part::Literal(rest.to_owned()));
+                    rest = "";
+                }
+            }
+        }
+        Ok(UriTemplate {
+            source: template.to_owned(),
+            parts,
+        })
+    }
+
+    fn parse_expression(body: &str) -> Result<Expression, String> {
+        let mut chars = body.chars();
+        let (operator, list) = match chars.next().and_then(Operator::from_char) {
+            Some(op) => (op, chars.as_str()),
+            None => (Operator::Simple, body),
+        };
+        if list.is_empty() {
+            return Err("an expression has no variable".into());
+        }
+        let mut variables = vec![];
+        for spec in list.split(',') {
+            let (name, prefix, explode) = if let Some(name) = spec.strip_suffix('*') {
+                (name, None, true)
+            } else if let Some((name, len)) = spec.split_once(':') {
+                let len: usize = len
+                    .parse()
+                    .ok()
+                    .filter(|n| (1..10000).contains(n))
+                    .ok_or_else(|| format!("prefix length `{len}` is not 1 to 9999"))?;
+                (name, Some(len), false)
+            } else {
+                (spec, None, false)
+            };
+            let valid = !name.is_empty()
+                && name
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.' || b == b'%');
+            if !valid {
+                return Err(format!("`{name}` is not a valid variable name"));
+            }
+            variables.push(VarSpec {
+                name: name.to_owned(),
+                prefix,
+                explode,
+            });
+        }
+        Ok(Expression {
+            operator,
+            variables,
+        })
+    }
+
+    /// The template text.
+    pub fn as_str(&self) -> &str {
+        &self.source
+    }
+
+    /// The names of the template's variables, in order of appearance.
+    pub fn variables(&self) -> impl Iterator<Item = &str> {
+        self.parts
+            .iter()
+            .flat_map(|part| match part {
+                Part::Literal(_) => [].iter(),
+                Part::Expression(e) => e.variables.iter(),
+            })
+            .map(|v| v.name.as_str())
+    }
+
+    /// Expands the template with string values; a variable `lookup` returns
+    /// `None` for is left out, as RFC 6570 says for undefined variables.
+    pub fn expand(&self, lookup: impl Fn(&str) -> Option<String>) -> String {
+        let mut out = String::new();
+        for part in &self.parts {
+            match part {
+                Part::Literal(text) => out.push_str(text),
+                Part::Expression(expr) => {
+                    let mut first = true;
+                    for var in &expr.variables {
+                        let Some(value) = lookup(&var.name) else {
+                            continue;
+                        };
+                        out.push_str(if first { expr.operator.first() } else { "" });
+                        if !first {
+                            out.push(expr.operator.separator());
+                        }
+                        first = false;
+                        let value: String = match var.prefix {
+                            Some(n) => value.chars().take(n).collect(),
+                            None => value,
+                        };
+                        if expr.operator.is_named() {
+                            out.push_str(&var.name);
+                            if value.is_empty() && expr.operator == Operator::PathParameter {
+                                continue;
+                            }
+                            out.push('=');
+                        }
+                        encode(&value, expr.operator.allows_reserved(), &mut out);
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Matches `uri` against the template and returns each variable's value,
+    /// percent-decoded. Variables absent from the URI (an optional query
+    /// parameter, say) are absent from the map.
+    ///
+    /// Returns `None` when the URI does not fit the template.
+    pub fn match_uri(&self, uri: &str) -> Option<BTreeMap<String, String>> {
+        let mut found = BTreeMap::new();
+        self.match_from(0, uri, &mut found).then_some(found)
+    }
+
+    fn match_from(&self, index: usize, rest: &str, found: &mut BTreeMap<String, String>) -> bool {
+        let Some(part) = self.parts.get(index) else {
+            return rest.is_empty();
+        };
+        match part {
+            Part::Literal(text) => match rest.strip_prefix(text.as_str()) {
+                Some(after) => self.match_from(index + 1, after, found),
+                None => false,
+            },
+            Part::Expression(expr) => {
+                // Try every end position, shortest first, that the expression
+                // could have produced and that lets the rest match.
+                let limit = Self::span_limit(expr.operator, rest);
+                for end in 0..=limit {
+                    if !rest.is_char_boundary(end) {
+                        continue;
+                    }
+                    let mut attempt = found.clone();
+                    if Self::read_expression(expr, &rest[..end], &mut attempt)
+                        && self.match_from(index + 1, &rest[end..], &mut attempt)
+                    {
+                        *found = attempt;
+                        return true;
+                    }
+                }
+                false
+            }
+        }
+    }
+
+    /// How far an expression's text can reach: up to the first character its
+    /// operator would have encoded.
+    fn span_limit(operator: Operator, rest: &str) -> usize {
+        rest.bytes()
+            .position(|b| {
+                let allowed = is_unreserved(b)
+                    || b == b'%'
+                    || match operator {
+                        Operator::Reserved => is_reserved(b) && b != b'#',
+                        Operator::Fragment => is_reserved(b),
+                        Operator::Simple => b == b',',
+                        Operator::Label => b == b'.' || b == b',',
+                        Operator::Path => b == b'/' || b == b',',
+                        Operator::PathParameter => matches!(b, b';' | b'=' | b','),
+                        Operator::Query | Operator::QueryContinuation => {
+                            matches!(b, b'?' | b'&' | b'=' | b',')
+                        }
+                    };
+                !allowed
+            })
+            .unwrap_or(rest.len())
+    }
+
+    fn read_expression(
+        expr: &Expression,
+        text: &str,
+        found: &mut BTreeMap<String, String>,
+    ) -> bool {
+        let op = expr.operator;
+        if text.is_empty() {
+            // Every variable undefined: the expression expands to nothing.
+            return true;
+        }
+        let Some(body) = text.strip_prefix(op.first()) else {
+            return false;
+        };
+        if op.is_named() {
+            let mut pairs: Vec<(&str, Option<&str>)> = vec![];
+            for item in body.split(op.separator()) {
+                match item.split_once('=') {
+                    Some((k, v)) => pairs.push((k, Some(v))),
+                    None => pairs.push((item, None)),
+                }
+            }
+            for (key, value) in pairs {
+                let Some(var) = expr.variables.iter().find(|v| v.name == key) else {
+                    // A name the template does not know: not what it produced.
+                    if expr.variables.iter().any(|v| v.explode) {
+                        continue;
+                    }
+                    return false;
+                };
+                found.insert(var.name.clone(), decode(value.unwrap_or("")));
+            }
+            return true;
+        }
+        let values: Vec<&str> = if expr.variables.len() == 1 && expr.variables[0].explode {
+            vec![body]
+        } else {
+            body.split(op.separator()).collect()
+        };
+        if values.len() > expr.variables.len() {
+            // `{a,b}` reading "1,2,3": the last variable may hold a list.
+            let (head, tail) = values.split_at(expr.variables.len() - 1);
+            for (var, value) in expr.variables.iter().zip(head) {
+                found.insert(var.name.clone(), decode(value));
+            }
+            let joined = tail.join(&op.separator().to_string());
+            if let Some(last) = expr.variables.last() {
+                found.insert(last.name.clone(), decode(&joined));
+            }
+            return true;
+        }
+        for (var, value) in expr.variables.iter().zip(values) {
+            if let Some(n) = var.prefix {
+                if decode(value).chars().count() > n {
+                    return false;
+                }
+            }
+            found.insert(var.name.clone(), decode(value));
+        }
+        true
+    }
+}
+
+impl fmt::Display for UriTemplate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.source)
+    }
+}
+
+impl std::str::FromStr for UriTemplate {
+    type Err = UriTemplateError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        UriTemplate::parse(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vars(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let map: BTreeMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
+        move |name| map.get(name).cloned()
+    }
+
+    fn matched(template: &str, uri: &str) -> Option<Vec<(String, String)>> {
+        UriTemplate::parse(template)
+            .expect("valid template")
+            .match_uri(uri)
+            .map(|m| m.into_iter().collect())
+    }
+
+    #[test]
+    fn expansion_follows_the_rfc_examples() {
+        let v = vars(&[
+            ("var", "value"),
+            ("hello", "Hello World!"),
+            ("path", "/foo/bar"),
+            ("x", "1024"),
+            ("y", "768"),
+            ("empty", ""),
+        ]);
+        let cases = [
+            ("{var}", "value"),
+            ("{hello}", "Hello%20World%21"),
+            ("{+hello}", "Hello%20World!"),
+            ("{+path}/here", "/foo/bar/here"),
+            ("{#var}", "#value"),
+            ("X{.var}", "X.value"),
+            ("{/var,x}/here", "/value/1024/here"),
+            ("{;x,y,empty}", ";x=1024;y=768;empty"),
+            ("{?x,y,empty}", "?x=1024&y=768&empty="),
+            ("?fixed=yes{&x}", "?fixed=yes&x=1024"),
+            ("{var:3}", "val"),
+            ("{x,y}", "1024,768"),
+            ("{?undefined}", ""),
+        ];
+        for (template, expected) in cases {
+            let t = UriTemplate::parse(template).expect("valid");
+            assert_eq!(t.expand(&v), expected, "{template}");
+        }
+    }
+
+    #[test]
+    fn a_simple_variable_does_not_cross_a_slash() {
+        assert_eq!(
+            matched("file:///{name}", "file:///notes.txt"),
+            Some(vec![("name".into(), "notes.txt".into())])
+        );
+        assert_eq!(matched("file:///{name}", "file:///a/b.txt"), None);
+    }
+
+    #[test]
+    fn a_reserved_variable_takes_a_whole_path() {
+        assert_eq!(
+            matched("file:///{+path}", "file:///a/b/c.txt"),
+            Some(vec![("path".into(), "a/b/c.txt".into())])
+        );
+    }
+
+    #[test]
+    fn several_variables_and_literals_match() {
+        assert_eq!(
+            matched("users://{user}/posts/{post}", "users://ada/posts/42"),
+            Some(vec![
+                ("post".into(), "42".into()),
+                ("user".into(), "ada".into())
+            ])
+        );
+        assert_eq!(
+            matched("users://{user}/posts/{post}", "users://ada/comments/42"),
+            None
+        );
+    }
+
+    #[test]
+    fn query_parameters_are_optional_and_named() {
+        let t = UriTemplate::parse("search://items{?q,limit}").expect("valid");
+        let m = t
+            .match_uri("search://items?limit=5&q=red%20shoes")
+            .expect("matches");
+        assert_eq!(m["q"], "red shoes");
+        assert_eq!(m["limit"], "5");
+        let m = t
+            .match_uri("search://items")
+            .expect("matches without a query");
+        assert!(m.is_empty());
+        assert!(t.match_uri("search://items?other=1").is_none());
+    }
+
+    #[test]
+    fn values_are_percent_decoded() {
+        assert_eq!(
+            matched("greeting://{name}", "greeting://J%C3%BCrgen"),
+            Some(vec![("name".into(), "Jürgen".into())])
+        );
+    }
+
+    #[test]
+    fn expanding_then_matching_gives_the_values_back() {
+        let t = UriTemplate::parse("repo://{owner}/{name}/blob{/path*}{?ref}").expect("valid");
+        let uri = t.expand(vars(&[
+            ("owner", "o"),
+            ("name", "n"),
+            ("path", "src"),
+            ("ref", "main"),
+        ]));
+        assert_eq!(uri, "repo://o/n/blob/src?ref=main");
+        let m = t.match_uri(&uri).expect("matches its own expansion");
+        assert_eq!(m["owner"], "o");
+        assert_eq!(m["path"], "src");
+        assert_eq!(m["ref"], "main");
+    }
+
+    #[test]
+    fn bad_templates_are_rejected_with_a_reason() {
+        for bad in ["file:///{name", "file:///name}", "x{}", "x{a b}", "x{a:0}"] {
+            let err = UriTemplate::parse(bad).expect_err(bad);
+            assert!(!err.reason.is_empty());
+            assert!(err.to_string().contains(bad));
+        }
+    }
+}
