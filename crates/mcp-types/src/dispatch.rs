@@ -54,6 +54,11 @@ pub(crate) fn from_object<T: DeserializeOwned, E: de::Error>(map: JsonObject) ->
     T::deserialize(Value::Object(map)).map_err(E::custom)
 }
 
+/// Reads a variant from a value already taken out of the input.
+pub(crate) fn from_value<T: DeserializeOwned, E: de::Error>(value: Value) -> Result<T, E> {
+    T::deserialize(value).map_err(E::custom)
+}
+
 /// A word for the JSON type of a value, for error messages.
 pub(crate) fn kind_of(value: &Value) -> &'static str {
     match value {

@@ -25,25 +25,51 @@
 //! | `JSONObject` / `JSONArray` / `JSONValue` | [`JsonObject`] / [`JsonArray`] / [`JsonValue`] |
 //! | `Result` | [`EmptyResult`] (an open object) |
 //! | `Annotated` (2024-11-05) | [`Annotated`] (`= Annotations`) |
+//! | `SubscriptionsListenResultMetaObject` | [`SubscriptionsListenResultMeta`] |
+//! | `ElicitRequestURLParams` | [`ElicitRequestUrlParams`] |
+//! | `ResourceReference` (≤ 2025-03-26) | [`ResourceReference`] (`= ResourceTemplateReference`) |
 //! | `CancelTaskResult` | [`CancelTaskResult`] (`= GetTaskResult`) |
+//! | `InputRequests` / `InputResponses` | `BTreeMap<String, InputRequest>` / `BTreeMap<String, InputResponse>` aliases |
+//! | `Cursor` | [`Cursor`] (`= String`) |
+//!
+//! Error `data` payloads have no definition of their own in the schema:
+//! [`UnsupportedProtocolVersionData`], [`MissingRequiredClientCapabilityData`],
+//! [`UrlElicitationRequiredData`]. Inline schema objects got names too:
+//! [`ElicitRequestedSchema`], [`EnumOption`], [`UntitledEnumItems`],
+//! [`TitledEnumItems`], [`Completion`], [`CompleteArgument`],
+//! [`CompleteContext`], [`CompleteReference`], [`SamplingContent`],
+//! [`ElicitValue`], the capability structs, and the enums of closed string
+//! sets ([`ElicitAction`], [`IncludeContext`], [`ToolChoiceMode`],
+//! [`TaskSupport`], [`StringFormat`], [`NumberType`], [`IconTheme`]).
 
 #[macro_use]
 mod macros;
 
 mod capabilities;
 mod common;
+mod completion;
 mod content;
 mod dispatch;
+mod elicitation;
 mod error_code;
+mod errors;
 pub mod jsonrpc;
+mod lifecycle;
 mod logging;
 pub mod meta;
+mod mrtr;
+mod notification;
 mod params;
+mod prompts;
 mod resources;
 mod result;
 mod revision;
+mod roots;
+mod sampling;
+mod subscription;
 pub mod tag;
 mod task;
+mod tools;
 
 pub use error_code::ErrorCode;
 pub use jsonrpc::{
@@ -62,18 +88,65 @@ pub use common::{
     Annotated, Annotations, BaseMetadata, Cursor, Icon, IconTheme, Icons, Implementation,
     JsonArray, JsonObject, JsonValue, ProgressToken, Role,
 };
+pub use completion::{
+    CompleteArgument, CompleteContext, CompleteReference, CompleteRequestParams, CompleteResult,
+    Completion, PromptReference, ResourceReference, ResourceTemplateReference,
+};
 pub use content::{
     AudioContent, ContentBlock, EmbeddedResource, ImageContent, ResourceLink,
     SamplingMessageContentBlock, TextContent, ToolResultContent, ToolUseContent,
 };
-pub use logging::LoggingLevel;
+pub use elicitation::{
+    BooleanSchema, ElicitAction, ElicitRequestFormParams, ElicitRequestParams,
+    ElicitRequestUrlParams, ElicitRequestedSchema, ElicitResult, ElicitValue, EnumOption,
+    EnumSchema, LegacyTitledEnumSchema, MultiSelectEnumSchema, NumberSchema, NumberType,
+    PrimitiveSchemaDefinition, SingleSelectEnumSchema, StringFormat, StringSchema, TitledEnumItems,
+    TitledMultiSelectEnumSchema, TitledSingleSelectEnumSchema, UntitledEnumItems,
+    UntitledMultiSelectEnumSchema, UntitledSingleSelectEnumSchema,
+};
+pub use errors::{
+    MissingRequiredClientCapabilityData, UnsupportedProtocolVersionData, UrlElicitationRequiredData,
+};
+pub use lifecycle::{DiscoverResult, InitializeRequestParams, InitializeResult};
+pub use logging::{LoggingLevel, SetLevelRequestParams};
 pub use meta::{Meta, NotificationMeta, RequestMeta, ResultMeta};
+pub use mrtr::{
+    InputRequest, InputRequests, InputRequiredResult, InputResponse, InputResponseRequestParams,
+    InputResponses, ResultOrInputRequired,
+};
+pub use notification::{
+    CancelledNotificationParams, LoggingMessageNotificationParams, NotificationParams,
+    ProgressNotificationParams, ResourceUpdatedNotificationParams,
+    SubscriptionsAcknowledgedNotificationParams,
+};
 pub use params::{PaginatedRequestParams, RequestParams};
-pub use resources::{BlobResourceContents, ResourceContents, TextResourceContents};
+pub use prompts::{
+    GetPromptRequestParams, GetPromptResult, ListPromptsResult, Prompt, PromptArgument,
+    PromptMessage,
+};
+pub use resources::{
+    BlobResourceContents, ListResourceTemplatesResult, ListResourcesResult,
+    ReadResourceRequestParams, ReadResourceResult, Resource, ResourceContents,
+    ResourceRequestParams, ResourceTemplate, SubscribeRequestParams, TextResourceContents,
+    UnsubscribeRequestParams,
+};
 pub use result::{CacheScope, CacheableResult, EmptyResult, PaginatedResult, ResultType};
+pub use roots::{ListRootsResult, Root};
+pub use sampling::{
+    CreateMessageRequestParams, CreateMessageResult, IncludeContext, ModelHint, ModelPreferences,
+    SamplingContent, SamplingMessage, ToolChoice, ToolChoiceMode,
+};
+pub use subscription::{
+    SubscriptionFilter, SubscriptionsListenRequestParams, SubscriptionsListenResult,
+    SubscriptionsListenResultMeta,
+};
 pub use tag::*;
 pub use task::{
     CancelTaskResult, CreateTaskResult, GetTaskPayloadResult, GetTaskResult, ListTasksResult,
     RelatedTaskMetadata, Task, TaskAugmentedRequestParams, TaskMetadata, TaskStatus,
     TaskStatusNotificationParams,
+};
+pub use tools::{
+    CallToolRequestParams, CallToolResult, ListToolsResult, TaskSupport, Tool, ToolAnnotations,
+    ToolExecution,
 };

@@ -3,6 +3,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::meta::RequestMeta;
+
 /// Severity of a log message, as in RFC 5424 (syslog). Ordered from least
 /// ([`Debug`](Self::Debug)) to most ([`Emergency`](Self::Emergency)) severe.
 ///
@@ -67,6 +69,28 @@ impl std::fmt::Display for LoggingLevel {
         f.write_str(self.as_str())
     }
 }
+
+/// Params of `logging/setLevel` (handshake era; 2026-07-28 sends the level
+/// in each request's `_meta`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct SetLevelRequestParams {
+    /// The least severe level the client wants to receive.
+    pub level: LoggingLevel,
+    /// Request metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<RequestMeta>,
+}
+
+impl SetLevelRequestParams {
+    /// Asks for messages at `level` and above.
+    pub fn new(level: LoggingLevel) -> Self {
+        Self { level, meta: None }
+    }
+}
+
+setters!(SetLevelRequestParams { with_meta(meta: RequestMeta) });
 
 #[cfg(test)]
 mod tests {

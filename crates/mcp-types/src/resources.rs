@@ -3,8 +3,366 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize};
 
+use crate::common::{Annotations, Cursor, Icon};
 use crate::dispatch;
-use crate::meta::Meta;
+use crate::meta::{Meta, RequestMeta, ResultMeta};
+use crate::mrtr::InputResponses;
+use crate::result::{CacheScope, ResultType};
+
+/// A resource the server can read, as listed by `resources/list`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct Resource {
+    /// The resource's URI.
+    pub uri: String,
+    /// Identifier of the resource; the display fallback.
+    pub name: String,
+    /// Human-readable display name (2025-06-18+).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What the resource is, for the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// MIME type, if known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    /// Size of the raw contents in bytes, if known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<u64>,
+    /// Hints for the client.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Annotations>,
+    /// Icons a user interface may show (2025-11-25+).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub icons: Option<Vec<Icon>>,
+    /// Metadata (2025-06-18+).
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+}
+
+impl Resource {
+    /// The resource at `uri`, named `name`.
+    pub fn new(uri: impl Into<String>, name: impl Into<String>) -> Self {
+        Self {
+            uri: uri.into(),
+            name: name.into(),
+            title: None,
+            description: None,
+            mime_type: None,
+            size: None,
+            annotations: None,
+            icons: None,
+            meta: None,
+        }
+    }
+}
+
+setters!(Resource {
+    with_title(title: String),
+    with_description(description: String),
+    with_mime_type(mime_type: String),
+    with_size(size: u64),
+    with_annotations(annotations: Annotations),
+    with_icons(icons: Vec<Icon>),
+    with_meta(meta: Meta),
+});
+
+/// A family of resources whose URIs follow an RFC 6570 template.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct ResourceTemplate {
+    /// The RFC 6570 URI template.
+    pub uri_template: String,
+    /// Identifier of the template; the display fallback.
+    pub name: String,
+    /// Human-readable display name (2025-06-18+).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What the template is for, for the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// MIME type shared by every matching resource, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    /// Hints for the client.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Annotations>,
+    /// Icons a user interface may show (2025-11-25+).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub icons: Option<Vec<Icon>>,
+    /// Metadata (2025-06-18+).
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+}
+
+impl ResourceTemplate {
+    /// The template `uri_template`, named `name`.
+    pub fn new(uri_template: impl Into<String>, name: impl Into<String>) -> Self {
+        Self {
+            uri_template: uri_template.into(),
+            name: name.into(),
+            title: None,
+            description: None,
+            mime_type: None,
+            annotations: None,
+            icons: None,
+            meta: None,
+        }
+    }
+}
+
+setters!(ResourceTemplate {
+    with_title(title: String),
+    with_description(description: String),
+    with_mime_type(mime_type: String),
+    with_annotations(annotations: Annotations),
+    with_icons(icons: Vec<Icon>),
+    with_meta(meta: Meta),
+});
+
+/// Params of a request about one resource (schema `ResourceRequestParams`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct ResourceRequestParams {
+    /// The resource's URI.
+    pub uri: String,
+    /// Request metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<RequestMeta>,
+}
+
+impl ResourceRequestParams {
+    /// About the resource at `uri`.
+    pub fn new(uri: impl Into<String>) -> Self {
+        Self {
+            uri: uri.into(),
+            meta: None,
+        }
+    }
+}
+
+setters!(ResourceRequestParams { with_meta(meta: RequestMeta) });
+
+/// Params of `resources/subscribe` (handshake era).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct SubscribeRequestParams {
+    /// The resource to watch.
+    pub uri: String,
+    /// Request metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<RequestMeta>,
+}
+
+impl SubscribeRequestParams {
+    /// Watches the resource at `uri`.
+    pub fn new(uri: impl Into<String>) -> Self {
+        Self {
+            uri: uri.into(),
+            meta: None,
+        }
+    }
+}
+
+setters!(SubscribeRequestParams { with_meta(meta: RequestMeta) });
+
+/// Params of `resources/unsubscribe` (handshake era).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct UnsubscribeRequestParams {
+    /// The resource to stop watching.
+    pub uri: String,
+    /// Request metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<RequestMeta>,
+}
+
+impl UnsubscribeRequestParams {
+    /// Stops watching the resource at `uri`.
+    pub fn new(uri: impl Into<String>) -> Self {
+        Self {
+            uri: uri.into(),
+            meta: None,
+        }
+    }
+}
+
+setters!(UnsubscribeRequestParams { with_meta(meta: RequestMeta) });
+
+/// Params of `resources/read`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct ReadResourceRequestParams {
+    /// The resource to read.
+    pub uri: String,
+    /// Answers to the input requests of an earlier attempt (2026-07-28).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_responses: Option<InputResponses>,
+    /// The opaque state an earlier attempt returned, echoed verbatim
+    /// (2026-07-28).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_state: Option<String>,
+    /// Request metadata (required in 2026-07-28).
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<RequestMeta>,
+}
+
+impl ReadResourceRequestParams {
+    /// Reads the resource at `uri`.
+    pub fn new(uri: impl Into<String>) -> Self {
+        Self {
+            uri: uri.into(),
+            input_responses: None,
+            request_state: None,
+            meta: None,
+        }
+    }
+}
+
+setters!(ReadResourceRequestParams {
+    with_input_responses(input_responses: InputResponses),
+    with_request_state(request_state: String),
+    with_meta(meta: RequestMeta),
+});
+
+/// The result of `resources/read`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct ReadResourceResult {
+    /// The contents: the resource, or several sub-resources.
+    pub contents: Vec<ResourceContents>,
+    /// How long the client may cache this result, in milliseconds (2026-07-28).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttl_ms: Option<u64>,
+    /// Who may share the cached result (2026-07-28).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_scope: Option<CacheScope>,
+    /// What kind of result this is (2026-07-28).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result_type: Option<ResultType>,
+    /// Metadata attached to the result.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<ResultMeta>,
+}
+
+impl ReadResourceResult {
+    /// A result holding `contents`.
+    pub fn new(contents: Vec<ResourceContents>) -> Self {
+        Self {
+            contents,
+            ttl_ms: None,
+            cache_scope: None,
+            result_type: None,
+            meta: None,
+        }
+    }
+}
+
+setters!(ReadResourceResult {
+    with_ttl_ms(ttl_ms: u64),
+    with_cache_scope(cache_scope: CacheScope),
+    with_result_type(result_type: ResultType),
+    with_meta(meta: ResultMeta),
+});
+
+/// The result of `resources/list`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct ListResourcesResult {
+    /// The resources on this page.
+    pub resources: Vec<Resource>,
+    /// Where the next page starts; absent on the last page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<Cursor>,
+    /// How long the client may cache this page, in milliseconds (2026-07-28).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttl_ms: Option<u64>,
+    /// Who may share the cached page (2026-07-28).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_scope: Option<CacheScope>,
+    /// What kind of result this is (2026-07-28).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result_type: Option<ResultType>,
+    /// Metadata attached to the result.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<ResultMeta>,
+}
+
+impl ListResourcesResult {
+    /// A last page holding `resources`.
+    pub fn new(resources: Vec<Resource>) -> Self {
+        Self {
+            resources,
+            next_cursor: None,
+            ttl_ms: None,
+            cache_scope: None,
+            result_type: None,
+            meta: None,
+        }
+    }
+}
+
+setters!(ListResourcesResult {
+    with_next_cursor(next_cursor: Cursor),
+    with_ttl_ms(ttl_ms: u64),
+    with_cache_scope(cache_scope: CacheScope),
+    with_result_type(result_type: ResultType),
+    with_meta(meta: ResultMeta),
+});
+
+/// The result of `resources/templates/list`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct ListResourceTemplatesResult {
+    /// The templates on this page.
+    pub resource_templates: Vec<ResourceTemplate>,
+    /// Where the next page starts; absent on the last page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<Cursor>,
+    /// How long the client may cache this page, in milliseconds (2026-07-28).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttl_ms: Option<u64>,
+    /// Who may share the cached page (2026-07-28).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_scope: Option<CacheScope>,
+    /// What kind of result this is (2026-07-28).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result_type: Option<ResultType>,
+    /// Metadata attached to the result.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<ResultMeta>,
+}
+
+impl ListResourceTemplatesResult {
+    /// A last page holding `resource_templates`.
+    pub fn new(resource_templates: Vec<ResourceTemplate>) -> Self {
+        Self {
+            resource_templates,
+            next_cursor: None,
+            ttl_ms: None,
+            cache_scope: None,
+            result_type: None,
+            meta: None,
+        }
+    }
+}
+
+setters!(ListResourceTemplatesResult {
+    with_next_cursor(next_cursor: Cursor),
+    with_ttl_ms(ttl_ms: u64),
+    with_cache_scope(cache_scope: CacheScope),
+    with_result_type(result_type: ResultType),
+    with_meta(meta: ResultMeta),
+});
 
 /// The text contents of a resource.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
