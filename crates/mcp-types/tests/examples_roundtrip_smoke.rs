@@ -440,3 +440,89 @@ fn json_schemas_generate_for_the_unions_and_tags() {
     );
     assert!(schemas.iter().all(|schema| schema.as_value().is_object()));
 }
+
+/// Hand-written messages in the shapes only older revisions have.
+#[test]
+fn older_revision_shapes_round_trip() {
+    use serde_json::json;
+    let cases: Vec<(Value, Check)> = vec![
+        // 2024-11-05: inline annotations, single-block sampling content.
+        (
+            json!({"type": "text", "text": "x", "annotations": {"audience": ["user"], "priority": 0.5}}),
+            round_trip::<TextContent>,
+        ),
+        (
+            json!({"role": "assistant", "content": {"type": "text", "text": "x"}, "model": "m", "stopReason": "endTurn", "_meta": {"k": 1}}),
+            round_trip::<CreateMessageResult>,
+        ),
+        (
+            json!({"protocolVersion": "2024-11-05", "capabilities": {"logging": {}, "prompts": {"listChanged": true}}, "serverInfo": {"name": "s", "version": "1"}, "instructions": "i"}),
+            round_trip::<InitializeResult>,
+        ),
+        (
+            json!({"protocolVersion": "2024-11-05", "capabilities": {"roots": {"listChanged": true}, "sampling": {}, "experimental": {"x": {"y": 1}}}, "clientInfo": {"name": "c", "version": "1"}, "_meta": {"progressToken": "p"}}),
+            round_trip::<InitializeRequestParams>,
+        ),
+        (
+            json!({"type": "ref/resource", "uri": "file:///{x}"}),
+            round_trip::<ResourceReference>,
+        ),
+        // 2025-06-18: legacy enum schema, `_meta` on elicitation and roots results.
+        (
+            json!({"type": "string", "enum": ["a", "b"], "enumNames": ["A", "B"], "title": "t"}),
+            round_trip::<EnumSchema>,
+        ),
+        (
+            json!({"action": "accept", "content": {"n": 1}, "_meta": {"k": "v"}}),
+            round_trip::<ElicitResult>,
+        ),
+        (
+            json!({"roots": [{"uri": "file:///a", "name": "a"}], "_meta": {}}),
+            round_trip::<ListRootsResult>,
+        ),
+        // 2025-11-25: tasks, URL elicitation ids, tool execution, related-task meta.
+        (
+            json!({"name": "t", "inputSchema": {"type": "object"}, "execution": {"taskSupport": "optional"}}),
+            round_trip::<Tool>,
+        ),
+        (
+            json!({"name": "t", "arguments": {"a": 1}, "task": {"ttl": 60000}, "_meta": {"progressToken": 1, "io.modelcontextprotocol/related-task": {"taskId": "t1"}}}),
+            round_trip::<CallToolRequestParams>,
+        ),
+        (
+            json!({"mode": "url", "message": "m", "url": "https://x", "elicitationId": "e1", "_meta": {"progressToken": 2}}),
+            round_trip::<ElicitRequestUrlParams>,
+        ),
+        (
+            json!({"reason": "task gone"}),
+            round_trip::<CancelledNotificationParams>,
+        ),
+        (
+            json!({"task": {"taskId": "t", "status": "working", "createdAt": "a", "lastUpdatedAt": "b", "ttl": 1000, "pollInterval": 500}}),
+            round_trip::<CreateTaskResult>,
+        ),
+        (
+            json!({"taskId": "t", "status": "completed", "createdAt": "a", "lastUpdatedAt": "b", "ttl": null, "_meta": {"io.modelcontextprotocol/related-task": {"taskId": "t"}}}),
+            round_trip::<TaskStatusNotificationParams>,
+        ),
+        (
+            json!({"tasks": {"list": {}, "cancel": {}, "requests": {"sampling": {"createMessage": {}}, "elicitation": {"create": {}}}}}),
+            round_trip::<ClientCapabilities>,
+        ),
+        (
+            json!({"tasks": {"list": {}, "requests": {"tools": {"call": {}}}}, "completions": {}}),
+            round_trip::<ServerCapabilities>,
+        ),
+        (
+            json!({"elicitations": [{"mode": "url", "message": "m", "url": "https://x", "elicitationId": "e"}]}),
+            round_trip::<UrlElicitationRequiredData>,
+        ),
+    ];
+    for (input, check) in cases {
+        let output = check(&input).unwrap_or_else(|e| panic!("{input}: {e}"));
+        assert!(
+            json_eq(&input, &output),
+            "changed\n  in:  {input}\n  out: {output}"
+        );
+    }
+}
