@@ -9,7 +9,7 @@ use std::fmt;
 
 use schemars::JsonSchema;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
-use serde::ser::{SerializeMap, Serializer};
+use serde::ser::Serializer;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -429,10 +429,9 @@ impl JsonRpcResultResponse {
 /// 2024-11-05 to 2025-06-18).
 ///
 /// `id` is `None` when the request's id could not be read (a parse error).
-/// Serialized on its own, this type then leaves `id` out, as the MCP schemas
-/// define it (optional, never null); inside a [`JsonRpcMessage`], which is
-/// what goes on the wire, it is written as `"id": null`, as JSON-RPC 2.0
-/// requires for parse errors and as peers expect. Both forms are read.
+/// It is then left out, as the MCP schemas define it (optional, and never
+/// `null`, which JSON-RPC 2.0 itself would write); a received `"id": null`
+/// reads as `None`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[non_exhaustive]
 pub struct JsonRpcErrorResponse {
@@ -489,6 +488,73 @@ impl From<JsonRpcResultResponse> for JsonRpcMessage {
 impl From<JsonRpcErrorResponse> for JsonRpcMessage {
     fn from(m: JsonRpcErrorResponse) -> Self {
         JsonRpcMessage::Error(m)
+    }
+}
+
+/// One JSON-RPC message, or a batch of them.
+///
+/// Only revision 2025-03-26 allows batches (a JSON array of messages); every
+/// other revision answers a batch with `-32600`. Transports that serve
+/// 2025-03-26 read with [`JsonRpcPayload::from_slice`]; the rest use
+/// [`JsonRpcMessage::from_slice`], which reports a batch as
+/// [`DecodeErrorKind::Batch`].
+#[derive(Debug, Clone, PartialEq, JsonSchema)]
+#[schemars(untagged)]
+pub enum JsonRpcPayload {
+    /// A single message.
+    Single(JsonRpcMessage),
+    /// A batch (2025-03-26 only).
+    Batch(Vec<JsonRpcMessage>),
+}
+
+impl JsonRpcPayload {
+    /// Decodes a single message or a batch.
+    ///
+    /// # Errors
+    /// As [`JsonRpcMessage::from_slice`]; an empty batch is an invalid request,
+    /// and so is any member of a batch that is not a valid message.
+    pub fn from_slice(bytes: &[u8]) -> Result<Self, DecodeError> {
+        match JsonRpcMessage::from_slice(bytes) {
+            Ok(message) => Ok(JsonRpcPayload::Single(message)),
+            Err(e) if e.kind == DecodeErrorKind::Batch => {
+                let members: Vec<RawJson> =
+                    serde_json::from_slice(bytes).map_err(|e| DecodeError {
+                        kind: DecodeErrorKind::Parse,
+                        id: None,
+                        message: e.to_string(),
+                    })?;
+                if members.is_empty() {
+                    return Err(DecodeError {
+                        kind: DecodeErrorKind::Invalid,
+                        id: None,
+                        message: "a batch must not be empty".into(),
+                    });
+                }
+                members
+                    .iter()
+                    .map(|m| JsonRpcMessage::from_str(m.get()))
+                    .collect::<Result<_, _>>()
+                    .map(JsonRpcPayload::Batch)
+            }
+            Err(e) => Err(e),
+        }
+    }
+}
+
+impl Serialize for JsonRpcPayload {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            JsonRpcPayload::Single(m) => m.serialize(serializer),
+            JsonRpcPayload::Batch(ms) => ms.serialize(serializer),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for JsonRpcPayload {
+    /// Works with `serde_json`'s own deserializer, as [`JsonRpcMessage`] does.
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let raw = RawJson::deserialize(deserializer)?;
+        JsonRpcPayload::from_slice(raw.get().as_bytes()).map_err(|e| de::Error::custom(e.message))
     }
 }
 
@@ -645,14 +711,7 @@ impl Serialize for JsonRpcMessage {
             JsonRpcMessage::Request(m) => m.serialize(serializer),
             JsonRpcMessage::Notification(m) => m.serialize(serializer),
             JsonRpcMessage::Response(m) => m.serialize(serializer),
-            JsonRpcMessage::Error(m) => {
-                // Written by hand so a missing id is `"id": null`, not absent.
-                let mut map = serializer.serialize_map(Some(3))?;
-                map.serialize_entry("jsonrpc", &m.jsonrpc)?;
-                map.serialize_entry("id", &m.id)?;
-                map.serialize_entry("error", &m.error)?;
-                map.end()
-            }
+            JsonRpcMessage::Error(m) => m.serialize(serializer),
         }
     }
 }
@@ -892,7 +951,7 @@ mod tests {
     }
 
     #[test]
-    fn an_error_response_without_id_encodes_id_null() {
+    fn an_error_response_without_id_leaves_it_out_and_reads_null_as_none() {
         let msg = JsonRpcMessage::Error(JsonRpcErrorResponse::new(
             None,
             ErrorObject::parse_error("bad"),
@@ -900,7 +959,7 @@ mod tests {
         let text = String::from_utf8(msg.to_vec().expect("encodes")).expect("utf8");
         assert_eq!(
             text,
-            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"bad"}}"#
+            r#"{"jsonrpc":"2.0","error":{"code":-32700,"message":"bad"}}"#
         );
         assert_eq!(decode(&text).expect("decodes"), msg);
     }
@@ -910,6 +969,22 @@ mod tests {
         assert_eq!(RequestId::from("17").as_integer(), Some(17));
         assert_eq!(RequestId::from("017").as_integer(), None);
         assert_eq!(RequestId::from(17).as_integer(), Some(17));
+    }
+
+    #[test]
+    fn a_batch_payload_reads_every_member() {
+        let payload = JsonRpcPayload::from_slice(
+            br#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"n"}]"#,
+        )
+        .expect("a valid batch");
+        let JsonRpcPayload::Batch(members) = payload else {
+            panic!("a batch")
+        };
+        assert_eq!(members.len(), 2);
+        assert_eq!(
+            JsonRpcPayload::from_slice(b"[]").expect_err("empty").kind,
+            DecodeErrorKind::Invalid
+        );
     }
 
     #[test]

@@ -47,7 +47,6 @@ pub trait RequestMethod: Method {
 pub trait NotificationMethod: Method {}
 
 /// Declares a method marker type. Used by [`crate::methods`].
-#[allow(unused_macros)] // used once the method markers land
 macro_rules! declare_method {
     (
         $(#[$doc:meta])*
@@ -114,7 +113,6 @@ macro_rules! declare_method {
         }
     };
 }
-#[allow(unused_imports)]
 pub(crate) use declare_method;
 
 /// The members a frame may carry, read before the method is checked.
@@ -160,14 +158,11 @@ impl<P> FrameFields<P> {
 ///
 /// # Examples
 /// ```
-/// # // methods markers land with the domain types
-/// # /*
 /// use mcp_types::{Request, RequestId, methods};
 /// let text = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
 /// let ping: Request<methods::Ping> = serde_json::from_str(text).unwrap();
 /// assert_eq!(ping.id, RequestId::Number(1));
 /// assert_eq!(serde_json::to_string(&ping).unwrap(), text);
-/// # */
 /// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -274,11 +269,14 @@ impl<'de, M: Method> Deserialize<'de> for Notification<M> {
 /// A bare `{method, params}` call with no JSON-RPC framing.
 ///
 /// This is the shape of a 2026-07-28 input request inside an
-/// `InputRequiredResult`, and of the schema's generic `Request` and
-/// `Notification` definitions.
+/// `InputRequiredResult`, and of the request and notification definitions of
+/// the 2024-11-05 to 2025-06-18 schemas.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct MethodCall<M: Method> {
+    /// An `id` some senders attach even without JSON-RPC framing (one of the
+    /// official 2026-07-28 examples does); kept so the call reads back as sent.
+    pub id: Option<RequestId>,
     /// The typed parameters.
     pub params: M::Params,
     marker: PhantomData<M>,
@@ -288,6 +286,7 @@ impl<M: Method> MethodCall<M> {
     /// A call with the given params.
     pub fn new(params: M::Params) -> Self {
         Self {
+            id: None,
             params,
             marker: PhantomData,
         }
@@ -302,7 +301,10 @@ impl<M: Method> MethodCall<M> {
 impl<M: Method> Serialize for MethodCall<M> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let absent = M::is_absent(&self.params);
-        let mut map = serializer.serialize_map(Some(if absent { 1 } else { 2 }))?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(id) = &self.id {
+            map.serialize_entry("id", id)?;
+        }
         map.serialize_entry("method", M::NAME)?;
         if !absent {
             map.serialize_entry("params", &self.params)?;
@@ -315,13 +317,17 @@ impl<'de, M: Method> Deserialize<'de> for MethodCall<M> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let fields = FrameFields::<M::Params>::deserialize(deserializer)?;
         fields.check_method::<M, D::Error>()?;
-        if fields.jsonrpc.is_some() || fields.id.is_some() {
+        if fields.jsonrpc.is_some() {
             return Err(de::Error::custom(
-                "a bare method call carries neither `jsonrpc` nor `id`",
+                "a bare method call carries no `jsonrpc`; read a JSON-RPC message as `Request` or `Notification`",
             ));
         }
+        let id = fields.id.clone();
         let params = fields.take_params::<M, D::Error>()?;
-        Ok(Self::new(params))
+        Ok(Self {
+            id,
+            ..Self::new(params)
+        })
     }
 }
 

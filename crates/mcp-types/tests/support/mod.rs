@@ -2,7 +2,7 @@
 //! official schemas, validating with a real JSON Schema validator, generating
 //! instances of a definition from its schema, and comparing JSON values.
 
-#![allow(dead_code)]
+#![allow(dead_code, unreachable_pub)]
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -111,8 +111,7 @@ pub fn json_eq(a: &Value, b: &Value) -> bool {
         }
         (Value::Object(x), Value::Object(y)) => {
             x.len() == y.len()
-                && x
-                    .iter()
+                && x.iter()
                     .all(|(k, v)| y.get(k).is_some_and(|w| json_eq(v, w)))
         }
         _ => a == b,
@@ -145,6 +144,7 @@ impl<'a> Generator<'a> {
         let node = self.schema.definition(name);
         let mut out = self.generate(node, 0, true);
         out.extend(self.generate(node, 0, false));
+        out.iter_mut().for_each(fix_result_type);
         dedup(&mut out);
         out.truncate(MAX_VARIANTS);
         out
@@ -179,7 +179,9 @@ impl<'a> Generator<'a> {
         if let Some(parts) = node.get("allOf").and_then(Value::as_array) {
             let mut merged = Map::new();
             for part in parts {
-                if let Some(Value::Object(fields)) = self.generate(part, depth + 1, full).into_iter().next() {
+                if let Some(Value::Object(fields)) =
+                    self.generate(part, depth + 1, full).into_iter().next()
+                {
                     merge(&mut merged, fields);
                 }
             }
@@ -211,9 +213,10 @@ impl<'a> Generator<'a> {
                 if (!full && min_items == 0) || depth >= MAX_DEPTH {
                     return vec![json!([])];
                 }
-                let items = node.get("items").map_or_else(|| vec![json!("item")], |items| {
-                    self.generate(items, depth + 1, full)
-                });
+                let items = node.get("items").map_or_else(
+                    || vec![json!("item")],
+                    |items| self.generate(items, depth + 1, full),
+                );
                 if items.is_empty() {
                     return vec![json!([])];
                 }
@@ -255,6 +258,17 @@ impl<'a> Generator<'a> {
                 }
             }
         }
+        // A rule the schema states only in prose (InputRequiredResult).
+        let prose = node
+            .get("description")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        if prose.contains("At least one of `inputRequests` or `requestState`")
+            && !base.contains_key("inputRequests")
+            && !base.contains_key("requestState")
+        {
+            base.insert("requestState".into(), json!("opaque-state"));
+        }
         // An open object keeps keys the schema does not name: prove it.
         if fill_optional && is_open(node) && properties.is_none_or(|p| p.is_empty()) {
             base.insert("com.example/extra".into(), json!({"kept": true}));
@@ -268,6 +282,30 @@ impl<'a> Generator<'a> {
             }
         }
         out
+    }
+}
+
+/// The schema types `resultType` as any string; the prose fixes its values:
+/// `"input_required"` on an input-required result, `"complete"` otherwise.
+fn fix_result_type(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            if map.contains_key("resultType") {
+                let input_required =
+                    map.contains_key("inputRequests") || map.contains_key("requestState");
+                map.insert(
+                    "resultType".into(),
+                    json!(if input_required {
+                        "input_required"
+                    } else {
+                        "complete"
+                    }),
+                );
+            }
+            map.values_mut().for_each(fix_result_type);
+        }
+        Value::Array(items) => items.iter_mut().for_each(fix_result_type),
+        _ => {}
     }
 }
 

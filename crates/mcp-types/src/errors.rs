@@ -1,0 +1,125 @@
+//! Typed `data` of the MCP error codes that define one.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::capabilities::ClientCapabilities;
+use crate::elicitation::ElicitRequestUrlParams;
+use crate::error_code::ErrorCode;
+use crate::jsonrpc::ErrorObject;
+
+/// `data` of [`ErrorCode::UNSUPPORTED_PROTOCOL_VERSION`] (-32022, 2026-07-28),
+/// also used by 2025-11-25 `initialize` with -32602.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct UnsupportedProtocolVersionData {
+    /// Revisions the server supports; the client should pick one.
+    pub supported: Vec<String>,
+    /// The revision the client asked for.
+    pub requested: String,
+}
+
+impl UnsupportedProtocolVersionData {
+    /// `requested` is not among `supported`.
+    pub fn new(supported: Vec<String>, requested: impl Into<String>) -> Self {
+        Self {
+            supported,
+            requested: requested.into(),
+        }
+    }
+    /// The -32022 error carrying this data.
+    pub fn into_error(self, message: impl Into<String>) -> ErrorObject {
+        error_with(ErrorCode::UNSUPPORTED_PROTOCOL_VERSION, message, &self)
+    }
+}
+
+/// `data` of [`ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY`] (-32021,
+/// 2026-07-28).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct MissingRequiredClientCapabilityData {
+    /// The capabilities the request needs, as a capabilities object
+    /// (e.g. `{"sampling": {}}`).
+    pub required_capabilities: ClientCapabilities,
+}
+
+impl MissingRequiredClientCapabilityData {
+    /// The request needs `required_capabilities`.
+    pub fn new(required_capabilities: ClientCapabilities) -> Self {
+        Self {
+            required_capabilities,
+        }
+    }
+    /// The -32021 error carrying this data.
+    pub fn into_error(self, message: impl Into<String>) -> ErrorObject {
+        error_with(
+            ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
+            message,
+            &self,
+        )
+    }
+}
+
+/// `data` of [`ErrorCode::URL_ELICITATION_REQUIRED`] (-32042, 2025-11-25).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct UrlElicitationRequiredData {
+    /// The URL elicitations to complete before retrying.
+    pub elicitations: Vec<ElicitRequestUrlParams>,
+}
+
+impl UrlElicitationRequiredData {
+    /// These elicitations must complete first.
+    pub fn new(elicitations: Vec<ElicitRequestUrlParams>) -> Self {
+        Self { elicitations }
+    }
+    /// The -32042 error carrying this data.
+    pub fn into_error(self, message: impl Into<String>) -> ErrorObject {
+        error_with(ErrorCode::URL_ELICITATION_REQUIRED, message, &self)
+    }
+}
+
+fn error_with<T: Serialize>(code: ErrorCode, message: impl Into<String>, data: &T) -> ErrorObject {
+    let error = ErrorObject::new(code, message);
+    // These plain structs always serialize; a failure would only drop `data`.
+    match serde_json::to_value(data) {
+        Ok(value) => error.with_data(value),
+        Err(_) => error,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capabilities::SamplingCapability;
+    use serde_json::json;
+
+    #[test]
+    fn data_payloads_match_the_schema() {
+        let error = UnsupportedProtocolVersionData::new(vec!["2026-07-28".into()], "1999-01-01")
+            .into_error("unsupported protocol version");
+        assert_eq!(error.code, ErrorCode::UNSUPPORTED_PROTOCOL_VERSION);
+        assert_eq!(
+            error.data,
+            Some(json!({"supported": ["2026-07-28"], "requested": "1999-01-01"}))
+        );
+
+        let error = MissingRequiredClientCapabilityData::new(
+            ClientCapabilities::new().with_sampling(SamplingCapability::new()),
+        )
+        .into_error("sampling required");
+        assert_eq!(
+            error.data,
+            Some(json!({"requiredCapabilities": {"sampling": {}}}))
+        );
+
+        let data: UrlElicitationRequiredData = serde_json::from_value(json!({
+            "elicitations": [{"mode": "url", "message": "m", "url": "https://x", "elicitationId": "e"}]
+        }))
+        .unwrap();
+        assert_eq!(data.elicitations[0].elicitation_id.as_deref(), Some("e"));
+    }
+}

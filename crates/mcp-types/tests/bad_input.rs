@@ -1,0 +1,126 @@
+//! Bad input is refused with an error that says what is wrong.
+
+use mcp_types::{
+    CallToolRequest, ClientRequest, DecodeErrorKind, ErrorCode, JsonRpcMessage, MessageError,
+    RawJson, Revision, ServerRequest,
+};
+
+fn raw(text: &str) -> RawJson {
+    RawJson::from_string(text.to_owned()).expect("valid JSON")
+}
+
+#[test]
+fn a_method_that_does_not_exist_at_the_revision_is_refused_with_method_not_found() {
+    let err = ClientRequest::parse("initialize", Some(&raw(r#"{}"#)), Revision::V2026_07_28)
+        .expect_err("initialize is gone in 2026-07-28");
+    assert!(matches!(err, MessageError::UnknownMethod { .. }));
+    assert_eq!(err.to_error_object().code, ErrorCode::METHOD_NOT_FOUND);
+    assert!(err.to_string().contains("initialize"), "{err}");
+    assert!(err.to_string().contains("2026-07-28"), "{err}");
+
+    let err = ClientRequest::parse("server/discover", None, Revision::V2025_11_25)
+        .expect_err("discover does not exist before 2026-07-28");
+    assert!(matches!(err, MessageError::UnknownMethod { .. }));
+
+    // Elicitation arrived in 2025-06-18; a server cannot send it at 2025-03-26.
+    let params = raw(r#"{"message":"name?","requestedSchema":{"type":"object","properties":{}}}"#);
+    assert!(
+        ServerRequest::parse("elicitation/create", Some(&params), Revision::V2025_06_18).is_ok()
+    );
+    assert!(
+        ServerRequest::parse("elicitation/create", Some(&params), Revision::V2025_03_26).is_err()
+    );
+
+    // A client cannot send a server's request.
+    assert!(ClientRequest::parse("sampling/createMessage", None, Revision::V2025_11_25).is_err());
+}
+
+#[test]
+fn a_missing_required_field_is_named() {
+    let err = ClientRequest::parse(
+        "tools/call",
+        Some(&raw(r#"{"arguments":{}}"#)),
+        Revision::V2025_11_25,
+    )
+    .expect_err("`name` is required");
+    assert_eq!(err.to_error_object().code, ErrorCode::INVALID_PARAMS);
+    assert!(err.to_string().contains("missing field `name`"), "{err}");
+
+    let err = ClientRequest::parse("tools/call", None, Revision::V2025_11_25)
+        .expect_err("params are required");
+    assert!(matches!(
+        err,
+        MessageError::MissingParams {
+            method: "tools/call"
+        }
+    ));
+    assert_eq!(err.to_error_object().code, ErrorCode::INVALID_PARAMS);
+
+    let err = serde_json::from_str::<CallToolRequest>(
+        r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"x"}}"#,
+    )
+    .expect_err("a framed request needs an id");
+    assert!(err.to_string().contains("missing field `id`"), "{err}");
+}
+
+#[test]
+fn a_wrong_type_is_reported_with_its_field() {
+    let err = ClientRequest::parse(
+        "tools/call",
+        Some(&raw(r#"{"name":42}"#)),
+        Revision::V2025_11_25,
+    )
+    .expect_err("`name` must be a string");
+    assert!(
+        err.to_string()
+            .contains("invalid type: integer `42`, expected a string"),
+        "{err}"
+    );
+
+    let err = ClientRequest::parse(
+        "logging/setLevel",
+        Some(&raw(r#"{"level":"loud"}"#)),
+        Revision::V2025_11_25,
+    )
+    .expect_err("`loud` is no level");
+    assert!(err.to_string().contains("loud"), "{err}");
+
+    let err = serde_json::from_str::<CallToolRequest>(
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"name":"x"}}"#,
+    )
+    .expect_err("the method must match the type");
+    assert!(
+        err.to_string()
+            .contains("expected method `tools/call`, found `tools/list`"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_bool_id_is_refused_as_an_invalid_request() {
+    let err = JsonRpcMessage::from_str(r#"{"jsonrpc":"2.0","id":false,"method":"ping"}"#)
+        .expect_err("bool ids are not ids");
+    assert_eq!(err.kind, DecodeErrorKind::Invalid);
+    assert_eq!(err.to_error_object().code, ErrorCode::INVALID_REQUEST);
+    assert!(err.message.contains("bool"), "{}", err.message);
+
+    let err = serde_json::from_str::<CallToolRequest>(
+        r#"{"jsonrpc":"2.0","id":true,"method":"tools/call","params":{"name":"x"}}"#,
+    )
+    .expect_err("bool ids are not ids");
+    assert!(err.to_string().contains("bool"), "{err}");
+}
+
+#[test]
+fn a_typed_request_reads_back_what_it_writes() {
+    let params = raw(r#"{"name":"add","arguments":{"a":1,"b":2}}"#);
+    let request =
+        ClientRequest::parse("tools/call", Some(&params), Revision::V2025_11_25).expect("valid");
+    let ClientRequest::CallTool(call) = &request else {
+        panic!("a tools/call")
+    };
+    assert_eq!(call.name, "add");
+    let framed = request.to_jsonrpc(7.into()).expect("serializes");
+    assert_eq!(framed.method, "tools/call");
+    assert_eq!(framed.params.expect("params").get(), params.get());
+}
