@@ -1,0 +1,316 @@
+//! What goes into and out of a tool: argument schemas and parsing, and the
+//! conversion of a handler's return value into a `CallToolResult`.
+
+use std::fmt;
+
+use mcp_types::{CallToolResult, ContentBlock, JsonObject};
+use schemars::JsonSchema;
+use schemars::generate::{Contract, SchemaSettings};
+use serde::Serialize;
+use serde::de::{DeserializeOwned, IntoDeserializer};
+use serde_json::Value;
+
+/// The JSON Schema of a tool's arguments, from their Rust type.
+///
+/// JSON Schema 2020-12 with every subschema inlined (many clients cannot
+/// follow `$ref`) and no `$schema` member. MCP requires an object root
+/// (`"type": "object"`); any other root is refused, so the mistake surfaces
+/// when the tool is registered rather than when a client calls it.
+///
+/// # Errors
+/// [`SchemaError`] when `T` does not describe a JSON object.
+///
+/// # Examples
+/// ```
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct Add { a: i64, b: i64 }
+/// let schema = mcp_server::input_schema_for::<Add>().unwrap();
+/// assert_eq!(schema["type"], "object");
+/// assert_eq!(schema["required"], serde_json::json!(["a", "b"]));
+/// ```
+pub fn input_schema_for<T: JsonSchema>() -> Result<JsonObject, SchemaError> {
+    let schema = root_schema::<T>(Contract::Deserialize);
+    require_object_root::<T>(schema)
+}
+
+/// The JSON Schema of a tool's structured output, from its Rust type.
+///
+/// # Errors
+/// [`SchemaError`] when `T` does not describe a JSON object: up to 2025-11-25
+/// an `outputSchema` must have an object root.
+pub fn output_schema_for<T: JsonSchema>() -> Result<JsonObject, SchemaError> {
+    let schema = root_schema::<T>(Contract::Serialize);
+    require_object_root::<T>(schema)
+}
+
+/// The input schema of a tool that takes no arguments.
+pub fn empty_input_schema() -> JsonObject {
+    let mut schema = JsonObject::new();
+    schema.insert("type".into(), Value::from("object"));
+    schema.insert("additionalProperties".into(), Value::Bool(false));
+    schema
+}
+
+fn root_schema<T: JsonSchema>(contract: Contract) -> Value {
+    let generator = SchemaSettings::draft2020_12()
+        .with(|s| {
+            s.inline_subschemas = true;
+            s.meta_schema = None;
+            s.contract = contract;
+        })
+        .into_generator();
+    generator.into_root_schema_for::<T>().to_value()
+}
+
+fn require_object_root<T: JsonSchema>(schema: Value) -> Result<JsonObject, SchemaError> {
+    match schema {
+        Value::Object(mut map) if map.get("type") == Some(&Value::from("object")) => {
+            // The title schemars adds is the Rust type's name: noise for a model.
+            map.remove("title");
+            Ok(map)
+        }
+        _ => Err(SchemaError {
+            type_name: T::schema_name().into_owned(),
+        }),
+    }
+}
+
+/// A type whose JSON Schema is not an object, used where MCP requires one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SchemaError {
+    /// The Rust type's schema name.
+    pub type_name: String,
+}
+
+impl fmt::Display for SchemaError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "`{}` does not describe a JSON object; tool arguments and structured output \
+             must be objects, so use a struct with named fields",
+            self.type_name
+        )
+    }
+}
+
+impl std::error::Error for SchemaError {}
+
+/// A failure the model should read: it becomes a `CallToolResult` with
+/// `isError: true` and the message as text, not a protocol error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolError {
+    message: String,
+}
+
+impl ToolError {
+    /// A tool error with a message written for the model.
+    pub fn new(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+        }
+    }
+
+    /// The message.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+impl fmt::Display for ToolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for ToolError {}
+
+/// Reads a tool's `arguments` into its parameter type.
+///
+/// Absent arguments read as an empty object, so a type whose fields are all
+/// optional accepts a call without arguments.
+///
+/// # Errors
+/// A [`ToolError`] naming the JSON path of the first offending argument, as
+/// SEP-1303 wants argument errors reported to the model.
+pub fn parse_arguments<T: DeserializeOwned>(
+    arguments: Option<&JsonObject>,
+) -> Result<T, ToolError> {
+    let empty = JsonObject::new();
+    let object = arguments.unwrap_or(&empty);
+    // Deserializing from a borrowed map reads it in place, without a copy.
+    let result: Result<T, _> = serde_path_to_error::deserialize(object.into_deserializer());
+    result.map_err(|e| {
+        let path = e.path().to_string();
+        if path == "." {
+            ToolError::new(format!("invalid arguments: {}", e.inner()))
+        } else {
+            ToolError::new(format!("invalid argument `{path}`: {}", e.inner()))
+        }
+    })
+}
+
+/// Structured output: serialized into `structuredContent`, and as JSON text
+/// into `content` for clients that do not read structured results.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Json<T>(pub T);
+
+/// Converts what a tool handler returns into a `CallToolResult`.
+///
+/// Implemented for text (`String`, `&str`), content blocks, a ready
+/// `CallToolResult`, [`Json<T>`] for structured output, and `Result`s of
+/// those whose error the model should read.
+pub trait IntoToolResult {
+    /// The result to send.
+    fn into_tool_result(self) -> CallToolResult;
+}
+
+impl IntoToolResult for CallToolResult {
+    fn into_tool_result(self) -> CallToolResult {
+        self
+    }
+}
+
+impl IntoToolResult for String {
+    fn into_tool_result(self) -> CallToolResult {
+        CallToolResult::text(self)
+    }
+}
+
+impl IntoToolResult for &str {
+    fn into_tool_result(self) -> CallToolResult {
+        CallToolResult::text(self)
+    }
+}
+
+impl IntoToolResult for ContentBlock {
+    fn into_tool_result(self) -> CallToolResult {
+        CallToolResult::new(vec![self])
+    }
+}
+
+impl IntoToolResult for Vec<ContentBlock> {
+    fn into_tool_result(self) -> CallToolResult {
+        CallToolResult::new(self)
+    }
+}
+
+impl IntoToolResult for () {
+    fn into_tool_result(self) -> CallToolResult {
+        CallToolResult::new(vec![])
+    }
+}
+
+impl<T: Serialize> IntoToolResult for Json<T> {
+    fn into_tool_result(self) -> CallToolResult {
+        match serde_json::to_value(&self.0) {
+            Ok(value) => {
+                let text = value.to_string();
+                CallToolResult::text(text).with_structured_content(value)
+            }
+            Err(e) => {
+                CallToolResult::error(format!("the tool's result could not be serialized: {e}"))
+            }
+        }
+    }
+}
+
+impl<T: IntoToolResult, E: fmt::Display> IntoToolResult for Result<T, E> {
+    fn into_tool_result(self) -> CallToolResult {
+        match self {
+            Ok(value) => value.into_tool_result(),
+            Err(error) => CallToolResult::error(error.to_string()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::Deserialize;
+    use serde_json::json;
+
+    #[derive(Debug, Deserialize, Serialize, JsonSchema, PartialEq)]
+    struct Weather {
+        /// City to look up.
+        city: String,
+        days: Option<u8>,
+        unit: Unit,
+    }
+
+    #[derive(Debug, Deserialize, Serialize, JsonSchema, PartialEq)]
+    #[serde(rename_all = "lowercase")]
+    enum Unit {
+        Celsius,
+        Fahrenheit,
+    }
+
+    #[test]
+    fn the_input_schema_is_an_inlined_object_schema_without_meta_schema() {
+        let schema = input_schema_for::<Weather>().expect("object");
+        assert_eq!(schema["type"], "object");
+        assert!(!schema.contains_key("$schema"));
+        assert!(
+            !schema.contains_key("$defs"),
+            "subschemas are inlined: {schema:?}"
+        );
+        assert_eq!(
+            schema["properties"]["city"]["description"],
+            "City to look up."
+        );
+        assert_eq!(
+            schema["properties"]["unit"]["enum"],
+            json!(["celsius", "fahrenheit"])
+        );
+        assert_eq!(schema["required"], json!(["city", "unit"]));
+    }
+
+    #[test]
+    fn a_non_object_type_is_refused_with_advice() {
+        let err = input_schema_for::<Vec<u8>>().expect_err("an array is no object");
+        assert!(
+            err.to_string().contains("struct with named fields"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn bad_arguments_name_the_offending_path() {
+        let args = json!({"city": "Oslo", "unit": "kelvin"});
+        let err = parse_arguments::<Weather>(args.as_object()).expect_err("kelvin is no unit");
+        assert!(err.message().contains("`unit`"), "{err}");
+        let args = json!({"city": 7, "unit": "celsius"});
+        let err = parse_arguments::<Weather>(args.as_object()).expect_err("city is a string");
+        assert!(err.message().contains("`city`"), "{err}");
+        let err = parse_arguments::<Weather>(None).expect_err("city is required");
+        assert!(err.message().contains("city"), "{err}");
+    }
+
+    #[test]
+    fn good_arguments_parse() {
+        let args = json!({"city": "Oslo", "unit": "celsius", "days": 3});
+        let parsed: Weather = parse_arguments(args.as_object()).expect("valid");
+        assert_eq!(parsed.days, Some(3));
+    }
+
+    #[test]
+    fn structured_output_also_travels_as_text() {
+        let result = Json(json!({"temperature": 21})).into_tool_result();
+        assert_eq!(result.structured_content, Some(json!({"temperature": 21})));
+        assert_eq!(
+            result.content,
+            vec![ContentBlock::text(r#"{"temperature":21}"#)]
+        );
+        assert_eq!(result.is_error, None);
+    }
+
+    #[test]
+    fn an_error_result_is_readable_by_the_model() {
+        let result: Result<String, ToolError> = Err(ToolError::new("the city is unknown"));
+        let result = result.into_tool_result();
+        assert_eq!(result.is_error, Some(true));
+        assert_eq!(
+            result.content,
+            vec![ContentBlock::text("the city is unknown")]
+        );
+    }
+}
