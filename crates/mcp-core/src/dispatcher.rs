@@ -1,0 +1,804 @@
+//! The tokio driver: owns the transport, runs the read and write loops, spawns
+//! one task per inbound request, and hands out [`Peer`]s for outbound traffic.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use mcp_types::{
+    CancelledNotificationParams, ErrorCode, ErrorObject, JsonObject, JsonRpcErrorResponse,
+    JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResultResponse, NON_CANCELLABLE,
+    ProgressNotificationParams, ProgressToken, RawJson, RequestId,
+};
+use serde::Deserialize;
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::error::Error;
+use crate::pending::PendingRequests;
+use crate::transport::{
+    Headers, Inbound, Outbound, Transport, TransportContext, TransportReceiver, TransportSender,
+};
+
+/// A progress report received for a request this side sent.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Progress {
+    /// Progress so far; increases with every report.
+    pub progress: f64,
+    /// The total, if known.
+    pub total: Option<f64>,
+    /// A human-readable message.
+    pub message: Option<String>,
+}
+
+/// Called with each progress report of a request. Runs on the read loop:
+/// keep it short (hand the value to a channel for anything slow).
+pub type ProgressCallback = Arc<dyn Fn(Progress) + Send + Sync>;
+
+/// How one outbound request is sent.
+#[derive(Clone, Default)]
+#[non_exhaustive]
+pub struct RequestOptions {
+    /// Give up (and cancel the request) after this long; `None` waits forever.
+    pub timeout: Option<Duration>,
+    /// Ask for progress and deliver it here; the dispatcher puts a fresh
+    /// `progressToken` into the request's `params._meta`.
+    pub on_progress: Option<ProgressCallback>,
+    /// Extra headers for transports that carry them (HTTP).
+    pub headers: Headers,
+    /// A request id of the caller's choosing instead of the next integer.
+    pub id: Option<RequestId>,
+}
+
+impl RequestOptions {
+    /// Options with no timeout, no progress, no headers.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets the timeout.
+    #[must_use]
+    pub fn with_timeout(self, timeout: Duration) -> Self {
+        Self {
+            timeout: Some(timeout),
+            ..self
+        }
+    }
+
+    /// Asks for progress reports, delivered to `callback`.
+    #[must_use]
+    pub fn with_progress(self, callback: impl Fn(Progress) + Send + Sync + 'static) -> Self {
+        Self {
+            on_progress: Some(Arc::new(callback)),
+            ..self
+        }
+    }
+
+    /// Adds a header for transports that carry them.
+    #[must_use]
+    pub fn with_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.append(name, value);
+        self
+    }
+
+    /// Uses `id` as the request id.
+    #[must_use]
+    pub fn with_id(self, id: impl Into<RequestId>) -> Self {
+        Self {
+            id: Some(id.into()),
+            ..self
+        }
+    }
+}
+
+impl std::fmt::Debug for RequestOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RequestOptions")
+            .field("timeout", &self.timeout)
+            .field("on_progress", &self.on_progress.is_some())
+            .field("headers", &self.headers)
+            .field("id", &self.id)
+            .finish()
+    }
+}
+
+/// Settings of one connection.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct DispatcherConfig {
+    /// Capacity of the queue of messages waiting to be written.
+    pub outbound_queue: usize,
+    /// Capacity of the queue of notifications waiting for the handler.
+    pub notification_queue: usize,
+    /// Methods never cancelled when their request is dropped or times out.
+    pub non_cancellable: Vec<String>,
+}
+
+impl Default for DispatcherConfig {
+    fn default() -> Self {
+        Self {
+            outbound_queue: 256,
+            notification_queue: 256,
+            non_cancellable: NON_CANCELLABLE.iter().map(|m| (*m).to_owned()).collect(),
+        }
+    }
+}
+
+/// An inbound request: its method and unparsed params.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct IncomingRequest {
+    /// The method.
+    pub method: String,
+    /// The params, unparsed.
+    pub params: Option<RawJson>,
+}
+
+/// An inbound notification.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct IncomingNotification {
+    /// The method.
+    pub method: String,
+    /// The params, unparsed.
+    pub params: Option<RawJson>,
+}
+
+#[derive(Deserialize)]
+struct MetaProbe {
+    #[serde(rename = "_meta")]
+    meta: Option<ProgressProbe>,
+}
+
+#[derive(Deserialize)]
+struct ProgressProbe {
+    #[serde(rename = "progressToken")]
+    progress_token: Option<ProgressToken>,
+}
+
+impl IncomingRequest {
+    /// The `params._meta.progressToken` the caller asked progress with.
+    /// Reads the params on demand, so requests that never report progress
+    /// pay nothing.
+    pub fn progress_token(&self) -> Option<ProgressToken> {
+        self.params
+            .as_ref()?
+            .parse::<MetaProbe>()
+            .ok()?
+            .meta?
+            .progress_token
+    }
+}
+
+/// What a handler knows about the request it serves.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct RequestContext {
+    /// The request's id.
+    pub id: RequestId,
+    /// What the transport said about the message.
+    pub transport: TransportContext,
+    /// Cancelled when the peer cancels the request or the connection ends;
+    /// the response is then not sent.
+    pub cancel: CancellationToken,
+    /// Sends requests and notifications to the peer, tied to this request
+    /// (an HTTP transport routes them onto its stream).
+    pub peer: Peer,
+}
+
+/// What a handler knows about a notification.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct NotificationContext {
+    /// What the transport said about the message.
+    pub transport: TransportContext,
+    /// Sends requests and notifications to the peer.
+    pub peer: Peer,
+}
+
+/// Serves what the peer sends.
+pub trait Handler: Send + Sync + 'static {
+    /// Answers a request. Each request runs in its own task.
+    fn handle_request(
+        &self,
+        request: IncomingRequest,
+        context: RequestContext,
+    ) -> impl Future<Output = Result<RawJson, ErrorObject>> + Send;
+
+    /// Takes a notification. Notifications are handled one at a time, in
+    /// order of arrival (`notifications/cancelled` and
+    /// `notifications/progress` are handled by the dispatcher itself).
+    fn handle_notification(
+        &self,
+        notification: IncomingNotification,
+        context: NotificationContext,
+    ) -> impl Future<Output = ()> + Send;
+}
+
+type Waiter = oneshot::Sender<Result<RawJson, ErrorObject>>;
+
+#[derive(Default)]
+struct State {
+    pending: PendingRequests<Waiter, ProgressCallback>,
+    inbound: HashMap<RequestId, CancellationToken>,
+    next_progress_token: i64,
+    closed: bool,
+}
+
+struct Shared {
+    state: Mutex<State>,
+    outbound: mpsc::Sender<Outbound>,
+    shutdown: CancellationToken,
+    non_cancellable: Vec<String>,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A panic while the lock was held leaves plain bookkeeping behind;
+        // carrying on is safer than poisoning every later call.
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// Sends requests and notifications to the other side. Cheap to clone.
+#[derive(Clone)]
+pub struct Peer {
+    shared: Arc<Shared>,
+    related: Option<RequestId>,
+}
+
+impl std::fmt::Debug for Peer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Peer")
+            .field("related", &self.related)
+            .field("closed", &self.is_closed())
+            .finish()
+    }
+}
+
+/// Cleans up a request whose future is dropped before its answer arrived,
+/// and tells the peer it is cancelled.
+struct InFlight<'a> {
+    peer: &'a Peer,
+    id: RequestId,
+    method: &'a str,
+    done: bool,
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        if self.done {
+            return;
+        }
+        let shared = &self.peer.shared;
+        let was_pending = shared.lock().pending.take(&self.id).is_some();
+        let cancellable = !shared.non_cancellable.iter().any(|m| m == self.method);
+        if was_pending && cancellable && !shared.shutdown.is_cancelled() {
+            let params = CancelledNotificationParams::new(self.id.clone())
+                .with_reason("the request was cancelled by its sender");
+            if let Ok(params) = RawJson::from_serialize(&params) {
+                let message = JsonRpcNotification::new("notifications/cancelled", Some(params));
+                // Drop cannot wait; a full queue loses the notice, and the
+                // peer's late answer is discarded anyway.
+                if shared
+                    .outbound
+                    .try_send(self.peer.outbound(message.into(), Headers::new()))
+                    .is_err()
+                {
+                    tracing::debug!(id = %self.id, "could not queue notifications/cancelled");
+                }
+            }
+        }
+    }
+}
+
+impl Peer {
+    fn outbound(&self, message: JsonRpcMessage, headers: Headers) -> Outbound {
+        let mut out = Outbound::new(message);
+        out.related_request = self.related.clone();
+        out.headers = headers;
+        out
+    }
+
+    /// Sends a request and waits for the peer's result.
+    ///
+    /// Dropping the returned future cancels the request: the peer is sent
+    /// `notifications/cancelled` (unless the method is non-cancellable, such
+    /// as `initialize`) and a late answer is discarded.
+    ///
+    /// # Errors
+    /// [`Error::Remote`] when the peer answers with an error,
+    /// [`Error::Timeout`] when no answer arrives in time,
+    /// [`Error::ConnectionClosed`] when the connection ends first,
+    /// [`Error::DuplicateId`] when a chosen id is still pending.
+    pub async fn request(
+        &self,
+        method: &str,
+        params: Option<RawJson>,
+        options: RequestOptions,
+    ) -> Result<RawJson, Error> {
+        let (tx, rx) = oneshot::channel();
+        let (id, progress_token) = {
+            let mut state = self.shared.lock();
+            if state.closed {
+                return Err(Error::Closed);
+            }
+            let id = match options.id {
+                Some(id) => id,
+                None => state.pending.allocate_id(),
+            };
+            let progress = options.on_progress.map(|callback| {
+                state.next_progress_token += 1;
+                (ProgressToken::Number(state.next_progress_token), callback)
+            });
+            let token = progress.as_ref().map(|(t, _)| t.clone());
+            if state
+                .pending
+                .insert(id.clone(), method.to_owned(), tx, progress)
+                .is_err()
+            {
+                return Err(Error::DuplicateId(id));
+            }
+            (id, token)
+        };
+        let mut in_flight = InFlight {
+            peer: self,
+            id: id.clone(),
+            method,
+            done: false,
+        };
+        let params = match progress_token {
+            Some(token) => {
+                Some(
+                    with_progress_token(params, token).map_err(|source| Error::Json {
+                        method: method.to_owned(),
+                        source,
+                    })?,
+                )
+            }
+            None => params,
+        };
+        let message = JsonRpcRequest::new(id, method, params);
+        if self
+            .shared
+            .outbound
+            .send(self.outbound(message.into(), options.headers))
+            .await
+            .is_err()
+        {
+            in_flight.done = true;
+            self.shared.lock().pending.take(&in_flight.id);
+            return Err(Error::Closed);
+        }
+        let answer = match options.timeout {
+            Some(timeout) => match tokio::time::timeout(timeout, rx).await {
+                Ok(answer) => answer,
+                // `in_flight` drops below without `done`: cancelled on the wire.
+                Err(_) => {
+                    return Err(Error::Timeout {
+                        method: method.to_owned(),
+                        timeout,
+                    });
+                }
+            },
+            None => rx.await,
+        };
+        in_flight.done = true;
+        match answer {
+            Ok(Ok(result)) => Ok(result),
+            Ok(Err(error)) => Err(Error::Remote(error)),
+            Err(_) => Err(Error::ConnectionClosed {
+                method: method.to_owned(),
+            }),
+        }
+    }
+
+    /// Sends a notification.
+    ///
+    /// # Errors
+    /// [`Error::Closed`] when the connection is closed.
+    pub async fn notify(&self, method: &str, params: Option<RawJson>) -> Result<(), Error> {
+        self.notify_with_headers(method, params, Headers::new())
+            .await
+    }
+
+    /// Sends a notification with extra transport headers.
+    ///
+    /// # Errors
+    /// [`Error::Closed`] when the connection is closed.
+    pub async fn notify_with_headers(
+        &self,
+        method: &str,
+        params: Option<RawJson>,
+        headers: Headers,
+    ) -> Result<(), Error> {
+        if self.is_closed() {
+            return Err(Error::Closed);
+        }
+        let message = JsonRpcNotification::new(method, params);
+        self.shared
+            .outbound
+            .send(self.outbound(message.into(), headers))
+            .await
+            .map_err(|_| Error::Closed)
+    }
+
+    /// Reports progress on a request the peer sent with `token`.
+    ///
+    /// # Errors
+    /// [`Error::Closed`] when the connection is closed.
+    pub async fn notify_progress(
+        &self,
+        token: ProgressToken,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    ) -> Result<(), Error> {
+        let mut params = ProgressNotificationParams::new(token, progress);
+        params.total = total;
+        params.message = message;
+        let params = RawJson::from_serialize(&params).map_err(|source| Error::Json {
+            method: "notifications/progress".into(),
+            source,
+        })?;
+        self.notify("notifications/progress", Some(params)).await
+    }
+
+    /// The inbound request this peer's traffic is tied to, if any.
+    pub fn related_request(&self) -> Option<&RequestId> {
+        self.related.as_ref()
+    }
+
+    /// This peer without the tie to an inbound request.
+    pub fn unrelated(&self) -> Peer {
+        Peer {
+            shared: self.shared.clone(),
+            related: None,
+        }
+    }
+
+    /// Whether the connection is closed.
+    pub fn is_closed(&self) -> bool {
+        self.shared.shutdown.is_cancelled()
+    }
+
+    /// Waits until the connection is closed.
+    pub async fn closed(&self) {
+        self.shared.shutdown.cancelled().await;
+    }
+
+    /// Closes the connection: pending requests fail, running handlers are
+    /// cancelled, and the transport is closed.
+    pub fn close(&self) {
+        self.shared.shutdown.cancel();
+    }
+
+    /// How many requests this side sent that still wait for an answer.
+    pub fn pending_requests(&self) -> usize {
+        self.shared.lock().pending.len()
+    }
+}
+
+/// Inserts `_meta.progressToken` into request params, keeping the rest.
+fn with_progress_token(
+    params: Option<RawJson>,
+    token: ProgressToken,
+) -> Result<RawJson, serde_json::Error> {
+    let mut object: JsonObject = match &params {
+        Some(raw) => raw.parse()?,
+        None => JsonObject::new(),
+    };
+    let meta = object
+        .entry("_meta")
+        .or_insert_with(|| serde_json::Value::Object(JsonObject::new()));
+    if let serde_json::Value::Object(meta) = meta {
+        meta.insert("progressToken".into(), serde_json::to_value(&token)?);
+    }
+    RawJson::from_serialize(&object)
+}
+
+/// A running connection: its [`Peer`] and the tasks that drive it.
+#[derive(Debug)]
+pub struct Connection {
+    peer: Peer,
+    tasks: TaskTracker,
+}
+
+impl Connection {
+    /// Starts driving `transport`, serving inbound traffic with `handler`.
+    ///
+    /// Must be called inside a tokio runtime.
+    pub fn start<T: Transport, H: Handler>(
+        transport: T,
+        handler: H,
+        config: DispatcherConfig,
+    ) -> Self {
+        let (sender, receiver) = transport.split();
+        let (outbound_tx, outbound_rx) = mpsc::channel(config.outbound_queue.max(1));
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State::default()),
+            outbound: outbound_tx,
+            shutdown: CancellationToken::new(),
+            non_cancellable: config.non_cancellable.clone(),
+        });
+        let peer = Peer {
+            shared: shared.clone(),
+            related: None,
+        };
+        let tasks = TaskTracker::new();
+        let (notify_tx, notify_rx) = mpsc::channel(config.notification_queue.max(1));
+        let handler = Arc::new(handler);
+        tasks.spawn(write_loop(sender, outbound_rx, shared.shutdown.clone()));
+        tasks.spawn(notification_loop(handler.clone(), notify_rx, peer.clone()));
+        tasks.spawn(read_loop(
+            receiver,
+            handler,
+            peer.clone(),
+            notify_tx,
+            tasks.clone(),
+        ));
+        tasks.close();
+        Connection { peer, tasks }
+    }
+
+    /// The peer of this connection.
+    pub fn peer(&self) -> &Peer {
+        &self.peer
+    }
+
+    /// Closes the connection and waits until its tasks have ended.
+    pub async fn shutdown(self) {
+        self.peer.close();
+        self.tasks.wait().await;
+    }
+
+    /// Waits until the connection ends (the peer left or it was closed) and
+    /// its tasks have stopped.
+    pub async fn wait(&self) {
+        self.tasks.wait().await;
+    }
+}
+
+async fn write_loop<S: TransportSender>(
+    mut sender: S,
+    mut outbound: mpsc::Receiver<Outbound>,
+    shutdown: CancellationToken,
+) {
+    loop {
+        let message = tokio::select! {
+            biased;
+            message = outbound.recv() => message,
+            () = shutdown.cancelled() => None,
+        };
+        let Some(message) = message else { break };
+        if let Err(error) = sender.send(message).await {
+            tracing::warn!(%error, "sending failed; closing the connection");
+            shutdown.cancel();
+            break;
+        }
+    }
+    sender.close().await;
+}
+
+async fn notification_loop<H: Handler>(
+    handler: Arc<H>,
+    mut notifications: mpsc::Receiver<(IncomingNotification, TransportContext)>,
+    peer: Peer,
+) {
+    while let Some((notification, transport)) = notifications.recv().await {
+        let context = NotificationContext {
+            transport,
+            peer: peer.clone(),
+        };
+        tokio::select! {
+            () = handler.handle_notification(notification, context) => {}
+            () = peer.closed() => break,
+        }
+    }
+}
+
+async fn read_loop<R: TransportReceiver, H: Handler>(
+    mut receiver: R,
+    handler: Arc<H>,
+    peer: Peer,
+    notifications: mpsc::Sender<(IncomingNotification, TransportContext)>,
+    tasks: TaskTracker,
+) {
+    let shared = peer.shared.clone();
+    loop {
+        let item = tokio::select! {
+            biased;
+            () = shared.shutdown.cancelled() => None,
+            item = receiver.recv() => item,
+        };
+        let Some(item) = item else { break };
+        match item {
+            Inbound::Message(message, context) => {
+                dispatch(message, context, &handler, &peer, &notifications, &tasks).await;
+            }
+            Inbound::Malformed(error) => {
+                tracing::debug!(%error, "answering a malformed message");
+                send_error(&peer, error.id.clone(), error.to_error_object()).await;
+            }
+            Inbound::TooLarge { limit } => {
+                tracing::debug!(limit, "answering an oversized message");
+                let error = ErrorObject::invalid_request(format!(
+                    "the message exceeds the {limit}-byte limit and was dropped"
+                ));
+                send_error(&peer, None, error).await;
+            }
+        }
+    }
+    // The peer is gone or we were closed: fail what waits, stop what runs.
+    let (waiters, running) = {
+        let mut state = shared.lock();
+        state.closed = true;
+        let waiters = state.pending.drain();
+        let running: Vec<_> = state.inbound.drain().map(|(_, t)| t).collect();
+        (waiters, running)
+    };
+    drop(waiters);
+    running.iter().for_each(CancellationToken::cancel);
+    shared.shutdown.cancel();
+}
+
+async fn send_error(peer: &Peer, id: Option<RequestId>, error: ErrorObject) {
+    let response = JsonRpcErrorResponse::new(id, error);
+    if peer
+        .shared
+        .outbound
+        .send(Outbound::new(response.into()))
+        .await
+        .is_err()
+    {
+        tracing::debug!("connection closed before an error answer could be sent");
+    }
+}
+
+async fn dispatch<H: Handler>(
+    message: JsonRpcMessage,
+    transport: TransportContext,
+    handler: &Arc<H>,
+    peer: &Peer,
+    notifications: &mpsc::Sender<(IncomingNotification, TransportContext)>,
+    tasks: &TaskTracker,
+) {
+    let shared = &peer.shared;
+    match message {
+        JsonRpcMessage::Request(request) => {
+            let cancel = shared.shutdown.child_token();
+            let duplicate = {
+                let mut state = shared.lock();
+                let duplicate = state.inbound.contains_key(&request.id);
+                if !duplicate {
+                    state.inbound.insert(request.id.clone(), cancel.clone());
+                }
+                duplicate
+            };
+            if duplicate {
+                let error = ErrorObject::invalid_request(format!(
+                    "request id {} is already in use by a request in progress",
+                    request.id
+                ));
+                send_error(peer, Some(request.id), error).await;
+                return;
+            }
+            let id = request.id;
+            let context = RequestContext {
+                id: id.clone(),
+                transport,
+                cancel: cancel.clone(),
+                peer: Peer {
+                    shared: shared.clone(),
+                    related: Some(id.clone()),
+                },
+            };
+            let incoming = IncomingRequest {
+                method: request.method,
+                params: request.params,
+            };
+            let handler = handler.clone();
+            let peer = peer.clone();
+            tasks.spawn(async move {
+                let outcome = tokio::select! {
+                    outcome = handler.handle_request(incoming, context) => Some(outcome),
+                    () = cancel.cancelled() => None,
+                };
+                peer.shared.lock().inbound.remove(&id);
+                let Some(outcome) = outcome else {
+                    tracing::debug!(%id, "request cancelled; no response is sent");
+                    return;
+                };
+                if cancel.is_cancelled() {
+                    return;
+                }
+                let message: JsonRpcMessage = match outcome {
+                    Ok(result) => JsonRpcResultResponse::new(id.clone(), result).into(),
+                    Err(error) => JsonRpcErrorResponse::new(Some(id.clone()), error).into(),
+                };
+                let mut out = Outbound::new(message);
+                out.related_request = Some(id);
+                if peer.shared.outbound.send(out).await.is_err() {
+                    tracing::debug!("connection closed before a response could be sent");
+                }
+            });
+        }
+        JsonRpcMessage::Notification(notification) => match notification.method.as_str() {
+            "notifications/cancelled" => {
+                let params = notification
+                    .params
+                    .as_ref()
+                    .and_then(|p| p.parse::<CancelledNotificationParams>().ok());
+                // Malformed cancellations are ignored, as the spec says.
+                if let Some(id) = params.and_then(|p| p.request_id) {
+                    if let Some(token) = shared.lock().inbound.get(&id) {
+                        token.cancel();
+                    }
+                }
+            }
+            "notifications/progress" => {
+                let params = notification
+                    .params
+                    .as_ref()
+                    .and_then(|p| p.parse::<ProgressNotificationParams>().ok());
+                if let Some(params) = params {
+                    let route = shared
+                        .lock()
+                        .pending
+                        .progress_route(&params.progress_token)
+                        .cloned();
+                    match route {
+                        Some(callback) => callback(Progress {
+                            progress: params.progress,
+                            total: params.total,
+                            message: params.message,
+                        }),
+                        None => tracing::debug!(
+                            token = %params.progress_token,
+                            "progress for no pending request; dropped"
+                        ),
+                    }
+                }
+            }
+            _ => {
+                let incoming = IncomingNotification {
+                    method: notification.method,
+                    params: notification.params,
+                };
+                if notifications.send((incoming, transport)).await.is_err() {
+                    tracing::debug!("notification handler has stopped");
+                }
+            }
+        },
+        JsonRpcMessage::Response(response) => answer(peer, &response.id, Ok(response.result)),
+        JsonRpcMessage::Error(response) => match response.id {
+            Some(id) => answer(peer, &id, Err(response.error)),
+            None => tracing::warn!(
+                code = %response.error.code,
+                message = %response.error.message,
+                "the peer reported an error with no request id"
+            ),
+        },
+    }
+}
+
+fn answer(peer: &Peer, id: &RequestId, outcome: Result<RawJson, ErrorObject>) {
+    let request = peer.shared.lock().pending.take(id);
+    match request {
+        Some(request) => {
+            // The waiter may have given up in the meantime; that is fine.
+            if request.waiter.send(outcome).is_err() {
+                tracing::trace!(method = %request.method, %id, "answer arrived after its caller left");
+            }
+        }
+        None => tracing::warn!(%id, "a response to no pending request; dropped"),
+    }
+}
+
+/// The `-32603` answer for a handler that failed without a specific error.
+pub fn internal_error(message: impl Into<String>) -> ErrorObject {
+    ErrorObject::new(ErrorCode::INTERNAL_ERROR, message)
+}

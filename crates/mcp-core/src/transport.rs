@@ -1,0 +1,146 @@
+//! The `Transport` trait: a duplex of JSON-RPC messages with per-message context.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use mcp_types::{DecodeError, JsonRpcMessage, RequestId};
+
+use crate::error::TransportError;
+
+/// Header-like metadata of a message (HTTP headers, for instance), with
+/// case-insensitive names.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Headers(Vec<(String, String)>);
+
+impl Headers {
+    /// No headers.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a header (keeping any earlier one of the same name).
+    pub fn append(&mut self, name: impl Into<String>, value: impl Into<String>) {
+        self.0.push((name.into(), value.into()));
+    }
+
+    /// Adds a header, builder style.
+    #[must_use]
+    pub fn with(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.append(name, value);
+        self
+    }
+
+    /// The first value of `name`, compared case-insensitively.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.0
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// Every value of `name`, compared case-insensitively.
+    pub fn get_all<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+        self.0
+            .iter()
+            .filter(move |(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// Every header in order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.0.iter().map(|(n, v)| (n.as_str(), v.as_str()))
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// What a transport knows about an inbound message beyond its JSON.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct TransportContext {
+    /// Headers that came with the message (HTTP), empty on stdio.
+    pub headers: Headers,
+    /// The transport session the message belongs to, if any.
+    pub session_id: Option<Arc<str>>,
+}
+
+impl TransportContext {
+    /// A context with these headers.
+    pub fn with_headers(headers: Headers) -> Self {
+        Self {
+            headers,
+            session_id: None,
+        }
+    }
+}
+
+/// What a transport hands the dispatcher.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Inbound {
+    /// A well-formed message with its context.
+    Message(JsonRpcMessage, TransportContext),
+    /// A frame that is not a JSON-RPC message; the dispatcher answers it
+    /// (`-32700`/`-32600`) and keeps the connection.
+    Malformed(DecodeError),
+    /// A frame larger than the transport's limit, dropped unread.
+    TooLarge {
+        /// The limit in bytes.
+        limit: usize,
+    },
+}
+
+/// A message to send, with routing hints for transports that use them.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Outbound {
+    /// The message.
+    pub message: JsonRpcMessage,
+    /// The inbound request this message belongs to (a response, or a request
+    /// or notification sent while serving it), so an HTTP transport can put
+    /// it on that request's stream.
+    pub related_request: Option<RequestId>,
+    /// Extra headers for transports that carry them.
+    pub headers: Headers,
+}
+
+impl Outbound {
+    /// A message with no routing hints.
+    pub fn new(message: JsonRpcMessage) -> Self {
+        Self {
+            message,
+            related_request: None,
+            headers: Headers::new(),
+        }
+    }
+}
+
+/// Sends messages to the peer.
+pub trait TransportSender: Send + 'static {
+    /// Sends one message.
+    fn send(
+        &mut self,
+        message: Outbound,
+    ) -> impl Future<Output = Result<(), TransportError>> + Send;
+    /// Closes the sending side (on stdio: closes the pipe).
+    fn close(&mut self) -> impl Future<Output = ()> + Send;
+}
+
+/// Receives messages from the peer.
+pub trait TransportReceiver: Send + 'static {
+    /// The next inbound item, `None` once the peer is gone.
+    fn recv(&mut self) -> impl Future<Output = Option<Inbound>> + Send;
+}
+
+/// A duplex of JSON-RPC messages: stdio, an HTTP session, or memory.
+pub trait Transport: Send + 'static {
+    /// The sending half.
+    type Sender: TransportSender;
+    /// The receiving half.
+    type Receiver: TransportReceiver;
+    /// Splits the transport so reading and writing proceed independently.
+    fn split(self) -> (Self::Sender, Self::Receiver);
+}
