@@ -1,0 +1,179 @@
+//! Newline-delimited JSON over any byte stream: one compact JSON-RPC message
+//! per line, with a maximum line length enforced while reading.
+
+use mcp_core::{
+    Inbound, Outbound, Transport, TransportContext, TransportError, TransportReceiver,
+    TransportSender,
+};
+use mcp_types::JsonRpcMessage;
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
+
+/// The default longest line accepted: 32 MiB, so a 16 MiB message passes.
+pub const DEFAULT_MAX_LINE: usize = 32 * 1024 * 1024;
+
+/// A transport over a reader and a writer of newline-delimited JSON, such as
+/// a child's stdout and stdin, this process's stdin and stdout, or a socket.
+#[derive(Debug)]
+pub struct LineTransport<R, W> {
+    receiver: LineReceiver<R>,
+    sender: LineSender<W>,
+}
+
+/// The reading half of a [`LineTransport`].
+#[derive(Debug)]
+pub struct LineReceiver<R> {
+    reader: BufReader<R>,
+    line: Vec<u8>,
+    discarding: bool,
+    max_line: usize,
+}
+
+/// The writing half of a [`LineTransport`].
+#[derive(Debug)]
+pub struct LineSender<W> {
+    writer: Option<BufWriter<W>>,
+    buffer: Vec<u8>,
+}
+
+impl<R, W> LineTransport<R, W>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    /// A transport reading lines of at most [`DEFAULT_MAX_LINE`] bytes.
+    pub fn new(reader: R, writer: W) -> Self {
+        Self::with_max_line(reader, writer, DEFAULT_MAX_LINE)
+    }
+
+    /// A transport reading lines of at most `max_line` bytes; a longer line
+    /// is skipped unread and reported as [`Inbound::TooLarge`].
+    pub fn with_max_line(reader: R, writer: W, max_line: usize) -> Self {
+        Self {
+            receiver: LineReceiver {
+                reader: BufReader::with_capacity(64 * 1024, reader),
+                line: Vec::new(),
+                discarding: false,
+                max_line,
+            },
+            sender: LineSender {
+                writer: Some(BufWriter::with_capacity(64 * 1024, writer)),
+                buffer: Vec::new(),
+            },
+        }
+    }
+}
+
+impl<R: AsyncRead + Unpin + Send + 'static> LineReceiver<R> {
+    fn frame(&mut self) -> Option<Inbound> {
+        let mut line = std::mem::take(&mut self.line);
+        if line.last() == Some(&b'\r') {
+            line.pop();
+        }
+        if line.iter().all(u8::is_ascii_whitespace) {
+            return None;
+        }
+        let inbound = match JsonRpcMessage::from_slice(&line) {
+            Ok(message) => Inbound::Message(message, TransportContext::default()),
+            Err(error) => Inbound::Malformed(error),
+        };
+        // Keep the allocation for the next line unless it was huge.
+        if line.capacity() <= 1 << 20 {
+            line.clear();
+            self.line = line;
+        }
+        Some(inbound)
+    }
+}
+
+impl<R: AsyncRead + Unpin + Send + 'static> TransportReceiver for LineReceiver<R> {
+    async fn recv(&mut self) -> Option<Inbound> {
+        loop {
+            let available = match self.reader.fill_buf().await {
+                Ok(bytes) => bytes,
+                Err(error) => {
+                    tracing::debug!(%error, "reading failed; treating it as the end of the stream");
+                    return None;
+                }
+            };
+            if available.is_empty() {
+                // End of stream: a last line without its newline still counts.
+                if self.discarding || self.line.is_empty() {
+                    return None;
+                }
+                match self.frame() {
+                    Some(inbound) => return Some(inbound),
+                    None => return None,
+                }
+            }
+            match available.iter().position(|b| *b == b'\n') {
+                Some(end) => {
+                    let too_long = self.discarding || self.line.len() + end > self.max_line;
+                    if !too_long {
+                        self.line.extend_from_slice(&available[..end]);
+                    }
+                    self.reader.consume(end + 1);
+                    if too_long {
+                        self.discarding = false;
+                        self.line.clear();
+                        return Some(Inbound::TooLarge {
+                            limit: self.max_line,
+                        });
+                    }
+                    if let Some(inbound) = self.frame() {
+                        return Some(inbound);
+                    }
+                }
+                None => {
+                    let len = available.len();
+                    if !self.discarding {
+                        if self.line.len() + len > self.max_line {
+                            // Skip the rest of this line without buffering it.
+                            self.discarding = true;
+                            self.line = Vec::new();
+                        } else {
+                            self.line.extend_from_slice(available);
+                        }
+                    }
+                    self.reader.consume(len);
+                }
+            }
+        }
+    }
+}
+
+impl<W: AsyncWrite + Unpin + Send + 'static> TransportSender for LineSender<W> {
+    async fn send(&mut self, message: Outbound) -> Result<(), TransportError> {
+        let writer = self.writer.as_mut().ok_or(TransportError::Closed)?;
+        self.buffer.clear();
+        // Compact JSON never holds a raw newline, so one message is one line.
+        serde_json::to_writer(&mut self.buffer, &message.message)?;
+        self.buffer.push(b'\n');
+        writer.write_all(&self.buffer).await?;
+        writer.flush().await?;
+        if self.buffer.capacity() > 1 << 20 {
+            self.buffer = Vec::new();
+        }
+        Ok(())
+    }
+
+    async fn close(&mut self) {
+        if let Some(mut writer) = self.writer.take() {
+            if let Err(error) = writer.shutdown().await {
+                tracing::debug!(%error, "closing the stream failed");
+            }
+        }
+    }
+}
+
+impl<R, W> Transport for LineTransport<R, W>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    type Sender = LineSender<W>;
+    type Receiver = LineReceiver<R>;
+
+    fn split(self) -> (LineSender<W>, LineReceiver<R>) {
+        (self.sender, self.receiver)
+    }
+}

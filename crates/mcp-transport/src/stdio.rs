@@ -1,0 +1,333 @@
+//! stdio: spawn a server as a child process and talk over its pipes, or serve
+//! on this process's own stdin and stdout.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::{ExitStatus, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::task::JoinHandle;
+
+use crate::error::Error;
+use crate::framing::{DEFAULT_MAX_LINE, LineTransport};
+
+/// The transport to a child process: its stdout and stdin.
+pub type ChildTransport = LineTransport<ChildStdout, ChildStdin>;
+
+/// The transport of a stdio server: this process's stdin and stdout.
+pub type StdioServerTransport = LineTransport<tokio::io::Stdin, tokio::io::Stdout>;
+
+/// Serves on this process's stdin and stdout.
+///
+/// Nothing else may write to stdout while it is in use: log to stderr.
+pub fn stdio_server() -> StdioServerTransport {
+    LineTransport::new(tokio::io::stdin(), tokio::io::stdout())
+}
+
+/// Environment variables a child inherits by default; everything else must be
+/// passed explicitly, so secrets in the host's environment do not leak.
+#[cfg(unix)]
+pub const DEFAULT_INHERITED_ENV: &[&str] = &["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"];
+/// Environment variables a child inherits by default; everything else must be
+/// passed explicitly, so secrets in the host's environment do not leak.
+#[cfg(windows)]
+pub const DEFAULT_INHERITED_ENV: &[&str] = &[
+    "APPDATA",
+    "HOMEDRIVE",
+    "HOMEPATH",
+    "LOCALAPPDATA",
+    "PATH",
+    "PATHEXT",
+    "PROCESSOR_ARCHITECTURE",
+    "SYSTEMDRIVE",
+    "SYSTEMROOT",
+    "TEMP",
+    "USERNAME",
+    "USERPROFILE",
+];
+
+/// Where a child's stderr goes. It is free-form logging, never an error.
+#[derive(Clone, Default)]
+#[non_exhaustive]
+pub enum StderrSink {
+    /// This process's stderr.
+    #[default]
+    Inherit,
+    /// Nowhere.
+    Discard,
+    /// Each line to a callback.
+    Lines(Arc<dyn Fn(String) + Send + Sync>),
+}
+
+impl std::fmt::Debug for StderrSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            StderrSink::Inherit => "Inherit",
+            StderrSink::Discard => "Discard",
+            StderrSink::Lines(_) => "Lines",
+        })
+    }
+}
+
+/// How to start a stdio server.
+///
+/// # Examples
+/// ```no_run
+/// # async fn run() -> Result<(), mcp_transport::Error> {
+/// use mcp_transport::stdio::ServerCommand;
+/// let (transport, child) = ServerCommand::new("my-mcp-server")
+///     .arg("--verbose")
+///     .env("API_URL", "http://127.0.0.1:8080")
+///     .spawn()?;
+/// # drop(transport); child.shutdown().await?; Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct ServerCommand {
+    program: OsString,
+    args: Vec<OsString>,
+    env: BTreeMap<OsString, OsString>,
+    cwd: Option<PathBuf>,
+    stderr: StderrSink,
+    max_line: usize,
+    shutdown_grace: Duration,
+}
+
+impl ServerCommand {
+    /// Runs `program` (looked up in `PATH` when it has no slash).
+    pub fn new(program: impl Into<OsString>) -> Self {
+        Self {
+            program: program.into(),
+            args: Vec::new(),
+            env: BTreeMap::new(),
+            cwd: None,
+            stderr: StderrSink::default(),
+            max_line: DEFAULT_MAX_LINE,
+            shutdown_grace: Duration::from_secs(2),
+        }
+    }
+
+    /// Adds an argument.
+    #[must_use]
+    pub fn arg(mut self, arg: impl Into<OsString>) -> Self {
+        self.args.push(arg.into());
+        self
+    }
+
+    /// Adds arguments.
+    #[must_use]
+    pub fn args<I: IntoIterator<Item = S>, S: Into<OsString>>(mut self, args: I) -> Self {
+        self.args.extend(args.into_iter().map(Into::into));
+        self
+    }
+
+    /// Sets an environment variable, over the safe inherited defaults.
+    #[must_use]
+    pub fn env(mut self, key: impl Into<OsString>, value: impl Into<OsString>) -> Self {
+        self.env.insert(key.into(), value.into());
+        self
+    }
+
+    /// Sets the working directory.
+    #[must_use]
+    pub fn current_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.cwd = Some(dir.into());
+        self
+    }
+
+    /// Chooses where the child's stderr goes.
+    #[must_use]
+    pub fn stderr(mut self, sink: StderrSink) -> Self {
+        self.stderr = sink;
+        self
+    }
+
+    /// Sets the longest line accepted from the child.
+    #[must_use]
+    pub fn max_line(mut self, bytes: usize) -> Self {
+        self.max_line = bytes;
+        self
+    }
+
+    /// Sets how long shutdown waits at each step before escalating.
+    #[must_use]
+    pub fn shutdown_grace(mut self, grace: Duration) -> Self {
+        self.shutdown_grace = grace;
+        self
+    }
+
+    /// Starts the child.
+    ///
+    /// # Errors
+    /// [`Error::Spawn`] when the program cannot be started.
+    pub fn spawn(self) -> Result<(ChildTransport, ChildProcess), Error> {
+        let mut command = Command::new(&self.program);
+        command
+            .args(&self.args)
+            .env_clear()
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(match self.stderr {
+                StderrSink::Inherit => Stdio::inherit(),
+                StderrSink::Discard => Stdio::null(),
+                StderrSink::Lines(_) => Stdio::piped(),
+            })
+            .kill_on_drop(true);
+        for key in DEFAULT_INHERITED_ENV {
+            if let Some(value) = std::env::var_os(key) {
+                command.env(key, value);
+            }
+        }
+        command.envs(&self.env);
+        if let Some(cwd) = &self.cwd {
+            command.current_dir(cwd);
+        }
+        // Its own process group, so shutdown reaches grandchildren too
+        // (npx and uvx start the real server as a grandchild).
+        #[cfg(unix)]
+        command.process_group(0);
+        let program = self.program.to_string_lossy().into_owned();
+        let mut child = command.spawn().map_err(|source| Error::Spawn {
+            program: program.clone(),
+            source,
+        })?;
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            return Err(Error::Spawn {
+                program,
+                source: std::io::Error::other("the child's pipes were not created"),
+            });
+        };
+        let stderr_task = match (&self.stderr, child.stderr.take()) {
+            (StderrSink::Lines(callback), Some(stderr)) => {
+                let callback = callback.clone();
+                Some(tokio::spawn(async move {
+                    let mut lines = BufReader::new(stderr).lines();
+                    while let Ok(Some(line)) = lines.next_line().await {
+                        callback(line);
+                    }
+                }))
+            }
+            _ => None,
+        };
+        let pid = child.id();
+        let transport = LineTransport::with_max_line(stdout, stdin, self.max_line);
+        Ok((
+            transport,
+            ChildProcess {
+                child,
+                pid,
+                stderr_task,
+                grace: self.shutdown_grace,
+            },
+        ))
+    }
+}
+
+/// A running server process. Dropping it kills the process group.
+#[derive(Debug)]
+pub struct ChildProcess {
+    child: Child,
+    pid: Option<u32>,
+    stderr_task: Option<JoinHandle<()>>,
+    grace: Duration,
+}
+
+impl ChildProcess {
+    /// The child's process id (while it runs).
+    pub fn pid(&self) -> Option<u32> {
+        self.pid
+    }
+
+    /// Whether the child has exited, without waiting.
+    ///
+    /// # Errors
+    /// When the process status cannot be read.
+    pub fn try_exit_status(&mut self) -> Result<Option<ExitStatus>, Error> {
+        self.child.try_wait().map_err(Error::Wait)
+    }
+
+    /// Stops the child in order: wait for it to exit on its own (its stdin
+    /// should already be closed, which closing the connection does), then
+    /// SIGTERM its process group, then SIGKILL, waiting the grace period
+    /// between steps. Returns once the child is reaped.
+    ///
+    /// # Errors
+    /// When waiting on the process fails.
+    pub async fn shutdown(mut self) -> Result<ExitStatus, Error> {
+        let grace = self.grace;
+        if let Ok(status) = tokio::time::timeout(grace, self.child.wait()).await {
+            return self.finish(status);
+        }
+        self.signal_group(Signal::Terminate);
+        if let Ok(status) = tokio::time::timeout(grace, self.child.wait()).await {
+            return self.finish(status);
+        }
+        self.signal_group(Signal::Kill);
+        let status = self.child.wait().await;
+        self.finish(status)
+    }
+
+    fn finish(&mut self, status: std::io::Result<ExitStatus>) -> Result<ExitStatus, Error> {
+        // Anything left in the group (grandchildren) goes with it.
+        self.signal_group(Signal::Kill);
+        self.pid = None;
+        if let Some(task) = self.stderr_task.take() {
+            task.abort();
+        }
+        status.map_err(Error::Wait)
+    }
+
+    fn signal_group(&self, signal: Signal) {
+        let Some(pid) = self.pid else { return };
+        #[cfg(unix)]
+        {
+            let signal = match signal {
+                Signal::Terminate => libc::SIGTERM,
+                Signal::Kill => libc::SIGKILL,
+            };
+            let Ok(group) = libc::pid_t::try_from(pid) else {
+                return;
+            };
+            kill_group(group, signal);
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = (pid, signal);
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Signal {
+    Terminate,
+    Kill,
+}
+
+#[cfg(unix)]
+#[allow(unsafe_code)]
+fn kill_group(group: libc::pid_t, signal: libc::c_int) {
+    // SAFETY: killpg takes plain integers and touches no memory; `group` is
+    // the id of a process group we created for our own child (process_group(0)).
+    let result = unsafe { libc::killpg(group, signal) };
+    if result != 0 {
+        tracing::trace!(group, signal, "killpg found no process (already gone)");
+    }
+}
+
+impl Drop for ChildProcess {
+    fn drop(&mut self) {
+        if self.pid.is_some() {
+            self.signal_group(Signal::Kill);
+            // tokio's kill_on_drop reaps the direct child in the background.
+            if let Err(error) = self.child.start_kill() {
+                tracing::trace!(%error, "the child had already exited");
+            }
+        }
+        if let Some(task) = self.stderr_task.take() {
+            task.abort();
+        }
+    }
+}
