@@ -567,14 +567,33 @@ async fn write_loop<S: TransportSender>(
     mut outbound: mpsc::Receiver<Outbound>,
     shutdown: CancellationToken,
 ) {
-    loop {
+    /// Messages written between two flushes at most, so one busy stream
+    /// cannot delay the flush unboundedly.
+    const BURST: usize = 64;
+    'outer: loop {
         let message = tokio::select! {
             biased;
             message = outbound.recv() => message,
             () = shutdown.cancelled() => None,
         };
-        let Some(message) = message else { break };
-        if let Err(error) = sender.send(message).await {
+        let Some(mut message) = message else { break };
+        let mut written = 0;
+        loop {
+            if let Err(error) = sender.send(message).await {
+                tracing::warn!(%error, "sending failed; closing the connection");
+                shutdown.cancel();
+                break 'outer;
+            }
+            written += 1;
+            if written == BURST {
+                break;
+            }
+            match outbound.try_recv() {
+                Ok(next) => message = next,
+                Err(_) => break,
+            }
+        }
+        if let Err(error) = sender.flush().await {
             tracing::warn!(%error, "sending failed; closing the connection");
             shutdown.cancel();
             break;

@@ -120,11 +120,16 @@ impl Outbound {
 
 /// Sends messages to the peer.
 pub trait TransportSender: Send + 'static {
-    /// Sends one message.
+    /// Sends one message. A transport may buffer it until [`flush`](Self::flush).
     fn send(
         &mut self,
         message: Outbound,
     ) -> impl Future<Output = Result<(), TransportError>> + Send;
+    /// Pushes buffered messages out. The dispatcher calls it whenever its
+    /// queue runs empty, so a burst of messages costs one write.
+    fn flush(&mut self) -> impl Future<Output = Result<(), TransportError>> + Send {
+        async { Ok(()) }
+    }
     /// Closes the sending side (on stdio: closes the pipe).
     fn close(&mut self) -> impl Future<Output = ()> + Send;
 }

@@ -149,10 +149,15 @@ impl<W: AsyncWrite + Unpin + Send + 'static> TransportSender for LineSender<W> {
         serde_json::to_writer(&mut self.buffer, &message.message)?;
         self.buffer.push(b'\n');
         writer.write_all(&self.buffer).await?;
-        writer.flush().await?;
         if self.buffer.capacity() > 1 << 20 {
             self.buffer = Vec::new();
         }
+        Ok(())
+    }
+
+    async fn flush(&mut self) -> Result<(), TransportError> {
+        let writer = self.writer.as_mut().ok_or(TransportError::Closed)?;
+        writer.flush().await?;
         Ok(())
     }
 

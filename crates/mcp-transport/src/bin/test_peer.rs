@@ -48,9 +48,14 @@ impl Handler for Peer {
 }
 
 async fn raw_echo() -> std::io::Result<()> {
-    let mut lines = BufReader::with_capacity(64 * 1024, tokio::io::stdin()).lines();
+    let mut input = BufReader::with_capacity(64 * 1024, tokio::io::stdin());
     let mut out = BufWriter::with_capacity(64 * 1024, tokio::io::stdout());
-    while let Some(line) = lines.next_line().await? {
+    let mut line = String::new();
+    loop {
+        line.clear();
+        if input.read_line(&mut line).await? == 0 {
+            return out.flush().await;
+        }
         let Ok(request) = serde_json::from_str::<Value>(&line) else {
             continue;
         };
@@ -58,9 +63,11 @@ async fn raw_echo() -> std::io::Result<()> {
         let mut bytes = serde_json::to_vec(&response)?;
         bytes.push(b'\n');
         out.write_all(&bytes).await?;
-        out.flush().await?;
+        // Write out once the input is drained, as any sensible echo would.
+        if input.buffer().is_empty() {
+            out.flush().await?;
+        }
     }
-    Ok(())
 }
 
 #[tokio::main(flavor = "current_thread")]
