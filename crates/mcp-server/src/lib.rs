@@ -5,9 +5,46 @@
 //!   a tool's arguments and results from plain Rust types.
 //! - [`UriTemplate`]: RFC 6570 templates for resource templates, expanded and
 //!   matched back to their variables.
+//! - [`Server`] / [`ServerBuilder`]: what a server offers; [`Server::serve`]
+//!   runs it over any [`Transport`](mcp_core::Transport), and
+//!   `Server::serve_stdio` over this process's stdin and stdout.
+//! - [`Context`] / [`ServerSession`]: inside a handler, talk back to the
+//!   client: log, report progress, sample, elicit, list roots.
+//!
+//! # Examples
+//! ```no_run
+//! use mcp_server::{Context, Server};
+//!
+//! #[derive(serde::Deserialize, schemars::JsonSchema)]
+//! struct Greet {
+//!     /// Whom to greet.
+//!     name: String,
+//! }
+//!
+//! #[tokio::main]
+//! async fn main() -> Result<(), mcp_server::Error> {
+//!     Server::builder("greeter", "1.0.0")
+//!         .tool("greet", "Greets someone", |args: Greet, _cx: Context| async move {
+//!             format!("Hello, {}!", args.name)
+//!         })
+//!         .build()?
+//!         .serve_stdio()
+//!         .await
+//! }
+//! ```
 
+mod error;
+mod server;
+mod session;
 mod tool_io;
 mod uri_template;
+
+pub use error::Error;
+pub use server::{
+    Blob, DEFAULT_PAGE_SIZE, IntoPromptResult, IntoResourceContents, NoArguments, ResourceRequest,
+    Server, ServerBuilder, ServerConnection,
+};
+pub use session::{Context, ServerSession};
 
 pub use tool_io::{
     IntoToolResult, Json, SchemaError, ToolError, empty_input_schema, input_schema_for,

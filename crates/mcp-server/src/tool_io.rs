@@ -3,7 +3,10 @@
 
 use std::fmt;
 
-use mcp_types::{CallToolResult, ContentBlock, JsonObject};
+use mcp_types::{
+    CallToolResult, ContentBlock, ElicitRequestUrlParams, ErrorCode, ErrorObject, JsonObject,
+    UrlElicitationRequiredData,
+};
 use schemars::JsonSchema;
 use schemars::generate::{Contract, SchemaSettings};
 use serde::Serialize;
@@ -95,34 +98,101 @@ impl fmt::Display for SchemaError {
 
 impl std::error::Error for SchemaError {}
 
-/// A failure the model should read: it becomes a `CallToolResult` with
-/// `isError: true` and the message as text, not a protocol error.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Why a tool call failed.
+///
+/// Most failures are for the model to read ([`ToolError::new`], and any
+/// `std::error::Error` through `?`): the call answers with a
+/// `CallToolResult` whose `isError` is true and whose text is the message.
+/// A few are protocol errors the client itself must act on
+/// ([`ToolError::protocol`], [`ToolError::url_elicitation_required`]): the
+/// call answers with that JSON-RPC error instead.
+///
+/// Like `anyhow::Error`, this type does not implement `std::error::Error`,
+/// so that every error type converts into it with `?`.
+#[derive(Debug, Clone, PartialEq)]
 pub struct ToolError {
-    message: String,
+    kind: ToolErrorKind,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum ToolErrorKind {
+    Model(String),
+    Protocol(ErrorObject),
 }
 
 impl ToolError {
     /// A tool error with a message written for the model.
     pub fn new(message: impl Into<String>) -> Self {
         Self {
-            message: message.into(),
+            kind: ToolErrorKind::Model(message.into()),
         }
+    }
+
+    /// Answer the call with this JSON-RPC error rather than an `isError` result.
+    pub fn protocol(error: ErrorObject) -> Self {
+        Self {
+            kind: ToolErrorKind::Protocol(error),
+        }
+    }
+
+    /// The `-32042` error: the client must complete these URL elicitations
+    /// (for example an OAuth sign-in) before the call can succeed.
+    pub fn url_elicitation_required(
+        message: impl Into<String>,
+        elicitations: Vec<ElicitRequestUrlParams>,
+    ) -> Self {
+        Self::protocol(UrlElicitationRequiredData::new(elicitations).into_error(message))
     }
 
     /// The message.
     pub fn message(&self) -> &str {
-        &self.message
+        match &self.kind {
+            ToolErrorKind::Model(message) => message,
+            ToolErrorKind::Protocol(error) => &error.message,
+        }
+    }
+
+    /// The JSON-RPC error, when this is a protocol error.
+    pub fn as_protocol(&self) -> Option<&ErrorObject> {
+        match &self.kind {
+            ToolErrorKind::Protocol(error) => Some(error),
+            ToolErrorKind::Model(_) => None,
+        }
+    }
+
+    /// The call's answer: an `isError` result, or the protocol error.
+    pub fn into_answer(self) -> Result<CallToolResult, ErrorObject> {
+        match self.kind {
+            ToolErrorKind::Model(message) => Ok(CallToolResult::error(message)),
+            ToolErrorKind::Protocol(error) => Err(error),
+        }
     }
 }
 
 impl fmt::Display for ToolError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
+        f.write_str(self.message())
     }
 }
 
-impl std::error::Error for ToolError {}
+impl<E: std::error::Error + Send + Sync + 'static> From<E> for ToolError {
+    fn from(error: E) -> Self {
+        // A failed request to the client that the client must act on (such
+        // as -32042) stays a protocol error; anything else is for the model.
+        let boxed: Box<dyn std::error::Error + Send + Sync> = Box::new(error);
+        match boxed.downcast::<crate::Error>() {
+            Ok(error) => match *error {
+                crate::Error::Request(mcp_core::Error::Remote(remote))
+                    if remote.code == ErrorCode::URL_ELICITATION_REQUIRED =>
+                {
+                    ToolError::protocol(remote)
+                }
+                other => ToolError::new(other.to_string()),
+            },
+            Err(other) => ToolError::new(other.to_string()),
+        }
+    }
+}
 
 /// Reads a tool's `arguments` into its parameter type.
 ///
@@ -154,72 +224,87 @@ pub fn parse_arguments<T: DeserializeOwned>(
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Json<T>(pub T);
 
-/// Converts what a tool handler returns into a `CallToolResult`.
+/// Converts what a tool handler returns into the call's answer.
 ///
 /// Implemented for text (`String`, `&str`), content blocks, a ready
-/// `CallToolResult`, [`Json<T>`] for structured output, and `Result`s of
-/// those whose error the model should read.
+/// `CallToolResult`, [`Json<T>`] for structured output, `()`, and
+/// `Result<T, ToolError>` of those.
 pub trait IntoToolResult {
-    /// The result to send.
-    fn into_tool_result(self) -> CallToolResult;
+    /// The answer: a result (possibly with `isError`), or a protocol error.
+    fn into_tool_result(self) -> Result<CallToolResult, ErrorObject>;
+
+    /// The `outputSchema` this return type implies, if it is structured.
+    fn output_schema() -> Option<JsonObject> {
+        None
+    }
 }
 
 impl IntoToolResult for CallToolResult {
-    fn into_tool_result(self) -> CallToolResult {
-        self
+    fn into_tool_result(self) -> Result<CallToolResult, ErrorObject> {
+        Ok(self)
     }
 }
 
 impl IntoToolResult for String {
-    fn into_tool_result(self) -> CallToolResult {
-        CallToolResult::text(self)
+    fn into_tool_result(self) -> Result<CallToolResult, ErrorObject> {
+        Ok(CallToolResult::text(self))
     }
 }
 
 impl IntoToolResult for &str {
-    fn into_tool_result(self) -> CallToolResult {
-        CallToolResult::text(self)
+    fn into_tool_result(self) -> Result<CallToolResult, ErrorObject> {
+        Ok(CallToolResult::text(self))
     }
 }
 
 impl IntoToolResult for ContentBlock {
-    fn into_tool_result(self) -> CallToolResult {
-        CallToolResult::new(vec![self])
+    fn into_tool_result(self) -> Result<CallToolResult, ErrorObject> {
+        Ok(CallToolResult::new(vec![self]))
     }
 }
 
 impl IntoToolResult for Vec<ContentBlock> {
-    fn into_tool_result(self) -> CallToolResult {
-        CallToolResult::new(self)
+    fn into_tool_result(self) -> Result<CallToolResult, ErrorObject> {
+        Ok(CallToolResult::new(self))
     }
 }
 
 impl IntoToolResult for () {
-    fn into_tool_result(self) -> CallToolResult {
-        CallToolResult::new(vec![])
+    fn into_tool_result(self) -> Result<CallToolResult, ErrorObject> {
+        Ok(CallToolResult::new(vec![]))
     }
 }
 
-impl<T: Serialize> IntoToolResult for Json<T> {
-    fn into_tool_result(self) -> CallToolResult {
+impl<T: Serialize + JsonSchema> IntoToolResult for Json<T> {
+    fn into_tool_result(self) -> Result<CallToolResult, ErrorObject> {
         match serde_json::to_value(&self.0) {
             Ok(value) => {
                 let text = value.to_string();
-                CallToolResult::text(text).with_structured_content(value)
+                Ok(CallToolResult::text(text).with_structured_content(value))
             }
-            Err(e) => {
-                CallToolResult::error(format!("the tool's result could not be serialized: {e}"))
-            }
+            Err(e) => Ok(CallToolResult::error(format!(
+                "the tool's result could not be serialized: {e}"
+            ))),
         }
+    }
+
+    fn output_schema() -> Option<JsonObject> {
+        // A non-object type still travels as structured content, but cannot
+        // be declared as an `outputSchema` (which must be an object).
+        output_schema_for::<T>().ok()
     }
 }
 
-impl<T: IntoToolResult, E: fmt::Display> IntoToolResult for Result<T, E> {
-    fn into_tool_result(self) -> CallToolResult {
+impl<T: IntoToolResult> IntoToolResult for Result<T, ToolError> {
+    fn into_tool_result(self) -> Result<CallToolResult, ErrorObject> {
         match self {
             Ok(value) => value.into_tool_result(),
-            Err(error) => CallToolResult::error(error.to_string()),
+            Err(error) => error.into_answer(),
         }
+    }
+
+    fn output_schema() -> Option<JsonObject> {
+        T::output_schema()
     }
 }
 
@@ -294,7 +379,9 @@ mod tests {
 
     #[test]
     fn structured_output_also_travels_as_text() {
-        let result = Json(json!({"temperature": 21})).into_tool_result();
+        let result = Json(json!({"temperature": 21}))
+            .into_tool_result()
+            .expect("a result");
         assert_eq!(result.structured_content, Some(json!({"temperature": 21})));
         assert_eq!(
             result.content,
@@ -306,11 +393,47 @@ mod tests {
     #[test]
     fn an_error_result_is_readable_by_the_model() {
         let result: Result<String, ToolError> = Err(ToolError::new("the city is unknown"));
-        let result = result.into_tool_result();
+        let result = result
+            .into_tool_result()
+            .expect("a result, not a protocol error");
         assert_eq!(result.is_error, Some(true));
         assert_eq!(
             result.content,
             vec![ContentBlock::text("the city is unknown")]
         );
+    }
+
+    #[test]
+    fn a_url_elicitation_requirement_is_a_protocol_error() {
+        let result: Result<String, ToolError> = Err(ToolError::url_elicitation_required(
+            "sign in first",
+            vec![ElicitRequestUrlParams::new(
+                "Sign in",
+                "https://example.com/auth",
+            )],
+        ));
+        let error = result.into_tool_result().expect_err("a protocol error");
+        assert_eq!(error.code, ErrorCode::URL_ELICITATION_REQUIRED);
+    }
+
+    #[test]
+    fn any_std_error_converts_into_a_model_readable_error() {
+        fn parse(text: &str) -> Result<i64, ToolError> {
+            Ok(text.parse::<i64>()?)
+        }
+        let error = parse("x").expect_err("not a number");
+        assert!(error.as_protocol().is_none());
+        assert_eq!(error.message(), "invalid digit found in string");
+    }
+
+    #[test]
+    fn structured_return_types_declare_an_output_schema() {
+        #[derive(Serialize, JsonSchema)]
+        struct Sum {
+            total: i64,
+        }
+        let schema = <Result<Json<Sum>, ToolError>>::output_schema().expect("an object schema");
+        assert_eq!(schema["type"], "object");
+        assert!(String::output_schema().is_none());
     }
 }

@@ -1,0 +1,164 @@
+//! Connect to a server and initialize in one call.
+
+use std::ops::Deref;
+use std::sync::Arc;
+
+use mcp_core::Transport;
+use mcp_types::{Implementation, InitializeResult, ServerCapabilities};
+
+use crate::{ClientConfig, ClientSession, Error};
+
+/// Messages queued each way between an in-process server and its client.
+#[cfg(feature = "in-process")]
+const IN_PROCESS_QUEUE: usize = 256;
+
+/// What keeps the server on the other end alive, if this client owns it.
+enum Owned {
+    Nothing,
+    #[cfg(feature = "stdio")]
+    Process(mcp_transport::stdio::ChildProcess),
+    #[cfg(feature = "in-process")]
+    Server(mcp_server::ServerConnection),
+}
+
+/// An initialized session with a server, and whatever runs the server (a
+/// child process, an in-process server). Derefs to [`ClientSession`] for
+/// the typed calls.
+///
+/// # Examples
+/// ```no_run
+/// use mcp_client::{Client, ClientConfig};
+/// use mcp_transport::stdio::ServerCommand;
+///
+/// # async fn run() -> Result<(), mcp_client::Error> {
+/// let client = Client::connect_stdio(
+///     ServerCommand::new("python3").args(["-m", "my_server"]),
+///     ClientConfig::new("my-host", "1.0.0"),
+/// )
+/// .await?;
+/// for tool in client.list_all_tools().await? {
+///     println!("{}", tool.name);
+/// }
+/// client.close().await?;
+/// # Ok(())
+/// # }
+/// ```
+pub struct Client {
+    session: ClientSession,
+    initialized: Arc<InitializeResult>,
+    owned: Owned,
+}
+
+impl Client {
+    /// Connects over any transport and initializes.
+    ///
+    /// # Errors
+    /// As [`ClientSession::initialize`].
+    pub async fn connect<T: Transport>(transport: T, config: ClientConfig) -> Result<Self, Error> {
+        Self::initialize(ClientSession::new(transport, config), Owned::Nothing).await
+    }
+
+    /// Spawns a server process, connects over its stdin/stdout and
+    /// initializes. The process is shut down by [`close`](Self::close), and
+    /// killed if the client is dropped.
+    ///
+    /// # Errors
+    /// [`Error::Process`] when the process cannot start; as
+    /// [`ClientSession::initialize`] otherwise (the process is then stopped).
+    #[cfg(feature = "stdio")]
+    pub async fn connect_stdio(
+        command: mcp_transport::stdio::ServerCommand,
+        config: ClientConfig,
+    ) -> Result<Self, Error> {
+        let (transport, process) = command.spawn()?;
+        let session = ClientSession::new(transport, config);
+        Self::initialize(session, Owned::Process(process)).await
+    }
+
+    /// Runs `server` in this process over an in-memory transport and
+    /// connects to it: for tests, and for hosts that embed their tools.
+    ///
+    /// # Errors
+    /// As [`ClientSession::initialize`].
+    #[cfg(feature = "in-process")]
+    pub async fn connect_in_process(
+        server: &mcp_server::Server,
+        config: ClientConfig,
+    ) -> Result<Self, Error> {
+        let (ours, theirs) = mcp_core::MemoryTransport::pair(IN_PROCESS_QUEUE);
+        let connection = server.serve(theirs);
+        let session = ClientSession::new(ours, config);
+        Self::initialize(session, Owned::Server(connection)).await
+    }
+
+    async fn initialize(session: ClientSession, owned: Owned) -> Result<Self, Error> {
+        match session.initialize().await {
+            Ok(initialized) => Ok(Self {
+                session,
+                initialized,
+                owned,
+            }),
+            Err(error) => {
+                session.close().await;
+                let _ = shutdown(owned).await;
+                Err(error)
+            }
+        }
+    }
+
+    /// The server's answer to `initialize`.
+    pub fn initialize_result(&self) -> &InitializeResult {
+        &self.initialized
+    }
+
+    /// The server's name and version.
+    pub fn server_info(&self) -> &Implementation {
+        &self.initialized.server_info
+    }
+
+    /// What the server can do.
+    pub fn server_capabilities(&self) -> &ServerCapabilities {
+        &self.initialized.capabilities
+    }
+
+    /// The server's instructions for the model, if any.
+    pub fn instructions(&self) -> Option<&str> {
+        self.initialized.instructions.as_deref()
+    }
+
+    /// The session, for the typed calls (also reachable through `Deref`).
+    pub fn session(&self) -> &ClientSession {
+        &self.session
+    }
+
+    /// Closes the session, then stops what runs the server: a child process
+    /// gets its stdin closed, a bounded wait, then SIGTERM and SIGKILL.
+    ///
+    /// # Errors
+    /// [`Error::Process`] when the child process could not be reaped.
+    pub async fn close(self) -> Result<(), Error> {
+        self.session.close().await;
+        shutdown(self.owned).await
+    }
+}
+
+async fn shutdown(owned: Owned) -> Result<(), Error> {
+    match owned {
+        Owned::Nothing => Ok(()),
+        #[cfg(feature = "stdio")]
+        Owned::Process(process) => process.shutdown().await.map(|_| ()).map_err(Error::from),
+        #[cfg(feature = "in-process")]
+        Owned::Server(connection) => {
+            connection.shutdown().await;
+            Ok(())
+        }
+    }
+}
+
+impl Deref for Client {
+    type Target = ClientSession;
+
+    fn deref(&self) -> &ClientSession {
+        &self.session
+    }
+}

@@ -1,0 +1,235 @@
+//! How a client presents itself and answers what a server asks of it.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcp_core::{CancellationToken, DispatcherConfig};
+use mcp_types::{
+    ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
+    ElicitResult, ElicitationCapability, ErrorObject, Implementation, JsonObject, ListRootsResult,
+    LoggingMessageNotificationParams, RequestId, Revision, RootsCapability, SamplingCapability,
+    ServerNotification,
+};
+
+pub(crate) type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
+pub(crate) type SamplingFn = Arc<
+    dyn Fn(
+            CreateMessageRequestParams,
+            RequestInfo,
+        ) -> BoxFuture<Result<CreateMessageResult, ErrorObject>>
+        + Send
+        + Sync,
+>;
+pub(crate) type ElicitationFn = Arc<
+    dyn Fn(ElicitRequestParams, RequestInfo) -> BoxFuture<Result<ElicitResult, ErrorObject>>
+        + Send
+        + Sync,
+>;
+pub(crate) type RootsFn =
+    Arc<dyn Fn(RequestInfo) -> BoxFuture<Result<ListRootsResult, ErrorObject>> + Send + Sync>;
+pub(crate) type LoggingFn =
+    Arc<dyn Fn(LoggingMessageNotificationParams) -> BoxFuture<()> + Send + Sync>;
+pub(crate) type NotificationFn = Arc<dyn Fn(ServerNotification) -> BoxFuture<()> + Send + Sync>;
+
+/// About a request the server sent, for a callback that answers it.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct RequestInfo {
+    /// The server's id for the request.
+    pub id: RequestId,
+    /// Cancelled when the server cancels the request; the answer is then dropped.
+    pub cancel: CancellationToken,
+}
+
+/// How a client presents itself, and the callbacks that answer the server.
+///
+/// The capabilities the client declares follow from the callbacks given:
+/// `sampling` with [`on_sampling`](Self::on_sampling), `elicitation` (form
+/// and URL) with [`on_elicitation`](Self::on_elicitation), `roots` with
+/// [`on_list_roots`](Self::on_list_roots).
+///
+/// # Examples
+/// ```
+/// use mcp_client::ClientConfig;
+/// use mcp_types::{CreateMessageResult, SamplingMessageContentBlock};
+///
+/// let config = ClientConfig::new("my-host", "1.0.0").on_sampling(|params, _info| async move {
+///     Ok(CreateMessageResult::new(
+///         SamplingMessageContentBlock::text(format!("{} messages read", params.messages.len())),
+///         "echo-model",
+///     ))
+/// });
+/// assert!(config.capabilities().sampling.is_some());
+/// ```
+#[derive(Clone)]
+pub struct ClientConfig {
+    pub(crate) info: Implementation,
+    pub(crate) protocol_version: Revision,
+    pub(crate) request_timeout: Option<Duration>,
+    pub(crate) dispatcher: DispatcherConfig,
+    pub(crate) sampling: Option<SamplingFn>,
+    pub(crate) sampling_tools: bool,
+    pub(crate) elicitation: Option<ElicitationFn>,
+    pub(crate) roots: Option<RootsFn>,
+    pub(crate) roots_list_changed: bool,
+    pub(crate) logging: Option<LoggingFn>,
+    pub(crate) notification: Option<NotificationFn>,
+    pub(crate) validate_tool_output: bool,
+}
+
+impl ClientConfig {
+    /// A client named `name` at `version`, with no callbacks.
+    pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
+        Self::with_info(Implementation::new(name, version))
+    }
+
+    /// A client with a full implementation description.
+    pub fn with_info(info: Implementation) -> Self {
+        Self {
+            info,
+            protocol_version: Revision::LATEST_HANDSHAKE,
+            request_timeout: None,
+            dispatcher: DispatcherConfig::default(),
+            sampling: None,
+            sampling_tools: false,
+            elicitation: None,
+            roots: None,
+            roots_list_changed: false,
+            logging: None,
+            notification: None,
+            validate_tool_output: true,
+        }
+    }
+
+    /// The revision to ask for in `initialize` (the latest handshake-era
+    /// revision by default). The server may answer with an older one.
+    pub fn protocol_version(mut self, revision: Revision) -> Self {
+        self.protocol_version = revision;
+        self
+    }
+
+    /// A timeout for every request that does not set its own.
+    pub fn request_timeout(mut self, timeout: Duration) -> Self {
+        self.request_timeout = Some(timeout);
+        self
+    }
+
+    /// The dispatcher settings (queues, message limits).
+    pub fn dispatcher_config(mut self, config: DispatcherConfig) -> Self {
+        self.dispatcher = config;
+        self
+    }
+
+    /// Answers `sampling/createMessage`: run the host's model.
+    pub fn on_sampling<F, Fut>(mut self, callback: F) -> Self
+    where
+        F: Fn(CreateMessageRequestParams, RequestInfo) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<CreateMessageResult, ErrorObject>> + Send + 'static,
+    {
+        let callback = Arc::new(callback);
+        self.sampling = Some(Arc::new(move |params, info| {
+            let callback = callback.clone();
+            Box::pin(async move { callback(params, info).await })
+        }));
+        self
+    }
+
+    /// Declares `sampling.tools`: the sampling callback accepts `tools` and
+    /// `toolChoice`.
+    pub fn sampling_tools(mut self, enabled: bool) -> Self {
+        self.sampling_tools = enabled;
+        self
+    }
+
+    /// Answers `elicitation/create` in form and URL mode: ask the user.
+    pub fn on_elicitation<F, Fut>(mut self, callback: F) -> Self
+    where
+        F: Fn(ElicitRequestParams, RequestInfo) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ElicitResult, ErrorObject>> + Send + 'static,
+    {
+        let callback = Arc::new(callback);
+        self.elicitation = Some(Arc::new(move |params, info| {
+            let callback = callback.clone();
+            Box::pin(async move { callback(params, info).await })
+        }));
+        self
+    }
+
+    /// Answers `roots/list`. Declares `roots.listChanged`, so the host may
+    /// call [`send_roots_list_changed`](crate::ClientSession::send_roots_list_changed).
+    pub fn on_list_roots<F, Fut>(mut self, callback: F) -> Self
+    where
+        F: Fn(RequestInfo) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ListRootsResult, ErrorObject>> + Send + 'static,
+    {
+        let callback = Arc::new(callback);
+        self.roots = Some(Arc::new(move |info| {
+            let callback = callback.clone();
+            Box::pin(async move { callback(info).await })
+        }));
+        self.roots_list_changed = true;
+        self
+    }
+
+    /// Receives `notifications/message` (the server's log).
+    pub fn on_logging<F, Fut>(mut self, callback: F) -> Self
+    where
+        F: Fn(LoggingMessageNotificationParams) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        let callback = Arc::new(callback);
+        self.logging = Some(Arc::new(move |params| {
+            let callback = callback.clone();
+            Box::pin(async move { callback(params).await })
+        }));
+        self
+    }
+
+    /// Receives every notification from the server (log messages too, after
+    /// [`on_logging`](Self::on_logging)), in order of arrival.
+    pub fn on_notification<F, Fut>(mut self, callback: F) -> Self
+    where
+        F: Fn(ServerNotification) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        let callback = Arc::new(callback);
+        self.notification = Some(Arc::new(move |notification| {
+            let callback = callback.clone();
+            Box::pin(async move { callback(notification).await })
+        }));
+        self
+    }
+
+    /// Whether `call_tool` checks structured results against the tool's
+    /// output schema (on by default).
+    pub fn validate_tool_output(mut self, enabled: bool) -> Self {
+        self.validate_tool_output = enabled;
+        self
+    }
+
+    /// The capabilities this configuration declares.
+    pub fn capabilities(&self) -> ClientCapabilities {
+        let mut capabilities = ClientCapabilities::new();
+        if self.sampling.is_some() {
+            let mut sampling = SamplingCapability::new();
+            if self.sampling_tools {
+                sampling.tools = Some(JsonObject::new());
+            }
+            capabilities.sampling = Some(sampling);
+        }
+        if self.elicitation.is_some() {
+            let mut elicitation = ElicitationCapability::new();
+            elicitation.form = Some(JsonObject::new());
+            elicitation.url = Some(JsonObject::new());
+            capabilities.elicitation = Some(elicitation);
+        }
+        if self.roots.is_some() {
+            let mut roots = RootsCapability::new();
+            roots.list_changed = self.roots_list_changed.then_some(true);
+            capabilities.roots = Some(roots);
+        }
+        capabilities
+    }
+}

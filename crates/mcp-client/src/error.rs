@@ -1,0 +1,104 @@
+//! The one error type of this crate.
+
+use mcp_types::ErrorObject;
+
+/// What went wrong talking to a server.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The request failed: the server answered with an error, it timed out,
+    /// or the connection closed.
+    #[error(transparent)]
+    Request(#[from] mcp_core::Error),
+    /// The server answered `initialize` with a revision this client does not speak.
+    #[error(
+        "the server answered with protocol revision `{answered}`, which this client does not \
+         support (it speaks {supported}); use a server that supports one of those"
+    )]
+    UnsupportedProtocolVersion {
+        /// What the server answered.
+        answered: String,
+        /// What this client speaks.
+        supported: String,
+    },
+    /// A call that needs an initialized session came first.
+    #[error("the session is not initialized: call `initialize()` first")]
+    NotInitialized,
+    /// The server does not declare the capability a call needs.
+    #[error("the server does not declare the `{capability}` capability needed by `{method}`")]
+    MissingServerCapability {
+        /// The capability.
+        capability: &'static str,
+        /// The method.
+        method: &'static str,
+    },
+    /// The server's answer does not match the method's result schema.
+    #[error("the server's answer to `{method}` is not a valid result: {source}")]
+    InvalidResult {
+        /// The method.
+        method: &'static str,
+        /// What serde found wrong.
+        source: serde_json::Error,
+    },
+    /// A tool's result does not match the output schema it declared.
+    #[error("the result of tool `{tool}` does not match its output schema: {reason}")]
+    InvalidToolResult {
+        /// The tool.
+        tool: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// Params could not be serialized.
+    #[error("could not serialize the params of `{method}`: {source}")]
+    Serialize {
+        /// The method.
+        method: &'static str,
+        /// The serializer's error.
+        source: serde_json::Error,
+    },
+    /// The server process could not be started or stopped.
+    #[error(transparent)]
+    Process(#[from] mcp_transport::Error),
+    /// A session group refused a server whose component names collide with
+    /// those already in the group.
+    #[error(
+        "{kind} {names:?} already exist in the group; give a naming hook to tell servers apart"
+    )]
+    DuplicateComponents {
+        /// "tools", "resources" or "prompts".
+        kind: &'static str,
+        /// The colliding names.
+        names: Vec<String>,
+    },
+    /// A session group has no component of that name.
+    #[error("no {kind} named `{name}` in the group")]
+    UnknownComponent {
+        /// "tool".
+        kind: &'static str,
+        /// The name asked for.
+        name: String,
+    },
+}
+
+impl Error {
+    /// The server's JSON-RPC error, when the server answered with one.
+    pub fn remote(&self) -> Option<&ErrorObject> {
+        match self {
+            Error::Request(mcp_core::Error::Remote(e)) => Some(e),
+            _ => None,
+        }
+    }
+
+    /// Whether the request timed out.
+    pub fn is_timeout(&self) -> bool {
+        matches!(self, Error::Request(mcp_core::Error::Timeout { .. }))
+    }
+
+    /// Whether the connection closed before an answer came.
+    pub fn is_connection_closed(&self) -> bool {
+        matches!(
+            self,
+            Error::Request(mcp_core::Error::ConnectionClosed { .. } | mcp_core::Error::Closed)
+        )
+    }
+}

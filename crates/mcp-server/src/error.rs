@@ -1,0 +1,79 @@
+//! The one error type of this crate.
+
+use mcp_types::{ErrorCode, ErrorObject};
+
+/// What went wrong while building or running a server, or while asking the
+/// client something from a handler.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A tool, resource or prompt could not be registered (duplicate name,
+    /// an argument type that is not a JSON object, a bad URI template).
+    #[error("cannot register {what}: {reason}")]
+    Registration {
+        /// What was being registered, such as "tool `add`".
+        what: String,
+        /// Why it was refused, with what to do.
+        reason: String,
+    },
+    /// The client did not declare the capability this request needs.
+    #[error(
+        "the client did not declare the `{capability}` capability, so `{method}` cannot be sent; \
+         check `client_params()` or `check_client_capability` before asking"
+    )]
+    MissingClientCapability {
+        /// The capability, such as `sampling.tools`.
+        capability: &'static str,
+        /// The method that needs it.
+        method: &'static str,
+    },
+    /// The session has not been initialized, so the client's capabilities are unknown.
+    #[error("the client has not initialized the session yet, so `{method}` cannot be sent")]
+    NotInitialized {
+        /// The method that was to be sent.
+        method: &'static str,
+    },
+    /// The request to the client failed: it answered with an error, timed
+    /// out, or the connection closed.
+    #[error(transparent)]
+    Request(#[from] mcp_core::Error),
+    /// The client's answer does not match the method's result schema.
+    #[error("the client's answer to `{method}` is not a valid result: {source}")]
+    InvalidResult {
+        /// The method.
+        method: &'static str,
+        /// What serde found wrong.
+        source: serde_json::Error,
+    },
+    /// Params could not be serialized.
+    #[error("could not serialize the params of `{method}`: {source}")]
+    Serialize {
+        /// The method.
+        method: &'static str,
+        /// The serializer's error.
+        source: serde_json::Error,
+    },
+    /// The transport could not be set up.
+    #[error(transparent)]
+    Transport(#[from] mcp_core::TransportError),
+}
+
+impl Error {
+    /// The JSON-RPC error a request handler answers with when this error ends it.
+    pub fn to_error_object(&self) -> ErrorObject {
+        match self {
+            Error::Request(e) => e.to_error_object(),
+            Error::MissingClientCapability { .. } => ErrorObject::new(
+                ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
+                self.to_string(),
+            ),
+            _ => ErrorObject::internal_error(self.to_string()),
+        }
+    }
+}
+
+impl From<Error> for ErrorObject {
+    fn from(error: Error) -> Self {
+        error.to_error_object()
+    }
+}

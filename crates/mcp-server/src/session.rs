@@ -1,0 +1,551 @@
+//! One client's session: what it declared, and the requests and
+//! notifications a server sends it.
+
+use std::collections::HashSet;
+use std::ops::Deref;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use mcp_core::{CancellationToken, Peer, RequestOptions};
+use mcp_types::method::{Method, NotificationMethod, RequestMethod};
+use mcp_types::{
+    ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitRequestFormParams,
+    ElicitRequestParams, ElicitRequestUrlParams, ElicitRequestedSchema, ElicitResult,
+    ElicitationCompleteParams, EmptyResult, Implementation, InitializeRequestParams,
+    ListRootsResult, LoggingLevel, LoggingMessageNotificationParams, ProgressNotificationParams,
+    ProgressToken, RawJson, RequestId, RequestMeta, ResourceUpdatedNotificationParams, Revision,
+    methods,
+};
+use serde_json::Value;
+
+use crate::Error;
+
+#[derive(Default)]
+struct State {
+    client: Option<Arc<InitializeRequestParams>>,
+    revision: Option<Revision>,
+    initialized: bool,
+    log_level: Option<LoggingLevel>,
+    subscriptions: HashSet<String>,
+}
+
+/// Per-connection state shared by the session handles and the runner.
+#[derive(Default)]
+pub(crate) struct SessionState {
+    state: Mutex<State>,
+}
+
+impl SessionState {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(crate) fn set_client(&self, params: InitializeRequestParams, revision: Revision) {
+        let mut state = self.lock();
+        state.client = Some(Arc::new(params));
+        state.revision = Some(revision);
+    }
+
+    pub(crate) fn revision(&self) -> Option<Revision> {
+        self.lock().revision
+    }
+
+    pub(crate) fn mark_initialized(&self) {
+        self.lock().initialized = true;
+    }
+
+    pub(crate) fn set_log_level(&self, level: LoggingLevel) {
+        self.lock().log_level = Some(level);
+    }
+
+    pub(crate) fn subscribe(&self, uri: String) {
+        self.lock().subscriptions.insert(uri);
+    }
+
+    pub(crate) fn unsubscribe(&self, uri: &str) {
+        self.lock().subscriptions.remove(uri);
+    }
+}
+
+/// A handle on one client's session: what it declared at initialization, and
+/// every request and notification a server may send it. Cheap to clone.
+///
+/// Inside a handler, [`Context`] derefs to the session, and what it sends is
+/// related to the request being handled (so a streamable HTTP transport can
+/// put it on that request's stream).
+#[derive(Clone)]
+pub struct ServerSession {
+    peer: Peer,
+    state: Arc<SessionState>,
+}
+
+impl ServerSession {
+    pub(crate) fn new(peer: Peer, state: Arc<SessionState>) -> Self {
+        Self { peer, state }
+    }
+
+    /// The dispatcher's peer, for requests this crate has no helper for.
+    pub fn peer(&self) -> &Peer {
+        &self.peer
+    }
+
+    /// The client's `initialize` params, once it has sent them.
+    pub fn client_params(&self) -> Option<Arc<InitializeRequestParams>> {
+        self.state.lock().client.clone()
+    }
+
+    /// The client's name and version, once initialized.
+    pub fn client_info(&self) -> Option<Implementation> {
+        self.client_params().map(|p| p.client_info.clone())
+    }
+
+    /// The negotiated protocol revision, once initialized.
+    pub fn protocol_version(&self) -> Option<Revision> {
+        self.state.revision()
+    }
+
+    /// Whether the client sent `notifications/initialized`.
+    pub fn is_initialized(&self) -> bool {
+        self.state.lock().initialized
+    }
+
+    /// The level set by the client's `logging/setLevel`, if any.
+    pub fn log_level(&self) -> Option<LoggingLevel> {
+        self.state.lock().log_level
+    }
+
+    /// Whether the client subscribed to updates of `uri`.
+    pub fn is_subscribed(&self, uri: &str) -> bool {
+        self.state.lock().subscriptions.contains(uri)
+    }
+
+    /// Whether the client declared every capability in `required` (and,
+    /// within each, every sub-capability `required` names).
+    pub fn check_client_capability(&self, required: &ClientCapabilities) -> bool {
+        let Some(client) = self.client_params() else {
+            return false;
+        };
+        client_has(&client.capabilities, required)
+    }
+
+    /// Sends a request of method `M` and reads its typed result.
+    ///
+    /// # Errors
+    /// [`Error::Request`] when the client answers with an error, the request
+    /// times out or the connection closes; [`Error::InvalidResult`] when the
+    /// answer does not fit `M::Result`.
+    pub async fn send_request<M: RequestMethod>(
+        &self,
+        params: &M::Params,
+        options: RequestOptions,
+    ) -> Result<M::Result, Error> {
+        let params = raw_params::<M>(params)?;
+        let result = self.peer.request(M::NAME, params, options).await?;
+        result.parse().map_err(|source| Error::InvalidResult {
+            method: M::NAME,
+            source,
+        })
+    }
+
+    /// Sends a notification of method `M`.
+    ///
+    /// # Errors
+    /// [`Error::Request`] when the connection is closed.
+    pub async fn send_notification<M: NotificationMethod>(
+        &self,
+        params: &M::Params,
+    ) -> Result<(), Error> {
+        let params = raw_params::<M>(params)?;
+        self.peer.notify(M::NAME, params).await?;
+        Ok(())
+    }
+
+    /// Sends `notifications/message`, unless the client asked (with
+    /// `logging/setLevel`) for a more severe level only.
+    ///
+    /// # Errors
+    /// [`Error::Request`] when the connection is closed.
+    pub async fn send_log_message(
+        &self,
+        level: LoggingLevel,
+        data: impl Into<Value>,
+        logger: Option<&str>,
+    ) -> Result<(), Error> {
+        if self.log_level().is_some_and(|minimum| level < minimum) {
+            return Ok(());
+        }
+        let mut params = LoggingMessageNotificationParams::new(level, data);
+        params.logger = logger.map(str::to_owned);
+        self.send_notification::<methods::LoggingMessage>(&params)
+            .await
+    }
+
+    /// Sends `notifications/progress` for `progress_token`.
+    ///
+    /// # Errors
+    /// [`Error::Request`] when the connection is closed.
+    pub async fn send_progress_notification(
+        &self,
+        progress_token: ProgressToken,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    ) -> Result<(), Error> {
+        let mut params = ProgressNotificationParams::new(progress_token, progress);
+        params.total = total;
+        params.message = message;
+        self.send_notification::<methods::Progress>(&params).await
+    }
+
+    /// Sends `notifications/resources/updated` for `uri` if the client
+    /// subscribed to it (and nothing otherwise: the spec sends updates to
+    /// subscribers only).
+    ///
+    /// # Errors
+    /// [`Error::Request`] when the connection is closed.
+    pub async fn send_resource_updated(&self, uri: &str) -> Result<(), Error> {
+        if !self.is_subscribed(uri) {
+            return Ok(());
+        }
+        self.send_notification::<methods::ResourceUpdated>(&ResourceUpdatedNotificationParams::new(
+            uri,
+        ))
+        .await
+    }
+
+    /// Sends `notifications/resources/list_changed`.
+    ///
+    /// # Errors
+    /// [`Error::Request`] when the connection is closed.
+    pub async fn send_resource_list_changed(&self) -> Result<(), Error> {
+        self.send_notification::<methods::ResourceListChanged>(&None)
+            .await
+    }
+
+    /// Sends `notifications/tools/list_changed`.
+    ///
+    /// # Errors
+    /// [`Error::Request`] when the connection is closed.
+    pub async fn send_tool_list_changed(&self) -> Result<(), Error> {
+        self.send_notification::<methods::ToolListChanged>(&None)
+            .await
+    }
+
+    /// Sends `notifications/prompts/list_changed`.
+    ///
+    /// # Errors
+    /// [`Error::Request`] when the connection is closed.
+    pub async fn send_prompt_list_changed(&self) -> Result<(), Error> {
+        self.send_notification::<methods::PromptListChanged>(&None)
+            .await
+    }
+
+    /// Sends `notifications/elicitation/complete`: the out-of-band
+    /// interaction of a URL elicitation has finished.
+    ///
+    /// # Errors
+    /// [`Error::Request`] when the connection is closed.
+    pub async fn send_elicit_complete(&self, elicitation_id: &str) -> Result<(), Error> {
+        self.send_notification::<methods::ElicitationComplete>(&ElicitationCompleteParams::new(
+            elicitation_id,
+        ))
+        .await
+    }
+
+    /// Sends `ping` and waits for the answer.
+    ///
+    /// # Errors
+    /// [`Error::Request`] when the client does not answer.
+    pub async fn send_ping(&self) -> Result<(), Error> {
+        self.send_request::<methods::Ping>(&None, RequestOptions::new())
+            .await
+            .map(|_: EmptyResult| ())
+    }
+
+    /// Asks the client's model for a completion (`sampling/createMessage`).
+    ///
+    /// Checked first against what the client declared: sampling itself, and
+    /// `sampling.tools` when `params` offers tools or a tool choice.
+    ///
+    /// # Errors
+    /// [`Error::MissingClientCapability`] before anything is sent;
+    /// [`Error::Request`] when the client refuses or fails.
+    pub async fn create_message(
+        &self,
+        params: &CreateMessageRequestParams,
+    ) -> Result<CreateMessageResult, Error> {
+        let method = methods::CreateMessage::NAME;
+        let client = self.initialized_client(method)?;
+        let Some(sampling) = &client.capabilities.sampling else {
+            return Err(missing("sampling", method));
+        };
+        if (params.tools.is_some() || params.tool_choice.is_some()) && sampling.tools.is_none() {
+            return Err(missing("sampling.tools", method));
+        }
+        self.send_request::<methods::CreateMessage>(params, RequestOptions::new())
+            .await
+    }
+
+    /// Asks the user to fill in a form (`elicitation/create`, form mode).
+    ///
+    /// # Errors
+    /// [`Error::MissingClientCapability`] when the client cannot elicit
+    /// forms; [`Error::Request`] when it fails.
+    pub async fn elicit_form(
+        &self,
+        message: &str,
+        requested_schema: ElicitRequestedSchema,
+    ) -> Result<ElicitResult, Error> {
+        let method = methods::Elicit::NAME;
+        let client = self.initialized_client(method)?;
+        let Some(elicitation) = &client.capabilities.elicitation else {
+            return Err(missing("elicitation", method));
+        };
+        // An empty `elicitation` object (2025-06-18 style) means form mode.
+        let form_ok = elicitation.form.is_some() || elicitation.url.is_none();
+        if !form_ok {
+            return Err(missing("elicitation.form", method));
+        }
+        let params =
+            ElicitRequestParams::Form(ElicitRequestFormParams::new(message, requested_schema));
+        self.send_request::<methods::Elicit>(&params, RequestOptions::new())
+            .await
+    }
+
+    /// Asks the user to visit `url` (`elicitation/create`, URL mode), for
+    /// interactions that must not pass through the client, such as signing in.
+    ///
+    /// # Errors
+    /// [`Error::MissingClientCapability`] when the client cannot elicit URLs;
+    /// [`Error::Request`] when it fails.
+    pub async fn elicit_url(
+        &self,
+        message: &str,
+        url: &str,
+        elicitation_id: &str,
+    ) -> Result<ElicitResult, Error> {
+        let method = methods::Elicit::NAME;
+        let client = self.initialized_client(method)?;
+        if client
+            .capabilities
+            .elicitation
+            .as_ref()
+            .and_then(|e| e.url.as_ref())
+            .is_none()
+        {
+            return Err(missing("elicitation.url", method));
+        }
+        let mut params = ElicitRequestUrlParams::new(message, url);
+        params.elicitation_id = Some(elicitation_id.to_owned());
+        self.send_request::<methods::Elicit>(
+            &ElicitRequestParams::Url(params),
+            RequestOptions::new(),
+        )
+        .await
+    }
+
+    /// Asks for the client's roots (`roots/list`).
+    ///
+    /// # Errors
+    /// [`Error::MissingClientCapability`] when the client has no roots;
+    /// [`Error::Request`] when it fails.
+    pub async fn list_roots(&self) -> Result<ListRootsResult, Error> {
+        let method = methods::ListRoots::NAME;
+        let client = self.initialized_client(method)?;
+        if client.capabilities.roots.is_none() {
+            return Err(missing("roots", method));
+        }
+        self.send_request::<methods::ListRoots>(&None, RequestOptions::new())
+            .await
+    }
+
+    fn initialized_client(
+        &self,
+        method: &'static str,
+    ) -> Result<Arc<InitializeRequestParams>, Error> {
+        self.client_params().ok_or(Error::NotInitialized { method })
+    }
+}
+
+fn missing(capability: &'static str, method: &'static str) -> Error {
+    Error::MissingClientCapability { capability, method }
+}
+
+fn raw_params<M: Method>(params: &M::Params) -> Result<Option<RawJson>, Error> {
+    if M::is_absent(params) {
+        return Ok(None);
+    }
+    RawJson::from_serialize(params)
+        .map(Some)
+        .map_err(|source| Error::Serialize {
+            method: M::NAME,
+            source,
+        })
+}
+
+/// Whether `have` covers everything `want` names.
+fn client_has(have: &ClientCapabilities, want: &ClientCapabilities) -> bool {
+    fn object_covers(
+        have: Option<&mcp_types::JsonObject>,
+        want: Option<&mcp_types::JsonObject>,
+    ) -> bool {
+        match (have, want) {
+            (_, None) => true,
+            (None, Some(_)) => false,
+            (Some(have), Some(want)) => want.keys().all(|k| have.contains_key(k)),
+        }
+    }
+    if let Some(want) = &want.roots {
+        let Some(have) = &have.roots else {
+            return false;
+        };
+        if want.list_changed == Some(true) && have.list_changed != Some(true) {
+            return false;
+        }
+    }
+    if let Some(want) = &want.sampling {
+        let Some(have) = &have.sampling else {
+            return false;
+        };
+        if !object_covers(have.tools.as_ref(), want.tools.as_ref())
+            || !object_covers(have.context.as_ref(), want.context.as_ref())
+        {
+            return false;
+        }
+    }
+    if let Some(want) = &want.elicitation {
+        let Some(have) = &have.elicitation else {
+            return false;
+        };
+        let have_form = have.form.is_some() || have.url.is_none();
+        if (want.form.is_some() && !have_form)
+            || !object_covers(have.url.as_ref(), want.url.as_ref())
+        {
+            return false;
+        }
+    }
+    object_covers(have.experimental.as_ref(), want.experimental.as_ref())
+        && object_covers(have.extensions.as_ref(), want.extensions.as_ref())
+        && (want.tasks.is_none() || have.tasks.is_some())
+}
+
+/// What a handler knows about the request it is serving, and the session to
+/// talk back to the client. Derefs to [`ServerSession`]: what it sends is
+/// related to this request.
+#[derive(Clone)]
+pub struct Context {
+    session: ServerSession,
+    request_id: RequestId,
+    cancel: CancellationToken,
+    meta: Option<Arc<RequestMeta>>,
+}
+
+impl Context {
+    pub(crate) fn new(
+        session: ServerSession,
+        request_id: RequestId,
+        cancel: CancellationToken,
+        meta: Option<RequestMeta>,
+    ) -> Self {
+        Self {
+            session,
+            request_id,
+            cancel,
+            meta: meta.map(Arc::new),
+        }
+    }
+
+    /// The id of the request being served.
+    pub fn request_id(&self) -> &RequestId {
+        &self.request_id
+    }
+
+    /// The request's `_meta`, if it had one.
+    pub fn meta(&self) -> Option<&RequestMeta> {
+        self.meta.as_deref()
+    }
+
+    /// The progress token the client attached, if it wants progress.
+    pub fn progress_token(&self) -> Option<&ProgressToken> {
+        self.meta.as_deref().and_then(|m| m.progress_token.as_ref())
+    }
+
+    /// Reports progress on this request, if the client asked for it (and
+    /// does nothing otherwise).
+    ///
+    /// # Errors
+    /// [`Error::Request`] when the connection is closed.
+    pub async fn report_progress(
+        &self,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<&str>,
+    ) -> Result<(), Error> {
+        let Some(token) = self.progress_token() else {
+            return Ok(());
+        };
+        self.session
+            .send_progress_notification(token.clone(), progress, total, message.map(str::to_owned))
+            .await
+    }
+
+    /// Sends a log message at `level` (see [`ServerSession::send_log_message`]).
+    ///
+    /// # Errors
+    /// [`Error::Request`] when the connection is closed.
+    pub async fn log(&self, level: LoggingLevel, data: impl Into<Value>) -> Result<(), Error> {
+        self.session.send_log_message(level, data, None).await
+    }
+
+    /// Whether the client cancelled this request (or the connection ended).
+    ///
+    /// A cancelled handler's future is dropped at its next await point and
+    /// no answer is sent; this and [`cancelled`](Self::cancelled) serve
+    /// work the handler spawned with a clone of the context, and blocking
+    /// loops that never await.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
+
+    /// Resolves when the client cancels this request or the connection ends.
+    pub async fn cancelled(&self) {
+        self.cancel.cancelled().await
+    }
+
+    /// The session this request belongs to.
+    pub fn session(&self) -> &ServerSession {
+        &self.session
+    }
+}
+
+impl Deref for Context {
+    type Target = ServerSession;
+
+    fn deref(&self) -> &ServerSession {
+        &self.session
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mcp_types::{ElicitationCapability, RootsCapability, SamplingCapability};
+
+    #[test]
+    fn capability_checks_look_inside_each_capability() {
+        let mut have = ClientCapabilities::new();
+        let mut sampling = SamplingCapability::new();
+        sampling.tools = Some(Default::default());
+        have.sampling = Some(sampling);
+        have.roots = Some(RootsCapability::new());
+        let mut want = ClientCapabilities::new();
+        want.sampling = Some(SamplingCapability::new());
+        assert!(client_has(&have, &want));
+        let mut roots = RootsCapability::new();
+        roots.list_changed = Some(true);
+        want.roots = Some(roots);
+        assert!(!client_has(&have, &want), "listChanged was not declared");
+        let mut want = ClientCapabilities::new();
+        want.elicitation = Some(ElicitationCapability::new());
+        assert!(!client_has(&have, &want));
+    }
+}
