@@ -1,2 +1,201 @@
 //! Runnable examples of the MCP SDK; each file beside this one is one example.
 //! List them with `cargo run --example` (no name).
+//!
+//! [`demo_server`] is the server the examples, the stdio tests and the
+//! interop tests share: the "interop contract" that `interop/python/server.py`
+//! implements too, so the same client checks run against either.
+
+use mcp_server::{Context, Json, NoArguments, ResourceRequest, Server, ToolError};
+use mcp_types::{
+    ContentBlock, CreateMessageRequestParams, ElicitAction, ElicitRequestedSchema, ElicitValue,
+    LoggingLevel, PrimitiveSchemaDefinition, PromptMessage, Resource, ResourceTemplate, Role,
+    SamplingMessage, StringSchema,
+};
+use serde::{Deserialize, Serialize};
+
+/// Arguments of `add`.
+#[derive(Deserialize, schemars::JsonSchema)]
+pub struct AddArgs {
+    /// The first addend.
+    pub a: i64,
+    /// The second addend.
+    pub b: i64,
+}
+
+/// Result of `add`.
+#[derive(Serialize, schemars::JsonSchema)]
+pub struct AddResult {
+    /// `a + b`.
+    pub sum: i64,
+}
+
+/// Arguments of `echo`.
+#[derive(Deserialize, schemars::JsonSchema)]
+pub struct EchoArgs {
+    /// The text to send back.
+    pub text: String,
+}
+
+/// Arguments of `sample`.
+#[derive(Deserialize, schemars::JsonSchema)]
+pub struct SampleArgs {
+    /// What to ask the client's model.
+    pub prompt: String,
+}
+
+/// Arguments of `progress`.
+#[derive(Deserialize, schemars::JsonSchema)]
+pub struct ProgressArgs {
+    /// How many progress notifications to send.
+    pub steps: u32,
+}
+
+/// Arguments of the `review` prompt.
+#[derive(Deserialize, schemars::JsonSchema)]
+pub struct ReviewArgs {
+    /// The code to review.
+    pub code: String,
+    /// The programming language, if known.
+    pub language: Option<String>,
+}
+
+/// The demo server: seven tools, a resource, a resource template and a prompt.
+///
+/// # Panics
+/// Never: the registrations are static and valid (a unit test builds it).
+pub fn demo_server() -> Server {
+    demo_builder()
+        .build()
+        .expect("the demo server's registrations are valid")
+}
+
+/// The demo server's builder, to add more before building.
+pub fn demo_builder() -> mcp_server::ServerBuilder {
+    Server::builder("mcp-rust-demo", env!("CARGO_PKG_VERSION"))
+        .instructions(
+            "A demo server: arithmetic, echo, sampling, elicitation, progress and logging.",
+        )
+        .tool(
+            "add",
+            "Adds two integers",
+            |args: AddArgs, _cx: Context| async move {
+                let sum = args
+                    .a
+                    .checked_add(args.b)
+                    .ok_or_else(|| ToolError::new("the sum does not fit in a 64-bit integer"))?;
+                Ok(Json(AddResult { sum }))
+            },
+        )
+        .tool(
+            "echo",
+            "Sends the text back",
+            |args: EchoArgs, _cx: Context| async move { args.text },
+        )
+        .tool(
+            "sample",
+            "Asks the client's model and returns its answer",
+            |args: SampleArgs, cx: Context| async move {
+                let params = CreateMessageRequestParams::new(
+                    vec![SamplingMessage::user_text(args.prompt)],
+                    100,
+                );
+                let result = cx.create_message(&params).await?;
+                let text = result
+                    .content
+                    .blocks()
+                    .iter()
+                    .find_map(|b| b.as_text())
+                    .ok_or_else(|| ToolError::new("the model answered without text"))?
+                    .to_owned();
+                Ok::<_, ToolError>(text)
+            },
+        )
+        .tool(
+            "ask_name",
+            "Asks the user for their name",
+            |_: NoArguments, cx: Context| async move {
+                let schema = ElicitRequestedSchema::new()
+                    .with_property(
+                        "name",
+                        PrimitiveSchemaDefinition::String(StringSchema::new()),
+                    )
+                    .with_required(vec!["name".into()]);
+                let answer = cx.elicit_form("What is your name?", schema).await?;
+                let name = answer.content.as_ref().and_then(|c| c.get("name"));
+                Ok::<_, ToolError>(match (answer.action, name) {
+                    (ElicitAction::Accept, Some(ElicitValue::String(name))) => format!("hi {name}"),
+                    (action, _) => format!("no name: {}", action_name(action)),
+                })
+            },
+        )
+        .tool(
+            "progress",
+            "Reports progress in steps",
+            |args: ProgressArgs, cx: Context| async move {
+                let total = f64::from(args.steps);
+                for step in 1..=args.steps {
+                    cx.report_progress(f64::from(step), Some(total), None)
+                        .await?;
+                }
+                Ok::<_, ToolError>("done")
+            },
+        )
+        .tool(
+            "log",
+            "Sends two log messages",
+            |_: NoArguments, cx: Context| async move {
+                cx.log(LoggingLevel::Info, "info message").await?;
+                cx.log(LoggingLevel::Error, "error message").await?;
+                Ok::<_, ToolError>("logged")
+            },
+        )
+        .tool(
+            "fail",
+            "Always fails",
+            |_: NoArguments, _cx: Context| async move {
+                Err::<String, _>(ToolError::new("this tool always fails"))
+            },
+        )
+        .resource(
+            {
+                let mut readme = Resource::new("file:///readme", "readme");
+                readme.mime_type = Some("text/plain".into());
+                readme
+            },
+            |_: ResourceRequest, _cx: Context| async move { Ok("Read me.") },
+        )
+        .resource_template(
+            ResourceTemplate::new("users://{id}/profile", "profile"),
+            |request: ResourceRequest, _cx: Context| async move {
+                let id = request.variables.get("id").cloned().unwrap_or_default();
+                Ok(format!("profile of {id}"))
+            },
+        )
+        .prompt(
+            "review",
+            "Asks for a code review",
+            |args: ReviewArgs, _cx: Context| async move {
+                let language = args.language.unwrap_or_else(|| "code".into());
+                Ok(PromptMessage::new(
+                    Role::User,
+                    ContentBlock::text(format!("Review this {language}: {}", args.code)),
+                ))
+            },
+        )
+}
+
+fn action_name(action: ElicitAction) -> &'static str {
+    match action {
+        ElicitAction::Accept => "accept",
+        ElicitAction::Decline => "decline",
+        _ => "cancel",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_demo_server_builds() {
+        assert_eq!(super::demo_server().tools().len(), 7);
+    }
+}

@@ -1,0 +1,23 @@
+//! The demo server over stdio, for the stdio and interop tests.
+//!
+//! `mcp-demo-server [--with-crash-tool]`: with the flag it also offers
+//! `crash`, a tool that kills the process mid-call.
+
+use mcp_server::{Context, NoArguments};
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> Result<(), mcp_server::Error> {
+    let mut builder = mcp_examples::demo_builder();
+    if std::env::args().any(|a| a == "--with-crash-tool") {
+        builder = builder.tool(
+            "crash",
+            "Exits the server process mid-call",
+            |_: NoArguments, _cx: Context| async move {
+                std::process::exit(3);
+                #[allow(unreachable_code)]
+                ""
+            },
+        );
+    }
+    builder.build()?.serve_stdio().await
+}

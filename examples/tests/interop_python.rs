@@ -1,0 +1,79 @@
+//! Interop with the official Python SDK v2 (`mcp==2.3.0`), both directions,
+//! over stdio: the Rust client drives `interop/python/server.py`, and the
+//! Python client (`interop/python/client.py`) drives the Rust demo server.
+//!
+//! Set `MCP_INTEROP_PYTHON` to a Python that has `mcp` installed (`.ci/run`
+//! creates a venv and sets it); without it these tests say so and pass.
+
+mod common;
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use mcp_client::Client;
+use mcp_transport::stdio::ServerCommand;
+
+const SERVER: &str = env!("CARGO_BIN_EXE_mcp-demo-server");
+
+fn python() -> Option<String> {
+    match std::env::var("MCP_INTEROP_PYTHON") {
+        Ok(python) if !python.is_empty() => Some(python),
+        _ => {
+            // CI must run these; elsewhere they need a Python with `mcp`.
+            assert!(
+                std::env::var("CI").as_deref() != Ok("true"),
+                "CI=true but MCP_INTEROP_PYTHON is not set: run the tests through .ci/run"
+            );
+            eprintln!("MCP_INTEROP_PYTHON is not set: skipping the Python interop test");
+            None
+        }
+    }
+}
+
+fn script(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../interop/python")
+        .join(name)
+}
+
+#[tokio::test]
+async fn the_rust_client_drives_the_python_server() {
+    let Some(python) = python() else { return };
+    let (config, events) = common::contract_config();
+    let command = ServerCommand::new(python).arg(script("server.py"));
+    let client = Client::connect_stdio(command, config)
+        .await
+        .expect("connected to the Python server");
+    common::check_contract(&client, &events).await;
+    client.close().await.expect("closed");
+}
+
+#[tokio::test]
+async fn the_python_client_drives_the_rust_server() {
+    let Some(python) = python() else { return };
+    let child = tokio::process::Command::new(python)
+        .arg(script("client.py"))
+        .arg("--")
+        .arg(SERVER)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("python starts");
+    let output = tokio::time::timeout(Duration::from_secs(120), child.wait_with_output())
+        .await
+        .expect("the Python client finishes in time")
+        .expect("output");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "the Python client's checks failed ({}):\n{stdout}\n{stderr}",
+        output.status
+    );
+    assert!(
+        stdout.contains("ok:") || stderr.contains("ok:"),
+        "the Python client ran no checks:\n{stdout}\n{stderr}"
+    );
+}
