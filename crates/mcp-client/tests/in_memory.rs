@@ -737,6 +737,51 @@ async fn a_cancelled_call_cancels_the_servers_handler() {
 }
 
 #[tokio::test]
+async fn roots_changes_and_elicitation_completion_reach_the_other_side() {
+    let (roots_tx, mut roots_rx) = mpsc::unbounded_channel();
+    let server = Server::builder("roots", "1")
+        .tool("sign_in", "", |_: NoArguments, cx: Context| async move {
+            cx.send_elicit_complete("e-9").await?;
+            Ok::<_, ToolError>("sent")
+        })
+        .on_roots_list_changed(move |session| {
+            let roots_tx = roots_tx.clone();
+            async move {
+                let roots = session.list_roots().await.expect("roots/list");
+                let _ = roots_tx.send(roots.roots[0].uri.clone());
+            }
+        })
+        .build()
+        .expect("server");
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let config = full_config().on_notification(move |n| {
+        let tx = tx.clone();
+        async move {
+            let _ = tx.send(n);
+        }
+    });
+    let client = Client::connect_in_process(&server, config)
+        .await
+        .expect("connected");
+    client.send_roots_list_changed().await.expect("sent");
+    let uri = tokio::time::timeout(Duration::from_secs(5), roots_rx.recv())
+        .await
+        .expect("the server re-listed the roots")
+        .expect("a uri");
+    assert_eq!(uri, "file:///project");
+    client.call_tool("sign_in", ()).await.expect("called");
+    let notification = tokio::time::timeout(Duration::from_secs(5), rx.recv())
+        .await
+        .expect("in time")
+        .expect("a notification");
+    assert!(
+        matches!(notification, ServerNotification::ElicitationComplete(ref p) if p.elicitation_id == "e-9"),
+        "{notification:?}"
+    );
+    client.close().await.expect("closed");
+}
+
+#[tokio::test]
 async fn a_session_group_aggregates_servers_and_names_collisions() {
     let other = Server::builder("other", "1")
         .tool(

@@ -45,6 +45,7 @@ type PromptFn = Arc<
         + Send
         + Sync,
 >;
+type SessionFn = Arc<dyn Fn(ServerSession) -> BoxFuture<()> + Send + Sync>;
 type CompleteFn = Arc<
     dyn Fn(CompleteRequestParams, Context) -> BoxFuture<Result<Completion, ErrorObject>>
         + Send
@@ -86,6 +87,7 @@ struct Registry {
     prompts: Vec<PromptEntry>,
     prompt_index: HashMap<String, usize>,
     completion: Option<CompleteFn>,
+    roots_list_changed: Option<SessionFn>,
     page_size: usize,
     list_changed: bool,
     dispatcher: DispatcherConfig,
@@ -231,6 +233,7 @@ impl ServerBuilder {
                 prompts: Vec::new(),
                 prompt_index: HashMap::new(),
                 completion: None,
+                roots_list_changed: None,
                 page_size: DEFAULT_PAGE_SIZE,
                 list_changed: false,
                 dispatcher: DispatcherConfig::default(),
@@ -474,6 +477,22 @@ impl ServerBuilder {
         self.registry.completion = Some(Arc::new(move |params, cx| {
             let handler = handler.clone();
             Box::pin(async move { handler(params, cx).await })
+        }));
+        self
+    }
+
+    /// Called when a client sends `notifications/roots/list_changed`, with
+    /// that client's session (to call [`ServerSession::list_roots`]).
+    /// Runs in its own task, so it may send requests to the client.
+    pub fn on_roots_list_changed<F, Fut>(mut self, callback: F) -> Self
+    where
+        F: Fn(ServerSession) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        let callback = Arc::new(callback);
+        self.registry.roots_list_changed = Some(Arc::new(move |session| {
+            let callback = callback.clone();
+            Box::pin(async move { callback(session).await })
         }));
         self
     }
@@ -908,7 +927,7 @@ impl Handler for Runner {
     async fn handle_notification(
         &self,
         notification: IncomingNotification,
-        _: NotificationContext,
+        cx: NotificationContext,
     ) {
         let revision = self.state.revision().unwrap_or(Revision::LATEST_HANDSHAKE);
         match ClientNotification::parse(
@@ -917,6 +936,13 @@ impl Handler for Runner {
             revision,
         ) {
             Ok(ClientNotification::Initialized(_)) => self.state.mark_initialized(),
+            Ok(ClientNotification::RootsListChanged(_)) => {
+                if let Some(callback) = &self.registry.roots_list_changed {
+                    let session = ServerSession::new(cx.peer.clone(), self.state.clone());
+                    // Its own task: the callback may wait on requests to the client.
+                    tokio::spawn(callback(session));
+                }
+            }
             Ok(other) => tracing::debug!(method = other.method(), "notification"),
             Err(e) => tracing::debug!(error = %e, "ignored a notification"),
         }
