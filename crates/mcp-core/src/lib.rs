@@ -46,5 +46,6 @@ pub use error::{Error, TransportError};
 pub use memory::{MemoryReceiver, MemorySender, MemoryTransport};
 pub use tokio_util::sync::CancellationToken;
 pub use transport::{
-    Headers, Inbound, Outbound, Transport, TransportContext, TransportReceiver, TransportSender,
+    Headers, Inbound, Outbound, StreamControl, Transport, TransportContext, TransportReceiver,
+    TransportSender,
 };

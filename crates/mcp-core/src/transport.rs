@@ -1,5 +1,6 @@
 //! The `Transport` trait: a duplex of JSON-RPC messages with per-message context.
 
+use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
 
@@ -57,6 +58,14 @@ impl Headers {
     }
 }
 
+/// What a handler may ask of the stream its request arrived on.
+pub trait StreamControl: Send + Sync + fmt::Debug + 'static {
+    /// Closes the connection carrying this request's stream while the request
+    /// goes on (SSE polling): the client reconnects with `Last-Event-ID` and
+    /// gets what was sent meanwhile. A no-op where streams do not apply.
+    fn close_stream(&self);
+}
+
 /// What a transport knows about an inbound message beyond its JSON.
 #[derive(Debug, Clone, Default)]
 #[non_exhaustive]
@@ -65,6 +74,8 @@ pub struct TransportContext {
     pub headers: Headers,
     /// The transport session the message belongs to, if any.
     pub session_id: Option<Arc<str>>,
+    /// Control over the message's stream, on transports that have streams.
+    pub stream: Option<Arc<dyn StreamControl>>,
 }
 
 impl TransportContext {
@@ -73,6 +84,7 @@ impl TransportContext {
         Self {
             headers,
             session_id: None,
+            stream: None,
         }
     }
 }

@@ -329,6 +329,24 @@ impl ServerBuilder {
         self
     }
 
+    /// Registers a tool exactly as described by `tool` (its schemas are sent
+    /// as given), with a handler that reads the raw `arguments` itself: for
+    /// schemas that no Rust type describes, or tools defined at run time.
+    pub fn tool_raw<R, F, Fut>(mut self, tool: Tool, handler: F) -> Self
+    where
+        R: IntoToolResult + 'static,
+        F: Fn(Option<JsonObject>, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = R> + Send + 'static,
+    {
+        let handler = Arc::new(handler);
+        let call: ToolFn = Arc::new(move |arguments, cx| {
+            let handler = handler.clone();
+            Box::pin(async move { handler(arguments, cx).await.into_tool_result() })
+        });
+        self.add_tool(tool, call);
+        self
+    }
+
     fn add_tool(&mut self, tool: Tool, call: ToolFn) {
         if self.registry.tool_index.contains_key(&tool.name) {
             self.errors.push(Error::Registration {
@@ -643,6 +661,38 @@ impl Server {
     }
 }
 
+#[cfg(feature = "http")]
+impl Server {
+    /// This server as a streamable HTTP endpoint: a `tower::Service` to
+    /// mount in a hyper or axum app. Each HTTP session gets its own
+    /// connection to this server.
+    pub fn streamable_http_service(
+        &self,
+        config: mcp_transport::http::HttpServerConfig,
+    ) -> mcp_transport::http::StreamableHttpService {
+        let server = self.clone();
+        mcp_transport::http::StreamableHttpService::new(config, move |transport| {
+            let connection = server.serve(transport);
+            // The connection lives until its session ends.
+            tokio::spawn(async move { connection.wait().await });
+        })
+    }
+
+    /// Serves this server over streamable HTTP on `listener` until
+    /// `shutdown` resolves (use `std::future::pending()` to run forever).
+    ///
+    /// # Errors
+    /// When accepting connections fails persistently.
+    pub async fn serve_http(
+        &self,
+        listener: tokio::net::TcpListener,
+        config: mcp_transport::http::HttpServerConfig,
+        shutdown: impl Future<Output = ()> + Send,
+    ) -> std::io::Result<()> {
+        mcp_transport::http::serve(listener, self.streamable_http_service(config), shutdown).await
+    }
+}
+
 /// One client being served.
 pub struct ServerConnection {
     connection: Connection,
@@ -705,7 +755,13 @@ impl Runner {
     }
 
     fn context(&self, cx: &RequestContext, meta: Option<RequestMeta>) -> Context {
-        Context::new(self.session(cx), cx.id.clone(), cx.cancel.clone(), meta)
+        Context::new(
+            self.session(cx),
+            cx.id.clone(),
+            cx.cancel.clone(),
+            meta,
+            cx.transport.clone(),
+        )
     }
 
     fn initialize(&self, params: InitializeRequestParams) -> Result<RawJson, ErrorObject> {

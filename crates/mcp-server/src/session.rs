@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use std::ops::Deref;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use mcp_core::{CancellationToken, Peer, RequestOptions};
+use mcp_core::{CancellationToken, Peer, RequestOptions, TransportContext};
 use mcp_types::method::{Method, NotificationMethod, RequestMethod};
 use mcp_types::{
     ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitRequestFormParams,
@@ -437,6 +437,7 @@ pub struct Context {
     request_id: RequestId,
     cancel: CancellationToken,
     meta: Option<Arc<RequestMeta>>,
+    transport: TransportContext,
 }
 
 impl Context {
@@ -445,12 +446,30 @@ impl Context {
         request_id: RequestId,
         cancel: CancellationToken,
         meta: Option<RequestMeta>,
+        transport: TransportContext,
     ) -> Self {
         Self {
             session,
             request_id,
             cancel,
             meta: meta.map(Arc::new),
+            transport,
+        }
+    }
+
+    /// What the transport knows about this request: HTTP headers, the
+    /// transport session id.
+    pub fn transport(&self) -> &TransportContext {
+        &self.transport
+    }
+
+    /// Closes the HTTP connection carrying this request's SSE stream while
+    /// the handler goes on (SSE polling): the client reconnects with
+    /// `Last-Event-ID` and receives what was sent meanwhile, the result
+    /// included. Does nothing on transports without streams (stdio, memory).
+    pub fn close_sse_stream(&self) {
+        if let Some(stream) = &self.transport.stream {
+            stream.close_stream();
         }
     }
 

@@ -13,6 +13,9 @@ mod framing;
 #[cfg(feature = "stdio")]
 pub mod stdio;
 
+#[cfg(feature = "http-server")]
+pub mod http;
+
 pub use error::Error;
 #[cfg(feature = "stdio")]
 pub use framing::{DEFAULT_MAX_LINE, LineReceiver, LineSender, LineTransport};

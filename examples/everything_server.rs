@@ -1,0 +1,430 @@
+//! The conformance "everything" server over streamable HTTP: every tool,
+//! resource and prompt the official conformance suite's server scenarios
+//! expect.
+//!
+//! ```sh
+//! cargo build --release --example everything-server
+//! target/release/examples/everything-server --port 3001   # serves http://127.0.0.1:3001/mcp
+//! ../shared/tools/conformance server --url http://127.0.0.1:3001/mcp --requirements 2025-11-25
+//! ```
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use mcp_server::{Context, NoArguments, ResourceRequest, Server, ToolError};
+use mcp_transport::http::HttpServerConfig;
+use mcp_types::{
+    BlobResourceContents, CallToolResult, Completion, ContentBlock, CreateMessageRequestParams,
+    ElicitRequestedSchema, ErrorObject, GetPromptResult, JsonObject, LoggingLevel, Prompt,
+    PromptMessage, Resource, ResourceTemplate, Role, SamplingMessage, TextResourceContents, Tool,
+};
+use serde::Deserialize;
+use serde_json::json;
+
+/// A 1×1 PNG.
+const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
+/// A WAV file with a header and no samples.
+const WAV: &str = "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQAAAAA=";
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct SamplingArgs {
+    /// The prompt to send to the client's model.
+    prompt: String,
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct ElicitationArgs {
+    /// The message to show the user.
+    message: String,
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct PromptArgs {
+    /// The first argument.
+    arg1: String,
+    /// The second argument.
+    arg2: String,
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+struct EmbeddedResourceArgs {
+    /// The URI of the resource to embed.
+    resource_uri: String,
+}
+
+fn schema(value: serde_json::Value) -> ElicitRequestedSchema {
+    serde_json::from_value(value).expect("a valid elicitation schema")
+}
+
+fn text_resource(uri: &str, mime: &str, text: &str) -> ContentBlock {
+    let mut contents = TextResourceContents::new(uri, text);
+    contents.mime_type = Some(mime.into());
+    ContentBlock::resource(contents)
+}
+
+fn everything_server() -> Result<Server, mcp_server::Error> {
+    let json_schema_tool = {
+        let schema = json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "$defs": {
+                "address": {
+                    "$anchor": "addr",
+                    "type": "object",
+                    "properties": {"street": {"type": "string"}, "city": {"type": "string"}}
+                }
+            },
+            "properties": {
+                "name": {"type": "string"},
+                "address": {"$ref": "#/$defs/address"},
+                "contact": {"anyOf": [{"type": "string", "format": "email"}, {"type": "string"}]},
+                "kind": {"allOf": [{"type": "string"}, {"minLength": 1}]},
+                "flag": {"type": "boolean"}
+            },
+            "if": {"properties": {"flag": {"const": true}}},
+            "then": {"required": ["name"]},
+            "else": {"required": []},
+            "additionalProperties": false
+        });
+        let mut tool = Tool::new(
+            "json_schema_2020_12_tool",
+            schema.as_object().cloned().unwrap_or_default(),
+        );
+        tool.description =
+            Some("A tool whose input schema uses JSON Schema 2020-12 features".into());
+        tool
+    };
+
+    Server::builder("mcp-rust-everything-server", env!("CARGO_PKG_VERSION"))
+        .list_changed(true)
+        .tool_raw(
+            {
+                let mut tool = Tool::without_arguments("test_simple_text");
+                tool.description = Some("Returns a simple text response".into());
+                tool
+            },
+            |_: Option<JsonObject>, _cx: Context| async move {
+                "This is a simple text response for testing."
+            },
+        )
+        .tool("test_image_content", "Returns an image", |_: NoArguments, _cx: Context| async move {
+            ContentBlock::image(PNG, "image/png")
+        })
+        .tool("test_audio_content", "Returns audio", |_: NoArguments, _cx: Context| async move {
+            ContentBlock::audio(WAV, "audio/wav")
+        })
+        .tool(
+            "test_embedded_resource",
+            "Returns an embedded resource",
+            |_: NoArguments, _cx: Context| async move {
+                text_resource(
+                    "test://embedded-resource",
+                    "text/plain",
+                    "This is an embedded resource content.",
+                )
+            },
+        )
+        .tool(
+            "test_multiple_content_types",
+            "Returns text, an image and an embedded resource",
+            |_: NoArguments, _cx: Context| async move {
+                vec![
+                    ContentBlock::text("Multiple content types test:"),
+                    ContentBlock::image(PNG, "image/png"),
+                    text_resource(
+                        "test://mixed-content-resource",
+                        "application/json",
+                        r#"{"test":"data","value":123}"#,
+                    ),
+                ]
+            },
+        )
+        .tool(
+            "test_error_handling",
+            "Always fails with a tool error",
+            |_: NoArguments, _cx: Context| async move {
+                CallToolResult::error("This tool intentionally returns an error for testing")
+            },
+        )
+        .tool(
+            "test_tool_with_progress",
+            "Reports progress 0, 50 and 100 of 100",
+            |_: NoArguments, cx: Context| async move {
+                for (i, progress) in [0.0, 50.0, 100.0].into_iter().enumerate() {
+                    if i > 0 {
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                    }
+                    cx.report_progress(progress, Some(100.0), Some(&format!("step {}", i + 1)))
+                        .await?;
+                }
+                Ok::<_, ToolError>("Progress tool completed")
+            },
+        )
+        .tool(
+            "test_tool_with_logging",
+            "Sends three log messages while running",
+            |_: NoArguments, cx: Context| async move {
+                for (i, message) in [
+                    "Tool execution started",
+                    "Tool processing data",
+                    "Tool execution completed",
+                ]
+                .into_iter()
+                .enumerate()
+                {
+                    if i > 0 {
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                    }
+                    cx.send_log_message(LoggingLevel::Info, message, Some("everything-server"))
+                        .await?;
+                }
+                Ok::<_, ToolError>("Logging tool completed")
+            },
+        )
+        .tool(
+            "test_sampling",
+            "Asks the client's model",
+            |args: SamplingArgs, cx: Context| async move {
+                let params =
+                    CreateMessageRequestParams::new(vec![SamplingMessage::user_text(args.prompt)], 100);
+                let result = cx.create_message(&params).await?;
+                let text = result
+                    .content
+                    .blocks()
+                    .iter()
+                    .find_map(|b| b.as_text())
+                    .unwrap_or("(no text)")
+                    .to_owned();
+                Ok::<_, ToolError>(format!("LLM response: {text}"))
+            },
+        )
+        .tool(
+            "test_elicitation",
+            "Asks the user for details",
+            |args: ElicitationArgs, cx: Context| async move {
+                let requested = schema(json!({
+                    "type": "object",
+                    "properties": {
+                        "username": {"type": "string", "description": "Your username"},
+                        "email": {"type": "string", "format": "email", "description": "Your email"}
+                    },
+                    "required": ["username", "email"]
+                }));
+                let answer = cx.elicit_form(&args.message, requested).await?;
+                Ok::<_, ToolError>(format!(
+                    "User response: action={}, content={}",
+                    serde_json::to_value(answer.action).unwrap_or_default(),
+                    serde_json::to_value(&answer.content).unwrap_or_default()
+                ))
+            },
+        )
+        .tool(
+            "test_elicitation_sep1034_defaults",
+            "Elicits fields that carry defaults",
+            |_: NoArguments, cx: Context| async move {
+                let requested = schema(json!({
+                    "type": "object",
+                    "properties": {
+                        "name": {"type": "string", "description": "User name", "default": "John Doe"},
+                        "age": {"type": "integer", "description": "User age", "default": 30},
+                        "score": {"type": "number", "description": "User score", "default": 95.5},
+                        "status": {
+                            "type": "string",
+                            "description": "User status",
+                            "enum": ["active", "inactive", "pending"],
+                            "default": "active"
+                        },
+                        "verified": {"type": "boolean", "description": "Verified user", "default": true}
+                    }
+                }));
+                let answer = cx.elicit_form("Please review and update the form fields", requested).await?;
+                Ok::<_, ToolError>(format!(
+                    "Elicitation completed: action={}, content={}",
+                    serde_json::to_value(answer.action).unwrap_or_default(),
+                    serde_json::to_value(&answer.content).unwrap_or_default()
+                ))
+            },
+        )
+        .tool(
+            "test_elicitation_sep1330_enums",
+            "Elicits every enum shape",
+            |_: NoArguments, cx: Context| async move {
+                let requested = schema(json!({
+                    "type": "object",
+                    "properties": {
+                        "untitledSingle": {"type": "string", "enum": ["option1", "option2", "option3"]},
+                        "titledSingle": {"type": "string", "oneOf": [
+                            {"const": "value1", "title": "First Option"},
+                            {"const": "value2", "title": "Second Option"},
+                            {"const": "value3", "title": "Third Option"}
+                        ]},
+                        "legacyEnum": {"type": "string", "enum": ["opt1", "opt2", "opt3"],
+                            "enumNames": ["Option One", "Option Two", "Option Three"]},
+                        "untitledMulti": {"type": "array", "minItems": 1, "maxItems": 3,
+                            "items": {"type": "string", "enum": ["option1", "option2", "option3"]}},
+                        "titledMulti": {"type": "array", "minItems": 1, "maxItems": 3,
+                            "items": {"anyOf": [
+                                {"const": "value1", "title": "First Choice"},
+                                {"const": "value2", "title": "Second Choice"},
+                                {"const": "value3", "title": "Third Choice"}
+                            ]}}
+                    }
+                }));
+                let answer = cx.elicit_form("Choose your options", requested).await?;
+                Ok::<_, ToolError>(format!(
+                    "Elicitation completed: action={}",
+                    serde_json::to_value(answer.action).unwrap_or_default()
+                ))
+            },
+        )
+        .tool(
+            "test_reconnection",
+            "Closes its SSE stream mid-call; the client resumes it",
+            |_: NoArguments, cx: Context| async move {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                cx.close_sse_stream();
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                "Reconnection test completed"
+            },
+        )
+        .tool_raw(json_schema_tool, |_: Option<JsonObject>, _cx: Context| async move {
+            "json_schema_2020_12_tool called"
+        })
+        .resource(
+            {
+                let mut r = Resource::new("test://static-text", "static-text");
+                r.mime_type = Some("text/plain".into());
+                r.description = Some("A static text resource".into());
+                r
+            },
+            |_: ResourceRequest, _cx: Context| async move {
+                Ok("This is the content of the static text resource.")
+            },
+        )
+        .resource(
+            {
+                let mut r = Resource::new("test://static-binary", "static-binary");
+                r.mime_type = Some("image/png".into());
+                r.description = Some("A static binary resource".into());
+                r
+            },
+            |request: ResourceRequest, _cx: Context| async move {
+                let mut blob = BlobResourceContents::new(request.uri, PNG);
+                blob.mime_type = Some("image/png".into());
+                Ok(mcp_types::ResourceContents::from(blob))
+            },
+        )
+        .resource(
+            {
+                let mut r = Resource::new("test://watched-resource", "watched-resource");
+                r.mime_type = Some("text/plain".into());
+                r.description = Some("A resource to subscribe to".into());
+                r
+            },
+            |_: ResourceRequest, _cx: Context| async move { Ok("Watched resource content") },
+        )
+        .resource_template(
+            {
+                let mut t = ResourceTemplate::new("test://template/{id}/data", "template-data");
+                t.mime_type = Some("application/json".into());
+                t.description = Some("Data by id".into());
+                t
+            },
+            |request: ResourceRequest, _cx: Context| async move {
+                let id = request.variables.get("id").cloned().unwrap_or_default();
+                Ok(json!({"id": id, "templateTest": true, "data": format!("Data for ID: {id}")})
+                    .to_string())
+            },
+        )
+        .prompt(
+            "test_simple_prompt",
+            "A prompt without arguments",
+            |_: NoArguments, _cx: Context| async move {
+                Ok("This is a simple prompt for testing.".to_owned())
+            },
+        )
+        .prompt(
+            "test_prompt_with_arguments",
+            "A prompt with two required arguments",
+            |args: PromptArgs, _cx: Context| async move {
+                Ok(format!(
+                    "Prompt with arguments: arg1='{}', arg2='{}'",
+                    args.arg1, args.arg2
+                ))
+            },
+        )
+        .prompt(
+            "test_prompt_with_embedded_resource",
+            "A prompt that embeds a resource",
+            |args: EmbeddedResourceArgs, _cx: Context| async move {
+                Ok(vec![
+                    PromptMessage::new(
+                        Role::User,
+                        text_resource(&args.resource_uri, "text/plain", "Embedded resource content for testing."),
+                    ),
+                    PromptMessage::new(Role::User, ContentBlock::text("Please process the embedded resource above.")),
+                ])
+            },
+        )
+        .prompt_with(
+            {
+                let mut p = Prompt::new("test_prompt_with_image");
+                p.description = Some("A prompt with an image".into());
+                p
+            },
+            |_: BTreeMap<String, String>, _cx: Context| async move {
+                Ok(GetPromptResult::new(vec![
+                    PromptMessage::new(Role::User, ContentBlock::image(PNG, "image/png")),
+                    PromptMessage::new(Role::User, ContentBlock::text("Please analyze the image above.")),
+                ]))
+            },
+        )
+        .completion(|params, _cx| async move {
+            let candidates: &[&str] = match params.argument.name.as_str() {
+                "arg1" => &["paris", "park", "party"],
+                "arg2" => &["red", "green", "blue"],
+                _ => &[],
+            };
+            let values = candidates
+                .iter()
+                .filter(|c| c.starts_with(&params.argument.value))
+                .map(|c| (*c).to_owned())
+                .collect();
+            Ok::<_, ErrorObject>(Completion::new(values))
+        })
+        .build()
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut port = 3001u16;
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--port" => {
+                port = args
+                    .next()
+                    .ok_or("--port needs a value")?
+                    .parse()
+                    .map_err(|e| format!("--port: {e}"))?;
+            }
+            other => {
+                return Err(format!(
+                    "unknown argument `{other}`; usage: everything-server [--port PORT]"
+                )
+                .into());
+            }
+        }
+    }
+    let server = everything_server()?;
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
+    eprintln!("everything-server: http://{}/mcp", listener.local_addr()?);
+    let config = HttpServerConfig::new().retry(Duration::from_millis(500));
+    server
+        .serve_http(listener, config, async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await?;
+    Ok(())
+}
