@@ -16,4 +16,21 @@ pub enum Error {
     /// Waiting for the child process failed.
     #[error("could not wait for the server process: {0}")]
     Wait(#[source] std::io::Error),
+    /// A server URL that cannot be used.
+    #[error("invalid server URL `{url}`: {reason}")]
+    InvalidUrl {
+        /// The URL as given.
+        url: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A header name or value that is not valid HTTP.
+    #[error("invalid HTTP header `{name}`: names and values must be visible ASCII")]
+    InvalidHeader {
+        /// The header name as given.
+        name: String,
+    },
+    /// TLS could not be set up (the system's trust roots could not be loaded).
+    #[error("TLS setup failed: {0}")]
+    Tls(String),
 }

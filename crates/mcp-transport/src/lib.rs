@@ -13,7 +13,7 @@ mod framing;
 #[cfg(feature = "stdio")]
 pub mod stdio;
 
-#[cfg(feature = "http-server")]
+#[cfg(any(feature = "http-server", feature = "http-client"))]
 pub mod http;
 
 pub use error::Error;

@@ -1,4 +1,5 @@
-//! Streamable HTTP (feature `http-server`).
+//! Streamable HTTP: the server (feature `http-server`) and the client
+//! (feature `http-client`).
 //!
 //! [`StreamableHttpService`] is a `tower::Service` for the MCP endpoint:
 //! sessions with `Mcp-Session-Id`, POST answered with JSON or SSE, the GET
@@ -6,12 +7,29 @@
 //! Host/Origin checks against DNS rebinding and a body size limit.
 //! [`serve`] runs it on a TCP listener with hyper.
 
+#[cfg(feature = "http-client")]
+mod client;
+#[cfg(feature = "http-server")]
 mod event_store;
+#[cfg(feature = "http-server")]
 mod server;
+#[cfg_attr(
+    not(all(feature = "http-server", feature = "http-client")),
+    allow(dead_code)
+)]
 mod sse;
 
+/// The session id header.
+pub const SESSION_ID_HEADER: &str = "mcp-session-id";
+/// The protocol version header.
+pub const PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
+
+#[cfg(feature = "http-client")]
+pub use client::{HttpClientConfig, HttpClientReceiver, HttpClientSender, StreamableHttpClient};
+#[cfg(feature = "http-server")]
 pub use event_store::{EventStore, InMemoryEventStore};
+#[cfg(feature = "http-server")]
 pub use server::{
-    HttpBody, HttpServerConfig, PROTOCOL_VERSION_HEADER, SESSION_ID_HEADER, SessionReceiver,
-    SessionSender, SessionTransport, StreamableHttpService, serve,
+    HttpBody, HttpServerConfig, SessionReceiver, SessionSender, SessionTransport,
+    StreamableHttpService, serve,
 };

@@ -1,6 +1,10 @@
 //! Streamable HTTP, server side: a `tower::Service` that turns HTTP requests
 //! into sessions of JSON-RPC messages for a dispatcher.
 
+// The `Err` of the request checks is the HTTP response to send; it is built
+// and moved once per rejected request, so boxing it would buy nothing.
+#![allow(clippy::result_large_err)]
+
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::fmt;
@@ -28,10 +32,7 @@ use tokio::sync::{mpsc, oneshot};
 use super::event_store::{EventStore, InMemoryEventStore};
 use super::sse::encode_event;
 
-/// The session id header.
-pub const SESSION_ID_HEADER: &str = "mcp-session-id";
-/// The protocol version header.
-pub const PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
+use super::{PROTOCOL_VERSION_HEADER, SESSION_ID_HEADER};
 const LAST_EVENT_ID_HEADER: &str = "last-event-id";
 
 /// Frames queued per SSE connection; a client that falls further behind is

@@ -1,0 +1,626 @@
+//! Streamable HTTP, client side, on hyper with rustls (no OpenSSL).
+
+use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::header::{ACCEPT, CONTENT_TYPE};
+use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, StatusCode, Uri};
+use http_body_util::{BodyExt, Full};
+use hyper_util::client::legacy::Client as HyperClient;
+use hyper_util::client::legacy::connect::HttpConnector;
+use mcp_core::{
+    CancellationToken, Inbound, Outbound, Transport, TransportContext, TransportError,
+    TransportReceiver, TransportSender,
+};
+use mcp_types::{
+    ErrorCode, ErrorObject, JsonRpcErrorResponse, JsonRpcMessage, JsonRpcPayload, RequestId,
+};
+use tokio::sync::mpsc;
+
+use super::sse::{SseDecoder, SseEvent};
+use super::{PROTOCOL_VERSION_HEADER, SESSION_ID_HEADER};
+use crate::Error;
+
+type Connector = hyper_rustls::HttpsConnector<HttpConnector>;
+
+/// Settings of a [`StreamableHttpClient`].
+#[derive(Debug, Clone)]
+pub struct HttpClientConfig {
+    headers: HeaderMap,
+    max_message: usize,
+    max_reconnects: u32,
+    default_retry: Duration,
+    open_get_stream: bool,
+}
+
+impl Default for HttpClientConfig {
+    fn default() -> Self {
+        Self {
+            headers: HeaderMap::new(),
+            max_message: 32 * 1024 * 1024,
+            max_reconnects: 5,
+            default_retry: Duration::from_secs(1),
+            open_get_stream: true,
+        }
+    }
+}
+
+impl HttpClientConfig {
+    /// Defaults: 32 MiB messages, up to 5 reconnections of a broken
+    /// stream, 1 s between them unless the server sends `retry`, and the GET
+    /// stream opened after initialization.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a header to every request (an API key, for instance).
+    ///
+    /// # Errors
+    /// [`Error::InvalidHeader`] when the name or value is not valid HTTP.
+    pub fn header(mut self, name: &str, value: &str) -> Result<Self, Error> {
+        let invalid = || Error::InvalidHeader {
+            name: name.to_owned(),
+        };
+        let name = HeaderName::from_bytes(name.as_bytes()).map_err(|_| invalid())?;
+        let value = HeaderValue::from_str(value).map_err(|_| invalid())?;
+        self.headers.append(name, value);
+        Ok(self)
+    }
+
+    /// The largest message accepted, in bytes.
+    pub fn max_message(mut self, bytes: usize) -> Self {
+        self.max_message = bytes;
+        self
+    }
+
+    /// How many times a broken SSE stream is resumed before giving up.
+    pub fn max_reconnects(mut self, attempts: u32) -> Self {
+        self.max_reconnects = attempts;
+        self
+    }
+
+    /// Whether to open the standalone GET stream for server-initiated
+    /// messages once the session is initialized.
+    pub fn open_get_stream(mut self, enabled: bool) -> Self {
+        self.open_get_stream = enabled;
+        self
+    }
+}
+
+/// The client side of streamable HTTP as a [`Transport`]: each message is
+/// POSTed; responses come back as JSON or SSE; the session id and protocol
+/// version are tracked; broken streams resume with `Last-Event-ID`; the
+/// session is DELETEd on close.
+pub struct StreamableHttpClient {
+    shared: Arc<Shared>,
+    rx: mpsc::Receiver<Inbound>,
+}
+
+impl fmt::Debug for StreamableHttpClient {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StreamableHttpClient")
+            .field("uri", &self.shared.uri)
+            .finish_non_exhaustive()
+    }
+}
+
+struct Shared {
+    uri: Uri,
+    client: HyperClient<Connector, Full<Bytes>>,
+    config: HttpClientConfig,
+    state: Mutex<ClientState>,
+    inbound: mpsc::Sender<Inbound>,
+    shutdown: CancellationToken,
+    get_started: AtomicBool,
+}
+
+#[derive(Default)]
+struct ClientState {
+    session_id: Option<String>,
+    protocol_version: Option<String>,
+    initialize_id: Option<RequestId>,
+}
+
+impl StreamableHttpClient {
+    /// A transport to the MCP endpoint at `url` (`http` or `https`).
+    ///
+    /// # Errors
+    /// [`Error::InvalidUrl`] for a URL that is not http(s);
+    /// [`Error::Tls`] when the system's trust roots cannot be loaded.
+    pub fn new(url: &str, config: HttpClientConfig) -> Result<Self, Error> {
+        let uri: Uri = url.parse().map_err(|e| Error::InvalidUrl {
+            url: url.to_owned(),
+            reason: format!("{e}"),
+        })?;
+        match uri.scheme_str() {
+            Some("http" | "https") => {}
+            _ => {
+                return Err(Error::InvalidUrl {
+                    url: url.to_owned(),
+                    reason: "the scheme must be http or https".into(),
+                });
+            }
+        }
+        let connector = hyper_rustls::HttpsConnectorBuilder::new()
+            .with_native_roots()
+            .map_err(|e| Error::Tls(e.to_string()))?
+            .https_or_http()
+            .enable_http1()
+            .build();
+        let client = HyperClient::builder(hyper_util::rt::TokioExecutor::new()).build(connector);
+        let (tx, rx) = mpsc::channel(256);
+        Ok(Self {
+            shared: Arc::new(Shared {
+                uri,
+                client,
+                config,
+                state: Mutex::new(ClientState::default()),
+                inbound: tx,
+                shutdown: CancellationToken::new(),
+                get_started: AtomicBool::new(false),
+            }),
+            rx,
+        })
+    }
+}
+
+/// The sending half of a [`StreamableHttpClient`].
+pub struct HttpClientSender {
+    shared: Arc<Shared>,
+}
+
+/// The receiving half of a [`StreamableHttpClient`].
+pub struct HttpClientReceiver {
+    shared: Arc<Shared>,
+    rx: mpsc::Receiver<Inbound>,
+}
+
+impl Transport for StreamableHttpClient {
+    type Sender = HttpClientSender;
+    type Receiver = HttpClientReceiver;
+
+    fn split(self) -> (HttpClientSender, HttpClientReceiver) {
+        (
+            HttpClientSender {
+                shared: self.shared.clone(),
+            },
+            HttpClientReceiver {
+                shared: self.shared,
+                rx: self.rx,
+            },
+        )
+    }
+}
+
+impl TransportReceiver for HttpClientReceiver {
+    async fn recv(&mut self) -> Option<Inbound> {
+        tokio::select! {
+            message = self.rx.recv() => message,
+            () = self.shared.shutdown.cancelled() => None,
+        }
+    }
+}
+
+impl TransportSender for HttpClientSender {
+    async fn send(&mut self, outbound: Outbound) -> Result<(), TransportError> {
+        if self.shared.shutdown.is_cancelled() {
+            return Err(TransportError::Closed);
+        }
+        let body = Bytes::from(serde_json::to_vec(&outbound.message)?);
+        let request_id = match &outbound.message {
+            JsonRpcMessage::Request(r) => {
+                if r.method == "initialize" {
+                    self.shared.lock().initialize_id = Some(r.id.clone());
+                }
+                Some(r.id.clone())
+            }
+            _ => None,
+        };
+        let initialized = matches!(
+            &outbound.message,
+            JsonRpcMessage::Notification(n) if n.method == "notifications/initialized"
+        );
+        let shared = self.shared.clone();
+        let extra = outbound.headers.clone();
+        // Each POST runs on its own: responses may stream for a long time.
+        tokio::spawn(async move {
+            let outcome = shared.post(body, &extra, request_id.clone()).await;
+            if let Err(error) = outcome {
+                match request_id {
+                    Some(id) => shared.fail_request(id, error).await,
+                    None => tracing::warn!(%error, "a notification or response could not be sent"),
+                }
+            }
+            if initialized
+                && shared.config.open_get_stream
+                && !shared.get_started.swap(true, Ordering::SeqCst)
+            {
+                let get = shared.clone();
+                tokio::spawn(async move { get.standalone_stream().await });
+            }
+        });
+        Ok(())
+    }
+
+    async fn close(&mut self) {
+        let shared = self.shared.clone();
+        shared.shutdown.cancel();
+        let session = shared.lock().session_id.clone();
+        if session.is_some() {
+            let no_headers = mcp_core::Headers::new();
+            let delete = shared.request(Method::DELETE, Bytes::new(), &no_headers, None);
+            match tokio::time::timeout(Duration::from_secs(2), delete).await {
+                Ok(Ok(response)) => {
+                    tracing::debug!(status = %response.status(), "session deleted");
+                }
+                Ok(Err(e)) => tracing::debug!(error = %e, "DELETE of the session failed"),
+                Err(_) => tracing::debug!("DELETE of the session timed out"),
+            }
+        }
+    }
+}
+
+/// Why an HTTP exchange failed, for the pending request's error.
+#[derive(Debug)]
+struct HttpFailure(ErrorObject);
+
+impl fmt::Display for HttpFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0.message)
+    }
+}
+
+fn failure(message: impl Into<String>) -> HttpFailure {
+    HttpFailure(ErrorObject::new(ErrorCode::CONNECTION_CLOSED, message))
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, ClientState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    async fn request(
+        &self,
+        method: Method,
+        body: Bytes,
+        extra: &mcp_core::Headers,
+        last_event_id: Option<&str>,
+    ) -> Result<http::Response<hyper::body::Incoming>, HttpFailure> {
+        let mut builder = Request::builder()
+            .method(method.clone())
+            .uri(self.uri.clone());
+        let headers = builder
+            .headers_mut()
+            .ok_or_else(|| failure("could not build the HTTP request"))?;
+        for (name, value) in &self.config.headers {
+            headers.append(name, value.clone());
+        }
+        for (name, value) in extra.iter() {
+            if let (Ok(name), Ok(value)) = (
+                HeaderName::from_bytes(name.as_bytes()),
+                HeaderValue::from_str(value),
+            ) {
+                headers.insert(name, value);
+            }
+        }
+        if method == Method::POST {
+            headers.insert(
+                ACCEPT,
+                HeaderValue::from_static("application/json, text/event-stream"),
+            );
+            headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        } else if method == Method::GET {
+            headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
+        }
+        {
+            let state = self.lock();
+            if let Some(value) = state
+                .session_id
+                .as_deref()
+                .and_then(|s| HeaderValue::from_str(s).ok())
+            {
+                headers.insert(SESSION_ID_HEADER, value);
+            }
+            if let Some(value) = state
+                .protocol_version
+                .as_deref()
+                .and_then(|s| HeaderValue::from_str(s).ok())
+            {
+                headers.insert(PROTOCOL_VERSION_HEADER, value);
+            }
+        }
+        if let Some(value) = last_event_id.and_then(|s| HeaderValue::from_str(s).ok()) {
+            headers.insert("last-event-id", value);
+        }
+        let request = builder
+            .body(Full::new(body))
+            .map_err(|e| failure(format!("could not build the HTTP request: {e}")))?;
+        self.client
+            .request(request)
+            .await
+            .map_err(|e| failure(format!("the HTTP request to {} failed: {e}", self.uri)))
+    }
+
+    async fn post(
+        self: &Arc<Self>,
+        body: Bytes,
+        extra: &mcp_core::Headers,
+        request_id: Option<RequestId>,
+    ) -> Result<(), HttpFailure> {
+        let response = self.request(Method::POST, body, extra, None).await?;
+        let status = response.status();
+        if let Some(session) = response
+            .headers()
+            .get(SESSION_ID_HEADER)
+            .and_then(|v| v.to_str().ok())
+        {
+            let mut state = self.lock();
+            if state.session_id.is_none() {
+                state.session_id = Some(session.to_owned());
+            }
+        }
+        if status == StatusCode::ACCEPTED {
+            return Ok(());
+        }
+        let is_sse = response
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("text/event-stream"));
+        if !status.is_success() {
+            let bytes = self.collect(response.into_body()).await.unwrap_or_default();
+            let mut error = match JsonRpcMessage::from_slice(&bytes) {
+                Ok(JsonRpcMessage::Error(e)) => e.error,
+                _ => ErrorObject::new(
+                    ErrorCode::INTERNAL_ERROR,
+                    format!("the server answered HTTP {status}"),
+                ),
+            };
+            if status == StatusCode::NOT_FOUND && self.lock().session_id.is_some() {
+                error.message = format!(
+                    "the server no longer knows this session (HTTP 404): {}",
+                    error.message
+                );
+            }
+            return Err(HttpFailure(error));
+        }
+        if is_sse {
+            let expected = request_id.into_iter().collect();
+            self.read_sse(response.into_body(), expected).await
+        } else {
+            let bytes = self.collect(response.into_body()).await?;
+            if bytes.iter().all(u8::is_ascii_whitespace) {
+                return Ok(());
+            }
+            match JsonRpcPayload::from_slice(&bytes) {
+                Ok(JsonRpcPayload::Single(message)) => self.deliver(message).await,
+                Ok(JsonRpcPayload::Batch(messages)) => {
+                    for message in messages {
+                        self.deliver(message).await;
+                    }
+                }
+                Err(e) => {
+                    return Err(HttpFailure(ErrorObject::new(
+                        ErrorCode::PARSE_ERROR,
+                        format!("the server's JSON response is not JSON-RPC: {e}"),
+                    )));
+                }
+            }
+            Ok(())
+        }
+    }
+
+    async fn collect(&self, body: hyper::body::Incoming) -> Result<Bytes, HttpFailure> {
+        let limited = http_body_util::Limited::new(body, self.config.max_message);
+        limited
+            .collect()
+            .await
+            .map(|c| c.to_bytes())
+            .map_err(|e| failure(format!("reading the response failed: {e}")))
+    }
+
+    /// Reads an SSE response; if it breaks before every expected response
+    /// arrived, resumes it with GET + `Last-Event-ID` after the `retry` delay.
+    async fn read_sse(
+        self: &Arc<Self>,
+        mut body: hyper::body::Incoming,
+        mut expected: Vec<RequestId>,
+    ) -> Result<(), HttpFailure> {
+        let mut last_event_id: Option<String> = None;
+        let mut retry = self.config.default_retry;
+        let mut reconnects = 0;
+        loop {
+            let mut decoder = SseDecoder::new(self.config.max_message);
+            loop {
+                let frame = tokio::select! {
+                    frame = body.frame() => frame,
+                    () = self.shutdown.cancelled() => return Ok(()),
+                };
+                let chunk = match frame {
+                    Some(Ok(frame)) => match frame.into_data() {
+                        Ok(data) => data,
+                        Err(_) => continue,
+                    },
+                    Some(Err(e)) => {
+                        tracing::debug!(error = %e, "the SSE stream broke");
+                        break;
+                    }
+                    None => break,
+                };
+                let events = decoder.feed(&chunk).map_err(|e| {
+                    failure(format!("an SSE event exceeds the {}-byte limit", e.limit))
+                })?;
+                for event in events {
+                    self.take_event(event, &mut last_event_id, &mut retry, &mut expected)
+                        .await;
+                }
+                if expected.is_empty() {
+                    return Ok(());
+                }
+            }
+            if expected.is_empty() {
+                return Ok(());
+            }
+            let Some(last) = last_event_id.clone() else {
+                return Err(failure(
+                    "the server closed the response stream before answering, and it cannot be \
+                     resumed (no event id)",
+                ));
+            };
+            if reconnects >= self.config.max_reconnects {
+                return Err(failure(format!(
+                    "the response stream broke {reconnects} times; giving up"
+                )));
+            }
+            reconnects += 1;
+            tokio::select! {
+                () = tokio::time::sleep(retry) => {}
+                () = self.shutdown.cancelled() => return Ok(()),
+            }
+            let response = self
+                .request(Method::GET, Bytes::new(), &Default::default(), Some(&last))
+                .await?;
+            if !response.status().is_success() {
+                return Err(failure(format!(
+                    "resuming the response stream failed: HTTP {}",
+                    response.status()
+                )));
+            }
+            body = response.into_body();
+        }
+    }
+
+    async fn take_event(
+        &self,
+        event: SseEvent,
+        last_event_id: &mut Option<String>,
+        retry: &mut Duration,
+        expected: &mut Vec<RequestId>,
+    ) {
+        if let Some(id) = event.id {
+            *last_event_id = Some(id);
+        }
+        if let Some(r) = event.retry {
+            *retry = r;
+        }
+        if event.data.trim().is_empty() {
+            return;
+        }
+        if event.event.as_deref().is_some_and(|e| e != "message") {
+            return;
+        }
+        match JsonRpcMessage::from_slice(event.data.as_bytes()) {
+            Ok(message) => {
+                let answered = match &message {
+                    JsonRpcMessage::Response(r) => Some(r.id.to_string()),
+                    JsonRpcMessage::Error(e) => e.id.as_ref().map(ToString::to_string),
+                    _ => None,
+                };
+                if let Some(answered) = answered {
+                    expected.retain(|id| id.to_string() != answered);
+                }
+                self.deliver(message).await;
+            }
+            Err(e) => {
+                let _ = self.inbound.send(Inbound::Malformed(e)).await;
+            }
+        }
+    }
+
+    async fn deliver(&self, message: JsonRpcMessage) {
+        if let JsonRpcMessage::Response(response) = &message {
+            let mut state = self.lock();
+            if state.initialize_id.as_ref() == Some(&response.id) {
+                state.initialize_id = None;
+                #[derive(serde::Deserialize)]
+                struct Version {
+                    #[serde(rename = "protocolVersion")]
+                    protocol_version: String,
+                }
+                if let Ok(v) = response.result.parse::<Version>() {
+                    state.protocol_version = Some(v.protocol_version);
+                }
+            }
+        }
+        let _ = self
+            .inbound
+            .send(Inbound::Message(message, TransportContext::default()))
+            .await;
+    }
+
+    async fn fail_request(&self, id: RequestId, error: HttpFailure) {
+        let message = JsonRpcMessage::Error(JsonRpcErrorResponse::new(Some(id), error.0));
+        let _ = self
+            .inbound
+            .send(Inbound::Message(message, TransportContext::default()))
+            .await;
+    }
+
+    /// The GET stream for server-initiated messages, resumed when it breaks.
+    async fn standalone_stream(self: Arc<Self>) {
+        let mut last_event_id: Option<String> = None;
+        let mut retry = self.config.default_retry;
+        let mut failures = 0;
+        while !self.shutdown.is_cancelled() && failures <= self.config.max_reconnects {
+            let response = match self
+                .request(
+                    Method::GET,
+                    Bytes::new(),
+                    &Default::default(),
+                    last_event_id.as_deref(),
+                )
+                .await
+            {
+                Ok(response) => response,
+                Err(e) => {
+                    tracing::debug!(error = %e, "the GET stream could not be opened");
+                    failures += 1;
+                    tokio::time::sleep(retry).await;
+                    continue;
+                }
+            };
+            if !response.status().is_success() {
+                // 405: the server offers no GET stream; that is allowed.
+                tracing::debug!(status = %response.status(), "no GET stream");
+                return;
+            }
+            failures = 0;
+            let mut body = response.into_body();
+            let mut decoder = SseDecoder::new(self.config.max_message);
+            let mut none = Vec::new();
+            loop {
+                let frame = tokio::select! {
+                    frame = body.frame() => frame,
+                    () = self.shutdown.cancelled() => return,
+                };
+                let Some(Ok(frame)) = frame else { break };
+                let Ok(chunk) = frame.into_data() else {
+                    continue;
+                };
+                match decoder.feed(&chunk) {
+                    Ok(events) => {
+                        for event in events {
+                            self.take_event(event, &mut last_event_id, &mut retry, &mut none)
+                                .await;
+                        }
+                    }
+                    Err(e) => {
+                        tracing::warn!(
+                            limit = e.limit,
+                            "an SSE event on the GET stream was too large"
+                        );
+                        break;
+                    }
+                }
+            }
+            failures += 1;
+            tokio::select! {
+                () = tokio::time::sleep(retry) => {}
+                () = self.shutdown.cancelled() => return,
+            }
+        }
+    }
+}
