@@ -75,6 +75,32 @@ impl Client {
         Self::initialize(session, Owned::Process(process)).await
     }
 
+    /// Connects to a streamable HTTP endpoint (`http://` or `https://`) and
+    /// initializes. [`close`](Self::close) ends the HTTP session (DELETE).
+    ///
+    /// # Errors
+    /// [`Error::Process`] for an unusable URL; as
+    /// [`ClientSession::initialize`] otherwise.
+    #[cfg(feature = "http")]
+    pub async fn connect_http(url: &str, config: ClientConfig) -> Result<Self, Error> {
+        Self::connect_http_with(url, mcp_transport::http::HttpClientConfig::new(), config).await
+    }
+
+    /// [`connect_http`](Self::connect_http) with HTTP settings: extra
+    /// headers, message limits, reconnection.
+    ///
+    /// # Errors
+    /// As [`connect_http`](Self::connect_http).
+    #[cfg(feature = "http")]
+    pub async fn connect_http_with(
+        url: &str,
+        http: mcp_transport::http::HttpClientConfig,
+        config: ClientConfig,
+    ) -> Result<Self, Error> {
+        let transport = mcp_transport::http::StreamableHttpClient::new(url, http)?;
+        Self::connect(transport, config).await
+    }
+
     /// Runs `server` in this process over an in-memory transport and
     /// connects to it: for tests, and for hosts that embed their tools.
     ///
