@@ -18,7 +18,7 @@ use serde_json::json;
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let url = std::env::args()
-        .last()
+        .next_back()
         .filter(|a| a.starts_with("http"))
         .ok_or("usage: conformance-client <server-url> (the URL comes last)")?;
     let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
@@ -42,8 +42,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     match scenario.as_str() {
         "tools_call" => {
             let tools = client.list_all_tools().await?;
-            eprintln!("tools: {:?}", tools.iter().map(|t| &t.name).collect::<Vec<_>>());
-            let result = client.call_tool("add_numbers", json!({"a": 5, "b": 3})).await?;
+            eprintln!(
+                "tools: {:?}",
+                tools.iter().map(|t| &t.name).collect::<Vec<_>>()
+            );
+            let result = client
+                .call_tool("add_numbers", json!({"a": 5, "b": 3}))
+                .await?;
             eprintln!("add_numbers: {:?}", result.content);
         }
         "elicitation-sep1034-client-defaults" => {

@@ -77,3 +77,62 @@ async fn the_python_client_drives_the_rust_server() {
         "the Python client ran no checks:\n{stdout}\n{stderr}"
     );
 }
+
+/// A free port on 127.0.0.1 (bound, then released for the child to take).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+/// Starts `server.py` on an HTTP transport and waits until it listens.
+async fn python_http_server(python: &str, transport: &str) -> (tokio::process::Child, u16) {
+    let port = free_port();
+    let child = tokio::process::Command::new(python)
+        .arg(script("server.py"))
+        .args(["--transport", transport, "--port", &port.to_string()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("python starts");
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .is_err()
+    {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the Python {transport} server did not start"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    (child, port)
+}
+
+#[tokio::test]
+async fn the_rust_client_drives_the_python_server_over_streamable_http() {
+    let Some(python) = python() else { return };
+    let (mut child, port) = python_http_server(&python, "streamable-http").await;
+    let (config, events) = common::contract_config();
+    let client = Client::connect_http(&format!("http://127.0.0.1:{port}/mcp"), config)
+        .await
+        .expect("connected over streamable HTTP");
+    common::check_contract(&client, &events).await;
+    client.close().await.expect("closed");
+    let _ = child.kill().await;
+}
+
+#[tokio::test]
+async fn the_rust_client_drives_the_python_server_over_legacy_sse() {
+    let Some(python) = python() else { return };
+    let (mut child, port) = python_http_server(&python, "sse").await;
+    let (config, events) = common::contract_config();
+    let client = Client::connect_legacy_sse(&format!("http://127.0.0.1:{port}/sse"), config)
+        .await
+        .expect("connected over HTTP+SSE");
+    common::check_contract(&client, &events).await;
+    client.close().await.expect("closed");
+    let _ = child.kill().await;
+}

@@ -142,4 +142,13 @@ def review(code: str, language: str | None = None) -> str:
 
 
 if __name__ == "__main__":
-    server.run("stdio")
+    import argparse
+
+    parser = argparse.ArgumentParser(description="The interop contract server")
+    parser.add_argument("--transport", default="stdio", choices=["stdio", "sse", "streamable-http"])
+    parser.add_argument("--port", type=int, default=8000, help="for the HTTP transports (127.0.0.1)")
+    options = parser.parse_args()
+    if options.transport == "stdio":
+        server.run("stdio")
+    else:
+        server.run(options.transport, host="127.0.0.1", port=options.port)

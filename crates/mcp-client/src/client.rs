@@ -101,6 +101,19 @@ impl Client {
         Self::connect(transport, config).await
     }
 
+    /// Connects to a server of the 2024-11-05 HTTP+SSE transport (`url` is
+    /// its SSE endpoint, often `/sse`) and initializes.
+    ///
+    /// # Errors
+    /// [`Error::Process`] when the SSE stream cannot be opened or announces
+    /// no usable endpoint; as [`ClientSession::initialize`] otherwise.
+    #[cfg(feature = "http")]
+    pub async fn connect_legacy_sse(url: &str, config: ClientConfig) -> Result<Self, Error> {
+        let http = mcp_transport::http::HttpClientConfig::new();
+        let transport = mcp_transport::http::LegacySseClient::connect(url, http).await?;
+        Self::connect(transport, config).await
+    }
+
     /// Runs `server` in this process over an in-memory transport and
     /// connects to it: for tests, and for hosts that embed their tools.
     ///

@@ -26,11 +26,24 @@ use crate::Error;
 
 type Connector = hyper_rustls::HttpsConnector<HttpConnector>;
 
+pub(crate) type HttpsClient = HyperClient<Connector, Full<Bytes>>;
+
+/// A pooled HTTP/1.1 client with rustls and the system's trust roots.
+pub(crate) fn hyper_client() -> Result<HttpsClient, Error> {
+    let connector = hyper_rustls::HttpsConnectorBuilder::new()
+        .with_native_roots()
+        .map_err(|e| Error::Tls(e.to_string()))?
+        .https_or_http()
+        .enable_http1()
+        .build();
+    Ok(HyperClient::builder(hyper_util::rt::TokioExecutor::new()).build(connector))
+}
+
 /// Settings of a [`StreamableHttpClient`].
 #[derive(Debug, Clone)]
 pub struct HttpClientConfig {
-    headers: HeaderMap,
-    max_message: usize,
+    pub(crate) headers: HeaderMap,
+    pub(crate) max_message: usize,
     max_reconnects: u32,
     default_retry: Duration,
     open_get_stream: bool,
@@ -109,7 +122,7 @@ impl fmt::Debug for StreamableHttpClient {
 
 struct Shared {
     uri: Uri,
-    client: HyperClient<Connector, Full<Bytes>>,
+    client: HttpsClient,
     config: HttpClientConfig,
     state: Mutex<ClientState>,
     inbound: mpsc::Sender<Inbound>,
@@ -144,13 +157,7 @@ impl StreamableHttpClient {
                 });
             }
         }
-        let connector = hyper_rustls::HttpsConnectorBuilder::new()
-            .with_native_roots()
-            .map_err(|e| Error::Tls(e.to_string()))?
-            .https_or_http()
-            .enable_http1()
-            .build();
-        let client = HyperClient::builder(hyper_util::rt::TokioExecutor::new()).build(connector);
+        let client = hyper_client()?;
         let (tx, rx) = mpsc::channel(256);
         Ok(Self {
             shared: Arc::new(Shared {

@@ -11,6 +11,8 @@
 mod client;
 #[cfg(feature = "http-server")]
 mod event_store;
+#[cfg(feature = "http-client")]
+mod legacy;
 #[cfg(feature = "http-server")]
 mod server;
 #[cfg_attr(
@@ -28,6 +30,8 @@ pub const PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
 pub use client::{HttpClientConfig, HttpClientReceiver, HttpClientSender, StreamableHttpClient};
 #[cfg(feature = "http-server")]
 pub use event_store::{EventStore, InMemoryEventStore};
+#[cfg(feature = "http-client")]
+pub use legacy::{LegacySseClient, LegacySseReceiver, LegacySseSender};
 #[cfg(feature = "http-server")]
 pub use server::{
     HttpBody, HttpServerConfig, SessionReceiver, SessionSender, SessionTransport,
