@@ -11,7 +11,6 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use mcp_client::{Client, ClientConfig};
-use mcp_transport::http::HttpClientConfig;
 use mcp_types::{ElicitAction, ElicitRequestParams, ElicitResult, ElicitValue};
 use serde_json::json;
 
@@ -27,11 +26,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let config = ClientConfig::new("mcp-rust-conformance-client", env!("CARGO_PKG_VERSION"))
         .request_timeout(Duration::from_secs(20))
         .on_elicitation(|params, _| async move { Ok(accept_defaults(&params)) });
-    // No standalone GET stream: these scenarios send nothing outside a
-    // request, and the sse-retry mock takes any GET for the reconnection
-    // of the interrupted POST stream.
-    let http = HttpClientConfig::new().open_get_stream(false);
-    let client = Client::connect_http_with(&url, http, config).await?;
+    let client = Client::connect_http(&url, config).await?;
     eprintln!(
         "initialized: {} {} at {}",
         client.server_info().name,

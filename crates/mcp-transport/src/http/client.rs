@@ -232,6 +232,25 @@ impl TransportSender for HttpClientSender {
         );
         let shared = self.shared.clone();
         let extra = outbound.headers.clone();
+        if initialized {
+            // The session is ready once this lands: open the GET stream
+            // before the dispatcher sends anything else, so that what the
+            // server sends outside a request from now on has a stream.
+            if let Err(error) = shared.post(body, &extra, None).await {
+                tracing::warn!(%error, "notifications/initialized could not be sent");
+            }
+            if shared.config.open_get_stream && !shared.get_started.swap(true, Ordering::SeqCst) {
+                let no_headers = mcp_core::Headers::new();
+                let opening = shared.request(Method::GET, Bytes::new(), &no_headers, None);
+                let first = tokio::time::timeout(Duration::from_secs(5), opening)
+                    .await
+                    .ok()
+                    .and_then(Result::ok);
+                let get = shared.clone();
+                tokio::spawn(async move { get.standalone_stream(first).await });
+            }
+            return Ok(());
+        }
         // Each POST runs on its own: responses may stream for a long time.
         tokio::spawn(async move {
             let outcome = shared.post(body, &extra, request_id.clone()).await;
@@ -240,13 +259,6 @@ impl TransportSender for HttpClientSender {
                     Some(id) => shared.fail_request(id, error).await,
                     None => tracing::warn!(%error, "a notification or response could not be sent"),
                 }
-            }
-            if initialized
-                && shared.config.open_get_stream
-                && !shared.get_started.swap(true, Ordering::SeqCst)
-            {
-                let get = shared.clone();
-                tokio::spawn(async move { get.standalone_stream().await });
             }
         });
         Ok(())
@@ -567,20 +579,27 @@ impl Shared {
     }
 
     /// The GET stream for server-initiated messages, resumed when it breaks.
-    async fn standalone_stream(self: Arc<Self>) {
+    async fn standalone_stream(
+        self: Arc<Self>,
+        mut first: Option<http::Response<hyper::body::Incoming>>,
+    ) {
         let mut last_event_id: Option<String> = None;
         let mut retry = self.config.default_retry;
         let mut failures = 0;
         while !self.shutdown.is_cancelled() && failures <= self.config.max_reconnects {
-            let response = match self
-                .request(
-                    Method::GET,
-                    Bytes::new(),
-                    &Default::default(),
-                    last_event_id.as_deref(),
-                )
-                .await
-            {
+            let opened = match first.take() {
+                Some(response) => Ok(response),
+                None => {
+                    self.request(
+                        Method::GET,
+                        Bytes::new(),
+                        &Default::default(),
+                        last_event_id.as_deref(),
+                    )
+                    .await
+                }
+            };
+            let response = match opened {
                 Ok(response) => response,
                 Err(e) => {
                     tracing::debug!(error = %e, "the GET stream could not be opened");
