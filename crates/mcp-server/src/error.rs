@@ -1,6 +1,36 @@
 //! The one error type of this crate.
 
-use mcp_types::{ErrorCode, ErrorObject};
+use mcp_types::{
+    ClientCapabilities, ElicitationCapability, ErrorCode, ErrorObject, JsonObject,
+    MissingRequiredClientCapabilityData, RootsCapability, SamplingCapability,
+};
+
+/// `{"sampling":{}}` for `sampling`, `{"sampling":{"tools":{}}}` for `sampling.tools`.
+fn required_capabilities(capability: &str) -> ClientCapabilities {
+    let mut capabilities = ClientCapabilities::new();
+    let (top, sub) = capability.split_once('.').unwrap_or((capability, ""));
+    match top {
+        "sampling" => {
+            let mut sampling = SamplingCapability::new();
+            if sub == "tools" {
+                sampling.tools = Some(JsonObject::new());
+            }
+            capabilities.sampling = Some(sampling);
+        }
+        "elicitation" => {
+            let mut elicitation = ElicitationCapability::new();
+            match sub {
+                "form" => elicitation.form = Some(JsonObject::new()),
+                "url" => elicitation.url = Some(JsonObject::new()),
+                _ => {}
+            }
+            capabilities.elicitation = Some(elicitation);
+        }
+        "roots" => capabilities.roots = Some(RootsCapability::new()),
+        _ => {}
+    }
+    capabilities
+}
 
 /// What went wrong while building or running a server, or while asking the
 /// client something from a handler.
@@ -25,6 +55,27 @@ pub enum Error {
         /// The capability, such as `sampling.tools`.
         capability: &'static str,
         /// The method that needs it.
+        method: &'static str,
+    },
+    /// A stateless (2026-07-28) request lacks a client capability the
+    /// handler needs: answered with `-32021` and `data.requiredCapabilities`.
+    #[error(
+        "this request's client capabilities lack `{capability}`, which `{method}` needs; \
+         declare it in `_meta` clientCapabilities"
+    )]
+    MissingRequiredClientCapability {
+        /// The capability, such as `sampling.tools`.
+        capability: &'static str,
+        /// The method that needs it.
+        method: &'static str,
+    },
+    /// A stateless (2026-07-28) request cannot send requests to the client.
+    #[error(
+        "`{method}` cannot be sent to the client at protocol revision 2026-07-28; return \
+         `InputRequired` from the handler to ask the client in the result instead"
+    )]
+    NoServerRequests {
+        /// The method that was to be sent.
         method: &'static str,
     },
     /// The session has not been initialized, so the client's capabilities are unknown.
@@ -67,6 +118,10 @@ impl Error {
                 ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
                 self.to_string(),
             ),
+            Error::MissingRequiredClientCapability { capability, .. } => {
+                MissingRequiredClientCapabilityData::new(required_capabilities(capability))
+                    .into_error(self.to_string())
+            }
             _ => ErrorObject::internal_error(self.to_string()),
         }
     }

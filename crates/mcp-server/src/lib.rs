@@ -34,6 +34,7 @@
 //! ```
 
 mod error;
+mod request_state;
 mod server;
 mod session;
 mod tool_io;
@@ -41,13 +42,13 @@ mod uri_template;
 
 pub use error::Error;
 pub use server::{
-    Blob, DEFAULT_PAGE_SIZE, IntoPromptResult, IntoResourceContents, NoArguments, ResourceRequest,
-    Server, ServerBuilder, ServerConnection,
+    Blob, DEFAULT_PAGE_SIZE, IntoPromptResult, IntoResourceContents, ListChanges, NoArguments,
+    ResourceRequest, Server, ServerBuilder, ServerConnection,
 };
 pub use session::{Context, ServerSession};
 
 pub use tool_io::{
-    IntoToolResult, Json, SchemaError, ToolError, empty_input_schema, input_schema_for,
-    output_schema_for, parse_arguments,
+    Answer, InputRequired, IntoToolResult, Json, SchemaError, ToolError, empty_input_schema,
+    input_schema_for, output_schema_for, parse_arguments,
 };
 pub use uri_template::{UriTemplate, UriTemplateError};

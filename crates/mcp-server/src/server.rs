@@ -20,18 +20,27 @@ use mcp_types::{
     RequestMeta, Resource, ResourceContents, ResourceTemplate, ResourcesCapability, Revision, Role,
     ServerCapabilities, TextResourceContents, Tool, ToolsCapability,
 };
+use mcp_types::{
+    CacheScope, DiscoverResult, InputResponses, ResultOrInputRequired,
+    SubscriptionsListenRequestParams, UnsupportedProtocolVersionData,
+};
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::session::{Context, ServerSession, SessionState};
-use crate::tool_io::{IntoToolResult, input_schema_for, parse_arguments};
+use crate::request_state::StateSealer;
+use crate::session::{Context, RequestInput, ServerSession, SessionState, StatelessRequest};
+use crate::tool_io::{InputRequired, IntoToolResult, input_schema_for, parse_arguments};
 use crate::{Error, UriTemplate};
+use tokio::sync::broadcast;
 
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
 type ToolFn = Arc<
-    dyn Fn(Option<JsonObject>, Context) -> BoxFuture<Result<CallToolResult, ErrorObject>>
+    dyn Fn(
+            Option<JsonObject>,
+            Context,
+        ) -> BoxFuture<Result<ResultOrInputRequired<CallToolResult>, ErrorObject>>
         + Send
         + Sync,
 >;
@@ -41,7 +50,10 @@ type ResourceFn = Arc<
         + Sync,
 >;
 type PromptFn = Arc<
-    dyn Fn(BTreeMap<String, String>, Context) -> BoxFuture<Result<GetPromptResult, ErrorObject>>
+    dyn Fn(
+            BTreeMap<String, String>,
+            Context,
+        ) -> BoxFuture<Result<ResultOrInputRequired<GetPromptResult>, ErrorObject>>
         + Send
         + Sync,
 >;
@@ -89,6 +101,10 @@ struct Registry {
     completion: Option<CompleteFn>,
     roots_list_changed: Option<SessionFn>,
     page_size: usize,
+    sealer: StateSealer,
+    changes: ListChanges,
+    list_cache: (u64, CacheScope),
+    read_cache: (u64, CacheScope),
     list_changed: bool,
     dispatcher: DispatcherConfig,
 }
@@ -156,39 +172,105 @@ impl IntoResourceContents for Vec<ResourceContents> {
     }
 }
 
-/// Converts what a prompt handler returns into a `GetPromptResult`.
+/// Converts what a prompt handler returns into a `GetPromptResult` (or,
+/// at 2026-07-28, a request for input first).
 ///
 /// A `String` becomes one user message; a `PromptMessage` or a list of
 /// them becomes the result's messages.
 pub trait IntoPromptResult {
-    /// The result.
-    fn into_prompt_result(self) -> GetPromptResult;
+    /// The answer.
+    fn into_prompt_answer(self) -> ResultOrInputRequired<GetPromptResult>;
 }
 
 impl IntoPromptResult for GetPromptResult {
-    fn into_prompt_result(self) -> GetPromptResult {
-        self
+    fn into_prompt_answer(self) -> ResultOrInputRequired<GetPromptResult> {
+        ResultOrInputRequired::Complete(self)
     }
 }
 
 impl IntoPromptResult for Vec<PromptMessage> {
-    fn into_prompt_result(self) -> GetPromptResult {
-        GetPromptResult::new(self)
+    fn into_prompt_answer(self) -> ResultOrInputRequired<GetPromptResult> {
+        GetPromptResult::new(self).into_prompt_answer()
     }
 }
 
 impl IntoPromptResult for PromptMessage {
-    fn into_prompt_result(self) -> GetPromptResult {
-        GetPromptResult::new(vec![self])
+    fn into_prompt_answer(self) -> ResultOrInputRequired<GetPromptResult> {
+        GetPromptResult::new(vec![self]).into_prompt_answer()
     }
 }
 
 impl IntoPromptResult for String {
-    fn into_prompt_result(self) -> GetPromptResult {
-        GetPromptResult::new(vec![PromptMessage::new(
-            Role::User,
-            mcp_types::ContentBlock::text(self),
-        )])
+    fn into_prompt_answer(self) -> ResultOrInputRequired<GetPromptResult> {
+        PromptMessage::new(Role::User, mcp_types::ContentBlock::text(self)).into_prompt_answer()
+    }
+}
+
+impl IntoPromptResult for InputRequired {
+    fn into_prompt_answer(self) -> ResultOrInputRequired<GetPromptResult> {
+        ResultOrInputRequired::InputRequired(self.into_result())
+    }
+}
+
+impl<T: IntoPromptResult> IntoPromptResult for crate::Answer<T> {
+    fn into_prompt_answer(self) -> ResultOrInputRequired<GetPromptResult> {
+        match self {
+            crate::Answer::Complete(value) => value.into_prompt_answer(),
+            crate::Answer::InputRequired(input) => input.into_prompt_answer(),
+        }
+    }
+}
+
+/// Which list changed, for `subscriptions/listen` streams.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum ListChange {
+    Tools,
+    Prompts,
+    Resources,
+    ResourceUpdated(String),
+}
+
+/// Announces changes to what the server offers to every open
+/// `subscriptions/listen` stream (2026-07-28) that asked for them. Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct ListChanges {
+    tx: broadcast::Sender<ListChange>,
+}
+
+impl ListChanges {
+    fn new() -> Self {
+        Self {
+            tx: broadcast::channel(64).0,
+        }
+    }
+
+    fn subscribe(&self) -> broadcast::Receiver<ListChange> {
+        self.tx.subscribe()
+    }
+
+    fn send(&self, change: ListChange) {
+        // No listener is not an error: nobody asked.
+        let _ = self.tx.send(change);
+    }
+
+    /// The tool list changed.
+    pub fn tools_changed(&self) {
+        self.send(ListChange::Tools);
+    }
+
+    /// The prompt list changed.
+    pub fn prompts_changed(&self) {
+        self.send(ListChange::Prompts);
+    }
+
+    /// The resource list changed.
+    pub fn resources_changed(&self) {
+        self.send(ListChange::Resources);
+    }
+
+    /// The resource at `uri` changed.
+    pub fn resource_updated(&self, uri: impl Into<String>) {
+        self.send(ListChange::ResourceUpdated(uri.into()));
     }
 }
 
@@ -235,6 +317,10 @@ impl ServerBuilder {
                 completion: None,
                 roots_list_changed: None,
                 page_size: DEFAULT_PAGE_SIZE,
+                sealer: StateSealer::random(),
+                changes: ListChanges::new(),
+                list_cache: (60_000, CacheScope::Public),
+                read_cache: (0, CacheScope::Private),
                 list_changed: false,
                 dispatcher: DispatcherConfig::default(),
             },
@@ -259,6 +345,28 @@ impl ServerBuilder {
     /// will send the `*/list_changed` notifications.
     pub fn list_changed(mut self, enabled: bool) -> Self {
         self.registry.list_changed = enabled;
+        self
+    }
+
+    /// The key that seals `requestState` (2026-07-28 input-required
+    /// results). Give every instance behind a load balancer the same key;
+    /// without one, a random key makes state verifiable by this process only.
+    pub fn request_state_key(mut self, key: impl Into<Vec<u8>>) -> Self {
+        self.registry.sealer = StateSealer::new(key.into());
+        self
+    }
+
+    /// The cache hints (2026-07-28 `ttlMs`, `cacheScope`) of `tools/list`,
+    /// `prompts/list`, `resources/list`, `resources/templates/list` and
+    /// `server/discover`; 60 s, public by default.
+    pub fn list_cache(mut self, ttl: std::time::Duration, scope: CacheScope) -> Self {
+        self.registry.list_cache = (duration_ms(ttl), scope);
+        self
+    }
+
+    /// The cache hints of `resources/read`; 0 ms, private by default.
+    pub fn read_cache(mut self, ttl: std::time::Duration, scope: CacheScope) -> Self {
+        self.registry.read_cache = (duration_ms(ttl), scope);
         self
     }
 
@@ -320,8 +428,8 @@ impl ServerBuilder {
             let handler = handler.clone();
             Box::pin(async move {
                 match parse_arguments::<A>(arguments.as_ref()) {
-                    Ok(args) => handler(args, cx).await.into_tool_result(),
-                    Err(e) => e.into_answer(),
+                    Ok(args) => handler(args, cx).await.into_tool_answer(),
+                    Err(e) => e.into_answer().map(ResultOrInputRequired::Complete),
                 }
             })
         });
@@ -341,7 +449,7 @@ impl ServerBuilder {
         let handler = Arc::new(handler);
         let call: ToolFn = Arc::new(move |arguments, cx| {
             let handler = handler.clone();
-            Box::pin(async move { handler(arguments, cx).await.into_tool_result() })
+            Box::pin(async move { handler(arguments, cx).await.into_tool_answer() })
         });
         self.add_tool(tool, call);
         self
@@ -476,7 +584,7 @@ impl ServerBuilder {
         let handler = Arc::new(handler);
         let get: PromptFn = Arc::new(move |arguments, cx| {
             let handler = handler.clone();
-            Box::pin(async move { Ok(handler(arguments, cx).await?.into_prompt_result()) })
+            Box::pin(async move { Ok(handler(arguments, cx).await?.into_prompt_answer()) })
         });
         self.registry
             .prompt_index
@@ -528,6 +636,10 @@ impl ServerBuilder {
             registry: Arc::new(self.registry),
         })
     }
+}
+
+fn duration_ms(duration: std::time::Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
 
 fn resource_fn<R, F, Fut>(handler: F, mime_type: Option<String>) -> ResourceFn
@@ -596,6 +708,11 @@ impl Server {
         &self.registry.info
     }
 
+    /// Announces list changes to `subscriptions/listen` streams.
+    pub fn list_changes(&self) -> ListChanges {
+        self.registry.changes.clone()
+    }
+
     /// The registered tools, in registration order.
     pub fn tools(&self) -> Vec<&Tool> {
         self.registry.tools.iter().map(|e| &e.tool).collect()
@@ -641,7 +758,8 @@ impl Server {
             state: state.clone(),
         };
         let connection = Connection::start(transport, handler, self.registry.dispatcher.clone());
-        let session = ServerSession::new(connection.peer().clone(), state);
+        let session = ServerSession::new(connection.peer().clone(), state)
+            .with_changes(self.registry.changes.clone());
         ServerConnection {
             connection,
             session,
@@ -749,14 +867,38 @@ fn cursor_of(params: &Option<PaginatedRequestParams>) -> Option<&str> {
     params.as_ref().and_then(|p| p.cursor.as_deref())
 }
 
+/// Only `_meta` of a request's params, to choose the era.
+fn request_meta(params: Option<&RawJson>) -> Option<RequestMeta> {
+    #[derive(serde::Deserialize)]
+    struct Probe {
+        #[serde(rename = "_meta", default)]
+        meta: Option<RequestMeta>,
+    }
+    params?.parse::<Probe>().ok()?.meta
+}
+
+/// The era of the request being served.
+enum Era {
+    Handshake,
+    Stateless(Arc<StatelessRequest>),
+}
+
+/// The answer to `tools/call` or `prompts/get` before it is serialized.
+type Answer<R> = Result<ResultOrInputRequired<R>, ErrorObject>;
+
 impl Runner {
-    fn session(&self, cx: &RequestContext) -> ServerSession {
-        ServerSession::new(cx.peer.clone(), self.state.clone())
+    fn session(&self, cx: &RequestContext, era: &Era) -> ServerSession {
+        let session = ServerSession::new(cx.peer.clone(), self.state.clone())
+            .with_changes(self.registry.changes.clone());
+        match era {
+            Era::Handshake => session,
+            Era::Stateless(request) => session.for_stateless_request(request.clone()),
+        }
     }
 
-    fn context(&self, cx: &RequestContext, meta: Option<RequestMeta>) -> Context {
+    fn context(&self, cx: &RequestContext, era: &Era, meta: Option<RequestMeta>) -> Context {
         Context::new(
-            self.session(cx),
+            self.session(cx, era),
             cx.id.clone(),
             cx.cancel.clone(),
             meta,
@@ -778,21 +920,59 @@ impl Runner {
         let r = &self.registry;
         let mut result = InitializeResult::new(
             revision.as_str(),
-            Server {
-                registry: r.clone(),
-            }
-            .capabilities(),
+            self.server().capabilities(),
             r.info.clone(),
         );
         result.instructions = r.instructions.clone();
         to_raw(&result)
     }
 
+    fn server(&self) -> Server {
+        Server {
+            registry: self.registry.clone(),
+        }
+    }
+
+    /// Verifies a retried request's `requestState` and hands the answers to
+    /// the handler's context.
+    fn with_input(
+        &self,
+        context: Context,
+        binding: &str,
+        responses: Option<InputResponses>,
+        request_state: Option<String>,
+    ) -> Result<Context, ErrorObject> {
+        let state = match request_state {
+            None => None,
+            Some(sealed) => Some(self.registry.sealer.open(binding, &sealed).ok_or_else(|| {
+                ErrorObject::invalid_params(
+                    "requestState failed verification: it was altered, or issued for another \
+                     request or by a server with another key",
+                )
+            })?),
+        };
+        Ok(context.with_input(RequestInput { responses, state }))
+    }
+
+    /// Seals the state of an input-required answer for `binding`.
+    fn seal<R>(&self, answer: ResultOrInputRequired<R>, binding: &str) -> ResultOrInputRequired<R> {
+        match answer {
+            ResultOrInputRequired::InputRequired(mut input) => {
+                input.request_state = input
+                    .request_state
+                    .map(|state| self.registry.sealer.seal(binding, &state));
+                ResultOrInputRequired::InputRequired(input)
+            }
+            complete => complete,
+        }
+    }
+
     async fn call_tool(
         &self,
         params: CallToolRequestParams,
         cx: &RequestContext,
-    ) -> Result<RawJson, ErrorObject> {
+        era: &Era,
+    ) -> Answer<CallToolResult> {
         let Some(&index) = self.registry.tool_index.get(&params.name) else {
             return Err(ErrorObject::invalid_params(format!(
                 "unknown tool `{}`",
@@ -800,18 +980,28 @@ impl Runner {
             )));
         };
         let entry = &self.registry.tools[index];
-        let context = self.context(cx, params.meta);
-        let result = (entry.call)(params.arguments, context).await?;
-        to_raw(&result)
+        let binding = format!("tools/call:{}", params.name);
+        let mut context = self.context(cx, era, params.meta);
+        if let Era::Stateless(_) = era {
+            context = self.with_input(
+                context,
+                &binding,
+                params.input_responses,
+                params.request_state,
+            )?;
+        }
+        let answer = (entry.call)(params.arguments, context).await?;
+        Ok(self.seal(answer, &binding))
     }
 
     async fn read_resource(
         &self,
         params: ReadResourceRequestParams,
         cx: &RequestContext,
-    ) -> Result<RawJson, ErrorObject> {
+        era: &Era,
+    ) -> Result<ReadResourceResult, ErrorObject> {
         let uri = params.uri;
-        let context = self.context(cx, params.meta);
+        let context = self.context(cx, era, params.meta);
         let (read, variables) = if let Some(&i) = self.registry.resource_index.get(&uri) {
             (&self.registry.resources[i].read, BTreeMap::new())
         } else if let Some((entry, variables)) = self
@@ -822,21 +1012,26 @@ impl Runner {
         {
             (&entry.read, variables)
         } else {
-            return Err(ErrorObject::new(
-                ErrorCode::RESOURCE_NOT_FOUND,
-                format!("resource `{uri}` not found"),
-            )
-            .with_data(serde_json::json!({ "uri": uri })));
+            // SEP-2164: -32602 from 2026-07-28 on; -32002 before.
+            let code = match era {
+                Era::Handshake => ErrorCode::RESOURCE_NOT_FOUND,
+                Era::Stateless(_) => ErrorCode::INVALID_PARAMS,
+            };
+            return Err(
+                ErrorObject::new(code, format!("resource `{uri}` not found"))
+                    .with_data(serde_json::json!({ "uri": uri })),
+            );
         };
         let contents = read(ResourceRequest { uri, variables }, context).await?;
-        to_raw(&ReadResourceResult::new(contents))
+        Ok(ReadResourceResult::new(contents))
     }
 
     async fn get_prompt(
         &self,
         params: GetPromptRequestParams,
         cx: &RequestContext,
-    ) -> Result<RawJson, ErrorObject> {
+        era: &Era,
+    ) -> Answer<GetPromptResult> {
         let Some(&index) = self.registry.prompt_index.get(&params.name) else {
             return Err(ErrorObject::invalid_params(format!(
                 "unknown prompt `{}`",
@@ -864,16 +1059,26 @@ impl Runner {
                     .join(", ")
             )));
         }
-        let context = self.context(cx, params.meta);
-        let result = (entry.get)(arguments, context).await?;
-        to_raw(&result)
+        let binding = format!("prompts/get:{}", params.name);
+        let mut context = self.context(cx, era, params.meta);
+        if let Era::Stateless(_) = era {
+            context = self.with_input(
+                context,
+                &binding,
+                params.input_responses,
+                params.request_state,
+            )?;
+        }
+        let answer = (entry.get)(arguments, context).await?;
+        Ok(self.seal(answer, &binding))
     }
 
     async fn complete(
         &self,
         params: CompleteRequestParams,
         cx: &RequestContext,
-    ) -> Result<RawJson, ErrorObject> {
+        era: &Era,
+    ) -> Result<CompleteResult, ErrorObject> {
         let Some(complete) = &self.registry.completion else {
             return Err(ErrorObject::method_not_found("completion/complete"));
         };
@@ -886,9 +1091,9 @@ impl Runner {
             }
             _ => {}
         }
-        let context = self.context(cx, params.meta.clone());
+        let context = self.context(cx, era, params.meta.clone());
         let completion = complete(params, context).await?;
-        to_raw(&CompleteResult::new(completion))
+        Ok(CompleteResult::new(completion))
     }
 
     fn subscribe_target_exists(&self, uri: &str) -> bool {
@@ -899,10 +1104,56 @@ impl Runner {
                 .iter()
                 .any(|t| t.matcher.match_uri(uri).is_some())
     }
-}
 
-impl Handler for Runner {
-    async fn handle_request(
+    fn list_tools(
+        &self,
+        params: &Option<PaginatedRequestParams>,
+    ) -> Result<ListToolsResult, ErrorObject> {
+        let r = &self.registry;
+        let all: Vec<Tool> = r.tools.iter().map(|e| e.tool.clone()).collect();
+        let (tools, next) = page(&all, cursor_of(params), r.page_size)?;
+        let mut result = ListToolsResult::new(tools);
+        result.next_cursor = next;
+        Ok(result)
+    }
+
+    fn list_resources(
+        &self,
+        params: &Option<PaginatedRequestParams>,
+    ) -> Result<ListResourcesResult, ErrorObject> {
+        let r = &self.registry;
+        let all: Vec<Resource> = r.resources.iter().map(|e| e.resource.clone()).collect();
+        let (resources, next) = page(&all, cursor_of(params), r.page_size)?;
+        let mut result = ListResourcesResult::new(resources);
+        result.next_cursor = next;
+        Ok(result)
+    }
+
+    fn list_templates(
+        &self,
+        params: &Option<PaginatedRequestParams>,
+    ) -> Result<ListResourceTemplatesResult, ErrorObject> {
+        let r = &self.registry;
+        let all: Vec<ResourceTemplate> = r.templates.iter().map(|e| e.template.clone()).collect();
+        let (templates, next) = page(&all, cursor_of(params), r.page_size)?;
+        let mut result = ListResourceTemplatesResult::new(templates);
+        result.next_cursor = next;
+        Ok(result)
+    }
+
+    fn list_prompts(
+        &self,
+        params: &Option<PaginatedRequestParams>,
+    ) -> Result<ListPromptsResult, ErrorObject> {
+        let r = &self.registry;
+        let all: Vec<Prompt> = r.prompts.iter().map(|e| e.prompt.clone()).collect();
+        let (prompts, next) = page(&all, cursor_of(params), r.page_size)?;
+        let mut result = ListPromptsResult::new(prompts);
+        result.next_cursor = next;
+        Ok(result)
+    }
+
+    async fn handshake(
         &self,
         request: IncomingRequest,
         cx: RequestContext,
@@ -912,12 +1163,9 @@ impl Handler for Runner {
             &request.method,
             request.params.as_ref(),
             revision.unwrap_or(Revision::LATEST_HANDSHAKE),
-        );
-        let parsed = match parsed {
-            Ok(parsed) => parsed,
-            Err(e) => return Err(e.to_error_object()),
-        };
-        let r = &self.registry;
+        )
+        .map_err(|e| e.to_error_object())?;
+        let era = Era::Handshake;
         match parsed {
             ClientRequest::Initialize(params) => self.initialize(params),
             ClientRequest::Ping(_) => to_raw(&EmptyResult::new()),
@@ -925,30 +1173,19 @@ impl Handler for Runner {
                 "`{}` before initialization: send `initialize` first",
                 request.method
             ))),
-            ClientRequest::ListTools(params) => {
-                let tools: Vec<Tool> = r.tools.iter().map(|e| e.tool.clone()).collect();
-                let (tools, next) = page(&tools, cursor_of(&params), r.page_size)?;
-                let mut result = ListToolsResult::new(tools);
-                result.next_cursor = next;
-                to_raw(&result)
+            ClientRequest::ListTools(params) => to_raw(&self.list_tools(&params)?),
+            ClientRequest::CallTool(params) => match self.call_tool(params, &cx, &era).await? {
+                ResultOrInputRequired::Complete(result) => to_raw(&result),
+                ResultOrInputRequired::InputRequired(_) => Err(ErrorObject::internal_error(
+                    "the tool asked for input in its result, which needs protocol revision \
+                     2026-07-28; this session speaks an older one",
+                )),
+            },
+            ClientRequest::ListResources(params) => to_raw(&self.list_resources(&params)?),
+            ClientRequest::ListResourceTemplates(params) => to_raw(&self.list_templates(&params)?),
+            ClientRequest::ReadResource(params) => {
+                to_raw(&self.read_resource(params, &cx, &era).await?)
             }
-            ClientRequest::CallTool(params) => self.call_tool(params, &cx).await,
-            ClientRequest::ListResources(params) => {
-                let all: Vec<Resource> = r.resources.iter().map(|e| e.resource.clone()).collect();
-                let (resources, next) = page(&all, cursor_of(&params), r.page_size)?;
-                let mut result = ListResourcesResult::new(resources);
-                result.next_cursor = next;
-                to_raw(&result)
-            }
-            ClientRequest::ListResourceTemplates(params) => {
-                let all: Vec<ResourceTemplate> =
-                    r.templates.iter().map(|e| e.template.clone()).collect();
-                let (templates, next) = page(&all, cursor_of(&params), r.page_size)?;
-                let mut result = ListResourceTemplatesResult::new(templates);
-                result.next_cursor = next;
-                to_raw(&result)
-            }
-            ClientRequest::ReadResource(params) => self.read_resource(params, &cx).await,
             ClientRequest::Subscribe(params) => {
                 if !self.subscribe_target_exists(&params.uri) {
                     return Err(ErrorObject::new(
@@ -963,21 +1200,214 @@ impl Handler for Runner {
                 self.state.unsubscribe(&params.uri);
                 to_raw(&EmptyResult::new())
             }
-            ClientRequest::ListPrompts(params) => {
-                let all: Vec<Prompt> = r.prompts.iter().map(|e| e.prompt.clone()).collect();
-                let (prompts, next) = page(&all, cursor_of(&params), r.page_size)?;
-                let mut result = ListPromptsResult::new(prompts);
-                result.next_cursor = next;
-                to_raw(&result)
-            }
-            ClientRequest::GetPrompt(params) => self.get_prompt(params, &cx).await,
-            ClientRequest::Complete(params) => self.complete(params, &cx).await,
+            ClientRequest::ListPrompts(params) => to_raw(&self.list_prompts(&params)?),
+            ClientRequest::GetPrompt(params) => match self.get_prompt(params, &cx, &era).await? {
+                ResultOrInputRequired::Complete(result) => to_raw(&result),
+                ResultOrInputRequired::InputRequired(_) => Err(ErrorObject::internal_error(
+                    "the prompt asked for input in its result, which needs protocol revision \
+                     2026-07-28; this session speaks an older one",
+                )),
+            },
+            ClientRequest::Complete(params) => to_raw(&self.complete(params, &cx, &era).await?),
             ClientRequest::SetLevel(params) => {
                 self.state.set_log_level(params.level);
                 to_raw(&EmptyResult::new())
             }
             other => Err(ErrorObject::method_not_found(other.method())),
         }
+    }
+
+    /// A 2026-07-28 request: everything the server needs is in it.
+    async fn stateless(
+        &self,
+        request: IncomingRequest,
+        cx: RequestContext,
+        meta: RequestMeta,
+    ) -> Result<RawJson, ErrorObject> {
+        let version = meta.protocol_version.clone().unwrap_or_default();
+        let Some(revision) = Revision::from_version(&version).filter(|r| r.is_stateless()) else {
+            let supported: Vec<String> = Revision::STATELESS
+                .iter()
+                .map(|r| r.as_str().to_owned())
+                .collect();
+            let message = format!(
+                "protocol version `{version}` is not supported; this server speaks {}",
+                supported.join(", ")
+            );
+            return Err(UnsupportedProtocolVersionData::new(supported, version).into_error(message));
+        };
+        let Some(capabilities) = meta.client_capabilities.clone() else {
+            return Err(ErrorObject::invalid_params(format!(
+                "`params._meta` must carry `{}` at protocol version {revision}",
+                mcp_types::meta::CLIENT_CAPABILITIES
+            )));
+        };
+        let parsed = ClientRequest::parse(&request.method, request.params.as_ref(), revision)
+            .map_err(|e| e.to_error_object())?;
+        let era = Era::Stateless(Arc::new(StatelessRequest {
+            revision,
+            capabilities,
+            client_info: meta.client_info.clone(),
+            log_level: meta.log_level,
+        }));
+        let lists = Some(self.registry.list_cache);
+        match parsed {
+            ClientRequest::Discover(_) => {
+                let supported = Revision::ALL
+                    .iter()
+                    .rev()
+                    .map(|r| r.as_str().to_owned())
+                    .collect();
+                let mut result = DiscoverResult::new(supported, self.server().capabilities());
+                result.instructions = self.registry.instructions.clone();
+                self.stamp(&result, lists)
+            }
+            ClientRequest::ListTools(params) => self.stamp(&self.list_tools(&params)?, lists),
+            ClientRequest::CallTool(params) => {
+                let answer = self.call_tool(params, &cx, &era).await?;
+                self.stamp(&answer, None)
+            }
+            ClientRequest::ListResources(params) => {
+                self.stamp(&self.list_resources(&params)?, lists)
+            }
+            ClientRequest::ListResourceTemplates(params) => {
+                self.stamp(&self.list_templates(&params)?, lists)
+            }
+            ClientRequest::ReadResource(params) => {
+                let result = self.read_resource(params, &cx, &era).await?;
+                self.stamp(&result, Some(self.registry.read_cache))
+            }
+            ClientRequest::ListPrompts(params) => self.stamp(&self.list_prompts(&params)?, lists),
+            ClientRequest::GetPrompt(params) => {
+                let answer = self.get_prompt(params, &cx, &era).await?;
+                self.stamp(&answer, None)
+            }
+            ClientRequest::Complete(params) => {
+                let result = self.complete(params, &cx, &era).await?;
+                self.stamp(&result, None)
+            }
+            ClientRequest::SubscriptionsListen(params) => self.listen(params, &cx).await,
+            other => Err(ErrorObject::method_not_found(other.method())),
+        }
+    }
+
+    /// A 2026-07-28 result: `resultType` (complete unless the result says
+    /// otherwise), the cache hints where the method is cacheable, and the
+    /// server's identity in `_meta`.
+    fn stamp<T: Serialize>(
+        &self,
+        result: &T,
+        cache: Option<(u64, CacheScope)>,
+    ) -> Result<RawJson, ErrorObject> {
+        let mut value = serde_json::to_value(result).map_err(|e| {
+            ErrorObject::internal_error(format!("could not serialize the result: {e}"))
+        })?;
+        if let Some(object) = value.as_object_mut() {
+            object
+                .entry("resultType")
+                .or_insert_with(|| Value::from("complete"));
+            if let Some((ttl, scope)) = cache {
+                object.insert("ttlMs".into(), Value::from(ttl));
+                object.insert(
+                    "cacheScope".into(),
+                    serde_json::to_value(scope).unwrap_or(Value::Null),
+                );
+            }
+            let meta = object
+                .entry("_meta")
+                .or_insert_with(|| Value::Object(Default::default()));
+            if let Some(meta) = meta.as_object_mut() {
+                meta.insert(
+                    mcp_types::meta::SERVER_INFO.into(),
+                    serde_json::to_value(&self.registry.info).unwrap_or(Value::Null),
+                );
+            }
+        }
+        to_raw(&value)
+    }
+
+    /// `subscriptions/listen`: acknowledges, then forwards the list changes
+    /// the client asked for until it goes away.
+    async fn listen(
+        &self,
+        params: SubscriptionsListenRequestParams,
+        cx: &RequestContext,
+    ) -> Result<RawJson, ErrorObject> {
+        let filter = params.notifications;
+        let mut changes = self.registry.changes.subscribe();
+        let subscription = serde_json::to_value(&cx.id).unwrap_or(Value::Null);
+        let meta = serde_json::json!({ mcp_types::meta::SUBSCRIPTION_ID: subscription });
+        let ack = serde_json::json!({ "notifications": filter, "_meta": meta });
+        let notify = |method: &'static str, params: Value| {
+            let peer = cx.peer.clone();
+            async move {
+                let params = RawJson::from_serialize(&params).ok();
+                peer.notify(method, params).await
+            }
+        };
+        if notify("notifications/subscriptions/acknowledged", ack)
+            .await
+            .is_err()
+        {
+            return Err(ErrorObject::internal_error("the client went away"));
+        }
+        loop {
+            let change = tokio::select! {
+                change = changes.recv() => change,
+                () = cx.cancel.cancelled() => break,
+            };
+            let (method, mut params) = match change {
+                Ok(ListChange::Tools) if filter.tools_list_changed == Some(true) => {
+                    ("notifications/tools/list_changed", serde_json::json!({}))
+                }
+                Ok(ListChange::Prompts) if filter.prompts_list_changed == Some(true) => {
+                    ("notifications/prompts/list_changed", serde_json::json!({}))
+                }
+                Ok(ListChange::Resources) if filter.resources_list_changed == Some(true) => (
+                    "notifications/resources/list_changed",
+                    serde_json::json!({}),
+                ),
+                Ok(ListChange::ResourceUpdated(uri))
+                    if filter
+                        .resource_subscriptions
+                        .as_ref()
+                        .is_some_and(|uris| uris.contains(&uri)) =>
+                {
+                    (
+                        "notifications/resources/updated",
+                        serde_json::json!({ "uri": uri }),
+                    )
+                }
+                Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => continue,
+                Err(broadcast::error::RecvError::Closed) => break,
+            };
+            params["_meta"] = meta.clone();
+            if notify(method, params).await.is_err() {
+                break;
+            }
+        }
+        let mut result = serde_json::json!({});
+        result["_meta"] = meta;
+        self.stamp(&result, None)
+    }
+}
+
+impl Handler for Runner {
+    async fn handle_request(
+        &self,
+        request: IncomingRequest,
+        cx: RequestContext,
+    ) -> Result<RawJson, ErrorObject> {
+        // A request whose `_meta` names a protocol version is a stateless
+        // (2026-07-28) request; anything else follows the session.
+        if request.method != "initialize" {
+            if let Some(meta) =
+                request_meta(request.params.as_ref()).filter(|m| m.protocol_version.is_some())
+            {
+                return self.stateless(request, cx, meta).await;
+            }
+        }
+        self.handshake(request, cx).await
     }
 
     async fn handle_notification(
@@ -994,7 +1424,8 @@ impl Handler for Runner {
             Ok(ClientNotification::Initialized(_)) => self.state.mark_initialized(),
             Ok(ClientNotification::RootsListChanged(_)) => {
                 if let Some(callback) = &self.registry.roots_list_changed {
-                    let session = ServerSession::new(cx.peer.clone(), self.state.clone());
+                    let session = ServerSession::new(cx.peer.clone(), self.state.clone())
+                        .with_changes(self.registry.changes.clone());
                     // Its own task: the callback may wait on requests to the client.
                     tokio::spawn(callback(session));
                 }

@@ -10,10 +10,10 @@ use mcp_types::method::{Method, NotificationMethod, RequestMethod};
 use mcp_types::{
     ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitRequestFormParams,
     ElicitRequestParams, ElicitRequestUrlParams, ElicitRequestedSchema, ElicitResult,
-    ElicitationCompleteParams, EmptyResult, Implementation, InitializeRequestParams,
-    ListRootsResult, LoggingLevel, LoggingMessageNotificationParams, ProgressNotificationParams,
-    ProgressToken, RawJson, RequestId, RequestMeta, ResourceUpdatedNotificationParams, Revision,
-    methods,
+    ElicitationCompleteParams, EmptyResult, Implementation, InitializeRequestParams, InputResponse,
+    InputResponses, ListRootsResult, LoggingLevel, LoggingMessageNotificationParams,
+    ProgressNotificationParams, ProgressToken, RawJson, RequestId, RequestMeta,
+    ResourceUpdatedNotificationParams, Revision, methods,
 };
 use serde_json::Value;
 
@@ -66,6 +66,16 @@ impl SessionState {
     }
 }
 
+/// What a stateless (2026-07-28) request says about its client: the era's
+/// replacement for the session's `initialize` params.
+#[derive(Debug, Clone)]
+pub(crate) struct StatelessRequest {
+    pub(crate) revision: Revision,
+    pub(crate) capabilities: ClientCapabilities,
+    pub(crate) client_info: Option<Implementation>,
+    pub(crate) log_level: Option<LoggingLevel>,
+}
+
 /// A handle on one client's session: what it declared at initialization, and
 /// every request and notification a server may send it. Cheap to clone.
 ///
@@ -76,11 +86,49 @@ impl SessionState {
 pub struct ServerSession {
     peer: Peer,
     state: Arc<SessionState>,
+    stateless: Option<Arc<StatelessRequest>>,
+    changes: Option<crate::ListChanges>,
 }
 
 impl ServerSession {
     pub(crate) fn new(peer: Peer, state: Arc<SessionState>) -> Self {
-        Self { peer, state }
+        Self {
+            peer,
+            state,
+            stateless: None,
+            changes: None,
+        }
+    }
+
+    pub(crate) fn with_changes(mut self, changes: crate::ListChanges) -> Self {
+        self.changes = Some(changes);
+        self
+    }
+
+    /// Announces list changes to every `subscriptions/listen` stream of the
+    /// server (2026-07-28 clients); `send_*_list_changed` tell this session only.
+    pub fn list_changes(&self) -> Option<&crate::ListChanges> {
+        self.changes.as_ref()
+    }
+
+    pub(crate) fn for_stateless_request(mut self, request: Arc<StatelessRequest>) -> Self {
+        self.stateless = Some(request);
+        self
+    }
+
+    /// Whether this is a stateless (2026-07-28) request, where the server
+    /// cannot send requests to the client and asks for input in its result instead.
+    pub fn is_stateless(&self) -> bool {
+        self.stateless.is_some()
+    }
+
+    /// The client's capabilities: from `initialize`, or from this request's
+    /// `_meta` in the stateless era.
+    pub fn client_capabilities(&self) -> Option<ClientCapabilities> {
+        match &self.stateless {
+            Some(request) => Some(request.capabilities.clone()),
+            None => self.client_params().map(|p| p.capabilities.clone()),
+        }
     }
 
     /// The dispatcher's peer, for requests this crate has no helper for.
@@ -93,14 +141,22 @@ impl ServerSession {
         self.state.lock().client.clone()
     }
 
-    /// The client's name and version, once initialized.
+    /// The client's name and version, once initialized (or as this
+    /// stateless request declares it).
     pub fn client_info(&self) -> Option<Implementation> {
-        self.client_params().map(|p| p.client_info.clone())
+        match &self.stateless {
+            Some(request) => request.client_info.clone(),
+            None => self.client_params().map(|p| p.client_info.clone()),
+        }
     }
 
-    /// The negotiated protocol revision, once initialized.
+    /// The protocol revision: negotiated at initialization, or this
+    /// stateless request's.
     pub fn protocol_version(&self) -> Option<Revision> {
-        self.state.revision()
+        match &self.stateless {
+            Some(request) => Some(request.revision),
+            None => self.state.revision(),
+        }
     }
 
     /// Whether the client sent `notifications/initialized`.
@@ -121,10 +177,10 @@ impl ServerSession {
     /// Whether the client declared every capability in `required` (and,
     /// within each, every sub-capability `required` names).
     pub fn check_client_capability(&self, required: &ClientCapabilities) -> bool {
-        let Some(client) = self.client_params() else {
+        let Some(capabilities) = self.client_capabilities() else {
             return false;
         };
-        client_has(&client.capabilities, required)
+        client_has(&capabilities, required)
     }
 
     /// Sends a request of method `M` and reads its typed result.
@@ -170,7 +226,15 @@ impl ServerSession {
         data: impl Into<Value>,
         logger: Option<&str>,
     ) -> Result<(), Error> {
-        if self.log_level().is_some_and(|minimum| level < minimum) {
+        let minimum = match &self.stateless {
+            // Stateless requests ask for log messages by naming a level.
+            Some(request) => match request.log_level {
+                Some(minimum) => Some(minimum),
+                None => return Ok(()),
+            },
+            None => self.log_level(),
+        };
+        if minimum.is_some_and(|minimum| level < minimum) {
             return Ok(());
         }
         let mut params = LoggingMessageNotificationParams::new(level, data);
@@ -274,13 +338,14 @@ impl ServerSession {
         params: &CreateMessageRequestParams,
     ) -> Result<CreateMessageResult, Error> {
         let method = methods::CreateMessage::NAME;
-        let client = self.initialized_client(method)?;
-        let Some(sampling) = &client.capabilities.sampling else {
-            return Err(missing("sampling", method));
+        let capabilities = self.capabilities_for(method)?;
+        let Some(sampling) = &capabilities.sampling else {
+            return Err(self.missing("sampling", method));
         };
         if (params.tools.is_some() || params.tool_choice.is_some()) && sampling.tools.is_none() {
-            return Err(missing("sampling.tools", method));
+            return Err(self.missing("sampling.tools", method));
         }
+        self.can_send(method)?;
         self.send_request::<methods::CreateMessage>(params, RequestOptions::new())
             .await
     }
@@ -296,15 +361,16 @@ impl ServerSession {
         requested_schema: ElicitRequestedSchema,
     ) -> Result<ElicitResult, Error> {
         let method = methods::Elicit::NAME;
-        let client = self.initialized_client(method)?;
-        let Some(elicitation) = &client.capabilities.elicitation else {
-            return Err(missing("elicitation", method));
+        let capabilities = self.capabilities_for(method)?;
+        let Some(elicitation) = &capabilities.elicitation else {
+            return Err(self.missing("elicitation", method));
         };
         // An empty `elicitation` object (2025-06-18 style) means form mode.
         let form_ok = elicitation.form.is_some() || elicitation.url.is_none();
         if !form_ok {
-            return Err(missing("elicitation.form", method));
+            return Err(self.missing("elicitation.form", method));
         }
+        self.can_send(method)?;
         let params =
             ElicitRequestParams::Form(ElicitRequestFormParams::new(message, requested_schema));
         self.send_request::<methods::Elicit>(&params, RequestOptions::new())
@@ -324,16 +390,16 @@ impl ServerSession {
         elicitation_id: &str,
     ) -> Result<ElicitResult, Error> {
         let method = methods::Elicit::NAME;
-        let client = self.initialized_client(method)?;
-        if client
-            .capabilities
+        let capabilities = self.capabilities_for(method)?;
+        if capabilities
             .elicitation
             .as_ref()
             .and_then(|e| e.url.as_ref())
             .is_none()
         {
-            return Err(missing("elicitation.url", method));
+            return Err(self.missing("elicitation.url", method));
         }
+        self.can_send(method)?;
         let mut params = ElicitRequestUrlParams::new(message, url);
         params.elicitation_id = Some(elicitation_id.to_owned());
         self.send_request::<methods::Elicit>(
@@ -350,24 +416,37 @@ impl ServerSession {
     /// [`Error::Request`] when it fails.
     pub async fn list_roots(&self) -> Result<ListRootsResult, Error> {
         let method = methods::ListRoots::NAME;
-        let client = self.initialized_client(method)?;
-        if client.capabilities.roots.is_none() {
-            return Err(missing("roots", method));
+        let capabilities = self.capabilities_for(method)?;
+        if capabilities.roots.is_none() {
+            return Err(self.missing("roots", method));
         }
+        self.can_send(method)?;
         self.send_request::<methods::ListRoots>(&None, RequestOptions::new())
             .await
     }
 
-    fn initialized_client(
-        &self,
-        method: &'static str,
-    ) -> Result<Arc<InitializeRequestParams>, Error> {
-        self.client_params().ok_or(Error::NotInitialized { method })
+    /// The capabilities to check a request to the client against.
+    fn capabilities_for(&self, method: &'static str) -> Result<ClientCapabilities, Error> {
+        self.client_capabilities()
+            .ok_or(Error::NotInitialized { method })
     }
-}
 
-fn missing(capability: &'static str, method: &'static str) -> Error {
-    Error::MissingClientCapability { capability, method }
+    fn missing(&self, capability: &'static str, method: &'static str) -> Error {
+        if self.stateless.is_some() {
+            Error::MissingRequiredClientCapability { capability, method }
+        } else {
+            Error::MissingClientCapability { capability, method }
+        }
+    }
+
+    /// Stateless requests cannot reach the client: checked after the
+    /// capability, so a missing capability is reported as such.
+    fn can_send(&self, method: &'static str) -> Result<(), Error> {
+        match self.stateless {
+            Some(_) => Err(Error::NoServerRequests { method }),
+            None => Ok(()),
+        }
+    }
 }
 
 fn raw_params<M: Method>(params: &M::Params) -> Result<Option<RawJson>, Error> {
@@ -438,6 +517,14 @@ pub struct Context {
     cancel: CancellationToken,
     meta: Option<Arc<RequestMeta>>,
     transport: TransportContext,
+    input: Option<Arc<RequestInput>>,
+}
+
+/// The answers and state a retried stateless request brought.
+#[derive(Debug, Default)]
+pub(crate) struct RequestInput {
+    pub(crate) responses: Option<InputResponses>,
+    pub(crate) state: Option<String>,
 }
 
 impl Context {
@@ -454,7 +541,33 @@ impl Context {
             cancel,
             meta: meta.map(Arc::new),
             transport,
+            input: None,
         }
+    }
+
+    pub(crate) fn with_input(mut self, input: RequestInput) -> Self {
+        self.input = Some(Arc::new(input));
+        self
+    }
+
+    /// The client's answer to the input request `key` of the previous round
+    /// (Multi Round-Trip Requests), if it sent one.
+    pub fn input_response(&self, key: &str) -> Option<&InputResponse> {
+        self.input
+            .as_deref()
+            .and_then(|i| i.responses.as_ref())
+            .and_then(|r| r.get(key))
+    }
+
+    /// Every answer the client sent with this retry.
+    pub fn input_responses(&self) -> Option<&InputResponses> {
+        self.input.as_deref().and_then(|i| i.responses.as_ref())
+    }
+
+    /// The state the handler gave with its previous `InputRequired`, verified
+    /// unchanged (a tampered state never reaches the handler).
+    pub fn request_state(&self) -> Option<&str> {
+        self.input.as_deref().and_then(|i| i.state.as_deref())
     }
 
     /// What the transport knows about this request: HTTP headers, the

@@ -4,7 +4,9 @@
 use std::fmt;
 
 use mcp_types::{
-    CallToolResult, ContentBlock, ElicitRequestUrlParams, ErrorCode, ErrorObject, JsonObject,
+    CallToolResult, ContentBlock, CreateMessageRequestParams, ElicitRequestFormParams,
+    ElicitRequestParams, ElicitRequestUrlParams, ElicitRequestedSchema, ErrorCode, ErrorObject,
+    InputRequest, InputRequests, InputRequiredResult, JsonObject, ResultOrInputRequired,
     UrlElicitationRequiredData,
 };
 use schemars::JsonSchema;
@@ -187,6 +189,10 @@ impl<E: std::error::Error + Send + Sync + 'static> From<E> for ToolError {
                 {
                     ToolError::protocol(remote)
                 }
+                // The client must fix its request: a protocol error (-32021).
+                other @ crate::Error::MissingRequiredClientCapability { .. } => {
+                    ToolError::protocol(other.to_error_object())
+                }
                 other => ToolError::new(other.to_string()),
             },
             Err(other) => ToolError::new(other.to_string()),
@@ -232,6 +238,15 @@ pub struct Json<T>(pub T);
 pub trait IntoToolResult {
     /// The answer: a result (possibly with `isError`), or a protocol error.
     fn into_tool_result(self) -> Result<CallToolResult, ErrorObject>;
+
+    /// The answer where the protocol allows asking for input first
+    /// (2026-07-28): a final result, an [`InputRequired`], or a protocol error.
+    fn into_tool_answer(self) -> Result<ResultOrInputRequired<CallToolResult>, ErrorObject>
+    where
+        Self: Sized,
+    {
+        self.into_tool_result().map(ResultOrInputRequired::Complete)
+    }
 
     /// The `outputSchema` this return type implies, if it is structured.
     fn output_schema() -> Option<JsonObject> {
@@ -300,6 +315,137 @@ impl<T: IntoToolResult> IntoToolResult for Result<T, ToolError> {
         match self {
             Ok(value) => value.into_tool_result(),
             Err(error) => error.into_answer(),
+        }
+    }
+
+    fn into_tool_answer(self) -> Result<ResultOrInputRequired<CallToolResult>, ErrorObject> {
+        match self {
+            Ok(value) => value.into_tool_answer(),
+            Err(error) => error.into_answer().map(ResultOrInputRequired::Complete),
+        }
+    }
+
+    fn output_schema() -> Option<JsonObject> {
+        T::output_schema()
+    }
+}
+
+/// Input the server needs before a request can finish, asked of the client
+/// inside the result (Multi Round-Trip Requests, 2026-07-28).
+///
+/// Return it from a tool (or in a [`Answer`]); the client answers each
+/// request by its key and calls again with `inputResponses`, which the
+/// handler reads with [`Context::input_response`](crate::Context::input_response).
+/// State given with [`state`](Self::state) comes back through
+/// [`Context::request_state`](crate::Context::request_state), sealed with
+/// the server's key on the way so that a client cannot alter it.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct InputRequired {
+    pub(crate) requests: InputRequests,
+    pub(crate) state: Option<String>,
+}
+
+impl InputRequired {
+    /// Nothing asked yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Asks the client for `request` under `key`.
+    #[must_use]
+    pub fn ask(mut self, key: impl Into<String>, request: impl Into<InputRequest>) -> Self {
+        self.requests.insert(key.into(), request.into());
+        self
+    }
+
+    /// Asks the user to fill in a form.
+    #[must_use]
+    pub fn elicit_form(
+        self,
+        key: impl Into<String>,
+        message: impl Into<String>,
+        requested_schema: ElicitRequestedSchema,
+    ) -> Self {
+        let params = ElicitRequestParams::Form(ElicitRequestFormParams::new(
+            message.into(),
+            requested_schema,
+        ));
+        self.ask(key, InputRequest::Elicit(params))
+    }
+
+    /// Asks the client's model.
+    #[must_use]
+    pub fn create_message(
+        self,
+        key: impl Into<String>,
+        params: CreateMessageRequestParams,
+    ) -> Self {
+        self.ask(key, InputRequest::CreateMessage(params))
+    }
+
+    /// Asks for the client's roots.
+    #[must_use]
+    pub fn list_roots(self, key: impl Into<String>) -> Self {
+        self.ask(key, InputRequest::list_roots())
+    }
+
+    /// State to get back on the retry (sealed: the client cannot change it).
+    #[must_use]
+    pub fn state(mut self, state: impl Into<String>) -> Self {
+        self.state = Some(state.into());
+        self
+    }
+
+    /// Whether nothing is asked.
+    pub fn is_empty(&self) -> bool {
+        self.requests.is_empty()
+    }
+
+    /// The wire result; its state is sealed later by the runner, which
+    /// knows the key and the request.
+    pub(crate) fn into_result(self) -> InputRequiredResult {
+        let mut result = InputRequiredResult::new();
+        if !self.requests.is_empty() {
+            result.input_requests = Some(self.requests);
+        }
+        result.request_state = self.state;
+        result
+    }
+}
+
+impl IntoToolResult for InputRequired {
+    fn into_tool_result(self) -> Result<CallToolResult, ErrorObject> {
+        Err(ErrorObject::internal_error(
+            "the tool asked for input, which this protocol revision cannot carry in a result",
+        ))
+    }
+
+    fn into_tool_answer(self) -> Result<ResultOrInputRequired<CallToolResult>, ErrorObject> {
+        Ok(ResultOrInputRequired::InputRequired(self.into_result()))
+    }
+}
+
+/// A tool's or prompt's answer that is either final or a request for input.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Answer<T> {
+    /// The final result.
+    Complete(T),
+    /// Input needed first.
+    InputRequired(InputRequired),
+}
+
+impl<T: IntoToolResult> IntoToolResult for Answer<T> {
+    fn into_tool_result(self) -> Result<CallToolResult, ErrorObject> {
+        match self {
+            Answer::Complete(value) => value.into_tool_result(),
+            Answer::InputRequired(input) => input.into_tool_result(),
+        }
+    }
+
+    fn into_tool_answer(self) -> Result<ResultOrInputRequired<CallToolResult>, ErrorObject> {
+        match self {
+            Answer::Complete(value) => value.into_tool_answer(),
+            Answer::InputRequired(input) => input.into_tool_answer(),
         }
     }
 

@@ -258,6 +258,9 @@ pub async fn serve(
 /// The body of a response: empty, a JSON document, or an SSE stream.
 pub struct HttpBody {
     kind: BodyKind,
+    /// For a stateless exchange: dropping the body (the client went away)
+    /// ends the exchange, which cancels the request.
+    _guard: Option<ExchangeGuard>,
 }
 
 enum BodyKind {
@@ -269,12 +272,14 @@ impl HttpBody {
     fn empty() -> Self {
         Self {
             kind: BodyKind::Full(None),
+            _guard: None,
         }
     }
 
     fn full(bytes: impl Into<Bytes>) -> Self {
         Self {
             kind: BodyKind::Full(Some(bytes.into())),
+            _guard: None,
         }
     }
 }
@@ -341,6 +346,7 @@ fn plain_status(status: StatusCode) -> Response<HttpBody> {
 fn sse_response(rx: mpsc::Receiver<Bytes>, session_id: Option<&str>) -> Response<HttpBody> {
     let mut response = Response::new(HttpBody {
         kind: BodyKind::Stream(rx),
+        _guard: None,
     });
     let headers = response.headers_mut();
     headers.insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
@@ -452,8 +458,19 @@ impl ServiceInner {
         if let Err(response) = self.check_origin(request.headers()) {
             return response;
         }
+        let stateless_version = header_str(request.headers(), PROTOCOL_VERSION_HEADER)
+            .and_then(Revision::from_version)
+            .is_some_and(|r| r.is_stateless());
         match *request.method() {
             Method::POST => self.post(request).await,
+            // The stateless era has no GET stream and no sessions to delete.
+            Method::GET | Method::DELETE if stateless_version => {
+                let mut response = plain_status(StatusCode::METHOD_NOT_ALLOWED);
+                response
+                    .headers_mut()
+                    .insert(ALLOW, HeaderValue::from_static("POST"));
+                response
+            }
             Method::GET => self.get(request.headers()),
             Method::DELETE => self.delete(request.headers()),
             _ => {
@@ -545,6 +562,11 @@ impl ServiceInner {
                 "an empty batch is not a valid request",
             );
         }
+        let stateless = header_str(&headers, PROTOCOL_VERSION_HEADER)
+            .is_some_and(|v| !Revision::from_version(v).is_some_and(|r| r.is_handshake()));
+        if stateless {
+            return self.stateless_post(messages, &headers).await;
+        }
         let initialize = messages
             .iter()
             .any(|m| matches!(m, JsonRpcMessage::Request(r) if r.method == "initialize"));
@@ -574,6 +596,105 @@ impl ServiceInner {
         session.accept_post(messages, &headers, initialize).await
     }
 
+    /// One stateless (2026-07-28) exchange: a single request validated
+    /// against its headers, served by a connection that lives as long as
+    /// the exchange, answered with JSON, or with SSE once the handler sends
+    /// a notification first.
+    async fn stateless_post(
+        self: Arc<Self>,
+        mut messages: Vec<JsonRpcMessage>,
+        headers: &HeaderMap,
+    ) -> Response<HttpBody> {
+        if messages.len() != 1 {
+            return jsonrpc_error(
+                StatusCode::BAD_REQUEST,
+                ErrorCode::INVALID_REQUEST,
+                "a batch is not allowed at this protocol version: send one request per POST",
+            );
+        }
+        let request = match messages.remove(0) {
+            JsonRpcMessage::Request(request) => request,
+            // Stateless clients have no notifications the server acts on.
+            JsonRpcMessage::Notification(_) => return plain_status(StatusCode::ACCEPTED),
+            _ => {
+                return jsonrpc_error(
+                    StatusCode::BAD_REQUEST,
+                    ErrorCode::INVALID_REQUEST,
+                    "a response cannot be posted at this protocol version",
+                );
+            }
+        };
+        if let Err(error) = validate_stateless(&request, headers) {
+            return jsonrpc_error_with_id(status_for(error.code), Some(request.id), error);
+        }
+        let (inbound_tx, inbound_rx) = mpsc::channel(1);
+        let session = Arc::new(Session {
+            id: "".into(),
+            inbound: Mutex::new(Some(inbound_tx.clone())),
+            router: Mutex::new(Router::default()),
+            store: self.config.event_store.clone(),
+            retry: None,
+            json_response: self.config.json_response,
+            stateless: true,
+        });
+        (self.factory)(SessionTransport {
+            sender: SessionSender {
+                session: session.clone(),
+            },
+            receiver: SessionReceiver { rx: inbound_rx },
+        });
+        let guard = ExchangeGuard(session.clone());
+        let (reply_tx, reply_rx) = oneshot::channel();
+        let stream = {
+            let mut router = session.lock();
+            let stream = session.new_stream(&mut router, Live::Deferred(Some(reply_tx)), false);
+            if let Some(s) = router.streams.get_mut(&stream) {
+                s.open_requests = 1;
+            }
+            router.by_request.insert(request_key(&request.id), stream);
+            stream
+        };
+        let _ = stream;
+        let context = session.context(&to_headers(headers), None);
+        if inbound_tx
+            .send(Inbound::Message(JsonRpcMessage::Request(request), context))
+            .await
+            .is_err()
+        {
+            return jsonrpc_error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                ErrorCode::INTERNAL_ERROR,
+                "the server could not take the request",
+            );
+        }
+        drop(inbound_tx);
+        match reply_rx.await {
+            Ok(Deferred::Json(body)) => {
+                let status = stateless_status(&body);
+                let mut response = Response::new(HttpBody::full(body));
+                *response.status_mut() = status;
+                response
+                    .headers_mut()
+                    .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+                response
+            }
+            Ok(Deferred::Sse(rx)) => {
+                let mut response = sse_response(rx, None);
+                response
+                    .headers_mut()
+                    .insert("x-accel-buffering", HeaderValue::from_static("no"));
+                let (parts, mut body) = response.into_parts();
+                body._guard = Some(guard);
+                Response::from_parts(parts, body)
+            }
+            Err(_) => jsonrpc_error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                ErrorCode::INTERNAL_ERROR,
+                "the server ended the exchange without answering",
+            ),
+        }
+    }
+
     fn open_session(&self) -> Result<Arc<Session>, Response<HttpBody>> {
         let mut sessions = self.lock_sessions();
         sessions.retain(|_, s| !s.is_closed());
@@ -593,6 +714,7 @@ impl ServiceInner {
             store: self.config.event_store.clone(),
             retry: self.config.retry,
             json_response: self.config.json_response,
+            stateless: false,
         });
         sessions.insert(id, session.clone());
         drop(sessions);
@@ -645,6 +767,141 @@ fn session_not_found() -> Response<HttpBody> {
     )
 }
 
+/// The HTTP status of a stateless error answer (SPEC-MAP §3.1).
+fn status_for(code: ErrorCode) -> StatusCode {
+    match code {
+        ErrorCode::METHOD_NOT_FOUND => StatusCode::NOT_FOUND,
+        ErrorCode::PARSE_ERROR
+        | ErrorCode::INVALID_REQUEST
+        | ErrorCode::INVALID_PARAMS
+        | ErrorCode::HEADER_MISMATCH
+        | ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY
+        | ErrorCode::UNSUPPORTED_PROTOCOL_VERSION => StatusCode::BAD_REQUEST,
+        _ => StatusCode::OK,
+    }
+}
+
+fn stateless_status(body: &[u8]) -> StatusCode {
+    match JsonRpcMessage::from_slice(body) {
+        Ok(JsonRpcMessage::Error(e)) => status_for(e.error.code),
+        _ => StatusCode::OK,
+    }
+}
+
+/// Decodes a routing header value: `=?base64?…?=` carries UTF-8 that is not
+/// plain visible ASCII; anything else is literal.
+fn decode_header_value(value: &str) -> Option<String> {
+    use base64::Engine as _;
+    match value
+        .strip_prefix("=?base64?")
+        .and_then(|v| v.strip_suffix("?="))
+    {
+        Some(encoded) => base64::engine::general_purpose::STANDARD
+            .decode(encoded)
+            .ok()
+            .and_then(|bytes| String::from_utf8(bytes).ok()),
+        None => Some(value.to_owned()),
+    }
+}
+
+/// The stateless validation ladder: the `_meta` envelope, then headers
+/// against the body, then the version (in this order, so that a header
+/// naming one version and a body another is a mismatch, not an unsupported version).
+fn validate_stateless(
+    request: &mcp_types::JsonRpcRequest,
+    headers: &HeaderMap,
+) -> Result<(), ErrorObject> {
+    #[derive(serde::Deserialize, Default)]
+    struct Envelope {
+        #[serde(rename = "_meta", default)]
+        meta: Option<serde_json::Map<String, serde_json::Value>>,
+        #[serde(default)]
+        name: Option<serde_json::Value>,
+        #[serde(default)]
+        uri: Option<serde_json::Value>,
+    }
+    let envelope: Envelope = match &request.params {
+        Some(params) => params.parse().unwrap_or_default(),
+        None => Envelope::default(),
+    };
+    let meta = envelope.meta.unwrap_or_default();
+    let version = meta
+        .get(mcp_types::meta::PROTOCOL_VERSION)
+        .and_then(serde_json::Value::as_str);
+    let capabilities_ok = meta
+        .get(mcp_types::meta::CLIENT_CAPABILITIES)
+        .is_some_and(serde_json::Value::is_object);
+    let Some(version) = version.filter(|_| capabilities_ok) else {
+        return Err(ErrorObject::invalid_params(format!(
+            "`params._meta` must carry `{}` and `{}` (an object) at this protocol version",
+            mcp_types::meta::PROTOCOL_VERSION,
+            mcp_types::meta::CLIENT_CAPABILITIES
+        )));
+    };
+    let mismatch = |what: String| Err(ErrorObject::new(ErrorCode::HEADER_MISMATCH, what));
+    let header_version = header_str(headers, PROTOCOL_VERSION_HEADER).unwrap_or("");
+    if header_version != version {
+        return mismatch(format!(
+            "the MCP-Protocol-Version header `{header_version}` differs from the body's `{version}`"
+        ));
+    }
+    if headers.get_all(METHOD_HEADER).iter().count() > 1
+        || headers.get_all(NAME_HEADER).iter().count() > 1
+    {
+        return mismatch("a routing header appears more than once".into());
+    }
+    match header_str(headers, METHOD_HEADER) {
+        Some(method) if method == request.method => {}
+        Some(method) => {
+            return mismatch(format!(
+                "the Mcp-Method header `{method}` differs from the body's `{}`",
+                request.method
+            ));
+        }
+        None => return mismatch("the Mcp-Method header is required".into()),
+    }
+    let body_name = match request.method.as_str() {
+        "tools/call" | "prompts/get" => Some(envelope.name),
+        "resources/read" => Some(envelope.uri),
+        _ => None,
+    };
+    if let Some(body_name) = body_name {
+        let body_name = body_name.as_ref().and_then(serde_json::Value::as_str);
+        let header_name = header_str(headers, NAME_HEADER).and_then(decode_header_value);
+        if header_name.as_deref() != body_name {
+            return mismatch(format!(
+                "the Mcp-Name header {:?} differs from the body's {:?}",
+                header_name, body_name
+            ));
+        }
+    }
+    if !Revision::from_version(version).is_some_and(|r| r.is_stateless()) {
+        let supported: Vec<&str> = Revision::STATELESS.iter().map(|r| r.as_str()).collect();
+        return Err(mcp_types::UnsupportedProtocolVersionData::new(
+            supported.iter().map(|s| (*s).to_owned()).collect(),
+            version,
+        )
+        .into_error(format!(
+            "protocol version `{version}` is not supported; this server speaks {}",
+            supported.join(", ")
+        )));
+    }
+    Ok(())
+}
+
+const METHOD_HEADER: &str = "mcp-method";
+const NAME_HEADER: &str = "mcp-name";
+
+/// Ends a stateless exchange when dropped (the client went away, or the
+/// answer was sent).
+struct ExchangeGuard(Arc<Session>);
+
+impl Drop for ExchangeGuard {
+    fn drop(&mut self) {
+        self.0.close();
+    }
+}
+
 fn new_session_id() -> String {
     use base64::Engine as _;
     let mut bytes = [0u8; 24];
@@ -667,8 +924,16 @@ struct Router {
     closed: bool,
 }
 
+enum Deferred {
+    Json(Bytes),
+    Sse(mpsc::Receiver<Bytes>),
+}
+
 enum Live {
     None,
+    /// A stateless exchange before its first message: JSON if that is the
+    /// response, SSE if a notification comes first.
+    Deferred(Option<oneshot::Sender<Deferred>>),
     Sse(mpsc::Sender<Bytes>),
     Json {
         reply: Option<oneshot::Sender<Vec<Bytes>>>,
@@ -694,6 +959,8 @@ struct Session {
     store: Arc<dyn EventStore>,
     retry: Option<Duration>,
     json_response: bool,
+    /// A single stateless exchange: no event ids, no resumption, no server requests.
+    stateless: bool,
 }
 
 impl Session {
@@ -962,7 +1229,20 @@ impl Session {
                 tracing::debug!(%id, "no open request for this response; dropped");
                 return Ok(());
             };
-            self.deliver(&mut router, stream, json, true);
+            let finished = self.deliver(&mut router, stream, json, true);
+            drop(router);
+            if finished && self.stateless {
+                self.close();
+            }
+            return Ok(());
+        }
+        if self.stateless && matches!(outbound.message, JsonRpcMessage::Request(_)) {
+            // The stateless era has no server-to-client requests (they are
+            // input requests inside a result instead).
+            tracing::warn!(
+                method = outbound.message.method().unwrap_or(""),
+                "a server request in a stateless exchange was dropped"
+            );
             return Ok(());
         }
         let target = outbound
@@ -976,19 +1256,28 @@ impl Session {
                     .is_some_and(|s| !matches!(s.live, Live::Json { .. }))
             })
             .or(router.standalone);
-        match target {
+        let finished = match target {
             Some(stream) => self.deliver(&mut router, stream, json, false),
-            None => tracing::debug!(
-                method = outbound.message.method().unwrap_or(""),
-                "no stream to carry this message (no GET stream open); dropped"
-            ),
+            None => {
+                tracing::debug!(
+                    method = outbound.message.method().unwrap_or(""),
+                    "no stream to carry this message (no GET stream open); dropped"
+                );
+                false
+            }
+        };
+        drop(router);
+        if finished && self.stateless {
+            self.close();
         }
         Ok(())
     }
 
-    fn deliver(&self, router: &mut Router, stream_id: u64, json: Bytes, is_response: bool) {
+    /// Puts one message on a stream; true when a stateless exchange is over
+    /// (answered, or its client went away).
+    fn deliver(&self, router: &mut Router, stream_id: u64, json: Bytes, is_response: bool) -> bool {
         let Some(stream) = router.streams.get_mut(&stream_id) else {
-            return;
+            return false;
         };
         match &mut stream.live {
             Live::Json { reply, collected } => {
@@ -1002,15 +1291,39 @@ impl Session {
                     }
                     stream.live = Live::None;
                 }
-                return;
+                return false;
+            }
+            Live::Deferred(slot) => {
+                let Some(slot) = slot.take() else {
+                    return true;
+                };
+                if is_response {
+                    let _ = slot.send(Deferred::Json(json));
+                    stream.live = Live::None;
+                    return true;
+                }
+                let (tx, rx) = mpsc::channel(LIVE_QUEUE);
+                let _ = tx.try_send(encode_event(None, None, &json));
+                if slot.send(Deferred::Sse(rx)).is_err() {
+                    stream.live = Live::None;
+                    return true;
+                }
+                stream.live = Live::Sse(tx);
+                return false;
             }
             Live::Sse(_) | Live::None => {}
         }
-        let id = self.store.append(&stream.key, json.clone());
+        // Stateless streams cannot be resumed: no ids, nothing stored.
+        let id = (!self.stateless).then(|| self.store.append(&stream.key, json.clone()));
+        let mut gone = false;
         if let Live::Sse(tx) = &stream.live {
-            if tx.try_send(encode_event(Some(&id), None, &json)).is_err() {
+            if tx
+                .try_send(encode_event(id.as_deref(), None, &json))
+                .is_err()
+            {
                 // Gone or too slow: it can resume from the store.
                 stream.live = Live::None;
+                gone = true;
             }
         }
         if is_response {
@@ -1018,8 +1331,10 @@ impl Session {
             if stream.open_requests == 0 && !stream.standalone {
                 // Every request of this POST is answered: end its stream.
                 stream.live = Live::None;
+                return true;
             }
         }
+        gone
     }
 }
 
