@@ -11,12 +11,16 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use mcp_server::{Context, NoArguments, ResourceRequest, Server, ToolError};
+use mcp_server::{Answer, Context, InputRequired, NoArguments, ResourceRequest, Server, ToolError};
 use mcp_transport::http::HttpServerConfig;
 use mcp_types::{
     BlobResourceContents, CallToolResult, Completion, ContentBlock, CreateMessageRequestParams,
     ElicitRequestedSchema, ErrorObject, GetPromptResult, JsonObject, LoggingLevel, Prompt,
     PromptMessage, Resource, ResourceTemplate, Role, SamplingMessage, TextResourceContents, Tool,
+};
+use mcp_types::{
+    ClientCapabilities, ElicitAction, ElicitValue, InputResponse,
+    MissingRequiredClientCapabilityData, SamplingCapability,
 };
 use serde::Deserialize;
 use serde_json::json;
@@ -63,6 +67,44 @@ fn text_resource(uri: &str, mime: &str, text: &str) -> ContentBlock {
     ContentBlock::resource(contents)
 }
 
+/// A form with one required string field.
+fn string_form(field: &str) -> ElicitRequestedSchema {
+    schema(json!({
+        "type": "object",
+        "properties": {field: {"type": "string"}},
+        "required": [field]
+    }))
+}
+
+/// A form with one required boolean field.
+fn boolean_form(field: &str) -> ElicitRequestedSchema {
+    schema(json!({
+        "type": "object",
+        "properties": {field: {"type": "boolean"}},
+        "required": [field]
+    }))
+}
+
+fn capital_question() -> CreateMessageRequestParams {
+    CreateMessageRequestParams::new(
+        vec![SamplingMessage::user_text("What is the capital of France?")],
+        100,
+    )
+}
+
+/// The string `field` of an accepted elicitation answered under `key`.
+fn accepted_field(cx: &Context, key: &str, field: &str) -> Option<String> {
+    match cx.input_response(key) {
+        Some(InputResponse::Elicit(result)) if result.action == ElicitAction::Accept => {
+            match result.content.as_ref()?.get(field)? {
+                ElicitValue::String(value) => Some(value.clone()),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
 fn everything_server() -> Result<Server, mcp_server::Error> {
     let json_schema_tool = {
         let schema = json!({
@@ -70,7 +112,7 @@ fn everything_server() -> Result<Server, mcp_server::Error> {
             "type": "object",
             "$defs": {
                 "address": {
-                    "$anchor": "addr",
+                    "$anchor": "addressDef",
                     "type": "object",
                     "properties": {"street": {"type": "string"}, "city": {"type": "string"}}
                 }
@@ -78,13 +120,17 @@ fn everything_server() -> Result<Server, mcp_server::Error> {
             "properties": {
                 "name": {"type": "string"},
                 "address": {"$ref": "#/$defs/address"},
-                "contact": {"anyOf": [{"type": "string", "format": "email"}, {"type": "string"}]},
-                "kind": {"allOf": [{"type": "string"}, {"minLength": 1}]},
-                "flag": {"type": "boolean"}
+                "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+                "phone": {"type": "string"},
+                "email": {"type": "string"}
             },
-            "if": {"properties": {"flag": {"const": true}}},
-            "then": {"required": ["name"]},
-            "else": {"required": []},
+            "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+            "if": {
+                "properties": {"contactMethod": {"const": "phone"}},
+                "required": ["contactMethod"]
+            },
+            "then": {"required": ["phone"]},
+            "else": {"required": ["email"]},
             "additionalProperties": false
         });
         let mut tool = Tool::new(
@@ -286,6 +332,213 @@ fn everything_server() -> Result<Server, mcp_server::Error> {
                 cx.close_sse_stream();
                 tokio::time::sleep(Duration::from_millis(300)).await;
                 "Reconnection test completed"
+            },
+        )
+        // 2026-07-28 tools: per-request capabilities, logging by request,
+        // list-change fan-out and Multi Round-Trip Requests.
+        .tool(
+            "test_missing_capability",
+            "Needs the client's sampling capability",
+            |_: NoArguments, cx: Context| async move {
+                let mut sampling = ClientCapabilities::new();
+                sampling.sampling = Some(SamplingCapability::new());
+                if !cx.check_client_capability(&sampling) {
+                    return Err(ToolError::protocol(
+                        MissingRequiredClientCapabilityData::new(sampling)
+                            .into_error("this tool needs the client's sampling capability"),
+                    ));
+                }
+                Ok("the client can sample")
+            },
+        )
+        .tool(
+            "test_streaming_elicitation",
+            "Streams notifications only, never a request",
+            |_: NoArguments, cx: Context| async move {
+                cx.report_progress(1.0, Some(1.0), Some("streaming")).await?;
+                Ok::<_, ToolError>("streamed without server requests")
+            },
+        )
+        .tool(
+            "test_logging_tool",
+            "Logs at the level the request asks for",
+            |_: NoArguments, cx: Context| async move {
+                cx.log(LoggingLevel::Info, "logging tool: info").await?;
+                cx.log(LoggingLevel::Error, "logging tool: error").await?;
+                Ok::<_, ToolError>("logged")
+            },
+        )
+        .tool(
+            "test_trigger_tool_change",
+            "Announces a tool list change to listening clients",
+            |_: NoArguments, cx: Context| async move {
+                if let Some(changes) = cx.list_changes() {
+                    changes.tools_changed();
+                }
+                "tools/list_changed sent"
+            },
+        )
+        .tool(
+            "test_trigger_prompt_change",
+            "Announces a prompt list change to listening clients",
+            |_: NoArguments, cx: Context| async move {
+                if let Some(changes) = cx.list_changes() {
+                    changes.prompts_changed();
+                }
+                "prompts/list_changed sent"
+            },
+        )
+        .tool(
+            "test_input_required_result_elicitation",
+            "Asks the user's name in its result",
+            |_: NoArguments, cx: Context| async move {
+                match accepted_field(&cx, "user_name", "name") {
+                    Some(name) => Answer::Complete(format!("Hello, {name}!")),
+                    None => Answer::InputRequired(InputRequired::new().elicit_form(
+                        "user_name",
+                        "What is your name?",
+                        string_form("name"),
+                    )),
+                }
+            },
+        )
+        .tool(
+            "test_input_required_result_sampling",
+            "Asks the client's model in its result",
+            |_: NoArguments, cx: Context| async move {
+                match cx.input_response("sample_request") {
+                    Some(InputResponse::CreateMessage(result)) => Answer::Complete(format!(
+                        "The model said: {}",
+                        result.content.blocks().iter().find_map(|b| b.as_text()).unwrap_or("")
+                    )),
+                    _ => Answer::InputRequired(
+                        InputRequired::new().create_message("sample_request", capital_question()),
+                    ),
+                }
+            },
+        )
+        .tool(
+            "test_input_required_result_list_roots",
+            "Asks for the client's roots in its result",
+            |_: NoArguments, cx: Context| async move {
+                match cx.input_response("roots_request") {
+                    Some(InputResponse::ListRoots(result)) => {
+                        Answer::Complete(format!("The client has {} root(s)", result.roots.len()))
+                    }
+                    _ => Answer::InputRequired(InputRequired::new().list_roots("roots_request")),
+                }
+            },
+        )
+        .tool(
+            "test_input_required_result_request_state",
+            "Asks for a confirmation and keeps state across the round trip",
+            |_: NoArguments, cx: Context| async move {
+                let confirmed = cx.input_response("confirm").is_some();
+                if confirmed && cx.request_state() == Some("awaiting-confirmation") {
+                    return Answer::Complete("state-ok: the request state came back intact".to_owned());
+                }
+                Answer::InputRequired(
+                    InputRequired::new()
+                        .elicit_form("confirm", "Please confirm", boolean_form("ok"))
+                        .state("awaiting-confirmation"),
+                )
+            },
+        )
+        .tool(
+            "test_input_required_result_multiple_inputs",
+            "Asks for an elicitation, a sample and the roots at once",
+            |_: NoArguments, cx: Context| async move {
+                let all = ["user_name", "sample_request", "roots_request"]
+                    .iter()
+                    .all(|key| cx.input_response(key).is_some());
+                if all && cx.request_state() == Some("multiple-inputs") {
+                    return Answer::Complete("All three inputs received".to_owned());
+                }
+                Answer::InputRequired(
+                    InputRequired::new()
+                        .elicit_form("user_name", "What is your name?", string_form("name"))
+                        .create_message("sample_request", capital_question())
+                        .list_roots("roots_request")
+                        .state("multiple-inputs"),
+                )
+            },
+        )
+        .tool(
+            "test_input_required_result_multi_round",
+            "Asks for input over two rounds",
+            |_: NoArguments, cx: Context| async move {
+                match cx.request_state() {
+                    Some("round-2") if cx.input_response("step2").is_some() => {
+                        Answer::Complete("Both rounds complete".to_owned())
+                    }
+                    Some("round-1") if cx.input_response("step1").is_some() => Answer::InputRequired(
+                        InputRequired::new()
+                            .elicit_form("step2", "Step 2: confirm", boolean_form("ok"))
+                            .state("round-2"),
+                    ),
+                    _ => Answer::InputRequired(
+                        InputRequired::new()
+                            .elicit_form("step1", "Step 1: your name", string_form("name"))
+                            .state("round-1"),
+                    ),
+                }
+            },
+        )
+        .tool(
+            "test_input_required_result_tampered_state",
+            "Refuses a requestState the client altered",
+            |_: NoArguments, cx: Context| async move {
+                // A tampered state is refused before this runs.
+                match (cx.request_state(), cx.input_response("confirm")) {
+                    (Some("untampered"), Some(_)) => Answer::Complete("state verified".to_owned()),
+                    _ => Answer::InputRequired(
+                        InputRequired::new()
+                            .elicit_form("confirm", "Please confirm", boolean_form("ok"))
+                            .state("untampered"),
+                    ),
+                }
+            },
+        )
+        .tool(
+            "test_input_required_result_capabilities",
+            "Asks only for what the client can do",
+            |_: NoArguments, cx: Context| async move {
+                let capabilities = cx.client_capabilities().unwrap_or_default();
+                let answered = cx.input_responses().is_some_and(|r| !r.is_empty());
+                if answered {
+                    return Answer::Complete("inputs received".to_owned());
+                }
+                let mut input = InputRequired::new();
+                if capabilities.sampling.is_some() {
+                    input = input.create_message("sample_request", capital_question());
+                }
+                if capabilities.elicitation.is_some() {
+                    input = input.elicit_form("user_name", "What is your name?", string_form("name"));
+                }
+                if capabilities.roots.is_some() {
+                    input = input.list_roots("roots_request");
+                }
+                if input.is_empty() {
+                    return Answer::Complete("the client declared no way to give input".to_owned());
+                }
+                Answer::InputRequired(input)
+            },
+        )
+        .prompt_with(
+            {
+                let mut p = Prompt::new("test_input_required_result_prompt");
+                p.description = Some("A prompt that asks for context first".into());
+                p
+            },
+            |_: BTreeMap<String, String>, cx: Context| async move {
+                Ok(match accepted_field(&cx, "user_context", "context") {
+                    Some(context) => Answer::Complete(format!("Use this context: {context}")),
+                    None => Answer::InputRequired(InputRequired::new().elicit_form(
+                        "user_context",
+                        "What context should the prompt use?",
+                        string_form("context"),
+                    )),
+                })
             },
         )
         .tool_raw(json_schema_tool, |_: Option<JsonObject>, _cx: Context| async move {

@@ -820,6 +820,17 @@ fn validate_stateless(
         #[serde(default)]
         uri: Option<serde_json::Value>,
     }
+    // A method this era does not have (`initialize`, `ping`, …) is 404 +
+    // -32601 whatever else is wrong with the request.
+    let exists = mcp_types::MethodInfo::lookup(
+        &request.method,
+        Revision::LATEST_STATELESS,
+        mcp_types::Side::Client,
+    )
+    .is_some_and(|m| m.kind == mcp_types::MessageKind::Request);
+    if !exists {
+        return Err(ErrorObject::method_not_found(&request.method));
+    }
     let envelope: Envelope = match &request.params {
         Some(params) => params.parse().unwrap_or_default(),
         None => Envelope::default(),
