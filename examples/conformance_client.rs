@@ -29,9 +29,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let client = Client::connect_http(&url, config).await?;
     eprintln!(
         "initialized: {} {} at {}",
-        client.server_info().name,
-        client.server_info().version,
-        client.initialize_result().protocol_version
+        client
+            .server_info()
+            .map_or("(unnamed)", |i| i.name.as_str()),
+        client.server_info().map_or("", |i| i.version.as_str()),
+        client.protocol_version()
     );
 
     match scenario.as_str() {

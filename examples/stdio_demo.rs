@@ -23,6 +23,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     let config = ClientConfig::new("stdio-demo-host", env!("CARGO_PKG_VERSION"))
+        // The demo's tools ask the client for sampling and elicitation with
+        // server-to-client requests, which only the handshake era has.
+        .protocol_version(mcp_types::Revision::V2025_11_25)
         // A host would run its model here; the demo answers itself.
         .on_sampling(|params, _| async move {
             let question = params
@@ -49,12 +52,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let server = ServerCommand::new(std::env::current_exe()?).arg("--server");
     let client = Client::connect_stdio(server, config).await?;
-    let info = client.server_info();
+    let (name, version) = client
+        .server_info()
+        .map_or(("(unnamed)", ""), |i| (i.name.as_str(), i.version.as_str()));
     println!(
-        "connected to {} {} over stdio, protocol {}",
-        info.name,
-        info.version,
-        client.initialize_result().protocol_version
+        "connected to {name} {version} over stdio, protocol {}",
+        client.protocol_version()
     );
 
     let tools = client.list_all_tools().await?;

@@ -1,12 +1,11 @@
 //! Connect to a server and initialize in one call.
 
 use std::ops::Deref;
-use std::sync::Arc;
 
 use mcp_core::Transport;
-use mcp_types::{Implementation, InitializeResult, ServerCapabilities};
+use mcp_types::{DiscoverResult, Implementation, InitializeResult, Revision, ServerCapabilities};
 
-use crate::{ClientConfig, ClientSession, Error};
+use crate::{ClientConfig, ClientSession, Error, Negotiated};
 
 /// Messages queued each way between an in-process server and its client.
 #[cfg(feature = "in-process")]
@@ -21,7 +20,8 @@ enum Owned {
     Server(mcp_server::ServerConnection),
 }
 
-/// An initialized session with a server, and whatever runs the server (a
+/// A session with a server, negotiated in the newest era both speak
+/// (`server/discover` at 2026-07-28, else `initialize`), and whatever runs the server (a
 /// child process, an in-process server). Derefs to [`ClientSession`] for
 /// the typed calls.
 ///
@@ -45,7 +45,7 @@ enum Owned {
 /// ```
 pub struct Client {
     session: ClientSession,
-    initialized: Arc<InitializeResult>,
+    negotiated: Negotiated,
     owned: Owned,
 }
 
@@ -131,10 +131,10 @@ impl Client {
     }
 
     async fn initialize(session: ClientSession, owned: Owned) -> Result<Self, Error> {
-        match session.initialize().await {
-            Ok(initialized) => Ok(Self {
+        match session.negotiate().await {
+            Ok(negotiated) => Ok(Self {
                 session,
-                initialized,
+                negotiated,
                 owned,
             }),
             Err(error) => {
@@ -145,24 +145,57 @@ impl Client {
         }
     }
 
-    /// The server's answer to `initialize`.
-    pub fn initialize_result(&self) -> &InitializeResult {
-        &self.initialized
+    /// What the connection settled on: `initialize` or `server/discover`.
+    pub fn negotiated(&self) -> &Negotiated {
+        &self.negotiated
     }
 
-    /// The server's name and version.
-    pub fn server_info(&self) -> &Implementation {
-        &self.initialized.server_info
+    /// The server's answer to `initialize` (handshake era only).
+    pub fn initialize_result(&self) -> Option<&InitializeResult> {
+        match &self.negotiated {
+            Negotiated::Handshake(result) => Some(result),
+            Negotiated::Stateless(_) => None,
+        }
+    }
+
+    /// The server's answer to `server/discover` (stateless era only).
+    pub fn discover_result(&self) -> Option<&DiscoverResult> {
+        match &self.negotiated {
+            Negotiated::Stateless(result) => Some(result),
+            Negotiated::Handshake(_) => None,
+        }
+    }
+
+    /// The protocol revision in use.
+    pub fn protocol_version(&self) -> Revision {
+        self.session.protocol_version()
+    }
+
+    /// The server's name and version (in the stateless era, when its
+    /// discover result names them).
+    pub fn server_info(&self) -> Option<&Implementation> {
+        match &self.negotiated {
+            Negotiated::Handshake(result) => Some(&result.server_info),
+            Negotiated::Stateless(result) => {
+                result.meta.as_ref().and_then(|m| m.server_info.as_ref())
+            }
+        }
     }
 
     /// What the server can do.
     pub fn server_capabilities(&self) -> &ServerCapabilities {
-        &self.initialized.capabilities
+        match &self.negotiated {
+            Negotiated::Handshake(result) => &result.capabilities,
+            Negotiated::Stateless(result) => &result.capabilities,
+        }
     }
 
     /// The server's instructions for the model, if any.
     pub fn instructions(&self) -> Option<&str> {
-        self.initialized.instructions.as_deref()
+        match &self.negotiated {
+            Negotiated::Handshake(result) => result.instructions.as_deref(),
+            Negotiated::Stateless(result) => result.instructions.as_deref(),
+        }
     }
 
     /// The session, for the typed calls (also reachable through `Deref`).

@@ -89,7 +89,7 @@ impl ClientConfig {
     pub fn with_info(info: Implementation) -> Self {
         Self {
             info,
-            protocol_version: Revision::LATEST_HANDSHAKE,
+            protocol_version: Revision::LATEST,
             request_timeout: None,
             dispatcher: DispatcherConfig::default(),
             sampling: None,
@@ -103,8 +103,11 @@ impl ClientConfig {
         }
     }
 
-    /// The revision to ask for in `initialize` (the latest handshake-era
-    /// revision by default). The server may answer with an older one.
+    /// The newest revision to speak (the latest, 2026-07-28, by default).
+    /// A stateless revision makes [`Client`](crate::Client) try
+    /// `server/discover` first and fall back to `initialize`; a handshake
+    /// revision goes straight to `initialize` asking for it (the server may
+    /// answer with an older one).
     pub fn protocol_version(mut self, revision: Revision) -> Self {
         self.protocol_version = revision;
         self

@@ -70,6 +70,23 @@ pub enum Error {
         /// The colliding names.
         names: Vec<String>,
     },
+    /// The server asked for input this client has no callback for.
+    #[error(
+        "the server asked for `{method}` input, but no callback answers it; give the ClientConfig \
+         one (on_sampling, on_elicitation, on_list_roots)"
+    )]
+    NoCallback {
+        /// The input request's method.
+        method: &'static str,
+    },
+    /// A request kept asking for input.
+    #[error("`{method}` still asked for input after {rounds} rounds; giving up")]
+    TooManyInputRounds {
+        /// The request's method.
+        method: &'static str,
+        /// How many rounds were answered.
+        rounds: usize,
+    },
     /// A session group has no component of that name.
     #[error("no {kind} named `{name}` in the group")]
     UnknownComponent {

@@ -131,7 +131,11 @@ impl ClientSessionGroup {
         Error,
     > {
         let capabilities = client.server_capabilities().clone();
-        let server = client.server_info().clone();
+        // A stateless server may not name itself; the hook still gets an identity.
+        let server = client
+            .server_info()
+            .cloned()
+            .unwrap_or_else(|| Implementation::new("unknown-server", "0"));
         let name = |n: &str| match &self.name_hook {
             Some(hook) => hook(n, &server),
             None => n.to_owned(),

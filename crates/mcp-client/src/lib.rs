@@ -38,10 +38,11 @@ mod config;
 mod error;
 mod group;
 mod session;
+mod stateless;
 
 pub use client::Client;
 pub use config::{ClientConfig, RequestInfo};
 pub use error::Error;
 pub use group::{ClientSessionGroup, ServerId};
 pub use mcp_core::{Progress, RequestOptions};
-pub use session::ClientSession;
+pub use session::{ClientSession, Negotiated};

@@ -22,13 +22,33 @@ use serde_json::Value;
 
 use crate::Error;
 use crate::config::{ClientConfig, RequestInfo};
+use crate::stateless;
+use mcp_core::CancellationToken;
+use mcp_types::{
+    DiscoverResult, ErrorCode, InputRequest, InputRequests, InputResponse, InputResponses,
+    RequestId, ResultOrInputRequired,
+};
+use std::time::Instant;
 
 struct State {
     initialized: Option<Arc<InitializeResult>>,
+    discovered: Option<Arc<DiscoverResult>>,
+    /// Set once the server is known to speak the stateless era.
+    stateless: Option<Revision>,
     revision: Revision,
+    /// The log level stamped on stateless requests (`logging/setLevel` is
+    /// gone in that era).
+    log_level: Option<LoggingLevel>,
     /// Each tool's compiled output schema (`None`: the tool declares none).
     output_schemas: HashMap<String, Option<Arc<jsonschema::Validator>>>,
+    /// The tools as listed, for their `x-mcp-header` annotations.
+    tools: HashMap<String, Tool>,
+    /// Cacheable results by method and key, with their expiry.
+    cache: HashMap<String, (Instant, RawJson)>,
 }
+
+/// Rounds of input requests a call may go through before it is given up.
+const MAX_INPUT_ROUNDS: usize = 8;
 
 struct Shared {
     state: Mutex<State>,
@@ -59,8 +79,13 @@ impl ClientSession {
         let shared = Arc::new(Shared {
             state: Mutex::new(State {
                 initialized: None,
+                discovered: None,
+                stateless: None,
                 revision: config.protocol_version,
+                log_level: None,
                 output_schemas: HashMap::new(),
+                tools: HashMap::new(),
+                cache: HashMap::new(),
             }),
         });
         let handler = Callbacks {
@@ -87,8 +112,14 @@ impl ClientSession {
     /// [`Error::UnsupportedProtocolVersion`] when the server answers with a
     /// revision this client does not speak (the session is then unusable).
     pub async fn initialize(&self) -> Result<Arc<InitializeResult>, Error> {
+        let requested = if self.config.protocol_version.is_handshake() {
+            self.config.protocol_version
+        } else {
+            Revision::LATEST_HANDSHAKE
+        };
+        self.shared.lock().stateless = None;
         let params = InitializeRequestParams::new(
-            self.config.protocol_version.as_str(),
+            requested.as_str(),
             self.config.capabilities(),
             self.config.info.clone(),
         );
@@ -117,14 +148,119 @@ impl ClientSession {
         Ok(result)
     }
 
+    /// Asks the server what it is (`server/discover`, 2026-07-28) and, if it
+    /// answers, speaks the stateless era with it from now on: every request
+    /// then carries the `_meta` envelope and the routing headers.
+    ///
+    /// A `-32022` naming a version both sides speak is retried once at the
+    /// newest of them.
+    ///
+    /// # Errors
+    /// [`Error::Request`] when the server refuses (a handshake-era server
+    /// does: fall back to [`initialize`](Self::initialize)) or fails.
+    pub async fn discover(&self) -> Result<Arc<DiscoverResult>, Error> {
+        let preferred = if self.config.protocol_version.is_stateless() {
+            self.config.protocol_version
+        } else {
+            Revision::LATEST_STATELESS
+        };
+        match self.discover_at(preferred).await {
+            Err(error) => {
+                let retry = error
+                    .remote()
+                    .filter(|e| e.code == ErrorCode::UNSUPPORTED_PROTOCOL_VERSION)
+                    .and_then(|e| e.data.as_ref())
+                    .and_then(|d| d.get("supported"))
+                    .and_then(Value::as_array)
+                    .and_then(|supported| {
+                        supported
+                            .iter()
+                            .filter_map(Value::as_str)
+                            .filter_map(Revision::from_version)
+                            .filter(|r| r.is_stateless() && *r != preferred)
+                            .max_by_key(|r| r.as_str())
+                    });
+                match retry {
+                    Some(mutual) => self.discover_at(mutual).await,
+                    None => Err(error),
+                }
+            }
+            ok => ok,
+        }
+    }
+
+    async fn discover_at(&self, revision: Revision) -> Result<Arc<DiscoverResult>, Error> {
+        self.shared.lock().stateless = Some(revision);
+        let outcome = self
+            .request::<methods::Discover>(&None, RequestOptions::new())
+            .await;
+        let mut state = self.shared.lock();
+        match outcome {
+            Ok(result) => {
+                let result = Arc::new(result);
+                state.discovered = Some(result.clone());
+                state.revision = revision;
+                Ok(result)
+            }
+            Err(error) => {
+                state.stateless = None;
+                Err(error)
+            }
+        }
+    }
+
+    /// Talks to the server in the newest era both sides speak: `discover`
+    /// when this client prefers the stateless era, falling back to
+    /// `initialize` when the server does not answer it as a stateless
+    /// server would (any error but a version negotiation failure).
+    ///
+    /// # Errors
+    /// As [`initialize`](Self::initialize); or the discover error when the
+    /// server speaks only stateless versions this client does not.
+    pub async fn negotiate(&self) -> Result<Negotiated, Error> {
+        if self.config.protocol_version.is_stateless() {
+            match self.discover().await {
+                Ok(discovered) => return Ok(Negotiated::Stateless(discovered)),
+                Err(error)
+                    if error
+                        .remote()
+                        .is_some_and(|e| e.code == ErrorCode::UNSUPPORTED_PROTOCOL_VERSION)
+                        && error.remote().and_then(|e| e.data.as_ref()).is_some() =>
+                {
+                    return Err(error);
+                }
+                Err(error) if error.is_connection_closed() => return Err(error),
+                Err(error) => {
+                    tracing::debug!(%error, "server/discover refused; falling back to initialize");
+                }
+            }
+        }
+        self.initialize().await.map(Negotiated::Handshake)
+    }
+
     /// The server's answer to `initialize`, once initialized.
     pub fn initialize_result(&self) -> Option<Arc<InitializeResult>> {
         self.shared.lock().initialized.clone()
     }
 
-    /// The server's capabilities, once initialized.
+    /// The server's answer to `server/discover`, once discovered.
+    pub fn discover_result(&self) -> Option<Arc<DiscoverResult>> {
+        self.shared.lock().discovered.clone()
+    }
+
+    /// Whether requests are stateless (2026-07-28).
+    pub fn is_stateless(&self) -> bool {
+        self.shared.lock().stateless.is_some()
+    }
+
+    /// The server's capabilities, once initialized or discovered.
     pub fn server_capabilities(&self) -> Option<ServerCapabilities> {
-        self.initialize_result().map(|r| r.capabilities.clone())
+        let state = self.shared.lock();
+        match (&state.stateless, &state.discovered, &state.initialized) {
+            (Some(_), Some(d), _) => Some(d.capabilities.clone()),
+            (_, _, Some(i)) => Some(i.capabilities.clone()),
+            _ => None,
+        }
     }
 
     /// The negotiated revision (the requested one before initialization).
@@ -148,11 +284,145 @@ impl ClientSession {
             options.timeout = self.config.request_timeout;
         }
         let params = raw_params::<M>(params)?;
-        let result = self.peer().request(M::NAME, params, options).await?;
+        let result = self.request_raw(M::NAME, params, options).await?;
         result.parse().map_err(|source| Error::InvalidResult {
             method: M::NAME,
             source,
         })
+    }
+
+    /// Sends `method` with raw params, stamped for the stateless era when
+    /// the session speaks it.
+    async fn request_raw(
+        &self,
+        method: &'static str,
+        params: Option<RawJson>,
+        mut options: RequestOptions,
+    ) -> Result<RawJson, Error> {
+        let stateless = {
+            let state = self.shared.lock();
+            state.stateless.map(|revision| {
+                let tool = (method == methods::CallTool::NAME)
+                    .then(|| tool_name(params.as_ref()))
+                    .flatten()
+                    .and_then(|name| state.tools.get(&name).cloned());
+                (revision, state.log_level, tool)
+            })
+        };
+        let params = match stateless {
+            Some((revision, log_level, tool)) => {
+                let (params, headers) = stateless::stamp(
+                    method,
+                    params,
+                    revision,
+                    &self.config.info,
+                    &self.config.capabilities(),
+                    log_level,
+                    tool.as_ref(),
+                )
+                .map_err(|source| Error::Serialize { method, source })?;
+                for (name, value) in headers.iter() {
+                    options.headers.append(name, value);
+                }
+                params
+            }
+            None => params,
+        };
+        Ok(self.peer().request(method, params, options).await?)
+    }
+
+    /// A cacheable stateless result from the cache, or fetched and kept for
+    /// its `ttlMs`.
+    async fn cached<M: RequestMethod>(
+        &self,
+        key: String,
+        params: &M::Params,
+    ) -> Result<M::Result, Error> {
+        let hit = {
+            let mut state = self.shared.lock();
+            match state.cache.get(&key) {
+                Some((expires, raw)) if *expires > Instant::now() => Some(raw.clone()),
+                Some(_) => {
+                    state.cache.remove(&key);
+                    None
+                }
+                None => None,
+            }
+        };
+        let raw = match hit {
+            Some(raw) => raw,
+            None => {
+                let params = raw_params::<M>(params)?;
+                let raw = self.request_raw(M::NAME, params, self.options()).await?;
+                if let Some(ttl) = cache_ttl(&raw) {
+                    if self.is_stateless() {
+                        self.shared
+                            .lock()
+                            .cache
+                            .insert(key, (Instant::now() + ttl, raw.clone()));
+                    }
+                }
+                raw
+            }
+        };
+        raw.parse().map_err(|source| Error::InvalidResult {
+            method: M::NAME,
+            source,
+        })
+    }
+
+    fn options(&self) -> RequestOptions {
+        let mut options = RequestOptions::new();
+        options.timeout = self.config.request_timeout;
+        options
+    }
+
+    /// Answers a server's input requests through the config's callbacks.
+    async fn fulfil(&self, requests: InputRequests) -> Result<InputResponses, Error> {
+        let mut responses = InputResponses::new();
+        for (key, request) in requests {
+            let info = RequestInfo {
+                id: RequestId::from(key.clone()),
+                cancel: CancellationToken::new(),
+            };
+            let method = request.method();
+            let missing = || Error::NoCallback { method };
+            let response = match request {
+                InputRequest::Elicit(params) => {
+                    let callback = self.config.elicitation.as_ref().ok_or_else(missing)?;
+                    InputResponse::Elicit(
+                        callback(params, info)
+                            .await
+                            .map_err(|e| Error::Request(mcp_core::Error::Remote(e)))?,
+                    )
+                }
+                InputRequest::CreateMessage(params) => {
+                    let callback = self.config.sampling.as_ref().ok_or_else(missing)?;
+                    InputResponse::CreateMessage(
+                        callback(params, info)
+                            .await
+                            .map_err(|e| Error::Request(mcp_core::Error::Remote(e)))?,
+                    )
+                }
+                InputRequest::ListRoots(_) => {
+                    let callback = self.config.roots.as_ref().ok_or_else(missing)?;
+                    InputResponse::ListRoots(
+                        callback(info)
+                            .await
+                            .map_err(|e| Error::Request(mcp_core::Error::Remote(e)))?,
+                    )
+                }
+                _ => return Err(missing()),
+            };
+            responses.insert(key, response);
+        }
+        Ok(responses)
+    }
+
+    /// Sets the log level stamped on every stateless request (there is no
+    /// `logging/setLevel` at 2026-07-28).
+    pub fn set_request_log_level(&self, level: Option<LoggingLevel>) {
+        self.shared.lock().log_level = level;
     }
 
     /// Sends a notification of method `M`.
@@ -181,10 +451,26 @@ impl ClientSession {
     /// # Errors
     /// [`Error::Request`] when the server refuses or the connection fails.
     pub async fn list_tools(&self, cursor: Option<String>) -> Result<ListToolsResult, Error> {
-        let result = self
-            .request::<methods::ListTools>(&paginated(cursor), RequestOptions::new())
+        let key = format!("tools/list\0{}", cursor.as_deref().unwrap_or(""));
+        let mut result = self
+            .cached::<methods::ListTools>(key, &paginated(cursor))
             .await?;
+        if self.is_stateless() {
+            // Tools whose `x-mcp-header` annotations are invalid cannot be
+            // called correctly over HTTP: the spec drops them from view.
+            result.tools.retain(|tool| match stateless::annotated_properties(tool) {
+                Ok(_) => true,
+                Err(reason) => {
+                    tracing::warn!(tool = %tool.name, %reason, "dropping a tool with invalid x-mcp-header annotations");
+                    false
+                }
+            });
+        }
         self.cache_output_schemas(&result.tools);
+        let mut state = self.shared.lock();
+        for tool in &result.tools {
+            state.tools.insert(tool.name.clone(), tool.clone());
+        }
         Ok(result)
     }
 
@@ -240,6 +526,35 @@ impl ClientSession {
             self.validate_tool_result(name, &result).await?;
         }
         Ok(result)
+    }
+
+    /// One `tools/call` exchange, without answering input requests: the
+    /// raw [`ResultOrInputRequired`] for hosts that drive Multi Round-Trip
+    /// Requests themselves (set `input_responses` and `request_state` on
+    /// `params` to retry).
+    ///
+    /// # Errors
+    /// [`Error::Request`] for a protocol error; [`Error::InvalidResult`]
+    /// when the answer is neither a result nor an input request.
+    pub async fn call_tool_once(
+        &self,
+        params: &CallToolRequestParams,
+        mut options: RequestOptions,
+    ) -> Result<ResultOrInputRequired<CallToolResult>, Error> {
+        if options.timeout.is_none() {
+            options.timeout = self.config.request_timeout;
+        }
+        let raw = RawJson::from_serialize(params).map_err(|source| Error::Serialize {
+            method: methods::CallTool::NAME,
+            source,
+        })?;
+        let result = self
+            .request_raw(methods::CallTool::NAME, Some(raw), options)
+            .await?;
+        result.parse().map_err(|source| Error::InvalidResult {
+            method: methods::CallTool::NAME,
+            source,
+        })
     }
 
     async fn validate_tool_result(&self, name: &str, result: &CallToolResult) -> Result<(), Error> {
@@ -303,7 +618,8 @@ impl ClientSession {
         &self,
         cursor: Option<String>,
     ) -> Result<ListResourcesResult, Error> {
-        self.request::<methods::ListResources>(&paginated(cursor), RequestOptions::new())
+        let key = format!("resources/list\0{}", cursor.as_deref().unwrap_or(""));
+        self.cached::<methods::ListResources>(key, &paginated(cursor))
             .await
     }
 
@@ -315,7 +631,11 @@ impl ClientSession {
         &self,
         cursor: Option<String>,
     ) -> Result<ListResourceTemplatesResult, Error> {
-        self.request::<methods::ListResourceTemplates>(&paginated(cursor), RequestOptions::new())
+        let key = format!(
+            "resources/templates/list\0{}",
+            cursor.as_deref().unwrap_or("")
+        );
+        self.cached::<methods::ListResourceTemplates>(key, &paginated(cursor))
             .await
     }
 
@@ -325,11 +645,39 @@ impl ClientSession {
     /// [`Error::Request`]: a missing resource is a remote error (`-32002` in
     /// the handshake era).
     pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, Error> {
-        self.request::<methods::ReadResource>(
-            &ReadResourceRequestParams::new(uri),
-            RequestOptions::new(),
-        )
-        .await
+        let mut params = ReadResourceRequestParams::new(uri);
+        let mut round = 0;
+        loop {
+            let raw = RawJson::from_serialize(&params).map_err(|source| Error::Serialize {
+                method: methods::ReadResource::NAME,
+                source,
+            })?;
+            let answer: ResultOrInputRequired<ReadResourceResult> = self
+                .request_raw(methods::ReadResource::NAME, Some(raw), self.options())
+                .await?
+                .parse()
+                .map_err(|source| Error::InvalidResult {
+                    method: methods::ReadResource::NAME,
+                    source,
+                })?;
+            match answer {
+                ResultOrInputRequired::Complete(result) => return Ok(result),
+                ResultOrInputRequired::InputRequired(input) => {
+                    round += 1;
+                    if round > MAX_INPUT_ROUNDS {
+                        return Err(Error::TooManyInputRounds {
+                            method: methods::ReadResource::NAME,
+                            rounds: MAX_INPUT_ROUNDS,
+                        });
+                    }
+                    params.input_responses = Some(
+                        self.fulfil(input.input_requests.unwrap_or_default())
+                            .await?,
+                    );
+                    params.request_state = input.request_state;
+                }
+            }
+        }
     }
 
     /// Subscribes to `notifications/resources/updated` for `uri`.
@@ -360,7 +708,8 @@ impl ClientSession {
     /// # Errors
     /// [`Error::Request`] when the server refuses or the connection fails.
     pub async fn list_prompts(&self, cursor: Option<String>) -> Result<ListPromptsResult, Error> {
-        self.request::<methods::ListPrompts>(&paginated(cursor), RequestOptions::new())
+        let key = format!("prompts/list\0{}", cursor.as_deref().unwrap_or(""));
+        self.cached::<methods::ListPrompts>(key, &paginated(cursor))
             .await
     }
 
@@ -378,8 +727,38 @@ impl ClientSession {
         if !arguments.is_empty() {
             params.arguments = Some(arguments);
         }
-        self.request::<methods::GetPrompt>(&params, RequestOptions::new())
-            .await
+        let mut round = 0;
+        loop {
+            let raw = RawJson::from_serialize(&params).map_err(|source| Error::Serialize {
+                method: methods::GetPrompt::NAME,
+                source,
+            })?;
+            let answer: ResultOrInputRequired<GetPromptResult> = self
+                .request_raw(methods::GetPrompt::NAME, Some(raw), self.options())
+                .await?
+                .parse()
+                .map_err(|source| Error::InvalidResult {
+                    method: methods::GetPrompt::NAME,
+                    source,
+                })?;
+            match answer {
+                ResultOrInputRequired::Complete(result) => return Ok(result),
+                ResultOrInputRequired::InputRequired(input) => {
+                    round += 1;
+                    if round > MAX_INPUT_ROUNDS {
+                        return Err(Error::TooManyInputRounds {
+                            method: methods::GetPrompt::NAME,
+                            rounds: MAX_INPUT_ROUNDS,
+                        });
+                    }
+                    params.input_responses = Some(
+                        self.fulfil(input.input_requests.unwrap_or_default())
+                            .await?,
+                    );
+                    params.request_state = input.request_state;
+                }
+            }
+        }
     }
 
     /// Asks for completions of an argument of a prompt or resource template.
@@ -407,6 +786,11 @@ impl ClientSession {
     /// # Errors
     /// [`Error::Request`] when the server refuses.
     pub async fn set_logging_level(&self, level: LoggingLevel) -> Result<(), Error> {
+        if self.is_stateless() {
+            // The stateless era asks for log messages on each request.
+            self.set_request_log_level(Some(level));
+            return Ok(());
+        }
         self.request::<methods::SetLevel>(&SetLevelRequestParams::new(level), RequestOptions::new())
             .await
             .map(|_| ())
@@ -429,6 +813,34 @@ impl ClientSession {
     pub async fn closed(&self) {
         self.connection.wait().await
     }
+}
+
+/// What `negotiate` settled on.
+#[derive(Debug, Clone)]
+pub enum Negotiated {
+    /// The handshake era: the server's `initialize` answer.
+    Handshake(Arc<InitializeResult>),
+    /// The stateless era: the server's `server/discover` answer.
+    Stateless(Arc<DiscoverResult>),
+}
+
+fn tool_name(params: Option<&RawJson>) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Name {
+        name: String,
+    }
+    params?.parse::<Name>().ok().map(|n| n.name)
+}
+
+/// How long a stateless result may be reused: its `ttlMs`, if above zero.
+fn cache_ttl(raw: &RawJson) -> Option<std::time::Duration> {
+    #[derive(serde::Deserialize)]
+    struct Hints {
+        #[serde(rename = "ttlMs")]
+        ttl_ms: Option<u64>,
+    }
+    let ttl = raw.parse::<Hints>().ok()?.ttl_ms?;
+    (ttl > 0).then(|| std::time::Duration::from_millis(ttl))
 }
 
 fn paginated(cursor: Option<String>) -> Option<PaginatedRequestParams> {
@@ -536,9 +948,26 @@ impl Handler for Callbacks {
         {
             logging(params.clone()).await;
         }
-        if let ServerNotification::ToolListChanged(_) = &parsed {
-            // Output schemas may have changed with the tools.
-            self.shared.lock().output_schemas.clear();
+        match &parsed {
+            ServerNotification::ToolListChanged(_) => {
+                // Output schemas may have changed with the tools.
+                let mut state = self.shared.lock();
+                state.output_schemas.clear();
+                state.cache.retain(|key, _| !key.starts_with("tools/"));
+            }
+            ServerNotification::PromptListChanged(_) => {
+                self.shared
+                    .lock()
+                    .cache
+                    .retain(|key, _| !key.starts_with("prompts/"));
+            }
+            ServerNotification::ResourceListChanged(_) => {
+                self.shared
+                    .lock()
+                    .cache
+                    .retain(|key, _| !key.starts_with("resources/"));
+            }
+            _ => {}
         }
         if let Some(callback) = &self.config.notification {
             callback(parsed).await;

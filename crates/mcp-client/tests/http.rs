@@ -86,12 +86,14 @@ async fn start(config: HttpServerConfig) -> Running {
 }
 
 fn sampling_config() -> ClientConfig {
-    ClientConfig::new("http-client", "1").on_sampling(|_, _| async move {
-        Ok(CreateMessageResult::new(
-            SamplingMessageContentBlock::text("ok"),
-            "http-model",
-        ))
-    })
+    ClientConfig::new("http-client", "1")
+        .protocol_version(mcp_types::Revision::V2025_11_25)
+        .on_sampling(|_, _| async move {
+            Ok(CreateMessageResult::new(
+                SamplingMessageContentBlock::text("ok"),
+                "http-model",
+            ))
+        })
 }
 
 fn text(result: &mcp_types::CallToolResult) -> &str {
@@ -104,7 +106,7 @@ async fn a_client_and_server_talk_over_http_and_close_the_session() {
     let client = Client::connect_http(&running.url, sampling_config())
         .await
         .expect("connected");
-    assert_eq!(client.initialize_result().protocol_version, "2025-11-25");
+    assert_eq!(client.protocol_version(), mcp_types::Revision::V2025_11_25);
     assert_eq!(running.service.session_count(), 1);
 
     let sum = client
@@ -161,9 +163,12 @@ async fn concurrent_clients_get_their_own_sessions() {
     for i in 0..8i64 {
         let url = running.url.clone();
         calls.spawn(async move {
-            let client = Client::connect_http(&url, ClientConfig::new("c", "1"))
-                .await
-                .expect("connected");
+            let client = Client::connect_http(
+                &url,
+                ClientConfig::new("c", "1").protocol_version(mcp_types::Revision::V2025_11_25),
+            )
+            .await
+            .expect("connected");
             for j in 0..10i64 {
                 let result = client
                     .call_tool("add", json!({"a": i, "b": j}))

@@ -173,6 +173,7 @@ fn demo_server() -> Server {
 
 fn full_config() -> ClientConfig {
     ClientConfig::new("test-host", "0.1.0")
+        .protocol_version(Revision::V2025_11_25)
         .on_sampling(|params, _| async move {
             let n = params.messages.len();
             Ok(CreateMessageResult::new(
@@ -207,10 +208,10 @@ fn text(result: &mcp_types::CallToolResult) -> &str {
 
 #[tokio::test]
 async fn initialize_negotiates_and_declares_what_is_registered() {
-    let client = connect(ClientConfig::new("host", "1")).await;
-    let init = client.initialize_result();
-    assert_eq!(init.protocol_version, Revision::V2025_11_25.as_str());
-    assert_eq!(client.server_info().name, "demo");
+    let client =
+        connect(ClientConfig::new("host", "1").protocol_version(Revision::V2025_11_25)).await;
+    assert_eq!(client.protocol_version(), Revision::V2025_11_25);
+    assert_eq!(client.server_info().expect("named").name, "demo");
     assert_eq!(client.instructions(), Some("Use `add` for sums."));
     let caps = client.server_capabilities();
     assert!(caps.tools.is_some() && caps.prompts.is_some() && caps.completions.is_some());
@@ -226,10 +227,7 @@ async fn initialize_negotiates_and_declares_what_is_registered() {
         Revision::V2025_06_18,
     ] {
         let client = connect(ClientConfig::new("host", "1").protocol_version(revision)).await;
-        assert_eq!(
-            client.initialize_result().protocol_version,
-            revision.as_str()
-        );
+        assert_eq!(client.protocol_version().as_str(), revision.as_str());
         client.send_ping().await.expect("ping");
         client.close().await.expect("closed");
     }
@@ -280,7 +278,10 @@ impl mcp_core::Handler for NoRequests {
 async fn requests_before_initialize_are_refused_but_ping_is_answered() {
     let (ours, theirs) = MemoryTransport::pair(16);
     let _server = demo_server().serve(theirs);
-    let session = ClientSession::new(ours, ClientConfig::new("host", "1"));
+    let session = ClientSession::new(
+        ours,
+        ClientConfig::new("host", "1").protocol_version(Revision::V2025_11_25),
+    );
     session.send_ping().await.expect("ping before initialize");
     let error = session.list_tools(None).await.expect_err("refused");
     let remote = error.remote().expect("a remote error");
@@ -300,7 +301,8 @@ async fn requests_before_initialize_are_refused_but_ping_is_answered() {
 
 #[tokio::test]
 async fn tools_have_schemas_from_types_and_structured_results() {
-    let client = connect(ClientConfig::new("host", "1")).await;
+    let client =
+        connect(ClientConfig::new("host", "1").protocol_version(Revision::V2025_11_25)).await;
     let tools = client.list_all_tools().await.expect("tools");
     let add = tools.iter().find(|t| t.name == "add").expect("add");
     assert_eq!(add.description.as_deref(), Some("Adds two integers"));
@@ -336,7 +338,8 @@ async fn tools_have_schemas_from_types_and_structured_results() {
 
 #[tokio::test]
 async fn tool_failures_are_results_the_model_can_read() {
-    let client = connect(ClientConfig::new("host", "1")).await;
+    let client =
+        connect(ClientConfig::new("host", "1").protocol_version(Revision::V2025_11_25)).await;
     let overflow = client
         .call_tool("add", json!({"a": i64::MAX, "b": 1}))
         .await
@@ -385,7 +388,8 @@ async fn tool_failures_are_results_the_model_can_read() {
 
 #[tokio::test]
 async fn results_that_break_their_output_schema_are_rejected_by_the_client() {
-    let client = connect(ClientConfig::new("host", "1")).await;
+    let client =
+        connect(ClientConfig::new("host", "1").protocol_version(Revision::V2025_11_25)).await;
     let error = client.call_tool("liar", ()).await.expect_err("invalid");
     assert!(
         matches!(error, Error::InvalidToolResult { ref tool, .. } if tool == "liar"),
@@ -393,7 +397,12 @@ async fn results_that_break_their_output_schema_are_rejected_by_the_client() {
     );
     client.close().await.expect("closed");
 
-    let lenient = connect(ClientConfig::new("host", "1").validate_tool_output(false)).await;
+    let lenient = connect(
+        ClientConfig::new("host", "1")
+            .protocol_version(Revision::V2025_11_25)
+            .validate_tool_output(false),
+    )
+    .await;
     lenient.call_tool("liar", ()).await.expect("not validated");
     lenient.close().await.expect("closed");
 }
@@ -409,9 +418,12 @@ async fn lists_are_paginated_with_cursors() {
         .tool("t5", "", |_: NoArguments, _cx: Context| async { "5" })
         .build()
         .expect("server");
-    let client = Client::connect_in_process(&server, ClientConfig::new("h", "1"))
-        .await
-        .expect("connected");
+    let client = Client::connect_in_process(
+        &server,
+        ClientConfig::new("h", "1").protocol_version(Revision::V2025_11_25),
+    )
+    .await
+    .expect("connected");
     let first = client.list_tools(None).await.expect("page");
     assert_eq!(first.tools.len(), 2);
     let cursor = first.next_cursor.expect("more");
@@ -432,12 +444,14 @@ async fn lists_are_paginated_with_cursors() {
 #[tokio::test]
 async fn resources_static_templated_missing_and_subscribed() {
     let (tx, mut rx) = mpsc::unbounded_channel();
-    let config = ClientConfig::new("h", "1").on_notification(move |n| {
-        let tx = tx.clone();
-        async move {
-            let _ = tx.send(n);
-        }
-    });
+    let config = ClientConfig::new("h", "1")
+        .protocol_version(Revision::V2025_11_25)
+        .on_notification(move |n| {
+            let tx = tx.clone();
+            async move {
+                let _ = tx.send(n);
+            }
+        });
     let server = demo_server();
     let (ours, theirs) = MemoryTransport::pair(16);
     let connection = server.serve(theirs);
@@ -527,7 +541,7 @@ async fn resources_static_templated_missing_and_subscribed() {
 
 #[tokio::test]
 async fn prompts_with_arguments_and_completions() {
-    let client = connect(ClientConfig::new("h", "1")).await;
+    let client = connect(ClientConfig::new("h", "1").protocol_version(Revision::V2025_11_25)).await;
     let prompts = client.list_prompts(None).await.expect("listed");
     let review = &prompts.prompts[0];
     let arguments = review.arguments.as_ref().expect("arguments");
@@ -579,7 +593,7 @@ async fn prompts_with_arguments_and_completions() {
 
 #[tokio::test]
 async fn progress_reaches_the_callers_callback() {
-    let client = connect(ClientConfig::new("h", "1")).await;
+    let client = connect(ClientConfig::new("h", "1").protocol_version(Revision::V2025_11_25)).await;
     let seen = Arc::new(Mutex::new(Vec::new()));
     let sink = seen.clone();
     let result = client
@@ -605,12 +619,14 @@ async fn progress_reaches_the_callers_callback() {
 #[tokio::test]
 async fn log_messages_are_filtered_by_the_level_the_client_set() {
     let (tx, mut rx) = mpsc::unbounded_channel();
-    let config = ClientConfig::new("h", "1").on_logging(move |params| {
-        let tx = tx.clone();
-        async move {
-            let _ = tx.send(params.level);
-        }
-    });
+    let config = ClientConfig::new("h", "1")
+        .protocol_version(Revision::V2025_11_25)
+        .on_logging(move |params| {
+            let tx = tx.clone();
+            async move {
+                let _ = tx.send(params.level);
+            }
+        });
     let client = connect(config).await;
     client
         .set_logging_level(LoggingLevel::Warning)
@@ -646,7 +662,7 @@ async fn sampling_elicitation_roots_and_ping_reach_the_clients_callbacks() {
 
 #[tokio::test]
 async fn missing_client_capabilities_fail_before_anything_is_sent() {
-    let client = connect(ClientConfig::new("h", "1")).await;
+    let client = connect(ClientConfig::new("h", "1").protocol_version(Revision::V2025_11_25)).await;
     for tool in ["sample", "ask_name", "sign_in", "roots"] {
         let result = client.call_tool(tool, ()).await.expect("a result");
         assert_eq!(result.is_error, Some(true), "{tool}");
@@ -707,9 +723,12 @@ async fn a_cancelled_call_cancels_the_servers_handler() {
         )
         .build()
         .expect("server");
-    let client = Client::connect_in_process(&server, ClientConfig::new("h", "1"))
-        .await
-        .expect("connected");
+    let client = Client::connect_in_process(
+        &server,
+        ClientConfig::new("h", "1").protocol_version(Revision::V2025_11_25),
+    )
+    .await
+    .expect("connected");
     let error = client
         .call_tool_with(
             "wait",
@@ -793,12 +812,15 @@ async fn a_session_group_aggregates_servers_and_names_collisions() {
         .expect("server");
     let mut plain = ClientSessionGroup::new();
     plain
-        .add(connect(ClientConfig::new("h", "1")).await)
+        .add(connect(ClientConfig::new("h", "1").protocol_version(Revision::V2025_11_25)).await)
         .await
         .expect("first");
-    let clash = Client::connect_in_process(&other, ClientConfig::new("h", "1"))
-        .await
-        .expect("c");
+    let clash = Client::connect_in_process(
+        &other,
+        ClientConfig::new("h", "1").protocol_version(Revision::V2025_11_25),
+    )
+    .await
+    .expect("c");
     let error = plain.add(clash).await.expect_err("`add` collides");
     assert!(
         matches!(error, Error::DuplicateComponents { kind: "tools", .. }),
@@ -809,14 +831,17 @@ async fn a_session_group_aggregates_servers_and_names_collisions() {
     let mut group =
         ClientSessionGroup::new().with_name_hook(|name, server| format!("{}.{name}", server.name));
     let demo = group
-        .add(connect(ClientConfig::new("h", "1")).await)
+        .add(connect(ClientConfig::new("h", "1").protocol_version(Revision::V2025_11_25)).await)
         .await
         .expect("demo");
     group
         .add(
-            Client::connect_in_process(&other, ClientConfig::new("h", "1"))
-                .await
-                .expect("c"),
+            Client::connect_in_process(
+                &other,
+                ClientConfig::new("h", "1").protocol_version(Revision::V2025_11_25),
+            )
+            .await
+            .expect("c"),
         )
         .await
         .expect("other");

@@ -29,7 +29,10 @@ impl Events {
 pub(crate) fn contract_config() -> (ClientConfig, Events) {
     let events = Events::default();
     let logs = events.logs.clone();
+    // The contract's sampling and elicitation are server-to-client
+    // requests: the handshake era.
     let config = ClientConfig::new("interop-rust-client", "0.1.0")
+        .protocol_version(mcp_types::Revision::V2025_11_25)
         .request_timeout(Duration::from_secs(30))
         .on_sampling(|params, _| async move {
             let last = params
@@ -78,8 +81,11 @@ fn resource_text(result: &mcp_types::ReadResourceResult) -> String {
 
 /// Every check of the contract; panics with what differs.
 pub(crate) async fn check_contract(client: &Client, events: &Events) {
-    let version = &client.initialize_result().protocol_version;
-    assert_eq!(version, "2025-11-25", "negotiated revision");
+    assert_eq!(
+        client.protocol_version(),
+        mcp_types::Revision::V2025_11_25,
+        "negotiated revision"
+    );
 
     let tools = client.list_all_tools().await.expect("tools/list");
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
