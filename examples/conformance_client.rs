@@ -11,8 +11,11 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use mcp_client::{Client, ClientConfig};
-use mcp_types::{ElicitAction, ElicitRequestParams, ElicitResult, ElicitValue};
-use serde_json::json;
+use mcp_types::{
+    CreateMessageResult, ElicitAction, ElicitRequestParams, ElicitResult, ElicitValue,
+    ListRootsResult, Revision, Root, SamplingMessageContentBlock,
+};
+use serde_json::{Value, json};
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -23,12 +26,33 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
     eprintln!("conformance-client: scenario `{scenario}` against {url}");
 
+    // The run's wire version: 2026-07-28 is the stateless era; anything
+    // older is the handshake era.
+    let revision = std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION")
+        .ok()
+        .and_then(|v| Revision::from_version(&v))
+        .unwrap_or(Revision::V2025_11_25);
+    let context: Value = std::env::var("MCP_CONFORMANCE_CONTEXT")
+        .ok()
+        .and_then(|c| serde_json::from_str(&c).ok())
+        .unwrap_or(Value::Null);
+
     let config = ClientConfig::new("mcp-rust-conformance-client", env!("CARGO_PKG_VERSION"))
+        .protocol_version(revision)
         .request_timeout(Duration::from_secs(20))
-        .on_elicitation(|params, _| async move { Ok(accept_defaults(&params)) });
+        .on_elicitation(|params, _| async move { Ok(accept_defaults(&params)) })
+        .on_sampling(|_, _| async move {
+            Ok(CreateMessageResult::new(
+                SamplingMessageContentBlock::text("Paris"),
+                "conformance-model",
+            ))
+        })
+        .on_list_roots(|_| async move {
+            Ok(ListRootsResult::new(vec![Root::new("file:///workspace")]))
+        });
     let client = Client::connect_http(&url, config).await?;
     eprintln!(
-        "initialized: {} {} at {}",
+        "connected: {} {} at {}",
         client
             .server_info()
             .map_or("(unnamed)", |i| i.name.as_str()),
@@ -36,13 +60,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         client.protocol_version()
     );
 
+    let tools = client.list_all_tools().await?;
+    eprintln!(
+        "tools: {:?}",
+        tools.iter().map(|t| &t.name).collect::<Vec<_>>()
+    );
     match scenario.as_str() {
         "tools_call" => {
-            let tools = client.list_all_tools().await?;
-            eprintln!(
-                "tools: {:?}",
-                tools.iter().map(|t| &t.name).collect::<Vec<_>>()
-            );
             let result = client
                 .call_tool("add_numbers", json!({"a": 5, "b": 3}))
                 .await?;
@@ -58,10 +82,45 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             let result = client.call_tool("test_reconnection", json!({})).await?;
             eprintln!("test_reconnection: {:?}", result.content);
         }
-        _ => {
-            let tools = client.list_all_tools().await?;
-            eprintln!("tools: {}", tools.len());
+        "sep-2322-client-request-state" => {
+            for tool in tools.iter().filter(|t| t.name.starts_with("test_mrtr")) {
+                let result = client.call_tool(&tool.name, json!({})).await?;
+                eprintln!("{}: {:?}", tool.name, result.content);
+            }
         }
+        "http-standard-headers" => {
+            for tool in &tools {
+                let result = client.call_tool(&tool.name, json!({})).await?;
+                eprintln!("{}: {:?}", tool.name, result.content);
+            }
+            let resources = client.list_resources(None).await?;
+            for resource in &resources.resources {
+                let read = client.read_resource(&resource.uri).await?;
+                eprintln!("{}: {} content(s)", resource.uri, read.contents.len());
+            }
+            let prompts = client.list_prompts(None).await?;
+            for prompt in &prompts.prompts {
+                let got = client.get_prompt(&prompt.name, BTreeMap::new()).await?;
+                eprintln!("{}: {} message(s)", prompt.name, got.messages.len());
+            }
+        }
+        "http-custom-headers" => {
+            let calls = context["toolCalls"].as_array().cloned().unwrap_or_default();
+            for call in calls {
+                let name = call["name"].as_str().unwrap_or_default();
+                let result = client.call_tool(name, call["arguments"].clone()).await?;
+                eprintln!("{name}: {:?}", result.content);
+            }
+        }
+        "http-invalid-tool-headers" => {
+            if tools.iter().any(|t| t.name == "valid_tool") {
+                let result = client
+                    .call_tool("valid_tool", json!({"region": "us-west1"}))
+                    .await?;
+                eprintln!("valid_tool: {:?}", result.content);
+            }
+        }
+        _ => {}
     }
     client.close().await?;
     Ok(())

@@ -152,8 +152,8 @@ impl ClientSession {
     /// answers, speaks the stateless era with it from now on: every request
     /// then carries the `_meta` envelope and the routing headers.
     ///
-    /// A `-32022` naming a version both sides speak is retried once at the
-    /// newest of them.
+    /// A `-32022` naming a version both sides speak is retried once, as a
+    /// new request, at the newest of them.
     ///
     /// # Errors
     /// [`Error::Request`] when the server refuses (a handshake-era server
@@ -177,7 +177,7 @@ impl ClientSession {
                             .iter()
                             .filter_map(Value::as_str)
                             .filter_map(Revision::from_version)
-                            .filter(|r| r.is_stateless() && *r != preferred)
+                            .filter(|r| r.is_stateless())
                             .max_by_key(|r| r.as_str())
                     });
                 match retry {
@@ -521,7 +521,26 @@ impl ClientSession {
     ) -> Result<CallToolResult, Error> {
         let mut params = CallToolRequestParams::new(name);
         params.arguments = tool_arguments(arguments)?;
-        let result = self.request::<methods::CallTool>(&params, options).await?;
+        let mut round = 0;
+        let result = loop {
+            match self.call_tool_once(&params, options.clone()).await? {
+                ResultOrInputRequired::Complete(result) => break result,
+                ResultOrInputRequired::InputRequired(input) => {
+                    round += 1;
+                    if round > MAX_INPUT_ROUNDS {
+                        return Err(Error::TooManyInputRounds {
+                            method: methods::CallTool::NAME,
+                            rounds: MAX_INPUT_ROUNDS,
+                        });
+                    }
+                    params.input_responses = Some(
+                        self.fulfil(input.input_requests.unwrap_or_default())
+                            .await?,
+                    );
+                    params.request_state = input.request_state;
+                }
+            }
+        };
         if self.config.validate_tool_output && result.is_error != Some(true) {
             self.validate_tool_result(name, &result).await?;
         }
