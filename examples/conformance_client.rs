@@ -112,13 +112,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 eprintln!("{name}: {:?}", result.content);
             }
         }
-        "http-invalid-tool-headers" => {
-            if tools.iter().any(|t| t.name == "valid_tool") {
-                let result = client
-                    .call_tool("valid_tool", json!({"region": "us-west1"}))
-                    .await?;
-                eprintln!("valid_tool: {:?}", result.content);
-            }
+        "http-invalid-tool-headers" if tools.iter().any(|t| t.name == "valid_tool") => {
+            let result = client
+                .call_tool("valid_tool", json!({"region": "us-west1"}))
+                .await?;
+            eprintln!("valid_tool: {:?}", result.content);
         }
         _ => {}
     }
