@@ -50,6 +50,18 @@ async fn the_rust_client_drives_the_python_server() {
 }
 
 #[tokio::test]
+async fn the_rust_client_drives_the_python_server_statelessly() {
+    let Some(python) = python() else { return };
+    let command = ServerCommand::new(python).arg(script("server.py"));
+    // The default config negotiates the newest era: 2026-07-28 via discover.
+    let client = Client::connect_stdio(command, mcp_client::ClientConfig::new("interop", "1"))
+        .await
+        .expect("connected to the Python server");
+    common::check_stateless_contract(&client).await;
+    client.close().await.expect("closed");
+}
+
+#[tokio::test]
 async fn the_python_client_drives_the_rust_server() {
     let Some(python) = python() else { return };
     let child = tokio::process::Command::new(python)

@@ -22,6 +22,15 @@ async fn the_contract_holds_over_stdio() {
 }
 
 #[tokio::test]
+async fn the_stateless_contract_holds_over_stdio() {
+    let client = Client::connect_stdio(ServerCommand::new(SERVER), ClientConfig::new("h", "1"))
+        .await
+        .expect("connected");
+    common::check_stateless_contract(&client).await;
+    client.close().await.expect("closed");
+}
+
+#[tokio::test]
 async fn a_server_crash_mid_call_fails_the_call_promptly() {
     let command = ServerCommand::new(SERVER)
         .arg("--with-crash-tool")

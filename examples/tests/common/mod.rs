@@ -239,3 +239,87 @@ pub(crate) async fn check_contract(client: &Client, events: &Events) {
         Ok(result) => assert_eq!(result.is_error, Some(true), "unknown tool: {result:?}"),
     }
 }
+
+/// The contract's stateless subset (2026-07-28): what needs no
+/// server-to-client request. A client with the default config negotiates it.
+pub(crate) async fn check_stateless_contract(client: &Client) {
+    assert_eq!(
+        client.protocol_version(),
+        mcp_types::Revision::V2026_07_28,
+        "negotiated revision"
+    );
+    let tools = client.list_all_tools().await.expect("tools/list");
+    let add = tools.iter().find(|t| t.name == "add").expect("add");
+    assert!(add.output_schema.is_some(), "add declares an output schema");
+    let sum = client
+        .call_tool("add", json!({"a": 2, "b": 40}))
+        .await
+        .expect("add");
+    assert_eq!(sum.structured_content, Some(json!({"sum": 42})));
+    let echo = client
+        .call_tool("echo", json!({"text": "interop"}))
+        .await
+        .expect("echo");
+    assert_eq!(text(&echo), "interop");
+
+    let progress = Arc::new(Mutex::new(Vec::new()));
+    let sink = progress.clone();
+    let done = client
+        .call_tool_with(
+            "progress",
+            json!({"steps": 3}),
+            RequestOptions::new().with_progress(move |p| {
+                sink.lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push((p.progress, p.total));
+            }),
+        )
+        .await
+        .expect("progress");
+    assert_eq!(text(&done), "done");
+    let seen = progress.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    assert_eq!(
+        seen,
+        vec![(1.0, Some(3.0)), (2.0, Some(3.0)), (3.0, Some(3.0))]
+    );
+
+    let failed = client
+        .call_tool("fail", json!({}))
+        .await
+        .expect("fail answers");
+    assert_eq!(failed.is_error, Some(true));
+
+    let readme = client
+        .read_resource("file:///readme")
+        .await
+        .expect("read readme");
+    assert_eq!(resource_text(&readme), "Read me.");
+    let profile = client
+        .read_resource("users://7/profile")
+        .await
+        .expect("read profile");
+    assert_eq!(resource_text(&profile), "profile of 7");
+    let missing = client
+        .read_resource("file:///missing")
+        .await
+        .expect_err("missing");
+    assert_eq!(
+        missing.remote().map(|e| e.code),
+        Some(ErrorCode::INVALID_PARAMS),
+        "a missing resource is -32602 from 2026-07-28 on: {missing}"
+    );
+    let prompt = client
+        .get_prompt(
+            "review",
+            BTreeMap::from([
+                ("code".to_owned(), "x = 1".to_owned()),
+                ("language".to_owned(), "python".to_owned()),
+            ]),
+        )
+        .await
+        .expect("prompts/get");
+    assert_eq!(
+        prompt.messages[0].content.as_text(),
+        Some("Review this python: x = 1")
+    );
+}
