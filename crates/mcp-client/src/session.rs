@@ -209,6 +209,19 @@ impl ClientSession {
         }
     }
 
+    /// Speaks the stateless era at `revision` with a server already known
+    /// to (a `DiscoverResult` kept from an earlier connection, say), without
+    /// asking again. Era verdicts may be cached per server; re-run
+    /// [`negotiate`](Self::negotiate) if requests then fail.
+    pub fn adopt(&self, revision: Revision, discovered: DiscoverResult) -> Arc<DiscoverResult> {
+        let discovered = Arc::new(discovered);
+        let mut state = self.shared.lock();
+        state.stateless = Some(revision);
+        state.revision = revision;
+        state.discovered = Some(discovered.clone());
+        discovered
+    }
+
     /// Talks to the server in the newest era both sides speak: `discover`
     /// when this client prefers the stateless era, falling back to
     /// `initialize` when the server does not answer it as a stateless

@@ -365,6 +365,25 @@ async fn discover_falls_back_to_initialize_with_an_older_server() {
 }
 
 #[tokio::test]
+async fn an_adopted_discover_result_skips_the_probe() {
+    let server = server();
+    let (ours, theirs) = MemoryTransport::pair(16);
+    let _connection = server.serve(theirs);
+    let first = Client::connect_in_process(&server, config())
+        .await
+        .expect("connected");
+    let known = first.discover_result().expect("discovered").clone();
+    first.close().await.expect("closed");
+
+    let session = ClientSession::new(ours, config());
+    session.adopt(Revision::V2026_07_28, known);
+    assert!(session.is_stateless());
+    let result = session.call_tool("echo", json!({})).await.expect("called");
+    assert_eq!(text(&result), "stateless=true");
+    session.close().await;
+}
+
+#[tokio::test]
 async fn stateless_requests_work_in_memory_too() {
     let server = server();
     let client = Client::connect_in_process(&server, config())
