@@ -10,7 +10,11 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use std::sync::Arc;
+
+use mcp_client::auth::{HeadlessRedirect, OAuthClient, OAuthConfig};
 use mcp_client::{Client, ClientConfig};
+use mcp_transport::http::HttpClientConfig;
 use mcp_types::{
     CreateMessageResult, ElicitAction, ElicitRequestParams, ElicitResult, ElicitValue,
     ListRootsResult, Revision, Root, SamplingMessageContentBlock,
@@ -50,7 +54,25 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .on_list_roots(|_| async move {
             Ok(ListRootsResult::new(vec![Root::new("file:///workspace")]))
         });
-    let client = Client::connect_http(&url, config).await?;
+    let client = if scenario.starts_with("auth/") {
+        // The suite's authorization servers approve at once: follow the
+        // authorization URL headlessly and read the code from the redirect.
+        let step = Arc::new(HeadlessRedirect::new()?);
+        let mut oauth = OAuthConfig::new(
+            "mcp-rust-conformance-client",
+            "http://localhost:3000/callback",
+            step,
+        )
+        .metadata_document("https://conformance-test.local/client-metadata.json");
+        if let Some(client_id) = context["client_id"].as_str() {
+            let secret = context["client_secret"].as_str().map(str::to_owned);
+            oauth = oauth.preregistered(client_id, secret);
+        }
+        let http = HttpClientConfig::new().authorizer(OAuthClient::new(oauth)?);
+        Client::connect_http_with(&url, http, config).await?
+    } else {
+        Client::connect_http(&url, config).await?
+    };
     eprintln!(
         "connected: {} {} at {}",
         client
@@ -66,6 +88,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         tools.iter().map(|t| &t.name).collect::<Vec<_>>()
     );
     match scenario.as_str() {
+        auth if auth.starts_with("auth/") && tools.iter().any(|t| t.name == "test-tool") => {
+            let result = client.call_tool("test-tool", json!({})).await?;
+            eprintln!("test-tool: {:?}", result.content);
+        }
         "tools_call" => {
             let result = client
                 .call_tool("add_numbers", json!({"a": 5, "b": 3}))

@@ -33,6 +33,8 @@
 //! # }
 //! ```
 
+#[cfg(feature = "auth")]
+pub mod auth;
 mod client;
 mod config;
 mod error;

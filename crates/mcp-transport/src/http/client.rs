@@ -1,6 +1,8 @@
 //! Streamable HTTP, client side, on hyper with rustls (no OpenSSL).
 
 use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -26,10 +28,14 @@ use crate::Error;
 
 type Connector = hyper_rustls::HttpsConnector<HttpConnector>;
 
-pub(crate) type HttpsClient = HyperClient<Connector, Full<Bytes>>;
+/// The pooled HTTP/1.1 client (hyper-util with rustls) the transports use.
+pub type HttpsClient = HyperClient<Connector, Full<Bytes>>;
 
 /// A pooled HTTP/1.1 client with rustls and the system's trust roots.
-pub(crate) fn hyper_client() -> Result<HttpsClient, Error> {
+///
+/// # Errors
+/// [`Error::Tls`] when the system's trust roots cannot be loaded.
+pub fn hyper_client() -> Result<HttpsClient, Error> {
     let connector = hyper_rustls::HttpsConnectorBuilder::new()
         .with_native_roots()
         .map_err(|e| Error::Tls(e.to_string()))?
@@ -47,6 +53,37 @@ pub struct HttpClientConfig {
     max_reconnects: u32,
     default_retry: Duration,
     open_get_stream: bool,
+    authorizer: Option<Arc<dyn Authorizer>>,
+}
+
+/// Challenges answered per request before its 401/403 is given up on.
+const MAX_AUTH_ATTEMPTS: u32 = 3;
+
+/// What a server's 401 or 403 said.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct AuthChallenge {
+    /// 401 or 403.
+    pub status: u16,
+    /// The `WWW-Authenticate` header values, comma-joined.
+    pub www_authenticate: String,
+    /// The MCP endpoint that answered.
+    pub url: String,
+}
+
+/// Supplies credentials for HTTP requests and obtains new ones when the
+/// server challenges (OAuth: `mcp-client`'s `auth` feature implements it).
+pub trait Authorizer: Send + Sync + std::fmt::Debug + 'static {
+    /// The `Authorization` header value for the next request, if any.
+    fn authorization(&self) -> Pin<Box<dyn Future<Output = Option<String>> + Send + '_>>;
+
+    /// The server answered 401 or 403: get (new) credentials. `Ok(true)`
+    /// retries the request with them; `Ok(false)` gives the response back;
+    /// `Err` fails the request with the reason.
+    fn challenge(
+        &self,
+        challenge: AuthChallenge,
+    ) -> Pin<Box<dyn Future<Output = Result<bool, String>> + Send + '_>>;
 }
 
 impl Default for HttpClientConfig {
@@ -57,6 +94,7 @@ impl Default for HttpClientConfig {
             max_reconnects: 5,
             default_retry: Duration::from_secs(1),
             open_get_stream: true,
+            authorizer: None,
         }
     }
 }
@@ -92,6 +130,12 @@ impl HttpClientConfig {
     /// How many times a broken SSE stream is resumed before giving up.
     pub fn max_reconnects(mut self, attempts: u32) -> Self {
         self.max_reconnects = attempts;
+        self
+    }
+
+    /// Credentials for every request, renewed when the server challenges.
+    pub fn authorizer(mut self, authorizer: Arc<dyn Authorizer>) -> Self {
+        self.authorizer = Some(authorizer);
         self
     }
 
@@ -301,7 +345,56 @@ impl Shared {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Sends one request; with an [`Authorizer`], a 401 or 403 gets its
+    /// challenge answered and the request retried with the new credentials.
     async fn request(
+        &self,
+        method: Method,
+        body: Bytes,
+        extra: &mcp_core::Headers,
+        last_event_id: Option<&str>,
+    ) -> Result<http::Response<hyper::body::Incoming>, HttpFailure> {
+        let mut attempts = 0;
+        loop {
+            let response = self
+                .request_once(method.clone(), body.clone(), extra, last_event_id)
+                .await?;
+            let status = response.status();
+            let Some(authorizer) = &self.config.authorizer else {
+                return Ok(response);
+            };
+            if status != StatusCode::UNAUTHORIZED && status != StatusCode::FORBIDDEN {
+                return Ok(response);
+            }
+            attempts += 1;
+            if attempts > MAX_AUTH_ATTEMPTS {
+                return Ok(response);
+            }
+            let challenge = AuthChallenge {
+                status: status.as_u16(),
+                www_authenticate: response
+                    .headers()
+                    .get_all(http::header::WWW_AUTHENTICATE)
+                    .iter()
+                    .filter_map(|v| v.to_str().ok())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                url: self.uri.to_string(),
+            };
+            match authorizer.challenge(challenge).await {
+                Ok(true) => continue,
+                Ok(false) => return Ok(response),
+                Err(reason) => {
+                    return Err(HttpFailure(ErrorObject::new(
+                        ErrorCode::INTERNAL_ERROR,
+                        format!("authorization failed: {reason}"),
+                    )));
+                }
+            }
+        }
+    }
+
+    async fn request_once(
         &self,
         method: Method,
         body: Bytes,
@@ -353,6 +446,17 @@ impl Shared {
         }
         if let Some(value) = last_event_id.and_then(|s| HeaderValue::from_str(s).ok()) {
             headers.insert("last-event-id", value);
+        }
+        if let Some(authorizer) = &self.config.authorizer {
+            if let Some(value) = authorizer
+                .authorization()
+                .await
+                .and_then(|v| HeaderValue::from_str(&v).ok())
+            {
+                let mut value = value;
+                value.set_sensitive(true);
+                headers.insert(http::header::AUTHORIZATION, value);
+            }
         }
         let request = builder
             .body(Full::new(body))

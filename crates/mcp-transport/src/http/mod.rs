@@ -27,7 +27,10 @@ pub const SESSION_ID_HEADER: &str = "mcp-session-id";
 pub const PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
 
 #[cfg(feature = "http-client")]
-pub use client::{HttpClientConfig, HttpClientReceiver, HttpClientSender, StreamableHttpClient};
+pub use client::{
+    AuthChallenge, Authorizer, HttpClientConfig, HttpClientReceiver, HttpClientSender, HttpsClient,
+    StreamableHttpClient, hyper_client,
+};
 #[cfg(feature = "http-server")]
 pub use event_store::{EventStore, InMemoryEventStore};
 #[cfg(feature = "http-client")]
