@@ -66,7 +66,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .metadata_document("https://conformance-test.local/client-metadata.json");
         if let Some(client_id) = context["client_id"].as_str() {
             let secret = context["client_secret"].as_str().map(str::to_owned);
-            oauth = oauth.preregistered(client_id, secret);
+            oauth = match (scenario.as_str(), secret) {
+                ("auth/client-credentials-basic", Some(secret)) => {
+                    oauth.client_credentials(client_id, secret)
+                }
+                (_, secret) => oauth.preregistered(client_id, secret),
+            };
         }
         let http = HttpClientConfig::new().authorizer(OAuthClient::new(oauth)?);
         Client::connect_http_with(&url, http, config).await?
