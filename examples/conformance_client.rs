@@ -66,10 +66,21 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .metadata_document("https://conformance-test.local/client-metadata.json");
         if let Some(client_id) = context["client_id"].as_str() {
             let secret = context["client_secret"].as_str().map(str::to_owned);
+            let text = |key: &str| context[key].as_str().map(str::to_owned);
             oauth = match (scenario.as_str(), secret) {
                 ("auth/client-credentials-basic", Some(secret)) => {
                     oauth.client_credentials(client_id, secret)
                 }
+                ("auth/wif-jwt-bearer", _) => {
+                    oauth.jwt_bearer(client_id, text("valid_jwt").unwrap_or_default())
+                }
+                ("auth/enterprise-managed-authorization", secret) => oauth.enterprise_managed(
+                    text("idp_token_endpoint").unwrap_or_default(),
+                    text("idp_client_id").unwrap_or_default(),
+                    text("idp_id_token").unwrap_or_default(),
+                    client_id,
+                    secret,
+                ),
                 (_, secret) => oauth.preregistered(client_id, secret),
             };
         }

@@ -129,7 +129,25 @@ pub struct OAuthConfig {
     metadata_document: Option<String>,
     application_type: String,
     step: Arc<dyn AuthorizationStep>,
-    client_credentials: bool,
+    grant: Grant,
+}
+
+/// How tokens are obtained.
+#[derive(Clone)]
+enum Grant {
+    /// A user signs in (authorization code with PKCE).
+    AuthorizationCode,
+    /// Machine-to-machine with a client secret.
+    ClientCredentials,
+    /// A workload presents a JWT it was issued (RFC 7523).
+    JwtBearer { assertion: String },
+    /// Enterprise-managed: the identity provider's ID token is exchanged for
+    /// an identity assertion grant (RFC 8693), then presented as a JWT bearer.
+    Enterprise {
+        idp_token_endpoint: String,
+        idp_client_id: String,
+        id_token: String,
+    },
 }
 
 impl fmt::Debug for OAuthConfig {
@@ -161,7 +179,7 @@ impl OAuthConfig {
             metadata_document: None,
             application_type: "native".into(),
             step,
-            client_credentials: false,
+            grant: Grant::AuthorizationCode,
         }
     }
 
@@ -170,7 +188,41 @@ impl OAuthConfig {
     /// redirect (the client credentials extension).
     pub fn client_credentials(mut self, client_id: impl Into<String>, secret: String) -> Self {
         self.preregistered = Some((client_id.into(), Some(secret)));
-        self.client_credentials = true;
+        self.grant = Grant::ClientCredentials;
+        self
+    }
+
+    /// Workload identity: present `assertion`, a JWT issued to this
+    /// workload, with the JWT bearer grant (RFC 7523).
+    pub fn jwt_bearer(
+        mut self,
+        client_id: impl Into<String>,
+        assertion: impl Into<String>,
+    ) -> Self {
+        self.preregistered = Some((client_id.into(), None));
+        self.grant = Grant::JwtBearer {
+            assertion: assertion.into(),
+        };
+        self
+    }
+
+    /// Enterprise-managed authorization: exchange the identity provider's
+    /// `id_token` at `idp_token_endpoint` for an identity assertion, then
+    /// redeem it with these credentials at the MCP server's authorization server.
+    pub fn enterprise_managed(
+        mut self,
+        idp_token_endpoint: impl Into<String>,
+        idp_client_id: impl Into<String>,
+        id_token: impl Into<String>,
+        client_id: impl Into<String>,
+        secret: Option<String>,
+    ) -> Self {
+        self.preregistered = Some((client_id.into(), secret));
+        self.grant = Grant::Enterprise {
+            idp_token_endpoint: idp_token_endpoint.into(),
+            idp_client_id: idp_client_id.into(),
+            id_token: id_token.into(),
+        };
         self
     }
 
@@ -687,21 +739,45 @@ impl OAuthClient {
             if challenge.status == 403 && bearer.error.as_deref() == Some("insufficient_scope") {
                 requested.extend(state.scopes.iter().cloned());
             }
-            if offline_supported(&server)
-                && !requested.is_empty()
-                && !self.config.client_credentials
-            {
+            let interactive = matches!(self.config.grant, Grant::AuthorizationCode);
+            if offline_supported(&server) && !requested.is_empty() && interactive {
                 requested.insert("offline_access".into());
             }
             state.scopes.extend(requested.iter().cloned());
         }
         let scope = requested.into_iter().collect::<Vec<_>>().join(" ");
         let registration = self.register(&server, &scope).await?;
-        if self.config.client_credentials {
-            let mut form = vec![
-                ("grant_type", "client_credentials".to_owned()),
-                ("resource", resource_id.clone()),
-            ];
+        let jwt_bearer = "urn:ietf:params:oauth:grant-type:jwt-bearer";
+        let mut form = match &self.config.grant {
+            Grant::AuthorizationCode => Vec::new(),
+            Grant::ClientCredentials => vec![("grant_type", "client_credentials".to_owned())],
+            Grant::JwtBearer { assertion } => vec![
+                ("grant_type", jwt_bearer.to_owned()),
+                ("assertion", assertion.clone()),
+            ],
+            Grant::Enterprise {
+                idp_token_endpoint,
+                idp_client_id,
+                id_token,
+            } => {
+                let assertion = self
+                    .identity_assertion(
+                        idp_token_endpoint,
+                        idp_client_id,
+                        id_token,
+                        &server.issuer,
+                        &resource_id,
+                        &scope,
+                    )
+                    .await?;
+                vec![
+                    ("grant_type", jwt_bearer.to_owned()),
+                    ("assertion", assertion),
+                ]
+            }
+        };
+        if !form.is_empty() {
+            form.push(("resource", resource_id.clone()));
             if !scope.is_empty() {
                 form.push(("scope", scope));
             }
@@ -768,6 +844,67 @@ impl OAuthClient {
         .await?;
         self.lock().refresh_with = Some((server, registration, resource_id));
         Ok(true)
+    }
+}
+
+impl OAuthClient {
+    /// RFC 8693 at the identity provider: its ID token for an identity
+    /// assertion grant (ID-JAG) aimed at the MCP server's authorization server.
+    async fn identity_assertion(
+        &self,
+        endpoint: &str,
+        client_id: &str,
+        id_token: &str,
+        audience: &str,
+        resource: &str,
+        scope: &str,
+    ) -> Result<String, String> {
+        let mut form = vec![
+            (
+                "grant_type",
+                "urn:ietf:params:oauth:grant-type:token-exchange".to_owned(),
+            ),
+            (
+                "requested_token_type",
+                "urn:ietf:params:oauth:token-type:id-jag".to_owned(),
+            ),
+            ("subject_token", id_token.to_owned()),
+            (
+                "subject_token_type",
+                "urn:ietf:params:oauth:token-type:id_token".to_owned(),
+            ),
+            ("audience", audience.to_owned()),
+            ("resource", resource.to_owned()),
+            ("client_id", client_id.to_owned()),
+        ];
+        if !scope.is_empty() {
+            form.push(("scope", scope.to_owned()));
+        }
+        let body: String = form
+            .iter()
+            .map(|(k, v)| format!("{k}={}", form_encode(v)))
+            .collect::<Vec<_>>()
+            .join("&");
+        let request = Request::post(endpoint)
+            .header(
+                http::header::CONTENT_TYPE,
+                "application/x-www-form-urlencoded",
+            )
+            .header(http::header::ACCEPT, "application/json")
+            .body(Full::new(Bytes::from(body)))
+            .map_err(|e| e.to_string())?;
+        let (status, response) = self.send(request).await?;
+        if !status.is_success() {
+            return Err(format!(
+                "the identity provider refused the token exchange: HTTP {status}"
+            ));
+        }
+        let answer: Value = serde_json::from_slice(&response)
+            .map_err(|e| format!("the token exchange response is not JSON: {e}"))?;
+        answer["access_token"]
+            .as_str()
+            .map(str::to_owned)
+            .ok_or_else(|| "the token exchange response has no access_token".into())
     }
 }
 
