@@ -63,7 +63,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             "http://localhost:3000/callback",
             step,
         )
-        .metadata_document("https://conformance-test.local/client-metadata.json");
+        .metadata_document("https://conformance-test.local/client-metadata.json")
+        .dpop(scenario.starts_with("auth/dpop"));
         if let Some(client_id) = context["client_id"].as_str() {
             let secret = context["client_secret"].as_str().map(str::to_owned);
             let text = |key: &str| context[key].as_str().map(str::to_owned);
@@ -71,6 +72,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 ("auth/client-credentials-basic", Some(secret)) => {
                     oauth.client_credentials(client_id, secret)
                 }
+                ("auth/client-credentials-jwt", _) => oauth.client_credentials_jwt(
+                    client_id,
+                    &text("private_key_pem").unwrap_or_default(),
+                )?,
                 ("auth/wif-jwt-bearer", _) => {
                     oauth.jwt_bearer(client_id, text("valid_jwt").unwrap_or_default())
                 }

@@ -69,13 +69,19 @@ pub struct AuthChallenge {
     pub www_authenticate: String,
     /// The MCP endpoint that answered.
     pub url: String,
+    /// The `DPoP-Nonce` header, when the server sent one.
+    pub dpop_nonce: Option<String>,
 }
+
+/// The headers an [`Authorizer`] adds to one request, as (name, value) pairs.
+pub type AuthHeaders<'a> = Pin<Box<dyn Future<Output = Vec<(String, String)>> + Send + 'a>>;
 
 /// Supplies credentials for HTTP requests and obtains new ones when the
 /// server challenges (OAuth: `mcp-client`'s `auth` feature implements it).
 pub trait Authorizer: Send + Sync + std::fmt::Debug + 'static {
-    /// The `Authorization` header value for the next request, if any.
-    fn authorization(&self) -> Pin<Box<dyn Future<Output = Option<String>> + Send + '_>>;
+    /// The headers that authorize the next request (`Authorization`, and
+    /// `DPoP` for sender-constrained tokens), given its method and URL.
+    fn headers(&self, method: String, url: String) -> AuthHeaders<'_>;
 
     /// The server answered 401 or 403: get (new) credentials. `Ok(true)`
     /// retries the request with them; `Ok(false)` gives the response back;
@@ -380,6 +386,11 @@ impl Shared {
                     .collect::<Vec<_>>()
                     .join(", "),
                 url: self.uri.to_string(),
+                dpop_nonce: response
+                    .headers()
+                    .get("dpop-nonce")
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_owned),
             };
             match authorizer.challenge(challenge).await {
                 Ok(true) => continue,
@@ -448,14 +459,18 @@ impl Shared {
             headers.insert("last-event-id", value);
         }
         if let Some(authorizer) = &self.config.authorizer {
-            if let Some(value) = authorizer
-                .authorization()
+            for (name, value) in authorizer
+                .headers(method.as_str().to_owned(), self.uri.to_string())
                 .await
-                .and_then(|v| HeaderValue::from_str(&v).ok())
             {
-                let mut value = value;
-                value.set_sensitive(true);
-                headers.insert(http::header::AUTHORIZATION, value);
+                if let (Ok(name), Ok(mut value)) = (
+                    HeaderName::from_bytes(name.as_bytes()),
+                    HeaderValue::from_str(&value),
+                ) {
+                    // Credentials stay out of debug output.
+                    value.set_sensitive(true);
+                    headers.insert(name, value);
+                }
             }
         }
         let request = builder

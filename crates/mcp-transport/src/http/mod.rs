@@ -28,8 +28,8 @@ pub const PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
 
 #[cfg(feature = "http-client")]
 pub use client::{
-    AuthChallenge, Authorizer, HttpClientConfig, HttpClientReceiver, HttpClientSender, HttpsClient,
-    StreamableHttpClient, hyper_client,
+    AuthChallenge, AuthHeaders, Authorizer, HttpClientConfig, HttpClientReceiver, HttpClientSender,
+    HttpsClient, StreamableHttpClient, hyper_client,
 };
 #[cfg(feature = "http-server")]
 pub use event_store::{EventStore, InMemoryEventStore};

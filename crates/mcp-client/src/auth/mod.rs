@@ -19,11 +19,14 @@ use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use bytes::Bytes;
 use http::{Request, StatusCode};
 use http_body_util::{BodyExt, Full};
-use mcp_transport::http::{AuthChallenge, Authorizer, HttpsClient};
+use mcp_transport::http::{AuthChallenge, AuthHeaders, Authorizer, HttpsClient};
 use serde::Deserialize;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use url::Url;
+
+mod jose;
+use jose::Es256Key;
 
 /// The largest metadata or token response read, in bytes.
 const MAX_RESPONSE: usize = 1024 * 1024;
@@ -130,6 +133,8 @@ pub struct OAuthConfig {
     application_type: String,
     step: Arc<dyn AuthorizationStep>,
     grant: Grant,
+    dpop: bool,
+    assertion_key: Option<Es256Key>,
 }
 
 /// How tokens are obtained.
@@ -180,6 +185,8 @@ impl OAuthConfig {
             application_type: "native".into(),
             step,
             grant: Grant::AuthorizationCode,
+            dpop: false,
+            assertion_key: None,
         }
     }
 
@@ -189,6 +196,29 @@ impl OAuthConfig {
     pub fn client_credentials(mut self, client_id: impl Into<String>, secret: String) -> Self {
         self.preregistered = Some((client_id.into(), Some(secret)));
         self.grant = Grant::ClientCredentials;
+        self
+    }
+
+    /// Machine-to-machine with a `private_key_jwt` client assertion signed
+    /// by `private_key_pem` (a PKCS#8 P-256 key, ES256).
+    ///
+    /// # Errors
+    /// When the key is not a PKCS#8 P-256 private key.
+    pub fn client_credentials_jwt(
+        mut self,
+        client_id: impl Into<String>,
+        private_key_pem: &str,
+    ) -> Result<Self, String> {
+        self.assertion_key = Some(Es256Key::from_pem(private_key_pem)?);
+        self.preregistered = Some((client_id.into(), None));
+        self.grant = Grant::ClientCredentials;
+        Ok(self)
+    }
+
+    /// Sender-constrained tokens (DPoP, RFC 9449) with a fresh ES256 key,
+    /// when the authorization server supports them.
+    pub fn dpop(mut self, enabled: bool) -> Self {
+        self.dpop = enabled;
         self
     }
 
@@ -283,6 +313,8 @@ struct Tokens {
     access: Option<String>,
     refresh: Option<String>,
     expires: Option<Instant>,
+    /// `DPoP` for sender-constrained tokens, else `Bearer`.
+    dpop_bound: bool,
 }
 
 #[derive(Default)]
@@ -298,6 +330,9 @@ struct State {
     last_authorization: Option<Instant>,
     /// What refreshing the current tokens needs.
     refresh_with: Option<(ServerMetadata, Registration, String)>,
+    /// The latest DPoP nonces of the authorization and resource servers.
+    as_nonce: Option<String>,
+    rs_nonce: Option<String>,
 }
 
 /// An OAuth 2.1 client for one MCP server, as the HTTP transport's
@@ -306,6 +341,8 @@ pub struct OAuthClient {
     config: OAuthConfig,
     http: HttpsClient,
     state: Mutex<State>,
+    /// The DPoP key, when sender-constrained tokens are on.
+    dpop: Option<Es256Key>,
 }
 
 impl fmt::Debug for OAuthClient {
@@ -368,10 +405,16 @@ impl OAuthClient {
     /// # Errors
     /// When TLS cannot be set up.
     pub fn new(config: OAuthConfig) -> Result<Arc<Self>, mcp_transport::Error> {
+        let dpop = if config.dpop {
+            Some(Es256Key::generate().map_err(mcp_transport::Error::Tls)?)
+        } else {
+            None
+        };
         Ok(Arc::new(Self {
             config,
             http: mcp_transport::http::hyper_client()?,
             state: Mutex::new(State::default()),
+            dpop,
         }))
     }
 
@@ -380,6 +423,14 @@ impl OAuthClient {
     }
 
     async fn send(&self, request: Request<Full<Bytes>>) -> Result<(StatusCode, Bytes), String> {
+        let (status, _, body) = self.send_with_headers(request).await?;
+        Ok((status, body))
+    }
+
+    async fn send_with_headers(
+        &self,
+        request: Request<Full<Bytes>>,
+    ) -> Result<(StatusCode, http::HeaderMap, Bytes), String> {
         let uri = request.uri().to_string();
         let response = self
             .http
@@ -387,12 +438,13 @@ impl OAuthClient {
             .await
             .map_err(|e| format!("request to {uri} failed: {e}"))?;
         let status = response.status();
+        let headers = response.headers().clone();
         let body = http_body_util::Limited::new(response.into_body(), MAX_RESPONSE)
             .collect()
             .await
             .map_err(|e| format!("reading {uri} failed: {e}"))?
             .to_bytes();
-        Ok((status, body))
+        Ok((status, headers, body))
     }
 
     async fn get_json<T: serde::de::DeserializeOwned>(
@@ -589,15 +641,53 @@ impl OAuthClient {
         &self,
         server: &ServerMetadata,
         registration: &Registration,
-        mut form: Vec<(&str, String)>,
+        form: Vec<(&str, String)>,
     ) -> Result<(), String> {
+        // A DPoP nonce demanded by the server is retried once with it.
+        for _ in 0..2 {
+            match self
+                .token_request_once(server, registration, form.clone())
+                .await?
+            {
+                Some(()) => return Ok(()),
+                None => continue,
+            }
+        }
+        Err("the token endpoint kept demanding a new DPoP nonce".into())
+    }
+
+    /// `Ok(None)`: the server asked for a DPoP nonce (now stored); try again.
+    async fn token_request_once(
+        &self,
+        server: &ServerMetadata,
+        registration: &Registration,
+        mut form: Vec<(&str, String)>,
+    ) -> Result<Option<()>, String> {
         let mut request = Request::post(&server.token_endpoint)
             .header(
                 http::header::CONTENT_TYPE,
                 "application/x-www-form-urlencoded",
             )
             .header(http::header::ACCEPT, "application/json");
+        if let Some(key) = &self.dpop {
+            let nonce = self.lock().as_nonce.clone();
+            let proof = key.dpop_proof("POST", &server.token_endpoint, None, nonce.as_deref())?;
+            request = request.header("DPoP", proof);
+        }
+        if let Some(key) = &self.config.assertion_key {
+            form.push((
+                "client_assertion_type",
+                "urn:ietf:params:oauth:client-assertion-type:jwt-bearer".into(),
+            ));
+            form.push((
+                "client_assertion",
+                key.client_assertion(&registration.client_id, &server.issuer)?,
+            ));
+        }
         match registration.method.as_str() {
+            _ if self.config.assertion_key.is_some() => {
+                form.push(("client_id", registration.client_id.clone()));
+            }
             "client_secret_basic" => {
                 let secret = registration.secret.clone().unwrap_or_default();
                 let credentials = format!(
@@ -627,7 +717,20 @@ impl OAuthClient {
         let request = request
             .body(Full::new(Bytes::from(body)))
             .map_err(|e| e.to_string())?;
-        let (status, response) = self.send(request).await?;
+        let (status, headers, response) = self.send_with_headers(request).await?;
+        if let Some(nonce) = headers
+            .get("dpop-nonce")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
+        {
+            let asked = serde_json::from_slice::<Value>(&response)
+                .ok()
+                .is_some_and(|v| v["error"] == "use_dpop_nonce");
+            self.lock().as_nonce = Some(nonce);
+            if asked {
+                return Ok(None);
+            }
+        }
         if !status.is_success() {
             return Err(format!("the token request failed: HTTP {status}"));
         }
@@ -638,7 +741,11 @@ impl OAuthClient {
             .ok_or("the token response has no access_token")?
             .to_owned();
         let mut state = self.lock();
+        let dpop_bound = tokens["token_type"]
+            .as_str()
+            .is_some_and(|t| t.eq_ignore_ascii_case("dpop"));
         state.tokens = Tokens {
+            dpop_bound: dpop_bound || self.dpop.is_some(),
             access: Some(access),
             refresh: tokens["refresh_token"]
                 .as_str()
@@ -649,7 +756,7 @@ impl OAuthClient {
                 .map(|s| Instant::now() + Duration::from_secs(s)),
         };
         state.issuer = Some(server.issuer.clone());
-        Ok(())
+        Ok(Some(()))
     }
 
     /// The whole flow for a challenge: discovery, registration, the user's
@@ -939,7 +1046,7 @@ fn form_encode(value: &str) -> String {
 }
 
 impl Authorizer for OAuthClient {
-    fn authorization(&self) -> Pin<Box<dyn Future<Output = Option<String>> + Send + '_>> {
+    fn headers(&self, method: String, url: String) -> AuthHeaders<'_> {
         Box::pin(async move {
             let expired = self
                 .lock()
@@ -949,8 +1056,24 @@ impl Authorizer for OAuthClient {
             if expired {
                 self.refresh().await;
             }
-            let state = self.lock();
-            state.tokens.access.as_ref().map(|t| format!("Bearer {t}"))
+            let (tokens, nonce) = {
+                let state = self.lock();
+                (state.tokens.clone(), state.rs_nonce.clone())
+            };
+            let Some(access) = tokens.access else {
+                return Vec::new();
+            };
+            match (&self.dpop, tokens.dpop_bound) {
+                (Some(key), true) => {
+                    let proof = key.dpop_proof(&method, &url, Some(&access), nonce.as_deref());
+                    let mut headers = vec![("authorization".to_owned(), format!("DPoP {access}"))];
+                    if let Ok(proof) = proof {
+                        headers.push(("dpop".to_owned(), proof));
+                    }
+                    headers
+                }
+                _ => vec![("authorization".to_owned(), format!("Bearer {access}"))],
+            }
         })
     }
 
@@ -960,6 +1083,14 @@ impl Authorizer for OAuthClient {
     ) -> Pin<Box<dyn Future<Output = Result<bool, String>> + Send + '_>> {
         Box::pin(async move {
             tracing::debug!(status = challenge.status, "authorization challenge");
+            // A resource server that wants a DPoP nonce: retry with it.
+            if let Some(nonce) = &challenge.dpop_nonce {
+                let fresh = self.lock().rs_nonce.as_deref() != Some(nonce.as_str());
+                self.lock().rs_nonce = Some(nonce.clone());
+                if fresh && challenge.www_authenticate.contains("use_dpop_nonce") {
+                    return Ok(true);
+                }
+            }
             self.authorize(&challenge).await
         })
     }
