@@ -113,6 +113,15 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             let result = client.call_tool("test-tool", json!({})).await?;
             eprintln!("test-tool: {:?}", result.content);
         }
+        "json-schema-2020-12-preservation" => {
+            // Echo the schema exactly as listed: nothing may be lost on the way.
+            if let Some(tool) = tools.iter().find(|t| t.name == "json_schema_2020_12_tool") {
+                let result = client
+                    .call_tool("json_schema_echo", json!({"schema": tool.input_schema}))
+                    .await?;
+                eprintln!("json_schema_echo: {:?}", result.content);
+            }
+        }
         "tools_call" => {
             let result = client
                 .call_tool("add_numbers", json!({"a": 5, "b": 3}))
