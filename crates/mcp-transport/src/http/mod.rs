@@ -7,6 +7,8 @@
 //! Host/Origin checks against DNS rebinding and a body size limit.
 //! [`serve`] runs it on a TCP listener with hyper.
 
+#[cfg(feature = "auth-server")]
+mod auth_guard;
 #[cfg(feature = "http-client")]
 mod client;
 #[cfg(feature = "http-server")]
@@ -26,6 +28,11 @@ pub const SESSION_ID_HEADER: &str = "mcp-session-id";
 /// The protocol version header.
 pub const PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
 
+#[cfg(feature = "auth-server")]
+pub use auth_guard::{
+    BearerGuard, JwtVerifier, ProtectedResource, TokenClaims, TokenRejection, TokenVerifier,
+    Verification,
+};
 #[cfg(feature = "http-client")]
 pub use client::{
     AuthChallenge, AuthHeaders, Authorizer, HttpClientConfig, HttpClientReceiver, HttpClientSender,
@@ -38,5 +45,5 @@ pub use legacy::{LegacySseClient, LegacySseReceiver, LegacySseSender};
 #[cfg(feature = "http-server")]
 pub use server::{
     HttpBody, HttpServerConfig, SessionReceiver, SessionSender, SessionTransport,
-    StreamableHttpService, serve,
+    StreamableHttpService, serve, serve_service,
 };

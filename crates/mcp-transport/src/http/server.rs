@@ -255,6 +255,57 @@ pub async fn serve(
     }
 }
 
+/// Serves any tower service of the MCP endpoint (such as a
+/// `BearerGuard` around a [`StreamableHttpService`]) on `listener`
+/// (HTTP/1.1) until `shutdown` resolves.
+///
+/// # Errors
+/// Only if accepting connections fails persistently.
+pub async fn serve_service<S>(
+    listener: tokio::net::TcpListener,
+    service: S,
+    shutdown: impl Future<Output = ()> + Send,
+) -> std::io::Result<()>
+where
+    S: tower_service::Service<
+            Request<hyper::body::Incoming>,
+            Response = Response<HttpBody>,
+            Error = Infallible,
+        > + Clone
+        + Send
+        + 'static,
+    S::Future: Send + 'static,
+{
+    let mut shutdown = std::pin::pin!(shutdown);
+    loop {
+        let (stream, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(e) => {
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => return Ok(()),
+        };
+        let service = service.clone();
+        tokio::spawn(async move {
+            let io = hyper_util::rt::TokioIo::new(stream);
+            let hyper_service = hyper::service::service_fn(move |request| {
+                let mut service = service.clone();
+                async move { service.call(request).await }
+            });
+            if let Err(e) = hyper::server::conn::http1::Builder::new()
+                .serve_connection(io, hyper_service)
+                .await
+            {
+                tracing::debug!(%peer, error = %e, "connection ended with an error");
+            }
+        });
+    }
+}
+
 /// The body of a response: empty, a JSON document, or an SSE stream.
 pub struct HttpBody {
     kind: BodyKind,
@@ -269,14 +320,16 @@ enum BodyKind {
 }
 
 impl HttpBody {
-    fn empty() -> Self {
+    /// An empty body.
+    pub fn empty() -> Self {
         Self {
             kind: BodyKind::Full(None),
             _guard: None,
         }
     }
 
-    fn full(bytes: impl Into<Bytes>) -> Self {
+    /// A body of these bytes (a JSON document, say).
+    pub fn full(bytes: impl Into<Bytes>) -> Self {
         Self {
             kind: BodyKind::Full(Some(bytes.into())),
             _guard: None,
