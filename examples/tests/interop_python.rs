@@ -61,11 +61,11 @@ async fn the_rust_client_drives_the_python_server_statelessly() {
     client.close().await.expect("closed");
 }
 
-#[tokio::test]
-async fn the_python_client_drives_the_rust_server() {
-    let Some(python) = python() else { return };
+/// Runs `client.py` with `args` against the Rust demo server; fails on any failed check.
+async fn python_client(python: &str, args: &[&str]) {
     let child = tokio::process::Command::new(python)
         .arg(script("client.py"))
+        .args(args)
         .arg("--")
         .arg(SERVER)
         .stdout(Stdio::piped())
@@ -88,6 +88,18 @@ async fn the_python_client_drives_the_rust_server() {
         stdout.contains("ok:") || stderr.contains("ok:"),
         "the Python client ran no checks:\n{stdout}\n{stderr}"
     );
+}
+
+#[tokio::test]
+async fn the_python_client_drives_the_rust_server() {
+    let Some(python) = python() else { return };
+    python_client(&python, &[]).await;
+}
+
+#[tokio::test]
+async fn the_python_client_drives_the_rust_server_statelessly() {
+    let Some(python) = python() else { return };
+    python_client(&python, &["--era", "stateless"]).await;
 }
 
 /// A free port on 127.0.0.1 (bound, then released for the child to take).

@@ -48,10 +48,19 @@ async def step(report: Report, name: str, body: Callable[[], Awaitable[None]]) -
         report.check(name, False, f"raised {type(exc).__name__}: {exc}")
 
 
-async def run_checks(client: Client, rec: Recorder, report: Report) -> None:
+STATELESS_VERSION = "2026-07-28"
+
+
+async def run_checks(client: Client, rec: Recorder, report: Report, stateless: bool = False) -> None:
+    """Every check of the contract; `stateless` runs the subset the 2026-07-28
+    era allows (no server-to-client requests, no logging/setLevel)."""
+
     async def handshake() -> None:
         version = client.protocol_version
         print(f"negotiated protocol version: {version}", flush=True)
+        if stateless:
+            report.equal("stateless-era protocol version", version, STATELESS_VERSION)
+            return
         report.check("handshake-era protocol version", version in HANDSHAKE_PROTOCOL_VERSIONS, repr(version))
         report.equal("server answers the offered version", version, LATEST_HANDSHAKE_VERSION)
         caps = client.server_capabilities
@@ -124,9 +133,13 @@ async def run_checks(client: Client, rec: Recorder, report: Report) -> None:
 
     await step(report, "initialize", handshake)
     await step(report, "tools/list", list_tools)
-    for name, body in (("add", add), ("echo", echo), ("sample", sample), ("ask_name", ask_name)):
+    # Sampling, elicitation and logging/setLevel are server-to-client or
+    # removed in the stateless era.
+    asks = () if stateless else (("sample", sample), ("ask_name", ask_name))
+    for name, body in (("add", add), ("echo", echo), *asks):
         await step(report, name, body)
-    for name, body in (("progress", progress), ("log", logging), ("fail", fail)):
+    logs = () if stateless else (("log", logging),)
+    for name, body in (("progress", progress), *logs, ("fail", fail)):
         await step(report, name, body)
     await run_resource_checks(client, report)
     await run_prompt_checks(client, report)

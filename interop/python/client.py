@@ -1,6 +1,6 @@
 """Interop contract client built on the official Python MCP SDK (mcp 2.x).
 
-Usage: python client.py [--mode legacy|auto] [--timeout SECONDS] -- <server command> [args...]
+Usage: python client.py [--mode legacy|auto] [--era handshake|stateless] [--timeout SECONDS] -- <server command> [args...]
 
 Spawns the server over stdio, runs every check of the contract and prints one
 `ok: ...` / `FAIL: ...` line per check. Exit status 0 only when all checks pass.
@@ -8,6 +8,9 @@ Spawns the server over stdio, runs every check of the contract and prints one
 --mode legacy (default) sends `initialize` straight away (handshake era, 2025-11-25).
 --mode auto uses the SDK default: probe `server/discover` first and fall back to
 `initialize` when the server rejects it (a handshake-only server answers -32601).
+--era stateless negotiates 2026-07-28 and checks the stateless subset of the
+contract (no sampling, elicitation or logging/setLevel, which that era removes
+or turns into input-required results).
 """
 
 from __future__ import annotations
@@ -33,6 +36,12 @@ warnings.simplefilter("ignore")
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--mode", choices=["legacy", "auto"], default="legacy")
+    parser.add_argument(
+        "--era",
+        choices=["handshake", "stateless"],
+        default="handshake",
+        help="stateless: negotiate 2026-07-28 (server/discover) and run the stateless subset",
+    )
     parser.add_argument("--timeout", type=float, default=60.0, help="bound for the whole run, in seconds")
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- server command and arguments")
     args = parser.parse_args(argv)
@@ -49,7 +58,7 @@ async def run(args: argparse.Namespace) -> Report:
     params = StdioServerParameters(command=args.command[0], args=args.command[1:], env=dict(os.environ))
     client = Client(
         params,
-        mode=args.mode,
+        mode="auto" if args.era == "stateless" else args.mode,
         sampling_callback=rec.sampling,
         elicitation_callback=rec.elicitation,
         logging_callback=rec.logging,
@@ -60,7 +69,7 @@ async def run(args: argparse.Namespace) -> Report:
         with anyio.fail_after(args.timeout):
             async with client:
                 report.check("initialize", True)
-                await run_checks(client, rec, report)
+                await run_checks(client, rec, report, stateless=args.era == "stateless")
     except TimeoutError:
         report.check("run finished within the timeout", False, f"{args.timeout} s elapsed")
     except Exception as exc:  # boundary: a connect/transport failure is one failed check
