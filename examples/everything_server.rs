@@ -541,6 +541,33 @@ fn everything_server() -> Result<Server, mcp_server::Error> {
                 })
             },
         )
+        .tool_raw(
+            {
+                let schema = json!({
+                    "type": "object",
+                    "properties": {
+                        "region": {"type": "string", "x-mcp-header": "Region"}
+                    },
+                    "required": ["region"]
+                });
+                let mut tool = Tool::new(
+                    "test_header_param",
+                    schema.as_object().cloned().unwrap_or_default(),
+                );
+                tool.description =
+                    Some("Takes a region that is mirrored into the Mcp-Param-Region header".into());
+                tool
+            },
+            |arguments: Option<JsonObject>, _cx: Context| async move {
+                let region = arguments
+                    .as_ref()
+                    .and_then(|a| a.get("region"))
+                    .and_then(|r| r.as_str())
+                    .unwrap_or("")
+                    .to_owned();
+                format!("region: {region}")
+            },
+        )
         .tool_raw(json_schema_tool, |_: Option<JsonObject>, _cx: Context| async move {
             "json_schema_2020_12_tool called"
         })

@@ -471,7 +471,7 @@ impl ClientSession {
         if self.is_stateless() {
             // Tools whose `x-mcp-header` annotations are invalid cannot be
             // called correctly over HTTP: the spec drops them from view.
-            result.tools.retain(|tool| match stateless::annotated_properties(tool) {
+            result.tools.retain(|tool| match mcp_types::routing::annotated_properties(tool) {
                 Ok(_) => true,
                 Err(reason) => {
                     tracing::warn!(tool = %tool.name, %reason, "dropping a tool with invalid x-mcp-header annotations");

@@ -80,6 +80,19 @@ fn server() -> Server {
                 )
             },
         )
+        .tool_raw(
+            {
+                let schema = json!({"type": "object", "properties": {
+                    "region": {"type": "string", "x-mcp-header": "Region"}
+                }});
+                mcp_types::Tool::new("regional", schema.as_object().cloned().unwrap_or_default())
+            },
+            |arguments: Option<mcp_types::JsonObject>, _cx: Context| async move {
+                let region = arguments
+                    .and_then(|a| a.get("region").and_then(Value::as_str).map(str::to_owned));
+                format!("region={}", region.unwrap_or_default())
+            },
+        )
         .tool(
             "log",
             "Logs at info",
@@ -179,6 +192,13 @@ async fn one_endpoint_serves_both_eras() {
     .expect("handshake");
     assert!(matches!(legacy.negotiated(), Negotiated::Handshake(_)));
 
+    // The client mirrors annotated arguments into Mcp-Param-* itself.
+    modern.list_all_tools().await.expect("listed");
+    let regional = modern
+        .call_tool("regional", json!({"region": " spaced "}))
+        .await
+        .expect("headers mirrored");
+    assert_eq!(text(&regional), "region= spaced ");
     let a = modern
         .call_tool("echo", json!({}))
         .await
@@ -479,6 +499,29 @@ async fn the_http_validation_ladder_refuses_mismatched_requests() {
     assert_eq!(
         (status, body["error"]["code"].as_i64()),
         (400, Some(-32602)),
+        "{body}"
+    );
+
+    // SEP-2243: an x-mcp-header argument must travel as Mcp-Param-* too.
+    let mut regional = call("regional", "2026-07-28");
+    regional["params"]["arguments"] = json!({"region": "日本"});
+    let headers =
+        "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: regional\r\n";
+    let (status, body) = raw(running.addr, headers, &regional).await;
+    assert_eq!(
+        (status, body["error"]["code"].as_i64()),
+        (400, Some(-32020)),
+        "{body}"
+    );
+    let with_param = format!("{headers}Mcp-Param-Region: =?base64?5pel5pys?=\r\n");
+    let (status, body) = raw(running.addr, &with_param, &regional).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["result"]["content"][0]["text"], "region=日本");
+    let wrong = format!("{headers}Mcp-Param-Region: eu\r\n");
+    let (status, body) = raw(running.addr, &wrong, &regional).await;
+    assert_eq!(
+        (status, body["error"]["code"].as_i64()),
+        (400, Some(-32020)),
         "{body}"
     );
 

@@ -877,6 +877,60 @@ fn request_meta(params: Option<&RawJson>) -> Option<RequestMeta> {
     params?.parse::<Probe>().ok()?.meta
 }
 
+/// SEP-2243: over HTTP, each `x-mcp-header` argument of a stateless
+/// `tools/call` travels as `Mcp-Param-*` too, and the two must agree; a
+/// header without its value, a value without its header, or an undecodable
+/// header is `-32020`.
+fn check_param_headers(
+    tool: &Tool,
+    arguments: Option<&JsonObject>,
+    headers: &mcp_core::Headers,
+) -> Result<(), ErrorObject> {
+    // Only HTTP requests carry routing headers (stdio and memory do not).
+    if headers.get("mcp-method").is_none() {
+        return Ok(());
+    }
+    let Ok(annotated) = mcp_types::routing::annotated_properties(tool) else {
+        return Ok(());
+    };
+    let empty = JsonObject::new();
+    let arguments = arguments.unwrap_or(&empty);
+    let mismatch = |why: String| Err(ErrorObject::new(ErrorCode::HEADER_MISMATCH, why));
+    for (header, path) in annotated {
+        let name = format!("mcp-param-{header}");
+        let body = mcp_types::routing::lookup(arguments, &path).filter(|v| !v.is_null());
+        match (headers.get(&name), body) {
+            (None, None) => {}
+            (None, Some(_)) => {
+                return mismatch(format!(
+                    "argument `{}` is set but the Mcp-Param-{header} header is missing",
+                    path.join(".")
+                ));
+            }
+            (Some(_), None) => {
+                return mismatch(format!(
+                    "the Mcp-Param-{header} header is set but argument `{}` is not",
+                    path.join(".")
+                ));
+            }
+            (Some(raw), Some(value)) => {
+                let Some(decoded) = mcp_types::routing::decode_header_value(raw.trim()) else {
+                    return mismatch(format!(
+                        "the Mcp-Param-{header} header is not valid `=?base64?…?=` UTF-8"
+                    ));
+                };
+                if !mcp_types::routing::header_matches(&decoded, value) {
+                    return mismatch(format!(
+                        "the Mcp-Param-{header} header differs from argument `{}`",
+                        path.join(".")
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The era of the request being served.
 enum Era {
     Handshake,
@@ -980,6 +1034,13 @@ impl Runner {
             )));
         };
         let entry = &self.registry.tools[index];
+        if let Era::Stateless(_) = era {
+            check_param_headers(
+                &entry.tool,
+                params.arguments.as_ref(),
+                &cx.transport.headers,
+            )?;
+        }
         let binding = format!("tools/call:{}", params.name);
         let mut context = self.context(cx, era, params.meta);
         if let Era::Stateless(_) = era {

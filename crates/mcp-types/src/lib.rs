@@ -76,6 +76,7 @@ mod resources;
 mod result;
 mod revision;
 mod roots;
+pub mod routing;
 mod sampling;
 mod subscription;
 pub mod tag;

@@ -1,0 +1,227 @@
+//! The routable HTTP headers of the stateless era (2026-07-28): the value
+//! encoding of `Mcp-Name` and `Mcp-Param-*`, and the `x-mcp-header`
+//! annotations of a tool's input schema that name `Mcp-Param-*` headers.
+//! Shared by clients (which send them) and servers (which check them).
+
+use std::collections::HashSet;
+
+use base64::Engine as _;
+use serde_json::Value;
+
+use crate::{JsonObject, Tool};
+
+/// The largest integer a JavaScript peer reads exactly.
+const MAX_SAFE_INTEGER: i64 = (1 << 53) - 1;
+
+/// The value at `path` (a chain of property names) in `arguments`.
+pub fn lookup<'a>(arguments: &'a JsonObject, path: &[String]) -> Option<&'a Value> {
+    let (first, rest) = path.split_first()?;
+    let mut value = arguments.get(first)?;
+    for key in rest {
+        value = value.as_object()?.get(key)?;
+    }
+    Some(value)
+}
+
+/// A header value for a string, integer or boolean argument; `None` for
+/// `null` (no header) and anything else.
+pub fn header_value(value: &Value) -> Option<String> {
+    match value {
+        Value::String(s) => Some(encode_header_value(s)),
+        Value::Bool(b) => Some(b.to_string()),
+        Value::Number(n) => n
+            .as_i64()
+            .filter(|i| i.abs() <= MAX_SAFE_INTEGER)
+            .map(|i| i.to_string()),
+        _ => None,
+    }
+}
+
+/// A string as a header value: as-is when it is plain visible ASCII without
+/// edge whitespace; otherwise `=?base64?…?=` of its UTF-8.
+pub fn encode_header_value(value: &str) -> String {
+    let visible = value.bytes().all(|b| b == b' ' || b.is_ascii_graphic());
+    let edge_space = value.starts_with(' ') || value.ends_with(' ');
+    let looks_encoded = value.starts_with("=?") && value.ends_with("?=");
+    let plain = visible && !edge_space && !looks_encoded;
+    if plain {
+        value.to_owned()
+    } else {
+        format!(
+            "=?base64?{}?=",
+            base64::engine::general_purpose::STANDARD.encode(value.as_bytes())
+        )
+    }
+}
+
+/// Decodes a header value: `=?base64?…?=` must hold canonical, padded
+/// base64 of UTF-8 (anything else is refused); other values are literal.
+pub fn decode_header_value(value: &str) -> Option<String> {
+    match value
+        .strip_prefix("=?base64?")
+        .and_then(|v| v.strip_suffix("?="))
+    {
+        Some(encoded) => base64::engine::general_purpose::STANDARD
+            .decode(encoded)
+            .ok()
+            .and_then(|bytes| String::from_utf8(bytes).ok()),
+        None => Some(value.to_owned()),
+    }
+}
+
+/// Whether a decoded header value stands for `body` (strings equal, integers
+/// and booleans by their value).
+pub fn header_matches(header: &str, body: &Value) -> bool {
+    match body {
+        Value::String(s) => header == s,
+        Value::Bool(b) => header == if *b { "true" } else { "false" },
+        Value::Number(n) => match (header.parse::<f64>(), n.as_f64()) {
+            (Ok(h), Some(b)) => h == b,
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+/// The `x-mcp-header` annotations of a tool's input schema as (header,
+/// property path) pairs, or why they are invalid (the tool must then be
+/// dropped from the client's view).
+pub fn annotated_properties(tool: &Tool) -> Result<Vec<(String, Vec<String>)>, String> {
+    let mut found = Vec::new();
+    let mut seen = HashSet::new();
+    walk(&tool.input_schema, &mut Vec::new(), &mut found, &mut seen)?;
+    Ok(found)
+}
+
+fn walk(
+    schema: &JsonObject,
+    path: &mut Vec<String>,
+    found: &mut Vec<(String, Vec<String>)>,
+    seen: &mut HashSet<String>,
+) -> Result<(), String> {
+    if let Some(header) = schema.get("x-mcp-header") {
+        let Some(header) = header.as_str() else {
+            return Err("`x-mcp-header` is not a string".into());
+        };
+        if path.is_empty() {
+            return Err("`x-mcp-header` on the schema root".into());
+        }
+        if header.is_empty() || !header.bytes().all(is_token_byte) {
+            return Err(format!("`x-mcp-header` `{header}` is not an HTTP token"));
+        }
+        if !seen.insert(header.to_ascii_lowercase()) {
+            return Err(format!("`x-mcp-header` `{header}` appears twice"));
+        }
+        let kind = schema.get("type").and_then(Value::as_str);
+        if !matches!(kind, Some("string" | "integer" | "boolean")) {
+            return Err(format!(
+                "`x-mcp-header` `{header}` is on a property that is not a string, integer or boolean"
+            ));
+        }
+        found.push((header.to_owned(), path.clone()));
+    }
+    // Only chains of `properties` carry headers; annotations reached through
+    // anything else are invalid.
+    for (keyword, value) in schema {
+        match keyword.as_str() {
+            "properties" => {
+                if let Some(properties) = value.as_object() {
+                    for (name, property) in properties {
+                        if let Some(property) = property.as_object() {
+                            path.push(name.clone());
+                            walk(property, path, found, seen)?;
+                            path.pop();
+                        }
+                    }
+                }
+            }
+            "x-mcp-header" | "type" => {}
+            _ => {
+                if contains_annotation(value) {
+                    return Err(format!(
+                        "`x-mcp-header` is reachable through `{keyword}`, not only `properties`"
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn contains_annotation(value: &Value) -> bool {
+    match value {
+        Value::Object(object) => object
+            .iter()
+            .any(|(k, v)| k == "x-mcp-header" || contains_annotation(v)),
+        Value::Array(items) => items.iter().any(contains_annotation),
+        _ => false,
+    }
+}
+
+fn is_token_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn tool(schema: Value) -> Tool {
+        Tool::new("t", schema.as_object().cloned().unwrap_or_default())
+    }
+
+    #[test]
+    fn header_values_are_encoded_when_not_plain_ascii() {
+        assert_eq!(encode_header_value("us-west1"), "us-west1");
+        assert_eq!(encode_header_value(""), "");
+        assert_eq!(encode_header_value("日本"), "=?base64?5pel5pys?=");
+        assert_eq!(encode_header_value(" edge"), "=?base64?IGVkZ2U=?=");
+        assert!(encode_header_value("a\tb").starts_with("=?base64?"));
+        assert!(encode_header_value("=?base64?x?=").starts_with("=?base64?"));
+    }
+
+    #[test]
+    fn annotations_are_found_on_property_chains_only() {
+        let ok = tool(json!({"type": "object", "properties": {
+            "region": {"type": "string", "x-mcp-header": "Region"},
+            "nested": {"type": "object", "properties": {"n": {"type": "integer", "x-mcp-header": "N"}}}
+        }}));
+        let found = annotated_properties(&ok).expect("valid");
+        assert!(found.contains(&("Region".into(), vec!["region".into()])));
+        assert!(found.contains(&("N".into(), vec!["nested".into(), "n".into()])));
+        let bad = [
+            json!({"type": "object", "properties": {"a": {"type": "number", "x-mcp-header": "A"}}}),
+            json!({"type": "object", "properties": {"a": {"type": "string", "x-mcp-header": "has space"}}}),
+            json!({"type": "object", "properties": {"a": {"type": "string", "x-mcp-header": ""}}}),
+            json!({"type": "object", "properties": {
+                "a": {"type": "string", "x-mcp-header": "X"}, "b": {"type": "string", "x-mcp-header": "x"}}}),
+            json!({"type": "object", "properties": {"a": {"type": "array",
+                "items": {"type": "string", "x-mcp-header": "I"}}}}),
+            json!({"type": "object", "anyOf": [{"properties": {"a": {"type": "string", "x-mcp-header": "A"}}}]}),
+        ];
+        for schema in bad {
+            assert!(
+                annotated_properties(&tool(schema.clone())).is_err(),
+                "{schema}"
+            );
+        }
+    }
+
+    #[test]
+    fn decoding_is_strict_about_base64_and_literal_otherwise() {
+        assert_eq!(
+            decode_header_value("=?base64?SGVsbG8=?=").as_deref(),
+            Some("Hello")
+        );
+        assert_eq!(
+            decode_header_value("=?base64?SGVsbG8?="),
+            None,
+            "padding is required"
+        );
+        assert_eq!(decode_header_value("=?base64?SGVs!!!bG8=?="), None);
+        assert_eq!(decode_header_value("SGVsbG8=").as_deref(), Some("SGVsbG8="));
+        assert!(header_matches("42", &json!(42)) && header_matches("42", &json!(42.0)));
+        assert!(header_matches("true", &json!(true)) && !header_matches("True", &json!(true)));
+    }
+}
