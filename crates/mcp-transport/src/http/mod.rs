@@ -6,9 +6,14 @@
 //! stream, DELETE, resumption with `Last-Event-ID` from an [`EventStore`],
 //! Host/Origin checks against DNS rebinding and a body size limit.
 //! [`serve`] runs it on a TCP listener with hyper.
+//!
+//! With feature `auth-server`, `BearerGuard` (or `BearerAuthLayer`) makes
+//! the endpoint an OAuth 2.1 resource server: bearer tokens checked by a
+//! `TokenVerifier` such as `JwtVerifier`, and the RFC 9728 metadata document
+//! of a `ProtectedResource`.
 
 #[cfg(feature = "auth-server")]
-mod auth_guard;
+mod auth;
 #[cfg(feature = "http-client")]
 mod client;
 #[cfg(feature = "http-server")]
@@ -29,9 +34,9 @@ pub const SESSION_ID_HEADER: &str = "mcp-session-id";
 pub const PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
 
 #[cfg(feature = "auth-server")]
-pub use auth_guard::{
-    BearerGuard, JwtVerifier, ProtectedResource, TokenClaims, TokenRejection, TokenVerifier,
-    Verification,
+pub use auth::{
+    BearerAuthLayer, BearerGuard, JwksError, JwtVerifier, ProtectedResource, TokenClaims,
+    TokenRejection, TokenVerifier, Verification,
 };
 #[cfg(feature = "http-client")]
 pub use client::{
