@@ -16,7 +16,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::error::Error;
+use crate::error::{Error, TransportError};
 use crate::pending::PendingRequests;
 use crate::transport::{
     Headers, Inbound, Outbound, Transport, TransportContext, TransportReceiver, TransportSender,
@@ -218,7 +218,15 @@ pub trait Handler: Send + Sync + 'static {
     ) -> impl Future<Output = ()> + Send;
 }
 
-type Waiter = oneshot::Sender<Result<RawJson, ErrorObject>>;
+/// How a request ended without a result.
+enum Failure {
+    /// The peer answered with a JSON-RPC error.
+    Remote(ErrorObject),
+    /// The transport could not carry the request or its answer.
+    Transport(TransportError),
+}
+
+type Waiter = oneshot::Sender<Result<RawJson, Failure>>;
 
 #[derive(Default)]
 struct State {
@@ -389,7 +397,11 @@ impl Peer {
         in_flight.done = true;
         match answer {
             Ok(Ok(result)) => Ok(result),
-            Ok(Err(error)) => Err(Error::Remote(error)),
+            Ok(Err(Failure::Remote(error))) => Err(Error::Remote(error)),
+            Ok(Err(Failure::Transport(source))) => Err(Error::Transport {
+                method: method.to_owned(),
+                source,
+            }),
             Err(_) => Err(Error::ConnectionClosed {
                 method: method.to_owned(),
             }),
@@ -649,6 +661,10 @@ async fn read_loop<R: TransportReceiver, H: Handler>(
                 ));
                 send_error(&peer, None, error).await;
             }
+            Inbound::RequestFailed { id, error } => {
+                tracing::debug!(%id, %error, "the transport failed a request");
+                answer(&peer, &id, Err(Failure::Transport(error)));
+            }
         }
     }
     // The peer is gone or we were closed: fail what waits, stop what runs.
@@ -794,7 +810,7 @@ async fn dispatch<H: Handler>(
         },
         JsonRpcMessage::Response(response) => answer(peer, &response.id, Ok(response.result)),
         JsonRpcMessage::Error(response) => match response.id {
-            Some(id) => answer(peer, &id, Err(response.error)),
+            Some(id) => answer(peer, &id, Err(Failure::Remote(response.error))),
             None => tracing::warn!(
                 code = %response.error.code,
                 message = %response.error.message,
@@ -804,7 +820,7 @@ async fn dispatch<H: Handler>(
     }
 }
 
-fn answer(peer: &Peer, id: &RequestId, outcome: Result<RawJson, ErrorObject>) {
+fn answer(peer: &Peer, id: &RequestId, outcome: Result<RawJson, Failure>) {
     let request = peer.shared.lock().pending.take(id);
     match request {
         Some(request) => {

@@ -26,6 +26,16 @@ pub enum Error {
         /// The method of the request.
         method: String,
     },
+    /// The transport could not carry the request or read its answer (for
+    /// example an HTTP connection that dropped); the peer did not answer.
+    #[error("`{method}` failed at the transport: {source}")]
+    Transport {
+        /// The method of the request.
+        method: String,
+        /// What the transport reported.
+        #[source]
+        source: TransportError,
+    },
     /// The connection is closed; nothing can be sent.
     #[error("the connection is closed; reconnect before sending")]
     Closed,
@@ -51,7 +61,7 @@ impl Error {
             Error::Timeout { .. } => {
                 ErrorObject::new(mcp_types::ErrorCode::REQUEST_TIMEOUT, self.to_string())
             }
-            Error::ConnectionClosed { .. } | Error::Closed => {
+            Error::ConnectionClosed { .. } | Error::Closed | Error::Transport { .. } => {
                 ErrorObject::new(mcp_types::ErrorCode::CONNECTION_CLOSED, self.to_string())
             }
             _ => ErrorObject::internal_error(self.to_string()),

@@ -103,6 +103,17 @@ pub enum Inbound {
         /// The limit in bytes.
         limit: usize,
     },
+    /// A request this side sent could not be carried to the peer or its
+    /// answer could not be read back (HTTP: the POST failed, or its response
+    /// broke off). The dispatcher fails that request's caller with
+    /// [`crate::Error::Transport`]; nothing is synthesized as if the peer had
+    /// answered.
+    RequestFailed {
+        /// The id of the request that failed.
+        id: RequestId,
+        /// What went wrong at the transport.
+        error: TransportError,
+    },
 }
 
 /// A message to send, with routing hints for transports that use them.
