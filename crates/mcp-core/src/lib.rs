@@ -35,6 +35,7 @@ mod dispatcher;
 mod error;
 mod memory;
 mod pending;
+mod span;
 mod transport;
 
 pub use dispatcher::{
@@ -44,6 +45,7 @@ pub use dispatcher::{
 };
 pub use error::{Error, TransportError};
 pub use memory::{MemoryReceiver, MemorySender, MemoryTransport};
+pub use span::request_span;
 pub use tokio_util::sync::CancellationToken;
 pub use transport::{
     Headers, Inbound, Outbound, StreamControl, Transport, TransportContext, TransportReceiver,
