@@ -94,12 +94,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     } else {
         Client::connect_http(&url, config).await?
     };
+    let server = client.server_info();
     eprintln!(
         "connected: {} {} at {}",
-        client
-            .server_info()
-            .map_or("(unnamed)", |i| i.name.as_str()),
-        client.server_info().map_or("", |i| i.version.as_str()),
+        server.as_ref().map_or("(unnamed)", |i| i.name.as_str()),
+        server.as_ref().map_or("", |i| i.version.as_str()),
         client.protocol_version()
     );
 

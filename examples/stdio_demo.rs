@@ -54,7 +54,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let client = Client::connect_stdio(server, config).await?;
     let (name, version) = client
         .server_info()
-        .map_or(("(unnamed)", ""), |i| (i.name.as_str(), i.version.as_str()));
+        .map_or(("(unnamed)".into(), String::new()), |i| (i.name, i.version));
     println!(
         "connected to {name} {version} over stdio, protocol {}",
         client.protocol_version()

@@ -3,32 +3,29 @@
 use std::ops::Deref;
 
 use mcp_core::Transport;
-use mcp_types::{DiscoverResult, Implementation, InitializeResult, Revision, ServerCapabilities};
+use mcp_types::{DiscoverResult, InitializeResult};
 
 use crate::{ClientConfig, ClientSession, Error, Negotiated};
-
-/// Messages queued each way between an in-process server and its client.
-#[cfg(feature = "in-process")]
-const IN_PROCESS_QUEUE: usize = 256;
 
 /// What keeps the server on the other end alive, if this client owns it.
 enum Owned {
     Nothing,
     #[cfg(feature = "stdio")]
     Process(mcp_transport::stdio::ChildProcess),
-    #[cfg(feature = "in-process")]
-    Server(mcp_server::ServerConnection),
 }
 
-/// A session with a server, negotiated in the newest era both speak
-/// (`server/discover` at 2026-07-28, else `initialize`), and whatever runs the server (a
-/// child process, an in-process server). Derefs to [`ClientSession`] for
-/// the typed calls.
+/// A session with a server, negotiated by the config's
+/// [`Negotiation`](crate::Negotiation) policy (by default the newest era both
+/// speak: `server/discover` at 2026-07-28, else `initialize`), and whatever
+/// runs the server (a child process). Derefs to [`ClientSession`] for the
+/// typed calls and what the server said of itself
+/// ([`server_info`](ClientSession::server_info),
+/// [`instructions`](ClientSession::instructions),
+/// [`protocol_version`](ClientSession::protocol_version)).
 ///
 /// # Examples
 /// ```no_run
-/// use mcp_client::{Client, ClientConfig};
-/// use mcp_transport::stdio::ServerCommand;
+/// use mcp_client::{Client, ClientConfig, ServerCommand};
 ///
 /// # async fn run() -> Result<(), mcp_client::Error> {
 /// let client = Client::connect_stdio(
@@ -50,10 +47,11 @@ pub struct Client {
 }
 
 impl Client {
-    /// Connects over any transport and initializes.
+    /// Connects over any transport (an in-process server's
+    /// `mcp_server::Server::in_memory()`, say) and negotiates.
     ///
     /// # Errors
-    /// As [`ClientSession::initialize`].
+    /// As [`ClientSession::negotiate`].
     pub async fn connect<T: Transport>(transport: T, config: ClientConfig) -> Result<Self, Error> {
         Self::initialize(ClientSession::new(transport, config), Owned::Nothing).await
     }
@@ -114,22 +112,6 @@ impl Client {
         Self::connect(transport, config).await
     }
 
-    /// Runs `server` in this process over an in-memory transport and
-    /// connects to it: for tests, and for hosts that embed their tools.
-    ///
-    /// # Errors
-    /// As [`ClientSession::initialize`].
-    #[cfg(feature = "in-process")]
-    pub async fn connect_in_process(
-        server: &mcp_server::Server,
-        config: ClientConfig,
-    ) -> Result<Self, Error> {
-        let (ours, theirs) = mcp_core::MemoryTransport::pair(IN_PROCESS_QUEUE);
-        let connection = server.serve(theirs);
-        let session = ClientSession::new(ours, config);
-        Self::initialize(session, Owned::Server(connection)).await
-    }
-
     async fn initialize(session: ClientSession, owned: Owned) -> Result<Self, Error> {
         match session.negotiate().await {
             Ok(negotiated) => Ok(Self {
@@ -166,38 +148,6 @@ impl Client {
         }
     }
 
-    /// The protocol revision in use.
-    pub fn protocol_version(&self) -> Revision {
-        self.session.protocol_version()
-    }
-
-    /// The server's name and version (in the stateless era, when its
-    /// discover result names them).
-    pub fn server_info(&self) -> Option<&Implementation> {
-        match &self.negotiated {
-            Negotiated::Handshake(result) => Some(&result.server_info),
-            Negotiated::Stateless(result) => {
-                result.meta.as_ref().and_then(|m| m.server_info.as_ref())
-            }
-        }
-    }
-
-    /// What the server can do.
-    pub fn server_capabilities(&self) -> &ServerCapabilities {
-        match &self.negotiated {
-            Negotiated::Handshake(result) => &result.capabilities,
-            Negotiated::Stateless(result) => &result.capabilities,
-        }
-    }
-
-    /// The server's instructions for the model, if any.
-    pub fn instructions(&self) -> Option<&str> {
-        match &self.negotiated {
-            Negotiated::Handshake(result) => result.instructions.as_deref(),
-            Negotiated::Stateless(result) => result.instructions.as_deref(),
-        }
-    }
-
     /// The session, for the typed calls (also reachable through `Deref`).
     pub fn session(&self) -> &ClientSession {
         &self.session
@@ -219,11 +169,6 @@ async fn shutdown(owned: Owned) -> Result<(), Error> {
         Owned::Nothing => Ok(()),
         #[cfg(feature = "stdio")]
         Owned::Process(process) => process.shutdown().await.map(|_| ()).map_err(Error::from),
-        #[cfg(feature = "in-process")]
-        Owned::Server(connection) => {
-            connection.shutdown().await;
-            Ok(())
-        }
     }
 }
 

@@ -6,6 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_core::{CancellationToken, DispatcherConfig};
+
+use crate::Negotiation;
 use mcp_types::{
     ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
     ElicitResult, ElicitationCapability, ErrorObject, Implementation, JsonObject, ListRootsResult,
@@ -67,6 +69,7 @@ pub struct RequestInfo {
 pub struct ClientConfig {
     pub(crate) info: Implementation,
     pub(crate) protocol_version: Revision,
+    pub(crate) negotiation: Negotiation,
     pub(crate) request_timeout: Option<Duration>,
     pub(crate) dispatcher: DispatcherConfig,
     pub(crate) sampling: Option<SamplingFn>,
@@ -90,6 +93,7 @@ impl ClientConfig {
         Self {
             info,
             protocol_version: Revision::LATEST,
+            negotiation: Negotiation::Newest,
             request_timeout: None,
             dispatcher: DispatcherConfig::default(),
             sampling: None,
@@ -104,12 +108,18 @@ impl ClientConfig {
     }
 
     /// The newest revision to speak (the latest, 2026-07-28, by default).
-    /// A stateless revision makes [`Client`](crate::Client) try
-    /// `server/discover` first and fall back to `initialize`; a handshake
-    /// revision goes straight to `initialize` asking for it (the server may
-    /// answer with an older one).
+    /// A stateless revision lets [`Client`](crate::Client) try
+    /// `server/discover` first; a handshake revision goes straight to
+    /// `initialize` asking for it (the server may answer with an older one).
     pub fn protocol_version(mut self, revision: Revision) -> Self {
         self.protocol_version = revision;
+        self
+    }
+
+    /// How the era is settled with the server ([`Negotiation::Newest`]
+    /// by default: `server/discover`, falling back to `initialize`).
+    pub fn negotiation(mut self, policy: Negotiation) -> Self {
+        self.negotiation = policy;
         self
     }
 
@@ -205,8 +215,9 @@ impl ClientConfig {
         self
     }
 
-    /// Whether `call_tool` checks structured results against the tool's
-    /// output schema (on by default).
+    /// Whether `call_tool` checks structured results against the output
+    /// schema of a tool the session has listed (on by default; needs the
+    /// `output-validation` feature, without which nothing is checked).
     pub fn validate_tool_output(mut self, enabled: bool) -> Self {
         self.validate_tool_output = enabled;
         self

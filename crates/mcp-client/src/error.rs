@@ -21,17 +21,6 @@ pub enum Error {
         /// What this client speaks.
         supported: String,
     },
-    /// A call that needs an initialized session came first.
-    #[error("the session is not initialized: call `initialize()` first")]
-    NotInitialized,
-    /// The server does not declare the capability a call needs.
-    #[error("the server does not declare the `{capability}` capability needed by `{method}`")]
-    MissingServerCapability {
-        /// The capability.
-        capability: &'static str,
-        /// The method.
-        method: &'static str,
-    },
     /// The server's answer does not match the method's result schema.
     #[error("the server's answer to `{method}` is not a valid result: {source}")]
     InvalidResult {
@@ -78,6 +67,33 @@ pub enum Error {
     NoCallback {
         /// The input request's method.
         method: &'static str,
+    },
+    /// A callback of the host refused what the server asked (its error is
+    /// the host's own, not the server's).
+    #[error("the host's `{method}` callback refused: {}", .error.message)]
+    InputRefused {
+        /// The input request's method.
+        method: &'static str,
+        /// What the callback answered.
+        error: ErrorObject,
+    },
+    /// A list kept handing out cursors.
+    #[error("`{method}` returned more than {pages} pages; the server keeps handing out cursors")]
+    TooManyPages {
+        /// The list method.
+        method: &'static str,
+        /// How many pages were read.
+        pages: usize,
+    },
+    /// The method does not exist at the negotiated protocol revision.
+    #[error("`{method}` does not exist at protocol revision {revision}; use {instead}")]
+    NotInThisEra {
+        /// The method.
+        method: &'static str,
+        /// The negotiated revision.
+        revision: &'static str,
+        /// What to use instead.
+        instead: &'static str,
     },
     /// A request kept asking for input.
     #[error("`{method}` still asked for input after {rounds} rounds; giving up")]

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use mcp_core::RequestOptions;
+use crate::RequestOptions;
 use mcp_types::{CallToolResult, Implementation, Prompt, Resource, Tool};
 use serde::Serialize;
 
@@ -130,11 +130,10 @@ impl ClientSessionGroup {
         ),
         Error,
     > {
-        let capabilities = client.server_capabilities().clone();
+        let capabilities = client.server_capabilities().unwrap_or_default();
         // A stateless server may not name itself; the hook still gets an identity.
         let server = client
             .server_info()
-            .cloned()
             .unwrap_or_else(|| Implementation::new("unknown-server", "0"));
         let name = |n: &str| match &self.name_hook {
             Some(hook) => hook(n, &server),
@@ -148,30 +147,14 @@ impl ClientSessionGroup {
         }
         let mut resources = Vec::new();
         if capabilities.resources.is_some() {
-            let mut cursor = None;
-            loop {
-                let page = client.list_resources(cursor).await?;
-                for resource in page.resources {
-                    resources.push((name(&resource.name), resource));
-                }
-                match page.next_cursor {
-                    Some(next) => cursor = Some(next),
-                    None => break,
-                }
+            for resource in client.list_all_resources().await? {
+                resources.push((name(&resource.name), resource));
             }
         }
         let mut prompts = Vec::new();
         if capabilities.prompts.is_some() {
-            let mut cursor = None;
-            loop {
-                let page = client.list_prompts(cursor).await?;
-                for prompt in page.prompts {
-                    prompts.push((name(&prompt.name), prompt));
-                }
-                match page.next_cursor {
-                    Some(next) => cursor = Some(next),
-                    None => break,
-                }
+            for prompt in client.list_all_prompts().await? {
+                prompts.push((name(&prompt.name), prompt));
             }
         }
         check_unique("tools", tools.iter().map(|(n, _)| n), &self.tools)?;

@@ -197,7 +197,7 @@ fn full_config() -> ClientConfig {
 }
 
 async fn connect(config: ClientConfig) -> Client {
-    Client::connect_in_process(&demo_server(), config)
+    Client::connect(demo_server().in_memory(), config)
         .await
         .expect("connected")
 }
@@ -212,8 +212,8 @@ async fn initialize_negotiates_and_declares_what_is_registered() {
         connect(ClientConfig::new("host", "1").protocol_version(Revision::V2025_11_25)).await;
     assert_eq!(client.protocol_version(), Revision::V2025_11_25);
     assert_eq!(client.server_info().expect("named").name, "demo");
-    assert_eq!(client.instructions(), Some("Use `add` for sums."));
-    let caps = client.server_capabilities();
+    assert_eq!(client.instructions().as_deref(), Some("Use `add` for sums."));
+    let caps = client.server_capabilities().expect("negotiated");
     assert!(caps.tools.is_some() && caps.prompts.is_some() && caps.completions.is_some());
     assert_eq!(
         caps.resources.as_ref().and_then(|r| r.subscribe),
@@ -248,7 +248,7 @@ async fn a_client_asking_for_an_unknown_revision_gets_the_latest_handshake_one()
         .request(
             "initialize",
             Some(mcp_types::RawJson::from_serialize(&params).unwrap()),
-            RequestOptions::new(),
+            mcp_core::RequestOptions::new(),
         )
         .await
         .expect("initialized");
@@ -390,6 +390,10 @@ async fn tool_failures_are_results_the_model_can_read() {
 async fn results_that_break_their_output_schema_are_rejected_by_the_client() {
     let client =
         connect(ClientConfig::new("host", "1").protocol_version(Revision::V2025_11_25)).await;
+    // Not listed yet: the schema is unknown, so nothing is checked and no
+    // `tools/list` is sent behind the caller's back.
+    client.call_tool("liar", ()).await.expect("unknown schema");
+    client.list_all_tools().await.expect("listed");
     let error = client.call_tool("liar", ()).await.expect_err("invalid");
     assert!(
         matches!(error, Error::InvalidToolResult { ref tool, .. } if tool == "liar"),
@@ -403,6 +407,7 @@ async fn results_that_break_their_output_schema_are_rejected_by_the_client() {
             .validate_tool_output(false),
     )
     .await;
+    lenient.list_all_tools().await.expect("listed");
     lenient.call_tool("liar", ()).await.expect("not validated");
     lenient.close().await.expect("closed");
 }
@@ -418,8 +423,8 @@ async fn lists_are_paginated_with_cursors() {
         .tool("t5", "", |_: NoArguments, _cx: Context| async { "5" })
         .build()
         .expect("server");
-    let client = Client::connect_in_process(
-        &server,
+    let client = Client::connect(
+        server.in_memory(),
         ClientConfig::new("h", "1").protocol_version(Revision::V2025_11_25),
     )
     .await
@@ -723,8 +728,8 @@ async fn a_cancelled_call_cancels_the_servers_handler() {
         )
         .build()
         .expect("server");
-    let client = Client::connect_in_process(
-        &server,
+    let client = Client::connect(
+        server.in_memory(),
         ClientConfig::new("h", "1").protocol_version(Revision::V2025_11_25),
     )
     .await
@@ -779,7 +784,7 @@ async fn roots_changes_and_elicitation_completion_reach_the_other_side() {
             let _ = tx.send(n);
         }
     });
-    let client = Client::connect_in_process(&server, config)
+    let client = Client::connect(server.in_memory(), config)
         .await
         .expect("connected");
     client.send_roots_list_changed().await.expect("sent");
@@ -815,8 +820,8 @@ async fn a_session_group_aggregates_servers_and_names_collisions() {
         .add(connect(ClientConfig::new("h", "1").protocol_version(Revision::V2025_11_25)).await)
         .await
         .expect("first");
-    let clash = Client::connect_in_process(
-        &other,
+    let clash = Client::connect(
+        other.in_memory(),
         ClientConfig::new("h", "1").protocol_version(Revision::V2025_11_25),
     )
     .await
@@ -836,8 +841,8 @@ async fn a_session_group_aggregates_servers_and_names_collisions() {
         .expect("demo");
     group
         .add(
-            Client::connect_in_process(
-                &other,
+            Client::connect(
+                other.in_memory(),
                 ClientConfig::new("h", "1").protocol_version(Revision::V2025_11_25),
             )
             .await

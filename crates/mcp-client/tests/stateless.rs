@@ -329,16 +329,32 @@ async fn stateless_log_messages_follow_the_requests_log_level() {
     .expect("connected");
     client.call_tool("log", json!({})).await.expect("called");
     assert!(rx.try_recv().is_err(), "no level on the request: no log");
-    client
+    let refused = client
         .set_logging_level(LoggingLevel::Debug)
         .await
-        .expect("set");
-    client.call_tool("log", json!({})).await.expect("called");
+        .expect_err("no logging/setLevel at 2026-07-28");
+    assert!(
+        matches!(refused, mcp_client::Error::NotInThisEra { .. }),
+        "{refused}"
+    );
+    client
+        .call_tool_with(
+            "log",
+            json!({}),
+            RequestOptions::new().with_log_level(LoggingLevel::Debug),
+        )
+        .await
+        .expect("called");
     let level = tokio::time::timeout(Duration::from_secs(5), rx.recv())
         .await
         .expect("in time")
         .expect("a log message");
     assert_eq!(level, LoggingLevel::Info);
+    client.call_tool("log", json!({})).await.expect("called");
+    assert!(
+        rx.try_recv().is_err(),
+        "the level was for one call only: the next call without one gets no log"
+    );
     client.close().await.expect("closed");
     let _ = running.stop.send(());
 }
@@ -389,7 +405,7 @@ async fn an_adopted_discover_result_skips_the_probe() {
     let server = server();
     let (ours, theirs) = MemoryTransport::pair(16);
     let _connection = server.serve(theirs);
-    let first = Client::connect_in_process(&server, config())
+    let first = Client::connect(server.in_memory(), config())
         .await
         .expect("connected");
     let known = first.discover_result().expect("discovered").clone();
@@ -406,7 +422,7 @@ async fn an_adopted_discover_result_skips_the_probe() {
 #[tokio::test]
 async fn stateless_requests_work_in_memory_too() {
     let server = server();
-    let client = Client::connect_in_process(&server, config())
+    let client = Client::connect(server.in_memory(), config())
         .await
         .expect("connected");
     assert!(matches!(client.negotiated(), Negotiated::Stateless(_)));

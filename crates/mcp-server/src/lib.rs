@@ -34,6 +34,7 @@
 //! ```
 
 mod error;
+mod in_memory;
 mod request_state;
 mod server;
 mod session;
@@ -41,6 +42,7 @@ mod tool_io;
 mod uri_template;
 
 pub use error::Error;
+pub use in_memory::{InMemorySender, InMemoryTransport};
 pub use server::{
     Blob, DEFAULT_PAGE_SIZE, IntoPromptResult, IntoResourceContents, ListChanges, NoArguments,
     ResourceRequest, Server, ServerBuilder, ServerConnection,

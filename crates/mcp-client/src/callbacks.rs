@@ -1,0 +1,185 @@
+//! The host's answers to what a server asks: one path for both eras.
+//! Handshake era: the server's requests arrive through the dispatcher
+//! ([`Callbacks`] is the connection's handler). Stateless era: they arrive as
+//! the input requests of an `input_required` result ([`ClientSession::fulfil`]).
+//! Either way each ask reaches the same config callback through [`answer`].
+
+use std::sync::Arc;
+
+use mcp_core::{
+    CancellationToken, Handler, IncomingNotification, IncomingRequest, NotificationContext,
+    RequestContext,
+};
+use mcp_types::{
+    EmptyResult, ErrorObject, InputRequest, InputRequests, InputResponse, InputResponses, RawJson,
+    RequestId, ServerNotification, ServerRequest,
+};
+use serde::Serialize;
+
+use crate::config::{ClientConfig, RequestInfo};
+use crate::session::Shared;
+use crate::{ClientSession, Error};
+
+/// Why the host could not answer an ask.
+enum Refusal {
+    /// The config has no callback for the method (the capability was not declared).
+    NoCallback(&'static str),
+    /// The callback answered with an error.
+    Callback(&'static str, ErrorObject),
+}
+
+/// Answers one ask of the server with the config's callback.
+async fn answer(
+    config: &ClientConfig,
+    request: InputRequest,
+    info: RequestInfo,
+) -> Result<InputResponse, Refusal> {
+    let method = request.method();
+    let refused = |error| Refusal::Callback(method, error);
+    match request {
+        InputRequest::Elicit(params) => {
+            let callback = config
+                .elicitation
+                .as_ref()
+                .ok_or(Refusal::NoCallback(method))?;
+            callback(params, info)
+                .await
+                .map(InputResponse::Elicit)
+                .map_err(refused)
+        }
+        InputRequest::CreateMessage(params) => {
+            let callback = config
+                .sampling
+                .as_ref()
+                .ok_or(Refusal::NoCallback(method))?;
+            callback(params, info)
+                .await
+                .map(InputResponse::CreateMessage)
+                .map_err(refused)
+        }
+        InputRequest::ListRoots(_) => {
+            let callback = config.roots.as_ref().ok_or(Refusal::NoCallback(method))?;
+            callback(info)
+                .await
+                .map(InputResponse::ListRoots)
+                .map_err(refused)
+        }
+        _ => Err(Refusal::NoCallback(method)),
+    }
+}
+
+impl ClientSession {
+    /// Answers a stateless server's input requests through the config's
+    /// callbacks, each under its key.
+    pub(crate) async fn fulfil(&self, requests: InputRequests) -> Result<InputResponses, Error> {
+        let mut responses = InputResponses::new();
+        for (key, request) in requests {
+            let info = RequestInfo {
+                id: RequestId::from(key.clone()),
+                cancel: CancellationToken::new(),
+            };
+            let response = answer(&self.config, request, info)
+                .await
+                .map_err(|refusal| match refusal {
+                    Refusal::NoCallback(method) => Error::NoCallback { method },
+                    Refusal::Callback(method, error) => Error::InputRefused { method, error },
+                })?;
+            responses.insert(key, response);
+        }
+        Ok(responses)
+    }
+}
+
+/// Answers the server's requests and notifications with the config's
+/// callbacks: the session connection's handler.
+pub(crate) struct Callbacks {
+    config: ClientConfig,
+    shared: Arc<Shared>,
+}
+
+impl Callbacks {
+    pub(crate) fn new(config: ClientConfig, shared: Arc<Shared>) -> Self {
+        Self { config, shared }
+    }
+}
+
+fn to_raw<T: Serialize>(value: &T) -> Result<RawJson, ErrorObject> {
+    RawJson::from_serialize(value)
+        .map_err(|e| ErrorObject::internal_error(format!("could not serialize the answer: {e}")))
+}
+
+impl Handler for Callbacks {
+    async fn handle_request(
+        &self,
+        request: IncomingRequest,
+        cx: RequestContext,
+    ) -> Result<RawJson, ErrorObject> {
+        let revision = self.shared.lock().revision;
+        let parsed = ServerRequest::parse(&request.method, request.params.as_ref(), revision)
+            .map_err(|e| e.to_error_object())?;
+        let ask = match parsed {
+            ServerRequest::Ping(_) => return to_raw(&EmptyResult::new()),
+            ServerRequest::CreateMessage(params) => InputRequest::CreateMessage(params),
+            ServerRequest::Elicit(params) => InputRequest::Elicit(params),
+            ServerRequest::ListRoots(params) => InputRequest::ListRoots(params),
+            other => return Err(ErrorObject::method_not_found(other.method())),
+        };
+        let info = RequestInfo {
+            id: cx.id.clone(),
+            cancel: cx.cancel.clone(),
+        };
+        match answer(&self.config, ask, info).await {
+            Ok(InputResponse::CreateMessage(result)) => to_raw(&result),
+            Ok(InputResponse::Elicit(result)) => to_raw(&result),
+            Ok(InputResponse::ListRoots(result)) => to_raw(&result),
+            Ok(_) => Err(ErrorObject::internal_error("no answer for this request")),
+            Err(Refusal::Callback(_, error)) => Err(error),
+            Err(Refusal::NoCallback(method)) => Err(ErrorObject::new(
+                mcp_types::ErrorCode::METHOD_NOT_FOUND,
+                format!("this client does not support `{method}`: it declared no such capability"),
+            )),
+        }
+    }
+
+    async fn handle_notification(
+        &self,
+        notification: IncomingNotification,
+        _: NotificationContext,
+    ) {
+        let revision = self.shared.lock().revision;
+        let parsed = match ServerNotification::parse(
+            &notification.method,
+            notification.params.as_ref(),
+            revision,
+        ) {
+            Ok(parsed) => parsed,
+            Err(e) => {
+                tracing::debug!(error = %e, "ignored a notification");
+                return;
+            }
+        };
+        if let (Some(logging), ServerNotification::LoggingMessage(params)) =
+            (&self.config.logging, &parsed)
+        {
+            logging(params.clone()).await;
+        }
+        match &parsed {
+            ServerNotification::ToolListChanged(_) => {
+                // Output schemas may have changed with the tools.
+                let mut state = self.shared.lock();
+                state.output_schemas.clear();
+                state.cache.invalidate("tools/");
+            }
+            ServerNotification::PromptListChanged(_) => {
+                self.shared.lock().cache.invalidate("prompts/");
+            }
+            ServerNotification::ResourceListChanged(_) => {
+                self.shared.lock().cache.invalidate("resources/");
+            }
+            _ => {}
+        }
+        if let Some(callback) = &self.config.notification {
+            callback(parsed).await;
+        }
+    }
+}

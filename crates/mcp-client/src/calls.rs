@@ -1,0 +1,424 @@
+//! The typed calls of a session, one per client request of the protocol.
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use mcp_types::method::{Method, RequestMethod};
+use mcp_types::{
+    CallToolRequestParams, CallToolResult, CompleteArgument, CompleteContext, CompleteReference,
+    CompleteRequestParams, CompleteResult, EmptyResult, GetPromptRequestParams, GetPromptResult,
+    JsonObject, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, LoggingLevel, PaginatedRequestParams, Prompt, ReadResourceRequestParams,
+    ReadResourceResult, Resource, ResourceTemplate, ResultOrInputRequired, SetLevelRequestParams,
+    SubscribeRequestParams, Tool, UnsubscribeRequestParams, methods,
+};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::cache::ResultCache;
+use crate::session::{parse_result, raw_params};
+use crate::validation::OutputSchemas;
+use crate::{ClientSession, Error, RequestOptions};
+
+/// One page of a list method: its items and the cursor of the next page.
+trait Page {
+    type Item;
+    fn into_parts(self) -> (Vec<Self::Item>, Option<String>);
+}
+
+macro_rules! page {
+    ($result:ty, $field:ident, $item:ty) => {
+        impl Page for $result {
+            type Item = $item;
+            fn into_parts(self) -> (Vec<$item>, Option<String>) {
+                (self.$field, self.next_cursor)
+            }
+        }
+    };
+}
+
+page!(ListToolsResult, tools, Tool);
+page!(ListResourcesResult, resources, Resource);
+page!(
+    ListResourceTemplatesResult,
+    resource_templates,
+    ResourceTemplate
+);
+page!(ListPromptsResult, prompts, Prompt);
+
+/// Pages a server may hand out to one `list_all_*` call; a server that keeps
+/// returning cursors past this is refused rather than followed forever.
+const MAX_PAGES: usize = 1000;
+
+impl ClientSession {
+    /// Sends `ping`.
+    ///
+    /// # Errors
+    /// [`Error::Request`] when the server does not answer.
+    pub async fn send_ping(&self) -> Result<(), Error> {
+        self.request::<methods::Ping>(&None, RequestOptions::new())
+            .await
+            .map(|_: EmptyResult| ())
+    }
+
+    /// One page of a list method, from the stateless-era cache while the
+    /// server's `ttlMs` allows.
+    async fn list_page<M>(&self, cursor: Option<String>) -> Result<M::Result, Error>
+    where
+        M: RequestMethod<Params = Option<PaginatedRequestParams>>,
+    {
+        let key = ResultCache::key(M::NAME, cursor.as_deref());
+        let hit = self.shared.lock().cache.get(&key, Instant::now());
+        let raw = match hit {
+            Some(raw) => raw,
+            None => {
+                let params = raw_params::<M>(&paginated(cursor))?;
+                let raw = self
+                    .request_raw(M::NAME, params, RequestOptions::new())
+                    .await?;
+                if self.is_stateless() {
+                    self.shared.lock().cache.insert(key, &raw, Instant::now());
+                }
+                raw
+            }
+        };
+        parse_result(M::NAME, &raw)
+    }
+
+    /// Follows `nextCursor` through every page of `list`.
+    async fn list_all<R: Page, F, Fut>(
+        &self,
+        method: &'static str,
+        list: F,
+    ) -> Result<Vec<R::Item>, Error>
+    where
+        F: Fn(Option<String>) -> Fut,
+        Fut: std::future::Future<Output = Result<R, Error>>,
+    {
+        let mut items = Vec::new();
+        let mut cursor = None;
+        for _ in 0..MAX_PAGES {
+            let (page, next) = list(cursor).await?.into_parts();
+            items.extend(page);
+            match next {
+                Some(next) => cursor = Some(next),
+                None => return Ok(items),
+            }
+        }
+        Err(Error::TooManyPages {
+            method,
+            pages: MAX_PAGES,
+        })
+    }
+
+    /// One page of `tools/list` (pass the previous page's `next_cursor`).
+    /// Also learns each tool's output schema, so [`call_tool`](Self::call_tool)
+    /// can check its results, and its `x-mcp-header` annotations.
+    ///
+    /// # Errors
+    /// [`Error::Request`] when the server refuses or the connection fails.
+    pub async fn list_tools(&self, cursor: Option<String>) -> Result<ListToolsResult, Error> {
+        let mut result = self.list_page::<methods::ListTools>(cursor).await?;
+        if self.is_stateless() {
+            // Tools whose `x-mcp-header` annotations are invalid cannot be
+            // called correctly over HTTP: the spec drops them from view.
+            result.tools.retain(|tool| match mcp_types::routing::annotated_properties(tool) {
+                Ok(_) => true,
+                Err(reason) => {
+                    tracing::warn!(tool = %tool.name, %reason, "dropping a tool with invalid x-mcp-header annotations");
+                    false
+                }
+            });
+        }
+        let compiled = OutputSchemas::compile(&result.tools);
+        let mut state = self.shared.lock();
+        state.output_schemas.learn(compiled);
+        for tool in &result.tools {
+            state.tools.insert(tool.name.clone(), tool.clone());
+        }
+        Ok(result)
+    }
+
+    /// Every tool, following `nextCursor` through all pages.
+    ///
+    /// # Errors
+    /// As [`list_tools`](Self::list_tools); [`Error::TooManyPages`] when the
+    /// server never stops handing out cursors.
+    pub async fn list_all_tools(&self) -> Result<Vec<Tool>, Error> {
+        self.list_all(methods::ListTools::NAME, |c| self.list_tools(c))
+            .await
+    }
+
+    /// Calls a tool. `arguments` is anything that serializes to a JSON
+    /// object (a struct, a `json!({...})`), or `()` for none.
+    ///
+    /// In the stateless era, input the tool asks for (elicitation,
+    /// sampling, roots) is answered through the config's callbacks and the
+    /// call retried, as the handshake era answers server requests.
+    ///
+    /// When the session has listed the tool (see
+    /// [`list_tools`](Self::list_tools)) and it declares an output schema,
+    /// the structured result is checked against it; an unlisted tool is not
+    /// checked and no `tools/list` is sent for it.
+    ///
+    /// # Errors
+    /// [`Error::Request`] for a protocol error (unknown tool, timeout,
+    /// closed connection); [`Error::InvalidToolResult`] when the result does
+    /// not match the tool's output schema. A tool's own failure is not an
+    /// error: it is a result with `is_error: Some(true)`.
+    ///
+    /// # Cancel safety
+    /// Dropping the future cancels the call on the wire.
+    pub async fn call_tool(
+        &self,
+        name: &str,
+        arguments: impl Serialize,
+    ) -> Result<CallToolResult, Error> {
+        self.call_tool_with(name, arguments, RequestOptions::new())
+            .await
+    }
+
+    /// Calls a tool with a timeout, a progress callback, a log level or
+    /// extra headers (see [`RequestOptions`]).
+    ///
+    /// # Errors
+    /// As [`call_tool`](Self::call_tool).
+    pub async fn call_tool_with(
+        &self,
+        name: &str,
+        arguments: impl Serialize,
+        options: RequestOptions,
+    ) -> Result<CallToolResult, Error> {
+        let mut params = CallToolRequestParams::new(name);
+        params.arguments = tool_arguments(arguments)?;
+        let result: CallToolResult = self.with_input_rounds(params, options).await?;
+        if self.config.validate_tool_output && result.is_error != Some(true) {
+            self.shared.lock().output_schemas.validate(name, &result)?;
+        }
+        Ok(result)
+    }
+
+    /// One `tools/call` exchange, without answering input requests: the
+    /// raw [`ResultOrInputRequired`] for hosts that drive Multi Round-Trip
+    /// Requests themselves (set `input_responses` and `request_state` on
+    /// `params` to retry).
+    ///
+    /// # Errors
+    /// [`Error::Request`] for a protocol error; [`Error::InvalidResult`]
+    /// when the answer is neither a result nor an input request.
+    pub async fn call_tool_once(
+        &self,
+        params: &CallToolRequestParams,
+        options: RequestOptions,
+    ) -> Result<ResultOrInputRequired<CallToolResult>, Error> {
+        self.exchange(params, options).await
+    }
+
+    /// One page of `resources/list`.
+    ///
+    /// # Errors
+    /// [`Error::Request`] when the server refuses or the connection fails.
+    pub async fn list_resources(
+        &self,
+        cursor: Option<String>,
+    ) -> Result<ListResourcesResult, Error> {
+        self.list_page::<methods::ListResources>(cursor).await
+    }
+
+    /// Every resource, following `nextCursor` through all pages.
+    ///
+    /// # Errors
+    /// As [`list_resources`](Self::list_resources); [`Error::TooManyPages`].
+    pub async fn list_all_resources(&self) -> Result<Vec<Resource>, Error> {
+        self.list_all(methods::ListResources::NAME, |c| self.list_resources(c))
+            .await
+    }
+
+    /// One page of `resources/templates/list`.
+    ///
+    /// # Errors
+    /// [`Error::Request`] when the server refuses or the connection fails.
+    pub async fn list_resource_templates(
+        &self,
+        cursor: Option<String>,
+    ) -> Result<ListResourceTemplatesResult, Error> {
+        self.list_page::<methods::ListResourceTemplates>(cursor)
+            .await
+    }
+
+    /// Every resource template, following `nextCursor` through all pages.
+    ///
+    /// # Errors
+    /// As [`list_resource_templates`](Self::list_resource_templates);
+    /// [`Error::TooManyPages`].
+    pub async fn list_all_resource_templates(&self) -> Result<Vec<ResourceTemplate>, Error> {
+        self.list_all(methods::ListResourceTemplates::NAME, |c| {
+            self.list_resource_templates(c)
+        })
+        .await
+    }
+
+    /// Reads a resource.
+    ///
+    /// # Errors
+    /// [`Error::Request`]: a missing resource is a remote error (`-32002` in
+    /// the handshake era, `-32602` at 2026-07-28).
+    pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, Error> {
+        self.read_resource_with(uri, RequestOptions::new()).await
+    }
+
+    /// [`read_resource`](Self::read_resource) with per-call options.
+    ///
+    /// # Errors
+    /// As [`read_resource`](Self::read_resource).
+    pub async fn read_resource_with(
+        &self,
+        uri: &str,
+        options: RequestOptions,
+    ) -> Result<ReadResourceResult, Error> {
+        self.with_input_rounds(ReadResourceRequestParams::new(uri), options)
+            .await
+    }
+
+    /// Subscribes to `notifications/resources/updated` for `uri`.
+    ///
+    /// # Errors
+    /// [`Error::Request`] when the server refuses.
+    pub async fn subscribe_resource(&self, uri: &str) -> Result<(), Error> {
+        self.request::<methods::Subscribe>(&SubscribeRequestParams::new(uri), RequestOptions::new())
+            .await
+            .map(|_| ())
+    }
+
+    /// Ends a subscription.
+    ///
+    /// # Errors
+    /// [`Error::Request`] when the server refuses.
+    pub async fn unsubscribe_resource(&self, uri: &str) -> Result<(), Error> {
+        self.request::<methods::Unsubscribe>(
+            &UnsubscribeRequestParams::new(uri),
+            RequestOptions::new(),
+        )
+        .await
+        .map(|_| ())
+    }
+
+    /// One page of `prompts/list`.
+    ///
+    /// # Errors
+    /// [`Error::Request`] when the server refuses or the connection fails.
+    pub async fn list_prompts(&self, cursor: Option<String>) -> Result<ListPromptsResult, Error> {
+        self.list_page::<methods::ListPrompts>(cursor).await
+    }
+
+    /// Every prompt, following `nextCursor` through all pages.
+    ///
+    /// # Errors
+    /// As [`list_prompts`](Self::list_prompts); [`Error::TooManyPages`].
+    pub async fn list_all_prompts(&self) -> Result<Vec<Prompt>, Error> {
+        self.list_all(methods::ListPrompts::NAME, |c| self.list_prompts(c))
+            .await
+    }
+
+    /// Gets a prompt with its arguments.
+    ///
+    /// # Errors
+    /// [`Error::Request`]: an unknown prompt or a missing argument is a
+    /// remote `-32602`.
+    pub async fn get_prompt(
+        &self,
+        name: &str,
+        arguments: BTreeMap<String, String>,
+    ) -> Result<GetPromptResult, Error> {
+        self.get_prompt_with(name, arguments, RequestOptions::new())
+            .await
+    }
+
+    /// [`get_prompt`](Self::get_prompt) with per-call options.
+    ///
+    /// # Errors
+    /// As [`get_prompt`](Self::get_prompt).
+    pub async fn get_prompt_with(
+        &self,
+        name: &str,
+        arguments: BTreeMap<String, String>,
+        options: RequestOptions,
+    ) -> Result<GetPromptResult, Error> {
+        let mut params = GetPromptRequestParams::new(name);
+        if !arguments.is_empty() {
+            params.arguments = Some(arguments);
+        }
+        self.with_input_rounds(params, options).await
+    }
+
+    /// Asks for completions of an argument of a prompt or resource template.
+    ///
+    /// # Errors
+    /// [`Error::Request`] when the server refuses.
+    pub async fn complete(
+        &self,
+        reference: impl Into<CompleteReference>,
+        argument: CompleteArgument,
+        context_arguments: Option<BTreeMap<String, String>>,
+    ) -> Result<CompleteResult, Error> {
+        let mut params = CompleteRequestParams::new(reference, argument);
+        if let Some(arguments) = context_arguments {
+            let mut context = CompleteContext::new();
+            context.arguments = Some(arguments);
+            params.context = Some(context);
+        }
+        self.request::<methods::Complete>(&params, RequestOptions::new())
+            .await
+    }
+
+    /// Asks the server to send log messages at `level` and above for the
+    /// rest of the session (`logging/setLevel`, handshake era).
+    ///
+    /// # Errors
+    /// [`Error::NotInThisEra`] in the stateless era, which has no session to
+    /// set a level on: ask per call with
+    /// [`RequestOptions::with_log_level`]; [`Error::Request`] when the server
+    /// refuses.
+    pub async fn set_logging_level(&self, level: LoggingLevel) -> Result<(), Error> {
+        if self.is_stateless() {
+            return Err(Error::NotInThisEra {
+                method: methods::SetLevel::NAME,
+                revision: self.protocol_version().as_str(),
+                instead: "RequestOptions::with_log_level on each call",
+            });
+        }
+        self.request::<methods::SetLevel>(&SetLevelRequestParams::new(level), RequestOptions::new())
+            .await
+            .map(|_| ())
+    }
+
+    /// Tells the server the roots changed.
+    ///
+    /// # Errors
+    /// [`Error::Request`] when the connection is closed.
+    pub async fn send_roots_list_changed(&self) -> Result<(), Error> {
+        self.notify::<methods::RootsListChanged>(&None).await
+    }
+}
+
+fn paginated(cursor: Option<String>) -> Option<PaginatedRequestParams> {
+    cursor.map(|cursor| {
+        let mut params = PaginatedRequestParams::default();
+        params.cursor = Some(cursor);
+        params
+    })
+}
+
+fn tool_arguments(arguments: impl Serialize) -> Result<Option<JsonObject>, Error> {
+    let serialize_error = |source| Error::Serialize {
+        method: methods::CallTool::NAME,
+        source,
+    };
+    match serde_json::to_value(arguments).map_err(serialize_error)? {
+        Value::Null => Ok(None),
+        Value::Object(object) => Ok(Some(object)),
+        other => Err(serialize_error(serde::ser::Error::custom(format!(
+            "tool arguments must be a JSON object, not {other}"
+        )))),
+    }
+}
