@@ -21,6 +21,7 @@ class Report:
     def __init__(self) -> None:
         self.passed = 0
         self.failed = 0
+        self.skipped = 0
 
     def check(self, name: str, ok: bool, detail: str = "") -> bool:
         if ok:
@@ -30,6 +31,11 @@ class Report:
             self.failed += 1
             print(f"FAIL: {name}" + (f" ({detail})" if detail else ""), flush=True)
         return ok
+
+    def skip(self, name: str, reason: str) -> None:
+        """A check this client cannot run; counted neither as passed nor failed."""
+        self.skipped += 1
+        print(f"skip: {name} ({reason})", flush=True)
 
     def equal(self, name: str, actual: Any, expected: Any) -> bool:
         return self.check(name, actual == expected, f"got {actual!r}, expected {expected!r}")
@@ -117,6 +123,9 @@ async def run_checks(client: Client, rec: Recorder, report: Report, stateless: b
         report.equal("progress notifications", rec.progress, [(1, 3), (2, 3), (3, 3)])
 
     async def logging() -> None:
+        if stateless:
+            await stateless_logging(client, rec, report)
+            return
         await client.set_logging_level("error")
         rec.logs.clear()
         result = await client.call_tool("log", {})
@@ -138,15 +147,33 @@ async def run_checks(client: Client, rec: Recorder, report: Report, stateless: b
     asks = () if stateless else (("sample", sample), ("ask_name", ask_name))
     for name, body in (("add", add), ("echo", echo), *asks):
         await step(report, name, body)
-    logs = () if stateless else (("log", logging),)
-    for name, body in (("progress", progress), *logs, ("fail", fail)):
+    for name, body in (("progress", progress), ("log", logging), ("fail", fail)):
         await step(report, name, body)
-    await run_resource_checks(client, report)
+    await run_resource_checks(client, report, stateless)
     await run_prompt_checks(client, report)
     await step(report, "unknown tool", lambda: unknown_tool(client, report))
 
 
-async def run_resource_checks(client: Client, report: Report) -> None:
+async def stateless_logging(client: Client, rec: Recorder, report: Report) -> None:
+    """2026-07-28 has no logging/setLevel: a request opts in to log delivery by
+    carrying `io.modelcontextprotocol/logLevel` in its `_meta`, and the server
+    sends only messages at or above that level, only for that request."""
+    rec.logs.clear()
+    result = await client.call_tool("log", {})
+    report.equal("log result (no logLevel in _meta)", only_text(result), "logged")
+    await rec.settle_logs(0)
+    got = [(m.level, m.data) for m in rec.logs]
+    report.equal("no log messages without the _meta opt-in", got, [])
+
+    rec.logs.clear()
+    result = await client.call_tool("log", {}, meta={types.LOG_LEVEL_META_KEY: "error"})
+    report.equal("log result (_meta logLevel error)", only_text(result), "logged")
+    await rec.settle_logs(1)
+    got = [(m.level, m.data) for m in rec.logs]
+    report.equal("log messages at _meta logLevel error", got, [("error", "error message")])
+
+
+async def run_resource_checks(client: Client, report: Report, stateless: bool = False) -> None:
     async def listing() -> None:
         resources = {str(r.uri): r for r in (await client.list_resources()).resources}
         readme = resources.get("file:///readme")
@@ -168,8 +195,12 @@ async def run_resource_checks(client: Client, report: Report) -> None:
             result = await client.read_resource("file:///missing")
         except MCPError as err:
             print(f"read file:///missing -> JSON-RPC error {err.code}: {err.message}", flush=True)
-            # The contract accepts any error code here (-32002 is the 2025-11-25 one).
-            report.check("read file:///missing fails with a JSON-RPC error", True)
+            if stateless:
+                # 2026-07-28 spells resource-not-found as invalid params.
+                report.equal("read file:///missing JSON-RPC error code", err.code, -32602)
+            else:
+                # The handshake-era contract accepts any code (-32002 is the 2025-11-25 one).
+                report.check("read file:///missing fails with a JSON-RPC error", True)
         else:
             report.check("read file:///missing fails with a JSON-RPC error", False, f"got {result!r}")
 

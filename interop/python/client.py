@@ -8,9 +8,11 @@ Spawns the server over stdio, runs every check of the contract and prints one
 --mode legacy (default) sends `initialize` straight away (handshake era, 2025-11-25).
 --mode auto uses the SDK default: probe `server/discover` first and fall back to
 `initialize` when the server rejects it (a handshake-only server answers -32601).
---era stateless negotiates 2026-07-28 and checks the stateless subset of the
-contract (no sampling, elicitation or logging/setLevel, which that era removes
-or turns into input-required results).
+--era stateless negotiates 2026-07-28 (the SDK's auto mode: `server/discover`,
+then stateless requests carrying `_meta`) and checks the stateless subset of the
+contract: no sampling or elicitation (that era has no server-to-client requests)
+and no logging/setLevel; logging is checked by opting in per request with
+`io.modelcontextprotocol/logLevel` in `_meta`.
 """
 
 from __future__ import annotations
@@ -28,8 +30,8 @@ sys.dont_write_bytecode = True  # no __pycache__ next to the scripts
 from checks import Report, run_checks  # noqa: E402
 from recorder import Recorder  # noqa: E402
 
-# set_logging_level and the sampling capability are flagged deprecated for
-# 2026-07-28; the contract targets the handshake era.
+# set_logging_level, logging and the sampling capability are flagged deprecated
+# for 2026-07-28; the contract still exercises them.
 warnings.simplefilter("ignore")
 
 
@@ -89,7 +91,8 @@ def main() -> int:
     signal.alarm(int(args.timeout) + 15)
 
     report = anyio.run(run, args)
-    print(f"{report.passed} passed, {report.failed} failed", flush=True)
+    skipped = f", {report.skipped} skipped" if report.skipped else ""
+    print(f"{report.passed} passed, {report.failed} failed{skipped}", flush=True)
     return 0 if report.failed == 0 and report.passed > 0 else 1
 
 
