@@ -4,7 +4,10 @@
 //! child process in server mode (`--server`: the demo server of
 //! `mcp_examples::demo_server` on its stdin/stdout), connects to it as a
 //! client, and exercises tools, sampling, elicitation, progress, logging,
-//! resources and prompts, printing what comes back.
+//! resources and prompts, printing what comes back. It negotiates the newest
+//! protocol revision (2026-07-28); `--protocol 2025-11-25` (or any other
+//! revision) makes the client speak at most that one. The tools that ask the
+//! client (`sample`, `ask_name`) work the same in either era.
 
 use std::collections::BTreeMap;
 
@@ -22,10 +25,18 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         return Ok(mcp_examples::demo_server().serve_stdio().await?);
     }
 
+    let args: Vec<String> = std::env::args().collect();
+    let revision = match args.iter().position(|a| a == "--protocol") {
+        Some(i) => {
+            let wanted = args.get(i + 1).map(String::as_str).unwrap_or_default();
+            mcp_types::Revision::from_version(wanted).ok_or_else(|| {
+                format!("unknown protocol revision `{wanted}`; try 2026-07-28 or 2025-11-25")
+            })?
+        }
+        None => mcp_types::Revision::LATEST,
+    };
     let config = ClientConfig::new("stdio-demo-host", env!("CARGO_PKG_VERSION"))
-        // The demo's tools ask the client for sampling and elicitation with
-        // server-to-client requests, which only the handshake era has.
-        .protocol_version(mcp_types::Revision::V2025_11_25)
+        .protocol_version(revision)
         // A host would run its model here; the demo answers itself.
         .on_sampling(|params, _| async move {
             let question = params
@@ -100,10 +111,20 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .await?;
     println!("progress -> {}", text(&done));
 
-    client
-        .set_logging_level(mcp_types::LoggingLevel::Info)
+    // The handshake era sets a session-wide level; the stateless era asks
+    // for log messages on each call.
+    if !client.is_stateless() {
+        client
+            .set_logging_level(mcp_types::LoggingLevel::Info)
+            .await?;
+    }
+    let logged = client
+        .call_tool_with(
+            "log",
+            json!({}),
+            RequestOptions::new().with_log_level(mcp_types::LoggingLevel::Info),
+        )
         .await?;
-    let logged = client.call_tool("log", json!({})).await?;
     println!("log -> {}", text(&logged));
 
     let readme = client.read_resource("file:///readme").await?;

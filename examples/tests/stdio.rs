@@ -31,6 +31,16 @@ async fn the_stateless_contract_holds_over_stdio() {
 }
 
 #[tokio::test]
+async fn the_demo_tools_ask_the_client_in_the_stateless_era_over_stdio() {
+    let (config, _) = common::contract_config_at(mcp_types::Revision::V2026_07_28);
+    let client = Client::connect_stdio(ServerCommand::new(SERVER), config)
+        .await
+        .expect("connected");
+    common::check_stateless_asks(&client).await;
+    client.close().await.expect("closed");
+}
+
+#[tokio::test]
 async fn a_server_crash_mid_call_fails_the_call_promptly() {
     let command = ServerCommand::new(SERVER)
         .arg("--with-crash-tool")

@@ -11,7 +11,7 @@ use crate::{ClientConfig, ClientSession, Error, Negotiated};
 enum Owned {
     Nothing,
     #[cfg(feature = "stdio")]
-    Process(mcp_transport::stdio::ChildProcess),
+    Process(Box<mcp_transport::stdio::ChildProcess>),
 }
 
 /// A session with a server, negotiated by the config's
@@ -70,7 +70,7 @@ impl Client {
     ) -> Result<Self, Error> {
         let (transport, process) = command.spawn()?;
         let session = ClientSession::new(transport, config);
-        Self::initialize(session, Owned::Process(process)).await
+        Self::initialize(session, Owned::Process(Box::new(process))).await
     }
 
     /// Connects to a streamable HTTP endpoint (`http://` or `https://`) and

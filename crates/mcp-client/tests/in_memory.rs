@@ -212,7 +212,10 @@ async fn initialize_negotiates_and_declares_what_is_registered() {
         connect(ClientConfig::new("host", "1").protocol_version(Revision::V2025_11_25)).await;
     assert_eq!(client.protocol_version(), Revision::V2025_11_25);
     assert_eq!(client.server_info().expect("named").name, "demo");
-    assert_eq!(client.instructions().as_deref(), Some("Use `add` for sums."));
+    assert_eq!(
+        client.instructions().as_deref(),
+        Some("Use `add` for sums.")
+    );
     let caps = client.server_capabilities().expect("negotiated");
     assert!(caps.tools.is_some() && caps.prompts.is_some() && caps.completions.is_some());
     assert_eq!(

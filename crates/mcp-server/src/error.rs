@@ -78,6 +78,40 @@ pub enum Error {
         /// The method that was to be sent.
         method: &'static str,
     },
+    /// A stateless (2026-07-28) handler asked the client for input it has
+    /// not answered yet. Return it (with `?`): the call then ends with an
+    /// `input_required` result carrying the ask, and the handler runs again
+    /// once the client answered.
+    #[error(
+        "the client has not answered `{method}` yet; return this error so the SDK can ask it \
+         (the handler runs again with the answer)"
+    )]
+    AwaitingInput {
+        /// The ask's method.
+        method: &'static str,
+    },
+    /// The client's answer to an ask is not of the kind that was asked.
+    #[error(
+        "the client's answer `{key}` does not answer what was asked; the client must answer each input request with its own kind of result"
+    )]
+    InputMismatch {
+        /// The ask's key.
+        key: String,
+    },
+    /// A type asked for with `Context::elicit` is not a flat form.
+    #[error("`{type_name}` cannot be asked as an elicitation form: {reason}")]
+    InvalidElicitationSchema {
+        /// The Rust type.
+        type_name: &'static str,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The user's submitted form does not fit the type asked for.
+    #[error("the submitted form does not fit the type asked for: {source}")]
+    InvalidElicitationAnswer {
+        /// What serde found wrong.
+        source: serde_json::Error,
+    },
     /// The session has not been initialized, so the client's capabilities are unknown.
     #[error("the client has not initialized the session yet, so `{method}` cannot be sent")]
     NotInitialized {

@@ -33,6 +33,7 @@
 //! }
 //! ```
 
+pub mod ask;
 mod error;
 mod in_memory;
 mod request_state;
@@ -41,6 +42,7 @@ mod session;
 mod tool_io;
 mod uri_template;
 
+pub use ask::Elicitation;
 pub use error::Error;
 pub use in_memory::{InMemorySender, InMemoryTransport};
 pub use server::{

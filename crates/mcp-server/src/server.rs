@@ -21,7 +21,7 @@ use mcp_types::{
     ServerCapabilities, TextResourceContents, Tool, ToolsCapability,
 };
 use mcp_types::{
-    CacheScope, DiscoverResult, InputResponses, ResultOrInputRequired,
+    CacheScope, DiscoverResult, InputRequiredResult, InputResponses, ResultOrInputRequired,
     SubscriptionsListenRequestParams, UnsupportedProtocolVersionData,
 };
 use schemars::JsonSchema;
@@ -29,6 +29,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use crate::ask::SealedInput;
 use crate::request_state::StateSealer;
 use crate::session::{Context, RequestInput, ServerSession, SessionState, StatelessRequest};
 use crate::tool_io::{InputRequired, IntoToolResult, input_schema_for, parse_arguments};
@@ -931,6 +932,21 @@ fn check_param_headers(
     Ok(())
 }
 
+/// Rounds of explicit `InputRequired` a handshake-era handler may go
+/// through (each fulfilled with server-to-client requests) before the
+/// request fails.
+const MAX_HANDSHAKE_INPUT_ROUNDS: usize = 8;
+
+/// The result of a handshake-era run, which has fulfilled every ask.
+fn completed<R>(answer: ResultOrInputRequired<R>) -> Result<R, ErrorObject> {
+    match answer {
+        ResultOrInputRequired::Complete(result) => Ok(result),
+        ResultOrInputRequired::InputRequired(_) => Err(ErrorObject::internal_error(
+            "the handler still asked for input after its asks were answered",
+        )),
+    }
+}
+
 /// The era of the request being served.
 enum Era {
     Handshake,
@@ -996,29 +1012,101 @@ impl Runner {
         responses: Option<InputResponses>,
         request_state: Option<String>,
     ) -> Result<Context, ErrorObject> {
-        let state = match request_state {
-            None => None,
-            Some(sealed) => Some(self.registry.sealer.open(binding, &sealed).ok_or_else(|| {
-                ErrorObject::invalid_params(
-                    "requestState failed verification: it was altered, or issued for another \
-                     request or by a server with another key",
-                )
-            })?),
+        let sealed = match request_state {
+            None => SealedInput::default(),
+            Some(sealed) => {
+                let opened = self.registry.sealer.open(binding, &sealed).ok_or_else(|| {
+                    ErrorObject::invalid_params(
+                        "requestState failed verification: it was altered, or issued for another \
+                         request or by a server with another key",
+                    )
+                })?;
+                serde_json::from_str(&opened).map_err(|_| {
+                    ErrorObject::invalid_params("requestState is not one this server issued")
+                })?
+            }
         };
-        Ok(context.with_input(RequestInput { responses, state }))
+        let input = RequestInput {
+            responses,
+            state: sealed.user,
+        };
+        Ok(context.with_input(input, sealed.answered))
     }
 
-    /// Seals the state of an input-required answer for `binding`.
-    fn seal<R>(&self, answer: ResultOrInputRequired<R>, binding: &str) -> ResultOrInputRequired<R> {
-        match answer {
-            ResultOrInputRequired::InputRequired(mut input) => {
-                input.request_state = input
-                    .request_state
-                    .map(|state| self.registry.sealer.seal(binding, &state));
-                ResultOrInputRequired::InputRequired(input)
+    /// What a stateless handler's run answers: its unanswered asks first
+    /// (they win over whatever the handler made of the `AwaitingInput`
+    /// error), else its own answer; any input-required answer carries the
+    /// answers so far and the handler's state, sealed for `binding`.
+    fn finish<R>(&self, answer: Answer<R>, context: &Context, binding: &str) -> Answer<R> {
+        let pending = context.asks().take_pending();
+        let mut input = if pending.is_empty() {
+            match answer? {
+                ResultOrInputRequired::InputRequired(input) => input,
+                complete => return Ok(complete),
             }
-            complete => complete,
+        } else {
+            let mut input = InputRequiredResult::new();
+            input.input_requests = Some(pending);
+            input
+        };
+        let sealed = SealedInput {
+            answered: context.asks().answered(),
+            user: input.request_state.take(),
+        };
+        let payload = serde_json::to_string(&sealed).map_err(|e| {
+            ErrorObject::internal_error(format!("could not serialize the request state: {e}"))
+        })?;
+        input.request_state = Some(self.registry.sealer.seal(binding, &payload));
+        Ok(ResultOrInputRequired::InputRequired(input))
+    }
+
+    /// Runs a handler that may ask the client for input, in the request's
+    /// era. Stateless: one run, with the retry's answers; what it still
+    /// needs goes back in an input-required result. Handshake: an explicit
+    /// `InputRequired` is fulfilled with server-to-client requests and the
+    /// handler runs again with the answers.
+    async fn run_asking<R, F, Fut>(
+        &self,
+        cx: &RequestContext,
+        era: &Era,
+        meta: Option<RequestMeta>,
+        retry: (Option<InputResponses>, Option<String>),
+        binding: &str,
+        run: F,
+    ) -> Answer<R>
+    where
+        F: Fn(Context) -> Fut,
+        Fut: Future<Output = Answer<R>>,
+    {
+        let context = self.context(cx, era, meta.clone());
+        if let Era::Stateless(_) = era {
+            let (responses, request_state) = retry;
+            let context = self.with_input(context, binding, responses, request_state)?;
+            let answer = run(context.clone()).await;
+            return self.finish(answer, &context, binding);
         }
+        let mut answer = run(context.clone()).await?;
+        for _ in 0..MAX_HANDSHAKE_INPUT_ROUNDS {
+            let ResultOrInputRequired::InputRequired(input) = answer else {
+                return Ok(answer);
+            };
+            let mut responses = InputResponses::new();
+            for (key, request) in input.input_requests.unwrap_or_default() {
+                context.session().check_ask(&request)?;
+                responses.insert(key, context.session().send_ask(request).await?);
+            }
+            let again = self.context(cx, era, meta.clone()).with_input(
+                RequestInput {
+                    responses: Some(responses),
+                    state: input.request_state,
+                },
+                InputResponses::new(),
+            );
+            answer = run(again).await?;
+        }
+        Err(ErrorObject::internal_error(format!(
+            "`{binding}` still asked for input after {MAX_HANDSHAKE_INPUT_ROUNDS} rounds"
+        )))
     }
 
     async fn call_tool(
@@ -1042,17 +1130,12 @@ impl Runner {
             )?;
         }
         let binding = format!("tools/call:{}", params.name);
-        let mut context = self.context(cx, era, params.meta);
-        if let Era::Stateless(_) = era {
-            context = self.with_input(
-                context,
-                &binding,
-                params.input_responses,
-                params.request_state,
-            )?;
-        }
-        let answer = (entry.call)(params.arguments, context).await?;
-        Ok(self.seal(answer, &binding))
+        let arguments = params.arguments;
+        let retry = (params.input_responses, params.request_state);
+        self.run_asking(cx, era, params.meta, retry, &binding, |context| {
+            (entry.call)(arguments.clone(), context)
+        })
+        .await
     }
 
     async fn read_resource(
@@ -1060,9 +1143,8 @@ impl Runner {
         params: ReadResourceRequestParams,
         cx: &RequestContext,
         era: &Era,
-    ) -> Result<ReadResourceResult, ErrorObject> {
+    ) -> Answer<ReadResourceResult> {
         let uri = params.uri;
-        let context = self.context(cx, era, params.meta);
         let (read, variables) = if let Some(&i) = self.registry.resource_index.get(&uri) {
             (&self.registry.resources[i].read, BTreeMap::new())
         } else if let Some((entry, variables)) = self
@@ -1083,8 +1165,18 @@ impl Runner {
                     .with_data(serde_json::json!({ "uri": uri })),
             );
         };
-        let contents = read(ResourceRequest { uri, variables }, context).await?;
-        Ok(ReadResourceResult::new(contents))
+        let binding = format!("resources/read:{uri}");
+        let request = ResourceRequest { uri, variables };
+        let retry = (params.input_responses, params.request_state);
+        self.run_asking(cx, era, params.meta, retry, &binding, |context| {
+            let contents = read(request.clone(), context);
+            async move {
+                Ok(ResultOrInputRequired::Complete(ReadResourceResult::new(
+                    contents.await?,
+                )))
+            }
+        })
+        .await
     }
 
     async fn get_prompt(
@@ -1121,17 +1213,11 @@ impl Runner {
             )));
         }
         let binding = format!("prompts/get:{}", params.name);
-        let mut context = self.context(cx, era, params.meta);
-        if let Era::Stateless(_) = era {
-            context = self.with_input(
-                context,
-                &binding,
-                params.input_responses,
-                params.request_state,
-            )?;
-        }
-        let answer = (entry.get)(arguments, context).await?;
-        Ok(self.seal(answer, &binding))
+        let retry = (params.input_responses, params.request_state);
+        self.run_asking(cx, era, params.meta, retry, &binding, |context| {
+            (entry.get)(arguments.clone(), context)
+        })
+        .await
     }
 
     async fn complete(
@@ -1235,17 +1321,13 @@ impl Runner {
                 request.method
             ))),
             ClientRequest::ListTools(params) => to_raw(&self.list_tools(&params)?),
-            ClientRequest::CallTool(params) => match self.call_tool(params, &cx, &era).await? {
-                ResultOrInputRequired::Complete(result) => to_raw(&result),
-                ResultOrInputRequired::InputRequired(_) => Err(ErrorObject::internal_error(
-                    "the tool asked for input in its result, which needs protocol revision \
-                     2026-07-28; this session speaks an older one",
-                )),
-            },
+            ClientRequest::CallTool(params) => {
+                to_raw(&completed(self.call_tool(params, &cx, &era).await?)?)
+            }
             ClientRequest::ListResources(params) => to_raw(&self.list_resources(&params)?),
             ClientRequest::ListResourceTemplates(params) => to_raw(&self.list_templates(&params)?),
             ClientRequest::ReadResource(params) => {
-                to_raw(&self.read_resource(params, &cx, &era).await?)
+                to_raw(&completed(self.read_resource(params, &cx, &era).await?)?)
             }
             ClientRequest::Subscribe(params) => {
                 if !self.subscribe_target_exists(&params.uri) {
@@ -1262,13 +1344,9 @@ impl Runner {
                 to_raw(&EmptyResult::new())
             }
             ClientRequest::ListPrompts(params) => to_raw(&self.list_prompts(&params)?),
-            ClientRequest::GetPrompt(params) => match self.get_prompt(params, &cx, &era).await? {
-                ResultOrInputRequired::Complete(result) => to_raw(&result),
-                ResultOrInputRequired::InputRequired(_) => Err(ErrorObject::internal_error(
-                    "the prompt asked for input in its result, which needs protocol revision \
-                     2026-07-28; this session speaks an older one",
-                )),
-            },
+            ClientRequest::GetPrompt(params) => {
+                to_raw(&completed(self.get_prompt(params, &cx, &era).await?)?)
+            }
             ClientRequest::Complete(params) => to_raw(&self.complete(params, &cx, &era).await?),
             ClientRequest::SetLevel(params) => {
                 self.state.set_log_level(params.level);
@@ -1335,8 +1413,12 @@ impl Runner {
                 self.stamp(&self.list_templates(&params)?, lists)
             }
             ClientRequest::ReadResource(params) => {
-                let result = self.read_resource(params, &cx, &era).await?;
-                self.stamp(&result, Some(self.registry.read_cache))
+                match self.read_resource(params, &cx, &era).await? {
+                    ResultOrInputRequired::Complete(result) => {
+                        self.stamp(&result, Some(self.registry.read_cache))
+                    }
+                    input_required => self.stamp(&input_required, None),
+                }
             }
             ClientRequest::ListPrompts(params) => self.stamp(&self.list_prompts(&params)?, lists),
             ClientRequest::GetPrompt(params) => {

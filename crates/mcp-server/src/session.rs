@@ -10,14 +10,15 @@ use mcp_types::method::{Method, NotificationMethod, RequestMethod};
 use mcp_types::{
     ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitRequestFormParams,
     ElicitRequestParams, ElicitRequestUrlParams, ElicitRequestedSchema, ElicitResult,
-    ElicitationCompleteParams, EmptyResult, Implementation, InitializeRequestParams, InputResponse,
-    InputResponses, ListRootsResult, LoggingLevel, LoggingMessageNotificationParams,
+    ElicitationCompleteParams, EmptyResult, Implementation, InitializeRequestParams, InputRequest,
+    InputResponse, InputResponses, ListRootsResult, LoggingLevel, LoggingMessageNotificationParams,
     ProgressNotificationParams, ProgressToken, RawJson, RequestId, RequestMeta,
     ResourceUpdatedNotificationParams, Revision, methods,
 };
 use serde_json::Value;
 
 use crate::Error;
+use crate::ask::Asks;
 
 #[derive(Default)]
 struct State {
@@ -328,101 +329,156 @@ impl ServerSession {
     /// Asks the client's model for a completion (`sampling/createMessage`).
     ///
     /// Checked first against what the client declared: sampling itself, and
-    /// `sampling.tools` when `params` offers tools or a tool choice.
+    /// `sampling.tools` when `params` offers tools or a tool choice. Inside a
+    /// handler, [`Context::create_message`] asks in either era.
     ///
     /// # Errors
     /// [`Error::MissingClientCapability`] before anything is sent;
-    /// [`Error::Request`] when the client refuses or fails.
+    /// [`Error::NoServerRequests`] in the stateless era; [`Error::Request`]
+    /// when the client refuses or fails.
     pub async fn create_message(
         &self,
         params: &CreateMessageRequestParams,
     ) -> Result<CreateMessageResult, Error> {
-        let method = methods::CreateMessage::NAME;
-        let capabilities = self.capabilities_for(method)?;
-        let Some(sampling) = &capabilities.sampling else {
-            return Err(self.missing("sampling", method));
-        };
-        if (params.tools.is_some() || params.tool_choice.is_some()) && sampling.tools.is_none() {
-            return Err(self.missing("sampling.tools", method));
+        match self
+            .request_input(InputRequest::CreateMessage(params.clone()))
+            .await?
+        {
+            InputResponse::CreateMessage(result) => Ok(result),
+            _ => Err(wrong_answer(methods::CreateMessage::NAME)),
         }
-        self.can_send(method)?;
-        self.send_request::<methods::CreateMessage>(params, RequestOptions::new())
-            .await
     }
 
     /// Asks the user to fill in a form (`elicitation/create`, form mode).
+    /// Inside a handler, [`Context::elicit_form`] asks in either era.
     ///
     /// # Errors
     /// [`Error::MissingClientCapability`] when the client cannot elicit
-    /// forms; [`Error::Request`] when it fails.
+    /// forms; [`Error::NoServerRequests`] in the stateless era;
+    /// [`Error::Request`] when it fails.
     pub async fn elicit_form(
         &self,
         message: &str,
         requested_schema: ElicitRequestedSchema,
     ) -> Result<ElicitResult, Error> {
-        let method = methods::Elicit::NAME;
-        let capabilities = self.capabilities_for(method)?;
-        let Some(elicitation) = &capabilities.elicitation else {
-            return Err(self.missing("elicitation", method));
-        };
-        // An empty `elicitation` object (2025-06-18 style) means form mode.
-        let form_ok = elicitation.form.is_some() || elicitation.url.is_none();
-        if !form_ok {
-            return Err(self.missing("elicitation.form", method));
-        }
-        self.can_send(method)?;
         let params =
             ElicitRequestParams::Form(ElicitRequestFormParams::new(message, requested_schema));
-        self.send_request::<methods::Elicit>(&params, RequestOptions::new())
-            .await
+        match self.request_input(InputRequest::Elicit(params)).await? {
+            InputResponse::Elicit(result) => Ok(result),
+            _ => Err(wrong_answer(methods::Elicit::NAME)),
+        }
     }
 
     /// Asks the user to visit `url` (`elicitation/create`, URL mode), for
-    /// interactions that must not pass through the client, such as signing in.
+    /// interactions that must not pass through the client, such as signing
+    /// in. Inside a handler, [`Context::elicit_url`] asks in either era.
     ///
     /// # Errors
     /// [`Error::MissingClientCapability`] when the client cannot elicit URLs;
-    /// [`Error::Request`] when it fails.
+    /// [`Error::NoServerRequests`] in the stateless era; [`Error::Request`]
+    /// when it fails.
     pub async fn elicit_url(
         &self,
         message: &str,
         url: &str,
         elicitation_id: &str,
     ) -> Result<ElicitResult, Error> {
-        let method = methods::Elicit::NAME;
-        let capabilities = self.capabilities_for(method)?;
-        if capabilities
-            .elicitation
-            .as_ref()
-            .and_then(|e| e.url.as_ref())
-            .is_none()
-        {
-            return Err(self.missing("elicitation.url", method));
-        }
-        self.can_send(method)?;
         let mut params = ElicitRequestUrlParams::new(message, url);
         params.elicitation_id = Some(elicitation_id.to_owned());
-        self.send_request::<methods::Elicit>(
-            &ElicitRequestParams::Url(params),
-            RequestOptions::new(),
-        )
-        .await
+        match self
+            .request_input(InputRequest::Elicit(ElicitRequestParams::Url(params)))
+            .await?
+        {
+            InputResponse::Elicit(result) => Ok(result),
+            _ => Err(wrong_answer(methods::Elicit::NAME)),
+        }
     }
 
-    /// Asks for the client's roots (`roots/list`).
+    /// Asks for the client's roots (`roots/list`). Inside a handler,
+    /// [`Context::list_roots`] asks in either era.
     ///
     /// # Errors
     /// [`Error::MissingClientCapability`] when the client has no roots;
-    /// [`Error::Request`] when it fails.
+    /// [`Error::NoServerRequests`] in the stateless era; [`Error::Request`]
+    /// when it fails.
     pub async fn list_roots(&self) -> Result<ListRootsResult, Error> {
-        let method = methods::ListRoots::NAME;
-        let capabilities = self.capabilities_for(method)?;
-        if capabilities.roots.is_none() {
-            return Err(self.missing("roots", method));
+        match self.request_input(InputRequest::list_roots()).await? {
+            InputResponse::ListRoots(result) => Ok(result),
+            _ => Err(wrong_answer(methods::ListRoots::NAME)),
         }
-        self.can_send(method)?;
-        self.send_request::<methods::ListRoots>(&None, RequestOptions::new())
-            .await
+    }
+
+    /// Checks and sends one ask as a server-to-client request.
+    async fn request_input(&self, request: InputRequest) -> Result<InputResponse, Error> {
+        self.check_ask(&request)?;
+        self.can_send(request.method())?;
+        self.send_ask(request).await
+    }
+
+    /// Checks an ask against the capabilities the client declared.
+    pub(crate) fn check_ask(&self, request: &InputRequest) -> Result<(), Error> {
+        let method = request.method();
+        let capabilities = self.capabilities_for(method)?;
+        match request {
+            InputRequest::CreateMessage(params) => {
+                let Some(sampling) = &capabilities.sampling else {
+                    return Err(self.missing("sampling", method));
+                };
+                if (params.tools.is_some() || params.tool_choice.is_some())
+                    && sampling.tools.is_none()
+                {
+                    return Err(self.missing("sampling.tools", method));
+                }
+            }
+            InputRequest::Elicit(ElicitRequestParams::Url(_))
+                if capabilities
+                    .elicitation
+                    .as_ref()
+                    .and_then(|e| e.url.as_ref())
+                    .is_none() =>
+            {
+                return Err(self.missing("elicitation.url", method));
+            }
+            InputRequest::Elicit(ElicitRequestParams::Url(_)) => {}
+            InputRequest::Elicit(_) => {
+                let Some(elicitation) = &capabilities.elicitation else {
+                    return Err(self.missing("elicitation", method));
+                };
+                // An empty `elicitation` object (2025-06-18 style) means form mode.
+                if elicitation.form.is_none() && elicitation.url.is_some() {
+                    return Err(self.missing("elicitation.form", method));
+                }
+            }
+            InputRequest::ListRoots(_) if capabilities.roots.is_none() => {
+                return Err(self.missing("roots", method));
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Sends an ask as a server-to-client request (handshake era).
+    pub(crate) async fn send_ask(&self, request: InputRequest) -> Result<InputResponse, Error> {
+        let options = RequestOptions::new;
+        Ok(match request {
+            InputRequest::CreateMessage(params) => InputResponse::CreateMessage(
+                self.send_request::<methods::CreateMessage>(&params, options())
+                    .await?,
+            ),
+            InputRequest::Elicit(params) => InputResponse::Elicit(
+                self.send_request::<methods::Elicit>(&params, options())
+                    .await?,
+            ),
+            InputRequest::ListRoots(_) => InputResponse::ListRoots(
+                self.send_request::<methods::ListRoots>(&None, options())
+                    .await?,
+            ),
+            other => {
+                return Err(Error::NoServerRequests {
+                    method: other.method(),
+                });
+            }
+        })
     }
 
     /// The capabilities to check a request to the client against.
@@ -446,6 +502,12 @@ impl ServerSession {
             Some(_) => Err(Error::NoServerRequests { method }),
             None => Ok(()),
         }
+    }
+}
+
+fn wrong_answer(method: &'static str) -> Error {
+    Error::InputMismatch {
+        key: method.to_owned(),
     }
 }
 
@@ -518,6 +580,7 @@ pub struct Context {
     meta: Option<Arc<RequestMeta>>,
     transport: TransportContext,
     input: Option<Arc<RequestInput>>,
+    asks: Arc<Asks>,
 }
 
 /// The answers and state a retried stateless request brought.
@@ -542,12 +605,26 @@ impl Context {
             meta: meta.map(Arc::new),
             transport,
             input: None,
+            asks: Arc::default(),
         }
     }
 
-    pub(crate) fn with_input(mut self, input: RequestInput) -> Self {
+    /// A retried stateless request: the handler sees this retry's answers
+    /// and its own state; the SDK's asks resolve from `answered` (earlier
+    /// rounds, sealed) and this retry's answers.
+    pub(crate) fn with_input(mut self, input: RequestInput, answered: InputResponses) -> Self {
+        let mut known = answered;
+        if let Some(responses) = &input.responses {
+            known.extend(responses.iter().map(|(k, v)| (k.clone(), v.clone())));
+        }
+        self.asks = Arc::new(Asks::resume(known));
         self.input = Some(Arc::new(input));
         self
+    }
+
+    /// The asks of this request (stateless era).
+    pub(crate) fn asks(&self) -> &Asks {
+        &self.asks
     }
 
     /// The client's answer to the input request `key` of the previous round
