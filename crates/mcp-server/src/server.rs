@@ -29,7 +29,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::request_state::StateSealer;
+use crate::request_state::{Binding, StateSealer};
 use crate::session::{Context, RequestInput, ServerSession, SessionState, StatelessRequest};
 use crate::tool_io::{InputRequired, IntoToolResult, input_schema_for, parse_arguments};
 use crate::{Error, UriTemplate};
@@ -348,11 +348,38 @@ impl ServerBuilder {
         self
     }
 
-    /// The key that seals `requestState` (2026-07-28 input-required
-    /// results). Give every instance behind a load balancer the same key;
-    /// without one, a random key makes state verifiable by this process only.
-    pub fn request_state_key(mut self, key: impl Into<Vec<u8>>) -> Self {
-        self.registry.sealer = StateSealer::new(key.into());
+    /// The secret that seals `requestState` (2026-07-28 input-required
+    /// results) with AES-256-GCM under a key derived from it with HKDF: at
+    /// least 32 random bytes. Give every instance behind a load balancer the
+    /// same secret; without one, a random key makes state usable with this
+    /// process only (logged at `warn` the first time a state is sealed).
+    pub fn request_state_key(self, key: impl Into<Vec<u8>>) -> Self {
+        self.request_state_keys(key, std::iter::empty::<Vec<u8>>())
+    }
+
+    /// Like [`request_state_key`](Self::request_state_key), with earlier
+    /// secrets that still open state (never seal): to rotate across
+    /// replicas, deploy the new secret in `previous` first, then as
+    /// `current` with the old one in `previous`, then drop the old one once
+    /// the [TTL](Self::request_state_ttl) has passed.
+    pub fn request_state_keys<K: Into<Vec<u8>>>(
+        mut self,
+        current: impl Into<Vec<u8>>,
+        previous: impl IntoIterator<Item = K>,
+    ) -> Self {
+        let current = current.into();
+        let previous: Vec<Vec<u8>> = previous.into_iter().map(Into::into).collect();
+        let previous: Vec<&[u8]> = previous.iter().map(Vec::as_slice).collect();
+        let ttl = self.registry.sealer.ttl();
+        self.registry.sealer = StateSealer::new(&current, &previous).with_ttl(ttl);
+        self
+    }
+
+    /// How long a sealed `requestState` is accepted after it was issued
+    /// (the client's retry must come within it); 10 minutes by default.
+    /// A state past it is refused with `-32602`, and the client starts over.
+    pub fn request_state_ttl(mut self, ttl: std::time::Duration) -> Self {
+        self.registry.sealer = self.registry.sealer.clone().with_ttl(ttl);
         self
     }
 
@@ -992,32 +1019,37 @@ impl Runner {
     fn with_input(
         &self,
         context: Context,
-        binding: &str,
+        binding: &Binding,
         responses: Option<InputResponses>,
         request_state: Option<String>,
     ) -> Result<Context, ErrorObject> {
         let state = match request_state {
             None => None,
-            Some(sealed) => Some(self.registry.sealer.open(binding, &sealed).ok_or_else(|| {
-                ErrorObject::invalid_params(
-                    "requestState failed verification: it was altered, or issued for another \
-                     request or by a server with another key",
-                )
-            })?),
+            Some(sealed) => Some(
+                self.registry
+                    .sealer
+                    .open(binding, &sealed)
+                    .map_err(|refusal| ErrorObject::invalid_params(refusal.to_string()))?,
+            ),
         };
         Ok(context.with_input(RequestInput { responses, state }))
     }
 
-    /// Seals the state of an input-required answer for `binding`.
-    fn seal<R>(&self, answer: ResultOrInputRequired<R>, binding: &str) -> ResultOrInputRequired<R> {
-        match answer {
-            ResultOrInputRequired::InputRequired(mut input) => {
+    /// Seals the state of an input-required answer for `binding` (none in
+    /// the handshake era, where such an answer is refused anyway).
+    fn seal<R>(
+        &self,
+        answer: ResultOrInputRequired<R>,
+        binding: Option<&Binding>,
+    ) -> ResultOrInputRequired<R> {
+        match (answer, binding) {
+            (ResultOrInputRequired::InputRequired(mut input), Some(binding)) => {
                 input.request_state = input
                     .request_state
                     .map(|state| self.registry.sealer.seal(binding, &state));
                 ResultOrInputRequired::InputRequired(input)
             }
-            complete => complete,
+            (answer, _) => answer,
         }
     }
 
@@ -1041,18 +1073,25 @@ impl Runner {
                 &cx.transport.headers,
             )?;
         }
-        let binding = format!("tools/call:{}", params.name);
         let mut context = self.context(cx, era, params.meta);
+        let mut binding = None;
         if let Era::Stateless(_) = era {
+            let bound = Binding::new(
+                "tools/call",
+                &params.name,
+                params.arguments.as_ref(),
+                cx.transport.principal.as_deref(),
+            );
             context = self.with_input(
                 context,
-                &binding,
+                &bound,
                 params.input_responses,
                 params.request_state,
             )?;
+            binding = Some(bound);
         }
         let answer = (entry.call)(params.arguments, context).await?;
-        Ok(self.seal(answer, &binding))
+        Ok(self.seal(answer, binding.as_ref()))
     }
 
     async fn read_resource(
@@ -1120,18 +1159,29 @@ impl Runner {
                     .join(", ")
             )));
         }
-        let binding = format!("prompts/get:{}", params.name);
         let mut context = self.context(cx, era, params.meta);
+        let mut binding = None;
         if let Era::Stateless(_) = era {
+            let object: JsonObject = arguments
+                .iter()
+                .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+                .collect();
+            let bound = Binding::new(
+                "prompts/get",
+                &params.name,
+                Some(&object),
+                cx.transport.principal.as_deref(),
+            );
             context = self.with_input(
                 context,
-                &binding,
+                &bound,
                 params.input_responses,
                 params.request_state,
             )?;
+            binding = Some(bound);
         }
         let answer = (entry.get)(arguments, context).await?;
-        Ok(self.seal(answer, &binding))
+        Ok(self.seal(answer, binding.as_ref()))
     }
 
     async fn complete(
