@@ -894,6 +894,23 @@ fn cursor_of(params: &Option<PaginatedRequestParams>) -> Option<&str> {
     params.as_ref().and_then(|p| p.cursor.as_deref())
 }
 
+/// Records the protocol revision and the tool, prompt or resource a request
+/// names on its span (`mcp_core::request_span`, which the dispatcher serves
+/// it in). Never arguments or credentials.
+fn record_span(revision: Revision, request: &ClientRequest) {
+    let span = tracing::Span::current();
+    span.record("revision", revision.as_str());
+    let name = match request {
+        ClientRequest::CallTool(params) => &params.name,
+        ClientRequest::GetPrompt(params) => &params.name,
+        ClientRequest::ReadResource(params) => &params.uri,
+        ClientRequest::Subscribe(params) => &params.uri,
+        ClientRequest::Unsubscribe(params) => &params.uri,
+        _ => return,
+    };
+    span.record("name", name.as_str());
+}
+
 /// Only `_meta` of a request's params, to choose the era.
 fn request_meta(params: Option<&RawJson>) -> Option<RequestMeta> {
     #[derive(serde::Deserialize)]
@@ -997,6 +1014,7 @@ impl Runner {
             answered = %revision,
             "initialize"
         );
+        tracing::Span::current().record("revision", revision.as_str());
         self.state.set_client(params, revision);
         let r = &self.registry;
         let mut result = InitializeResult::new(
@@ -1276,6 +1294,9 @@ impl Runner {
             revision.unwrap_or(Revision::LATEST_HANDSHAKE),
         )
         .map_err(|e| e.to_error_object())?;
+        if let Some(revision) = revision {
+            record_span(revision, &parsed);
+        }
         let era = Era::Handshake;
         match parsed {
             ClientRequest::Initialize(params) => self.initialize(params),
@@ -1355,6 +1376,7 @@ impl Runner {
         };
         let parsed = ClientRequest::parse(&request.method, request.params.as_ref(), revision)
             .map_err(|e| e.to_error_object())?;
+        record_span(revision, &parsed);
         let era = Era::Stateless(Arc::new(StatelessRequest {
             revision,
             capabilities,
@@ -1585,5 +1607,208 @@ mod tests {
             .find(|a| a.name == "language")
             .expect("language");
         assert_eq!(language.required, Some(false));
+    }
+
+    /// A subscriber that keeps every span's fields and tracks the entered
+    /// span, so `Span::current()` works (one thread: a current-thread runtime).
+    #[derive(Clone, Default)]
+    struct Capture(Arc<std::sync::Mutex<Captured>>);
+
+    #[derive(Default)]
+    struct Captured {
+        spans: Vec<(
+            &'static tracing::Metadata<'static>,
+            BTreeMap<String, String>,
+        )>,
+        entered: Vec<u64>,
+    }
+
+    impl Capture {
+        fn lock(&self) -> std::sync::MutexGuard<'_, Captured> {
+            self.0.lock().unwrap_or_else(|p| p.into_inner())
+        }
+
+        /// The fields of every `mcp.request` span whose `method` is `method`.
+        fn requests(&self, method: &str) -> Vec<BTreeMap<String, String>> {
+            self.lock()
+                .spans
+                .iter()
+                .filter(|(meta, fields)| {
+                    meta.name() == "mcp.request"
+                        && fields.get("method").map(String::as_str) == Some(method)
+                })
+                .map(|(_, fields)| fields.clone())
+                .collect()
+        }
+    }
+
+    struct Fields<'a>(&'a mut BTreeMap<String, String>);
+
+    impl tracing::field::Visit for Fields<'_> {
+        fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
+            self.0.insert(field.name().to_owned(), value.to_owned());
+        }
+        fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+            self.0.insert(field.name().to_owned(), format!("{value:?}"));
+        }
+    }
+
+    impl tracing::Subscriber for Capture {
+        fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
+            true
+        }
+        fn new_span(&self, attributes: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+            let mut captured = self.lock();
+            let mut fields = BTreeMap::new();
+            attributes.record(&mut Fields(&mut fields));
+            captured.spans.push((attributes.metadata(), fields));
+            tracing::span::Id::from_u64(captured.spans.len() as u64)
+        }
+        fn record(&self, span: &tracing::span::Id, values: &tracing::span::Record<'_>) {
+            let mut captured = self.lock();
+            let index = usize::try_from(span.into_u64() - 1).expect("an index");
+            values.record(&mut Fields(&mut captured.spans[index].1));
+        }
+        fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+        fn event(&self, _: &tracing::Event<'_>) {}
+        fn enter(&self, span: &tracing::span::Id) {
+            self.lock().entered.push(span.into_u64());
+        }
+        fn exit(&self, span: &tracing::span::Id) {
+            let mut captured = self.lock();
+            if let Some(at) = captured
+                .entered
+                .iter()
+                .rposition(|&id| id == span.into_u64())
+            {
+                captured.entered.remove(at);
+            }
+        }
+        fn current_span(&self) -> tracing_core::span::Current {
+            let captured = self.lock();
+            match captured.entered.last() {
+                Some(&id) => {
+                    let index = usize::try_from(id - 1).expect("an index");
+                    tracing_core::span::Current::new(
+                        tracing::span::Id::from_u64(id),
+                        captured.spans[index].0,
+                    )
+                }
+                None => tracing_core::span::Current::none(),
+            }
+        }
+    }
+
+    /// The runner inside `mcp_core::request_span`, as the dispatcher serves it.
+    struct Spanned(Runner);
+
+    impl Handler for Spanned {
+        async fn handle_request(
+            &self,
+            request: IncomingRequest,
+            cx: RequestContext,
+        ) -> Result<RawJson, ErrorObject> {
+            use tracing::Instrument as _;
+            let span = mcp_core::request_span(&request.method, &cx.id, &cx.transport);
+            self.0.handle_request(request, cx).instrument(span).await
+        }
+        async fn handle_notification(&self, n: IncomingNotification, cx: NotificationContext) {
+            self.0.handle_notification(n, cx).await
+        }
+    }
+
+    struct NoRequests;
+
+    impl Handler for NoRequests {
+        async fn handle_request(
+            &self,
+            request: IncomingRequest,
+            _: RequestContext,
+        ) -> Result<RawJson, ErrorObject> {
+            Err(ErrorObject::method_not_found(&request.method))
+        }
+        async fn handle_notification(&self, _: IncomingNotification, _: NotificationContext) {}
+    }
+
+    #[test]
+    fn a_served_request_records_its_revision_and_name_on_its_span() {
+        #[derive(serde::Deserialize, JsonSchema)]
+        struct Echo {
+            message: String,
+        }
+        let server = Server::builder("spans", "1")
+            .tool("echo", "Echoes", |echo: Echo, _: Context| async move {
+                echo.message
+            })
+            .build()
+            .expect("server");
+        let capture = Capture::default();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        tracing::subscriber::with_default(capture.clone(), || {
+            runtime.block_on(async {
+                let (client_end, server_end) = mcp_core::MemoryTransport::pair(16);
+                let runner = Spanned(Runner {
+                    registry: server.registry.clone(),
+                    state: Arc::new(SessionState::default()),
+                });
+                let served = Connection::start(server_end, runner, DispatcherConfig::default());
+                let client = Connection::start(client_end, NoRequests, DispatcherConfig::default());
+                let call = |method: &'static str, params: Value| {
+                    let peer = client.peer().clone();
+                    async move {
+                        let params = RawJson::from_serialize(&params).expect("params");
+                        let answer = peer.request(method, Some(params), Default::default());
+                        tokio::time::timeout(std::time::Duration::from_secs(10), answer)
+                            .await
+                            .expect("in time")
+                            .expect("answered")
+                    }
+                };
+                let meta = serde_json::json!({
+                    mcp_types::meta::PROTOCOL_VERSION: "2026-07-28",
+                    mcp_types::meta::CLIENT_CAPABILITIES: {},
+                });
+                let echo = serde_json::json!({
+                    "name": "echo",
+                    "arguments": {"message": "a secret argument"},
+                });
+                let mut stateless = echo.clone();
+                stateless["_meta"] = meta;
+                call("tools/call", stateless).await;
+                // The handshake era: the session's negotiated revision.
+                call(
+                    "initialize",
+                    serde_json::json!({
+                        "protocolVersion": "2025-06-18",
+                        "capabilities": {},
+                        "clientInfo": {"name": "spans", "version": "1"},
+                    }),
+                )
+                .await;
+                call("tools/call", echo).await;
+                client.shutdown().await;
+                served.shutdown().await;
+            });
+        });
+        let field = |fields: &BTreeMap<String, String>, name: &str| fields.get(name).cloned();
+        let calls = capture.requests("tools/call");
+        assert_eq!(calls.len(), 2, "{calls:?}");
+        for (call, revision) in calls.iter().zip(["2026-07-28", "2025-06-18"]) {
+            assert_eq!(field(call, "name").as_deref(), Some("echo"));
+            assert_eq!(field(call, "revision").as_deref(), Some(revision));
+            assert!(
+                !call.values().any(|v| v.contains("secret")),
+                "no arguments in the span: {call:?}"
+            );
+        }
+        let initialize = capture.requests("initialize");
+        assert_eq!(initialize.len(), 1, "{initialize:?}");
+        assert_eq!(
+            field(&initialize[0], "revision").as_deref(),
+            Some("2025-06-18")
+        );
     }
 }
