@@ -1043,12 +1043,14 @@ impl Runner {
     ) -> Result<Context, ErrorObject> {
         let state = match request_state {
             None => None,
-            Some(sealed) => Some(
-                self.registry
-                    .sealer
-                    .open(binding, &sealed)
-                    .map_err(|refusal| ErrorObject::invalid_params(refusal.to_string()))?,
-            ),
+            Some(sealed) => Some(self.registry.sealer.open(binding, &sealed).map_err(
+                |refusal| {
+                    // The request span names the method and target; the
+                    // state itself is attacker input and stays out.
+                    tracing::warn!(%refusal, "refused a requestState");
+                    ErrorObject::invalid_params(refusal.to_string())
+                },
+            )?),
         };
         Ok(context.with_input(RequestInput { responses, state }))
     }
