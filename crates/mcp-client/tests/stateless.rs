@@ -591,12 +591,17 @@ async fn first_round(client: &Client, city: &str) -> String {
     input.request_state.expect("state")
 }
 
-async fn refusal(client: &Client, params: &CallToolRequestParams) -> ErrorObject {
+/// Asserts `params` is refused with -32602 naming `why`, without the state.
+async fn assert_refused(client: &Client, params: &CallToolRequestParams, why: &str) {
     let error = client
         .call_tool_once(params, RequestOptions::new())
         .await
         .expect_err("refused");
-    error.remote().expect("a JSON-RPC error").clone()
+    let error = error.remote().expect("a JSON-RPC error");
+    assert_eq!(error.code, ErrorCode::INVALID_PARAMS);
+    assert!(error.message.contains(why), "{}", error.message);
+    let state = params.request_state.as_deref().expect("a state");
+    assert!(!error.message.contains(state), "the state is not echoed");
 }
 
 #[tokio::test]
@@ -607,14 +612,8 @@ async fn a_request_state_replayed_with_other_arguments_is_refused() {
         .expect("connected");
     let sealed = first_round(&client, "Paris").await;
 
-    let error = refusal(&client, &booking("Rome", Some(sealed.clone()))).await;
-    assert_eq!(error.code, ErrorCode::INVALID_PARAMS);
-    assert!(
-        error.message.contains("different arguments"),
-        "{}",
-        error.message
-    );
-    assert!(!error.message.contains(&sealed), "the state is not echoed");
+    let rome = booking("Rome", Some(sealed.clone()));
+    assert_refused(&client, &rome, "different arguments").await;
 
     // The same arguments, in another key order, open it.
     let mut same = booking("Paris", Some(sealed));
@@ -639,9 +638,7 @@ async fn a_request_state_past_its_ttl_is_refused() {
         .await
         .expect("connected");
     let sealed = first_round(&client, "Paris").await;
-    let error = refusal(&client, &booking("Paris", Some(sealed))).await;
-    assert_eq!(error.code, ErrorCode::INVALID_PARAMS);
-    assert!(error.message.contains("expired"), "{}", error.message);
+    assert_refused(&client, &booking("Paris", Some(sealed)), "expired").await;
     client.close().await.expect("closed");
     let _ = running.stop.send(());
 }
@@ -688,13 +685,8 @@ async fn a_request_state_issued_to_one_user_is_refused_for_another() {
     let bob = as_user("bob").await.expect("bob connected");
     let sealed = first_round(&alice, "Paris").await;
 
-    let error = refusal(&bob, &booking("Paris", Some(sealed.clone()))).await;
-    assert_eq!(error.code, ErrorCode::INVALID_PARAMS);
-    assert!(
-        error.message.contains("another principal"),
-        "{}",
-        error.message
-    );
+    let replayed = booking("Paris", Some(sealed.clone()));
+    assert_refused(&bob, &replayed, "another principal").await;
     let done = alice
         .call_tool_once(&booking("Paris", Some(sealed)), RequestOptions::new())
         .await
