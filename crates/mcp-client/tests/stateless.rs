@@ -136,10 +136,13 @@ struct Running {
 }
 
 async fn start() -> Running {
+    start_with(server()).await
+}
+
+async fn start_with(server: Server) -> Running {
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bound");
     let addr = listener.local_addr().expect("addr");
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = server();
     tokio::spawn(async move {
         let _ = server
             .serve_http(listener, HttpServerConfig::new(), async {
@@ -550,4 +553,158 @@ async fn the_http_validation_ladder_refuses_mismatched_requests() {
         "{body}"
     );
     let _ = running.stop.send(());
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Booking {
+    city: String,
+    nights: u32,
+}
+
+/// Books after one confirmation round; the state names what was confirmed.
+fn booking_server(ttl: Duration) -> Server {
+    Server::builder("booking", "1")
+        .request_state_key(b"a key every instance shares".to_vec())
+        .request_state_ttl(ttl)
+        .tool(
+            "book",
+            "Books a stay",
+            |b: Booking, cx: Context| async move {
+                match cx.request_state() {
+                    Some(state) => Answer::Complete(format!("booked after {state}")),
+                    None => Answer::InputRequired(
+                        InputRequired::new()
+                            .elicit_form("who", "Who travels?", name_form())
+                            .state(format!("confirm-{}-{}", b.city, b.nights)),
+                    ),
+                }
+            },
+        )
+        .build()
+        .expect("server")
+}
+
+fn booking(city: &str, state: Option<String>) -> CallToolRequestParams {
+    let mut params = CallToolRequestParams::new("book");
+    params.arguments = json!({"city": city, "nights": 2}).as_object().cloned();
+    params.request_state = state;
+    params
+}
+
+/// The sealed state of `book`'s first round for `city`.
+async fn first_round(client: &Client, city: &str) -> String {
+    let first = client
+        .call_tool_once(&booking(city, None), RequestOptions::new())
+        .await
+        .expect("first round");
+    let ResultOrInputRequired::InputRequired(input) = first else {
+        panic!("input expected");
+    };
+    input.request_state.expect("state")
+}
+
+/// Asserts `params` is refused with -32602 naming `why`, without the state.
+async fn assert_refused(client: &Client, params: &CallToolRequestParams, why: &str) {
+    let error = client
+        .call_tool_once(params, RequestOptions::new())
+        .await
+        .expect_err("refused");
+    let error = error.remote().expect("a JSON-RPC error");
+    assert_eq!(error.code, ErrorCode::INVALID_PARAMS);
+    assert!(error.message.contains(why), "{}", error.message);
+    let state = params.request_state.as_deref().expect("a state");
+    assert!(!error.message.contains(state), "the state is not echoed");
+}
+
+#[tokio::test]
+async fn a_request_state_replayed_with_other_arguments_is_refused() {
+    let running = start_with(booking_server(Duration::from_secs(600))).await;
+    let client = Client::connect_http(&running.url, config())
+        .await
+        .expect("connected");
+    let sealed = first_round(&client, "Paris").await;
+
+    let rome = booking("Rome", Some(sealed.clone()));
+    assert_refused(&client, &rome, "different arguments").await;
+
+    // The same arguments, in another key order, open it.
+    let mut same = booking("Paris", Some(sealed));
+    same.arguments = json!({"nights": 2, "city": "Paris"}).as_object().cloned();
+    let done = client
+        .call_tool_once(&same, RequestOptions::new())
+        .await
+        .expect("retried");
+    let ResultOrInputRequired::Complete(done) = done else {
+        panic!("complete expected");
+    };
+    assert_eq!(text(&done), "booked after confirm-Paris-2");
+    client.close().await.expect("closed");
+    let _ = running.stop.send(());
+}
+
+#[tokio::test]
+async fn a_request_state_past_its_ttl_is_refused() {
+    // A zero TTL: every state has expired by the time it comes back.
+    let running = start_with(booking_server(Duration::ZERO)).await;
+    let client = Client::connect_http(&running.url, config())
+        .await
+        .expect("connected");
+    let sealed = first_round(&client, "Paris").await;
+    assert_refused(&client, &booking("Paris", Some(sealed)), "expired").await;
+    client.close().await.expect("closed");
+    let _ = running.stop.send(());
+}
+
+/// Opaque bearer tokens: `<name>-token` is `<name>`.
+struct Users;
+
+impl mcp_transport::http::TokenVerifier for Users {
+    fn verify<'a>(
+        &'a self,
+        token: &'a str,
+        _resource: &'a str,
+    ) -> mcp_transport::http::Verification<'a> {
+        Box::pin(async move {
+            let user = token.strip_suffix("-token").ok_or_else(|| {
+                mcp_transport::http::TokenRejection::Invalid("unknown token".into())
+            })?;
+            Ok(mcp_transport::http::TokenClaims::new().with_subject(user))
+        })
+    }
+}
+
+#[tokio::test]
+async fn a_request_state_issued_to_one_user_is_refused_for_another() {
+    use mcp_transport::http::{BearerGuard, HttpClientConfig, ProtectedResource, serve_service};
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bound");
+    let url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
+    let service = BearerGuard::new(
+        booking_server(Duration::from_secs(600)).streamable_http_service(HttpServerConfig::new()),
+        ProtectedResource::new(url.clone(), "https://as.example.com"),
+        std::sync::Arc::new(Users),
+    );
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(serve_service(listener, service, async {
+        let _ = stopped.await;
+    }));
+    let as_user = |user: &str| {
+        let http = HttpClientConfig::new()
+            .header("authorization", &format!("Bearer {user}-token"))
+            .expect("header");
+        Client::connect_http_with(&url, http, config())
+    };
+    let alice = as_user("alice").await.expect("alice connected");
+    let bob = as_user("bob").await.expect("bob connected");
+    let sealed = first_round(&alice, "Paris").await;
+
+    let replayed = booking("Paris", Some(sealed.clone()));
+    assert_refused(&bob, &replayed, "another principal").await;
+    let done = alice
+        .call_tool_once(&booking("Paris", Some(sealed)), RequestOptions::new())
+        .await
+        .expect("alice retried");
+    assert!(matches!(done, ResultOrInputRequired::Complete(_)));
+    alice.close().await.expect("closed");
+    bob.close().await.expect("closed");
+    let _ = stop.send(());
 }

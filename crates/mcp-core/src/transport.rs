@@ -76,6 +76,11 @@ pub struct TransportContext {
     pub session_id: Option<Arc<str>>,
     /// Control over the message's stream, on transports that have streams.
     pub stream: Option<Arc<dyn StreamControl>>,
+    /// Who sent the message, when an authentication layer in front of the
+    /// transport verified it (the streamable HTTP server fills it from the
+    /// bearer token's issuer, subject and client); `None` when unknown.
+    /// An identity, never a credential.
+    pub principal: Option<Arc<str>>,
 }
 
 impl TransportContext {
@@ -85,6 +90,7 @@ impl TransportContext {
             headers,
             session_id: None,
             stream: None,
+            principal: None,
         }
     }
 }

@@ -30,7 +30,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::ask::SealedInput;
-use crate::request_state::StateSealer;
+use crate::request_state::{Binding, StateSealer};
 use crate::session::{Context, RequestInput, ServerSession, SessionState, StatelessRequest};
 use crate::tool_io::{InputRequired, IntoToolResult, input_schema_for, parse_arguments};
 use crate::{Error, UriTemplate};
@@ -349,11 +349,38 @@ impl ServerBuilder {
         self
     }
 
-    /// The key that seals `requestState` (2026-07-28 input-required
-    /// results). Give every instance behind a load balancer the same key;
-    /// without one, a random key makes state verifiable by this process only.
-    pub fn request_state_key(mut self, key: impl Into<Vec<u8>>) -> Self {
-        self.registry.sealer = StateSealer::new(key.into());
+    /// The secret that seals `requestState` (2026-07-28 input-required
+    /// results) with AES-256-GCM under a key derived from it with HKDF: at
+    /// least 32 random bytes. Give every instance behind a load balancer the
+    /// same secret; without one, a random key makes state usable with this
+    /// process only (logged at `warn` the first time a state is sealed).
+    pub fn request_state_key(self, key: impl Into<Vec<u8>>) -> Self {
+        self.request_state_keys(key, std::iter::empty::<Vec<u8>>())
+    }
+
+    /// Like [`request_state_key`](Self::request_state_key), with earlier
+    /// secrets that still open state (never seal): to rotate across
+    /// replicas, deploy the new secret in `previous` first, then as
+    /// `current` with the old one in `previous`, then drop the old one once
+    /// the [TTL](Self::request_state_ttl) has passed.
+    pub fn request_state_keys<K: Into<Vec<u8>>>(
+        mut self,
+        current: impl Into<Vec<u8>>,
+        previous: impl IntoIterator<Item = K>,
+    ) -> Self {
+        let current = current.into();
+        let previous: Vec<Vec<u8>> = previous.into_iter().map(Into::into).collect();
+        let previous: Vec<&[u8]> = previous.iter().map(Vec::as_slice).collect();
+        let ttl = self.registry.sealer.ttl();
+        self.registry.sealer = StateSealer::new(&current, &previous).with_ttl(ttl);
+        self
+    }
+
+    /// How long a sealed `requestState` is accepted after it was issued
+    /// (the client's retry must come within it); 10 minutes by default.
+    /// A state past it is refused with `-32602`, and the client starts over.
+    pub fn request_state_ttl(mut self, ttl: std::time::Duration) -> Self {
+        self.registry.sealer = self.registry.sealer.clone().with_ttl(ttl);
         self
     }
 
@@ -868,6 +895,23 @@ fn cursor_of(params: &Option<PaginatedRequestParams>) -> Option<&str> {
     params.as_ref().and_then(|p| p.cursor.as_deref())
 }
 
+/// Records the protocol revision and the tool, prompt or resource a request
+/// names on its span (`mcp_core::request_span`, which the dispatcher serves
+/// it in). Never arguments or credentials.
+fn record_span(revision: Revision, request: &ClientRequest) {
+    let span = tracing::Span::current();
+    span.record("revision", revision.as_str());
+    let name = match request {
+        ClientRequest::CallTool(params) => &params.name,
+        ClientRequest::GetPrompt(params) => &params.name,
+        ClientRequest::ReadResource(params) => &params.uri,
+        ClientRequest::Subscribe(params) => &params.uri,
+        ClientRequest::Unsubscribe(params) => &params.uri,
+        _ => return,
+    };
+    span.record("name", name.as_str());
+}
+
 /// Only `_meta` of a request's params, to choose the era.
 fn request_meta(params: Option<&RawJson>) -> Option<RequestMeta> {
     #[derive(serde::Deserialize)]
@@ -986,6 +1030,7 @@ impl Runner {
             answered = %revision,
             "initialize"
         );
+        tracing::Span::current().record("revision", revision.as_str());
         self.state.set_client(params, revision);
         let r = &self.registry;
         let mut result = InitializeResult::new(
@@ -1008,19 +1053,23 @@ impl Runner {
     fn with_input(
         &self,
         context: Context,
-        binding: &str,
+        binding: &Binding,
         responses: Option<InputResponses>,
         request_state: Option<String>,
     ) -> Result<Context, ErrorObject> {
         let sealed = match request_state {
             None => SealedInput::default(),
             Some(sealed) => {
-                let opened = self.registry.sealer.open(binding, &sealed).ok_or_else(|| {
-                    ErrorObject::invalid_params(
-                        "requestState failed verification: it was altered, or issued for another \
-                         request or by a server with another key",
-                    )
-                })?;
+                let opened = self
+                    .registry
+                    .sealer
+                    .open(binding, &sealed)
+                    .map_err(|refusal| {
+                        // The request span names the method and target; the
+                        // state itself is attacker input and stays out.
+                        tracing::warn!(%refusal, "refused a requestState");
+                        ErrorObject::invalid_params(refusal.to_string())
+                    })?;
                 serde_json::from_str(&opened).map_err(|_| {
                     ErrorObject::invalid_params("requestState is not one this server issued")
                 })?
@@ -1037,7 +1086,7 @@ impl Runner {
     /// (they win over whatever the handler made of the `AwaitingInput`
     /// error), else its own answer; any input-required answer carries the
     /// answers so far and the handler's state, sealed for `binding`.
-    fn finish<R>(&self, answer: Answer<R>, context: &Context, binding: &str) -> Answer<R> {
+    fn finish<R>(&self, answer: Answer<R>, context: &Context, binding: &Binding) -> Answer<R> {
         let pending = context.asks().take_pending();
         let mut input = if pending.is_empty() {
             match answer? {
@@ -1061,17 +1110,20 @@ impl Runner {
     }
 
     /// Runs a handler that may ask the client for input, in the request's
-    /// era. Stateless: one run, with the retry's answers; what it still
-    /// needs goes back in an input-required result. Handshake: an explicit
-    /// `InputRequired` is fulfilled with server-to-client requests and the
-    /// handler runs again with the answers.
+    /// era. Stateless: one run, with the retry's answers, its state bound
+    /// to what `bind` makes; what it still needs goes back in an
+    /// input-required result. Handshake: an explicit `InputRequired` is
+    /// fulfilled with server-to-client requests and the handler runs again
+    /// with the answers.
+    #[allow(clippy::too_many_arguments)]
     async fn run_asking<R, F, Fut>(
         &self,
         cx: &RequestContext,
         era: &Era,
         meta: Option<RequestMeta>,
         retry: (Option<InputResponses>, Option<String>),
-        binding: &str,
+        target: &str,
+        bind: impl FnOnce() -> Binding,
         run: F,
     ) -> Answer<R>
     where
@@ -1080,10 +1132,11 @@ impl Runner {
     {
         let context = self.context(cx, era, meta.clone());
         if let Era::Stateless(_) = era {
+            let binding = bind();
             let (responses, request_state) = retry;
-            let context = self.with_input(context, binding, responses, request_state)?;
+            let context = self.with_input(context, &binding, responses, request_state)?;
             let answer = run(context.clone()).await;
-            return self.finish(answer, &context, binding);
+            return self.finish(answer, &context, &binding);
         }
         let mut answer = run(context.clone()).await?;
         for _ in 0..MAX_HANDSHAKE_INPUT_ROUNDS {
@@ -1105,7 +1158,7 @@ impl Runner {
             answer = run(again).await?;
         }
         Err(ErrorObject::internal_error(format!(
-            "`{binding}` still asked for input after {MAX_HANDSHAKE_INPUT_ROUNDS} rounds"
+            "`{target}` still asked for input after {MAX_HANDSHAKE_INPUT_ROUNDS} rounds"
         )))
     }
 
@@ -1129,10 +1182,11 @@ impl Runner {
                 &cx.transport.headers,
             )?;
         }
-        let binding = format!("tools/call:{}", params.name);
-        let arguments = params.arguments;
         let retry = (params.input_responses, params.request_state);
-        self.run_asking(cx, era, params.meta, retry, &binding, |context| {
+        let principal = cx.transport.principal.as_deref();
+        let arguments = params.arguments;
+        let bind = || Binding::new("tools/call", &params.name, arguments.as_ref(), principal);
+        self.run_asking(cx, era, params.meta, retry, &params.name, bind, |context| {
             (entry.call)(arguments.clone(), context)
         })
         .await
@@ -1165,10 +1219,15 @@ impl Runner {
                     .with_data(serde_json::json!({ "uri": uri })),
             );
         };
-        let binding = format!("resources/read:{uri}");
-        let request = ResourceRequest { uri, variables };
+        let principal = cx.transport.principal.as_deref();
+        let bind = || Binding::new("resources/read", &uri, None, principal);
+        let target = uri.clone();
+        let request = ResourceRequest {
+            uri: uri.clone(),
+            variables,
+        };
         let retry = (params.input_responses, params.request_state);
-        self.run_asking(cx, era, params.meta, retry, &binding, |context| {
+        self.run_asking(cx, era, params.meta, retry, &target, bind, |context| {
             let contents = read(request.clone(), context);
             async move {
                 Ok(ResultOrInputRequired::Complete(ReadResourceResult::new(
@@ -1212,9 +1271,16 @@ impl Runner {
                     .join(", ")
             )));
         }
-        let binding = format!("prompts/get:{}", params.name);
         let retry = (params.input_responses, params.request_state);
-        self.run_asking(cx, era, params.meta, retry, &binding, |context| {
+        let principal = cx.transport.principal.as_deref();
+        let bind = || {
+            let object: JsonObject = arguments
+                .iter()
+                .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+                .collect();
+            Binding::new("prompts/get", &params.name, Some(&object), principal)
+        };
+        self.run_asking(cx, era, params.meta, retry, &params.name, bind, |context| {
             (entry.get)(arguments.clone(), context)
         })
         .await
@@ -1312,6 +1378,9 @@ impl Runner {
             revision.unwrap_or(Revision::LATEST_HANDSHAKE),
         )
         .map_err(|e| e.to_error_object())?;
+        if let Some(revision) = revision {
+            record_span(revision, &parsed);
+        }
         let era = Era::Handshake;
         match parsed {
             ClientRequest::Initialize(params) => self.initialize(params),
@@ -1383,6 +1452,7 @@ impl Runner {
         };
         let parsed = ClientRequest::parse(&request.method, request.params.as_ref(), revision)
             .map_err(|e| e.to_error_object())?;
+        record_span(revision, &parsed);
         let era = Era::Stateless(Arc::new(StatelessRequest {
             revision,
             capabilities,
@@ -1617,5 +1687,208 @@ mod tests {
             .find(|a| a.name == "language")
             .expect("language");
         assert_eq!(language.required, Some(false));
+    }
+
+    /// A subscriber that keeps every span's fields and tracks the entered
+    /// span, so `Span::current()` works (one thread: a current-thread runtime).
+    #[derive(Clone, Default)]
+    struct Capture(Arc<std::sync::Mutex<Captured>>);
+
+    #[derive(Default)]
+    struct Captured {
+        spans: Vec<(
+            &'static tracing::Metadata<'static>,
+            BTreeMap<String, String>,
+        )>,
+        entered: Vec<u64>,
+    }
+
+    impl Capture {
+        fn lock(&self) -> std::sync::MutexGuard<'_, Captured> {
+            self.0.lock().unwrap_or_else(|p| p.into_inner())
+        }
+
+        /// The fields of every `mcp.request` span whose `method` is `method`.
+        fn requests(&self, method: &str) -> Vec<BTreeMap<String, String>> {
+            self.lock()
+                .spans
+                .iter()
+                .filter(|(meta, fields)| {
+                    meta.name() == "mcp.request"
+                        && fields.get("method").map(String::as_str) == Some(method)
+                })
+                .map(|(_, fields)| fields.clone())
+                .collect()
+        }
+    }
+
+    struct Fields<'a>(&'a mut BTreeMap<String, String>);
+
+    impl tracing::field::Visit for Fields<'_> {
+        fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
+            self.0.insert(field.name().to_owned(), value.to_owned());
+        }
+        fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+            self.0.insert(field.name().to_owned(), format!("{value:?}"));
+        }
+    }
+
+    impl tracing::Subscriber for Capture {
+        fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
+            true
+        }
+        fn new_span(&self, attributes: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+            let mut captured = self.lock();
+            let mut fields = BTreeMap::new();
+            attributes.record(&mut Fields(&mut fields));
+            captured.spans.push((attributes.metadata(), fields));
+            tracing::span::Id::from_u64(captured.spans.len() as u64)
+        }
+        fn record(&self, span: &tracing::span::Id, values: &tracing::span::Record<'_>) {
+            let mut captured = self.lock();
+            let index = usize::try_from(span.into_u64() - 1).expect("an index");
+            values.record(&mut Fields(&mut captured.spans[index].1));
+        }
+        fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+        fn event(&self, _: &tracing::Event<'_>) {}
+        fn enter(&self, span: &tracing::span::Id) {
+            self.lock().entered.push(span.into_u64());
+        }
+        fn exit(&self, span: &tracing::span::Id) {
+            let mut captured = self.lock();
+            if let Some(at) = captured
+                .entered
+                .iter()
+                .rposition(|&id| id == span.into_u64())
+            {
+                captured.entered.remove(at);
+            }
+        }
+        fn current_span(&self) -> tracing_core::span::Current {
+            let captured = self.lock();
+            match captured.entered.last() {
+                Some(&id) => {
+                    let index = usize::try_from(id - 1).expect("an index");
+                    tracing_core::span::Current::new(
+                        tracing::span::Id::from_u64(id),
+                        captured.spans[index].0,
+                    )
+                }
+                None => tracing_core::span::Current::none(),
+            }
+        }
+    }
+
+    /// The runner inside `mcp_core::request_span`, as the dispatcher serves it.
+    struct Spanned(Runner);
+
+    impl Handler for Spanned {
+        async fn handle_request(
+            &self,
+            request: IncomingRequest,
+            cx: RequestContext,
+        ) -> Result<RawJson, ErrorObject> {
+            use tracing::Instrument as _;
+            let span = mcp_core::request_span(&request.method, &cx.id, &cx.transport);
+            self.0.handle_request(request, cx).instrument(span).await
+        }
+        async fn handle_notification(&self, n: IncomingNotification, cx: NotificationContext) {
+            self.0.handle_notification(n, cx).await
+        }
+    }
+
+    struct NoRequests;
+
+    impl Handler for NoRequests {
+        async fn handle_request(
+            &self,
+            request: IncomingRequest,
+            _: RequestContext,
+        ) -> Result<RawJson, ErrorObject> {
+            Err(ErrorObject::method_not_found(&request.method))
+        }
+        async fn handle_notification(&self, _: IncomingNotification, _: NotificationContext) {}
+    }
+
+    #[test]
+    fn a_served_request_records_its_revision_and_name_on_its_span() {
+        #[derive(serde::Deserialize, JsonSchema)]
+        struct Echo {
+            message: String,
+        }
+        let server = Server::builder("spans", "1")
+            .tool("echo", "Echoes", |echo: Echo, _: Context| async move {
+                echo.message
+            })
+            .build()
+            .expect("server");
+        let capture = Capture::default();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        tracing::subscriber::with_default(capture.clone(), || {
+            runtime.block_on(async {
+                let (client_end, server_end) = mcp_core::MemoryTransport::pair(16);
+                let runner = Spanned(Runner {
+                    registry: server.registry.clone(),
+                    state: Arc::new(SessionState::default()),
+                });
+                let served = Connection::start(server_end, runner, DispatcherConfig::default());
+                let client = Connection::start(client_end, NoRequests, DispatcherConfig::default());
+                let call = |method: &'static str, params: Value| {
+                    let peer = client.peer().clone();
+                    async move {
+                        let params = RawJson::from_serialize(&params).expect("params");
+                        let answer = peer.request(method, Some(params), Default::default());
+                        tokio::time::timeout(std::time::Duration::from_secs(10), answer)
+                            .await
+                            .expect("in time")
+                            .expect("answered")
+                    }
+                };
+                let meta = serde_json::json!({
+                    mcp_types::meta::PROTOCOL_VERSION: "2026-07-28",
+                    mcp_types::meta::CLIENT_CAPABILITIES: {},
+                });
+                let echo = serde_json::json!({
+                    "name": "echo",
+                    "arguments": {"message": "a secret argument"},
+                });
+                let mut stateless = echo.clone();
+                stateless["_meta"] = meta;
+                call("tools/call", stateless).await;
+                // The handshake era: the session's negotiated revision.
+                call(
+                    "initialize",
+                    serde_json::json!({
+                        "protocolVersion": "2025-06-18",
+                        "capabilities": {},
+                        "clientInfo": {"name": "spans", "version": "1"},
+                    }),
+                )
+                .await;
+                call("tools/call", echo).await;
+                client.shutdown().await;
+                served.shutdown().await;
+            });
+        });
+        let field = |fields: &BTreeMap<String, String>, name: &str| fields.get(name).cloned();
+        let calls = capture.requests("tools/call");
+        assert_eq!(calls.len(), 2, "{calls:?}");
+        for (call, revision) in calls.iter().zip(["2026-07-28", "2025-06-18"]) {
+            assert_eq!(field(call, "name").as_deref(), Some("echo"));
+            assert_eq!(field(call, "revision").as_deref(), Some(revision));
+            assert!(
+                !call.values().any(|v| v.contains("secret")),
+                "no arguments in the span: {call:?}"
+            );
+        }
+        let initialize = capture.requests("initialize");
+        assert_eq!(initialize.len(), 1, "{initialize:?}");
+        assert_eq!(
+            field(&initialize[0], "revision").as_deref(),
+            Some("2025-06-18")
+        );
     }
 }

@@ -642,7 +642,8 @@ impl Context {
     }
 
     /// The state the handler gave with its previous `InputRequired`, verified
-    /// unchanged (a tampered state never reaches the handler).
+    /// unchanged, unexpired and issued for this same call (a tampered,
+    /// expired or replayed state never reaches the handler).
     pub fn request_state(&self) -> Option<&str> {
         self.input.as_deref().and_then(|i| i.state.as_deref())
     }

@@ -338,7 +338,9 @@ impl<T: IntoToolResult> IntoToolResult for Result<T, ToolError> {
 /// handler reads with [`Context::input_response`](crate::Context::input_response).
 /// State given with [`state`](Self::state) comes back through
 /// [`Context::request_state`](crate::Context::request_state), sealed with
-/// the server's key on the way so that a client cannot alter it.
+/// the server's key on the way (encrypted, expiring, bound to this call's
+/// arguments and principal) so that a client can neither read nor alter it,
+/// nor replay it on another call.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct InputRequired {
     pub(crate) requests: InputRequests,

@@ -417,6 +417,24 @@ fn set_session_header(headers: &mut HeaderMap, session_id: Option<&str>) {
     }
 }
 
+/// The principal `BearerGuard` verified for this request: the token's
+/// issuer, subject and client, unambiguously joined; `None` without a guard
+/// or without a subject or client in the token.
+#[cfg(feature = "auth-server")]
+fn principal_of(extensions: &http::Extensions) -> Option<Arc<str>> {
+    let claims = extensions.get::<super::TokenClaims>()?;
+    if claims.subject.is_none() && claims.client_id.is_none() {
+        return None;
+    }
+    let who = serde_json::json!([claims.issuer, claims.subject, claims.client_id]);
+    Some(who.to_string().into())
+}
+
+#[cfg(not(feature = "auth-server"))]
+fn principal_of(_: &http::Extensions) -> Option<Arc<str>> {
+    None
+}
+
 fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     headers.get(name).and_then(|v| v.to_str().ok())
 }
@@ -561,6 +579,7 @@ impl ServiceInner {
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
         let (parts, body) = request.into_parts();
+        let principal = principal_of(&parts.extensions);
         let headers = parts.headers;
         if !(accepts(&headers, "application/json") && accepts(&headers, "text/event-stream")) {
             return jsonrpc_error(
@@ -618,7 +637,7 @@ impl ServiceInner {
         let stateless = header_str(&headers, PROTOCOL_VERSION_HEADER)
             .is_some_and(|v| !Revision::from_version(v).is_some_and(|r| r.is_handshake()));
         if stateless {
-            return self.stateless_post(messages, &headers).await;
+            return self.stateless_post(messages, &headers, principal).await;
         }
         let initialize = messages
             .iter()
@@ -657,6 +676,7 @@ impl ServiceInner {
         self: Arc<Self>,
         mut messages: Vec<JsonRpcMessage>,
         headers: &HeaderMap,
+        principal: Option<Arc<str>>,
     ) -> Response<HttpBody> {
         if messages.len() != 1 {
             return jsonrpc_error(
@@ -708,7 +728,9 @@ impl ServiceInner {
             stream
         };
         let _ = stream;
-        let context = session.context(&to_headers(headers), None);
+        let mut context = session.context(&to_headers(headers), None);
+        // `requestState` is bound to it (2026-07-28 input-required results).
+        context.principal = principal;
         if inbound_tx
             .send(Inbound::Message(JsonRpcMessage::Request(request), context))
             .await
