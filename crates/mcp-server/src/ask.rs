@@ -297,6 +297,24 @@ fn elicitation_schema<T: JsonSchema>() -> Result<ElicitRequestedSchema, Error> {
             form.insert(field.into(), value.clone());
         }
     }
+    // An `Option` field is `"type": [T, "null"]` in the generated schema; a
+    // form says "optional" by leaving the field out of `required` instead.
+    if let Some(serde_json::Value::Object(properties)) = form.get_mut("properties") {
+        for property in properties.values_mut() {
+            let Some(kind) = property.get_mut("type") else {
+                continue;
+            };
+            if let serde_json::Value::Array(kinds) = kind {
+                let named: Vec<_> = kinds
+                    .iter()
+                    .filter(|k| k.as_str() != Some("null"))
+                    .collect();
+                if let [only] = named.as_slice() {
+                    *kind = (*only).clone();
+                }
+            }
+        }
+    }
     serde_json::from_value(serde_json::Value::Object(form)).map_err(|e| {
         invalid(format!(
             "an elicitation form has only primitive fields (string, number, integer, boolean, \
