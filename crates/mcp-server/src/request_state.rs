@@ -110,8 +110,24 @@ fn canonical(value: &Value, digest: &mut Digest) {
             }
             digest.update(b"]");
         }
-        scalar => digest.update(scalar.to_string().as_bytes()),
+        scalar => write_json(scalar, digest),
     }
+}
+
+/// Feeds `value`'s compact JSON without an intermediate string.
+fn write_json<T: serde::Serialize + ?Sized>(value: &T, digest: &mut Digest) {
+    struct Writer<'a>(&'a mut Digest);
+    impl std::io::Write for Writer<'_> {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.update(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    // Writing a `Value` or a string to a writer that never fails cannot fail.
+    let _ = serde_json::to_writer(Writer(digest), value);
 }
 
 fn canonical_object(object: &JsonObject, digest: &mut Digest) {
@@ -122,7 +138,7 @@ fn canonical_object(object: &JsonObject, digest: &mut Digest) {
         if i > 0 {
             digest.update(b",");
         }
-        digest.update(Value::from(key.as_str()).to_string().as_bytes());
+        write_json(key.as_str(), digest);
         digest.update(b":");
         if let Some(value) = object.get(key) {
             canonical(value, digest);
