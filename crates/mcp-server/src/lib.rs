@@ -33,22 +33,28 @@
 //! }
 //! ```
 
+mod answer;
 pub mod ask;
+mod builder;
+mod changes;
 mod error;
 mod in_memory;
+mod registry;
 mod request_state;
+mod runner;
 mod server;
 mod session;
 mod tool_io;
 mod uri_template;
 
+pub use answer::{Blob, IntoPromptResult, IntoResourceContents, NoArguments, ResourceRequest};
 pub use ask::Elicitation;
+pub use builder::ServerBuilder;
+pub use changes::ListChanges;
 pub use error::Error;
 pub use in_memory::{InMemorySender, InMemoryTransport};
-pub use server::{
-    Blob, DEFAULT_PAGE_SIZE, IntoPromptResult, IntoResourceContents, ListChanges, NoArguments,
-    ResourceRequest, Server, ServerBuilder, ServerConnection,
-};
+pub use registry::DEFAULT_PAGE_SIZE;
+pub use server::{Server, ServerConnection};
 pub use session::{Context, ServerSession};
 
 pub use tool_io::{

@@ -1,0 +1,490 @@
+//! [`ServerBuilder`]: registering tools, resources, prompts and settings.
+
+use std::collections::{BTreeMap, HashMap};
+use std::future::Future;
+use std::sync::Arc;
+
+use mcp_core::DispatcherConfig;
+use mcp_types::{CacheScope, ResultOrInputRequired};
+use mcp_types::{
+    CompleteRequestParams, Completion, ErrorObject, Implementation, JsonObject, Prompt,
+    PromptArgument, Resource, ResourceTemplate, Tool,
+};
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::request_state::StateSealer;
+use crate::session::{Context, ServerSession};
+use crate::tool_io::{IntoToolResult, input_schema_for, parse_arguments};
+use crate::{Error, UriTemplate};
+
+use crate::answer::*;
+use crate::changes::ListChanges;
+use crate::registry::*;
+use crate::server::Server;
+
+/// Builds a [`Server`]: register tools, resources, prompts and completions,
+/// then [`build`](ServerBuilder::build).
+///
+/// # Examples
+/// ```
+/// use mcp_server::{Context, Json, Server, ToolError};
+///
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct Add { a: i64, b: i64 }
+///
+/// #[derive(serde::Serialize, schemars::JsonSchema)]
+/// struct Sum { sum: i64 }
+///
+/// let server = Server::builder("calculator", "1.0.0")
+///     .tool("add", "Adds two integers", |args: Add, _cx: Context| async move {
+///         let sum = args.a.checked_add(args.b).ok_or_else(|| ToolError::new("overflow"))?;
+///         Ok(Json(Sum { sum }))
+///     })
+///     .build()
+///     .expect("valid registrations");
+/// assert_eq!(server.tools().len(), 1);
+/// ```
+pub struct ServerBuilder {
+    registry: Registry,
+    errors: Vec<Error>,
+}
+
+impl ServerBuilder {
+    pub(crate) fn new(info: Implementation) -> Self {
+        Self {
+            registry: Registry {
+                info,
+                instructions: None,
+                tools: Vec::new(),
+                tool_index: HashMap::new(),
+                resources: Vec::new(),
+                resource_index: HashMap::new(),
+                templates: Vec::new(),
+                prompts: Vec::new(),
+                prompt_index: HashMap::new(),
+                completion: None,
+                roots_list_changed: None,
+                page_size: DEFAULT_PAGE_SIZE,
+                sealer: StateSealer::random(),
+                changes: ListChanges::new(),
+                list_cache: (60_000, CacheScope::Public),
+                read_cache: (0, CacheScope::Private),
+                list_changed: false,
+                dispatcher: DispatcherConfig::default(),
+            },
+            errors: Vec::new(),
+        }
+    }
+
+    /// Instructions for the model on how to use this server, sent at initialization.
+    pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.registry.instructions = Some(instructions.into());
+        self
+    }
+
+    /// The number of items per page of `tools/list`, `resources/list`,
+    /// `resources/templates/list` and `prompts/list` (at least 1).
+    pub fn page_size(mut self, page_size: usize) -> Self {
+        self.registry.page_size = page_size.max(1);
+        self
+    }
+
+    /// Declares `listChanged` for tools, resources and prompts: this server
+    /// will send the `*/list_changed` notifications.
+    pub fn list_changed(mut self, enabled: bool) -> Self {
+        self.registry.list_changed = enabled;
+        self
+    }
+
+    /// The secret that seals `requestState` (2026-07-28 input-required
+    /// results) with AES-256-GCM under a key derived from it with HKDF: at
+    /// least 32 random bytes. Give every instance behind a load balancer the
+    /// same secret; without one, a random key makes state usable with this
+    /// process only (logged at `warn` the first time a state is sealed).
+    pub fn request_state_key(self, key: impl Into<Vec<u8>>) -> Self {
+        self.request_state_keys(key, std::iter::empty::<Vec<u8>>())
+    }
+
+    /// Like [`request_state_key`](Self::request_state_key), with earlier
+    /// secrets that still open state (never seal): to rotate across
+    /// replicas, deploy the new secret in `previous` first, then as
+    /// `current` with the old one in `previous`, then drop the old one once
+    /// the [TTL](Self::request_state_ttl) has passed.
+    pub fn request_state_keys<K: Into<Vec<u8>>>(
+        mut self,
+        current: impl Into<Vec<u8>>,
+        previous: impl IntoIterator<Item = K>,
+    ) -> Self {
+        let current = current.into();
+        let previous: Vec<Vec<u8>> = previous.into_iter().map(Into::into).collect();
+        let previous: Vec<&[u8]> = previous.iter().map(Vec::as_slice).collect();
+        let ttl = self.registry.sealer.ttl();
+        self.registry.sealer = StateSealer::new(&current, &previous).with_ttl(ttl);
+        self
+    }
+
+    /// How long a sealed `requestState` is accepted after it was issued
+    /// (the client's retry must come within it); 10 minutes by default.
+    /// A state past it is refused with `-32602`, and the client starts over.
+    pub fn request_state_ttl(mut self, ttl: std::time::Duration) -> Self {
+        self.registry.sealer = self.registry.sealer.clone().with_ttl(ttl);
+        self
+    }
+
+    /// The cache hints (2026-07-28 `ttlMs`, `cacheScope`) of `tools/list`,
+    /// `prompts/list`, `resources/list`, `resources/templates/list` and
+    /// `server/discover`; 60 s, public by default.
+    pub fn list_cache(mut self, ttl: std::time::Duration, scope: CacheScope) -> Self {
+        self.registry.list_cache = (duration_ms(ttl), scope);
+        self
+    }
+
+    /// The cache hints of `resources/read`; 0 ms, private by default.
+    pub fn read_cache(mut self, ttl: std::time::Duration, scope: CacheScope) -> Self {
+        self.registry.read_cache = (duration_ms(ttl), scope);
+        self
+    }
+
+    /// The dispatcher settings of each connection (queues, message limits).
+    pub fn dispatcher_config(mut self, config: DispatcherConfig) -> Self {
+        self.registry.dispatcher = config;
+        self
+    }
+
+    /// Registers a tool whose input schema comes from `A` and whose output
+    /// schema, when it returns [`Json<T>`](crate::Json), from `T`.
+    ///
+    /// Arguments that do not fit `A` answer with an `isError` result naming
+    /// the offending argument, which the model can read and correct.
+    pub fn tool<A, R, F, Fut>(
+        self,
+        name: impl Into<String>,
+        description: impl Into<String>,
+        handler: F,
+    ) -> Self
+    where
+        A: DeserializeOwned + JsonSchema + Send + 'static,
+        R: IntoToolResult + 'static,
+        F: Fn(A, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = R> + Send + 'static,
+    {
+        let name = name.into();
+        let mut tool = Tool::new(name, JsonObject::new());
+        tool.description = Some(description.into());
+        self.tool_with(tool, handler)
+    }
+
+    /// Registers a tool described by `tool` (title, annotations, icons…).
+    /// Its input schema is replaced by `A`'s, and its output schema, if it
+    /// has none, is taken from the return type.
+    pub fn tool_with<A, R, F, Fut>(mut self, mut tool: Tool, handler: F) -> Self
+    where
+        A: DeserializeOwned + JsonSchema + Send + 'static,
+        R: IntoToolResult + 'static,
+        F: Fn(A, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = R> + Send + 'static,
+    {
+        let what = format!("tool `{}`", tool.name);
+        match input_schema_for::<A>() {
+            Ok(schema) => tool.input_schema = schema,
+            Err(e) => {
+                self.errors.push(Error::Registration {
+                    what,
+                    reason: e.to_string(),
+                });
+                return self;
+            }
+        }
+        if tool.output_schema.is_none() {
+            tool.output_schema = R::output_schema();
+        }
+        let handler = Arc::new(handler);
+        let call: ToolFn = Arc::new(move |arguments, cx| {
+            let handler = handler.clone();
+            Box::pin(async move {
+                match parse_arguments::<A>(arguments.as_ref()) {
+                    Ok(args) => handler(args, cx).await.into_tool_answer(),
+                    Err(e) => e.into_answer().map(ResultOrInputRequired::Complete),
+                }
+            })
+        });
+        self.add_tool(tool, call);
+        self
+    }
+
+    /// Registers a tool exactly as described by `tool` (its schemas are sent
+    /// as given), with a handler that reads the raw `arguments` itself: for
+    /// schemas that no Rust type describes, or tools defined at run time.
+    pub fn tool_raw<R, F, Fut>(mut self, tool: Tool, handler: F) -> Self
+    where
+        R: IntoToolResult + 'static,
+        F: Fn(Option<JsonObject>, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = R> + Send + 'static,
+    {
+        let handler = Arc::new(handler);
+        let call: ToolFn = Arc::new(move |arguments, cx| {
+            let handler = handler.clone();
+            Box::pin(async move { handler(arguments, cx).await.into_tool_answer() })
+        });
+        self.add_tool(tool, call);
+        self
+    }
+
+    fn add_tool(&mut self, tool: Tool, call: ToolFn) {
+        if self.registry.tool_index.contains_key(&tool.name) {
+            self.errors.push(Error::Registration {
+                what: format!("tool `{}`", tool.name),
+                reason: "a tool with this name is already registered".into(),
+            });
+            return;
+        }
+        self.registry
+            .tool_index
+            .insert(tool.name.clone(), self.registry.tools.len());
+        self.registry.tools.push(ToolEntry { tool, call });
+    }
+
+    /// Registers a resource at a fixed URI.
+    pub fn resource<R, F, Fut>(mut self, resource: Resource, handler: F) -> Self
+    where
+        R: IntoResourceContents + 'static,
+        F: Fn(ResourceRequest, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<R, ErrorObject>> + Send + 'static,
+    {
+        if self.registry.resource_index.contains_key(&resource.uri) {
+            self.errors.push(Error::Registration {
+                what: format!("resource `{}`", resource.uri),
+                reason: "a resource with this URI is already registered".into(),
+            });
+            return self;
+        }
+        let read = resource_fn(handler, resource.mime_type.clone());
+        self.registry
+            .resource_index
+            .insert(resource.uri.clone(), self.registry.resources.len());
+        self.registry
+            .resources
+            .push(ResourceEntry { resource, read });
+        self
+    }
+
+    /// Registers a resource template: reads of URIs matching its RFC 6570
+    /// template reach `handler` with the matched variables.
+    pub fn resource_template<R, F, Fut>(mut self, template: ResourceTemplate, handler: F) -> Self
+    where
+        R: IntoResourceContents + 'static,
+        F: Fn(ResourceRequest, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<R, ErrorObject>> + Send + 'static,
+    {
+        let matcher = match UriTemplate::parse(&template.uri_template) {
+            Ok(matcher) => matcher,
+            Err(e) => {
+                self.errors.push(Error::Registration {
+                    what: format!("resource template `{}`", template.uri_template),
+                    reason: e.to_string(),
+                });
+                return self;
+            }
+        };
+        let read = resource_fn(handler, template.mime_type.clone());
+        self.registry.templates.push(TemplateEntry {
+            template,
+            matcher,
+            read,
+        });
+        self
+    }
+
+    /// Registers a prompt whose arguments come from the fields of `A`
+    /// (prompt arguments are strings: use `String` and `Option<String>`
+    /// fields; doc comments become descriptions).
+    pub fn prompt<A, R, F, Fut>(
+        self,
+        name: impl Into<String>,
+        description: impl Into<String>,
+        handler: F,
+    ) -> Self
+    where
+        A: DeserializeOwned + JsonSchema + Send + 'static,
+        R: IntoPromptResult + 'static,
+        F: Fn(A, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<R, ErrorObject>> + Send + 'static,
+    {
+        let mut prompt = Prompt::new(name);
+        prompt.description = Some(description.into());
+        let arguments = match input_schema_for::<A>() {
+            Ok(schema) => prompt_arguments(&schema),
+            Err(e) => {
+                let mut this = self;
+                this.errors.push(Error::Registration {
+                    what: format!("prompt `{}`", prompt.name),
+                    reason: e.to_string(),
+                });
+                return this;
+            }
+        };
+        if !arguments.is_empty() {
+            prompt.arguments = Some(arguments);
+        }
+        let handler = Arc::new(handler);
+        self.prompt_with(prompt, move |arguments, cx| {
+            let handler = handler.clone();
+            async move {
+                let object: serde_json::Map<String, Value> = arguments
+                    .into_iter()
+                    .map(|(k, v)| (k, Value::String(v)))
+                    .collect();
+                let args: A = parse_arguments(Some(&object))
+                    .map_err(|e| ErrorObject::invalid_params(e.message().to_owned()))?;
+                handler(args, cx).await
+            }
+        })
+    }
+
+    /// Registers a prompt described by `prompt`; `handler` gets the
+    /// arguments as given, after the required ones were checked present.
+    pub fn prompt_with<R, F, Fut>(mut self, prompt: Prompt, handler: F) -> Self
+    where
+        R: IntoPromptResult + 'static,
+        F: Fn(BTreeMap<String, String>, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<R, ErrorObject>> + Send + 'static,
+    {
+        if self.registry.prompt_index.contains_key(&prompt.name) {
+            self.errors.push(Error::Registration {
+                what: format!("prompt `{}`", prompt.name),
+                reason: "a prompt with this name is already registered".into(),
+            });
+            return self;
+        }
+        let handler = Arc::new(handler);
+        let get: PromptFn = Arc::new(move |arguments, cx| {
+            let handler = handler.clone();
+            Box::pin(async move { Ok(handler(arguments, cx).await?.into_prompt_answer()) })
+        });
+        self.registry
+            .prompt_index
+            .insert(prompt.name.clone(), self.registry.prompts.len());
+        self.registry.prompts.push(PromptEntry { prompt, get });
+        self
+    }
+
+    /// Answers `completion/complete` for prompt arguments and template variables.
+    pub fn completion<F, Fut>(mut self, handler: F) -> Self
+    where
+        F: Fn(CompleteRequestParams, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Completion, ErrorObject>> + Send + 'static,
+    {
+        let handler = Arc::new(handler);
+        self.registry.completion = Some(Arc::new(move |params, cx| {
+            let handler = handler.clone();
+            Box::pin(async move { handler(params, cx).await })
+        }));
+        self
+    }
+
+    /// Called when a client sends `notifications/roots/list_changed`, with
+    /// that client's session (to call [`ServerSession::list_roots`]).
+    /// Runs in its own task, so it may send requests to the client.
+    pub fn on_roots_list_changed<F, Fut>(mut self, callback: F) -> Self
+    where
+        F: Fn(ServerSession) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        let callback = Arc::new(callback);
+        self.registry.roots_list_changed = Some(Arc::new(move |session| {
+            let callback = callback.clone();
+            Box::pin(async move { callback(session).await })
+        }));
+        self
+    }
+
+    /// The server, or the first registration that was refused.
+    ///
+    /// # Errors
+    /// [`Error::Registration`] for a duplicate name or URI, an argument type
+    /// that is not a JSON object, or a URI template that does not parse.
+    pub fn build(self) -> Result<Server, Error> {
+        if let Some(error) = self.errors.into_iter().next() {
+            return Err(error);
+        }
+        Ok(Server {
+            registry: Arc::new(self.registry),
+        })
+    }
+}
+
+fn duration_ms(duration: std::time::Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
+
+fn resource_fn<R, F, Fut>(handler: F, mime_type: Option<String>) -> ResourceFn
+where
+    R: IntoResourceContents + 'static,
+    F: Fn(ResourceRequest, Context) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<R, ErrorObject>> + Send + 'static,
+{
+    let handler = Arc::new(handler);
+    let mime_type: Option<Arc<str>> = mime_type.map(Into::into);
+    Arc::new(move |request, cx| {
+        let handler = handler.clone();
+        let mime_type = mime_type.clone();
+        Box::pin(async move {
+            let uri = request.uri.clone();
+            let body = handler(request, cx).await?;
+            Ok(body.into_contents(&uri, mime_type.as_deref()))
+        })
+    })
+}
+
+/// The prompt arguments an object schema describes.
+fn prompt_arguments(schema: &JsonObject) -> Vec<PromptArgument> {
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    properties
+        .iter()
+        .map(|(name, property)| {
+            let mut argument = PromptArgument::new(name.clone());
+            argument.description = property
+                .get("description")
+                .and_then(Value::as_str)
+                .map(str::to_owned);
+            argument.required = Some(required.contains(&name.as_str()));
+            argument
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prompt_arguments_come_from_the_schema() {
+        #[derive(serde::Deserialize, JsonSchema)]
+        #[allow(dead_code)]
+        struct Review {
+            /// The code to review.
+            code: String,
+            language: Option<String>,
+        }
+        let schema = input_schema_for::<Review>().expect("object");
+        let arguments = prompt_arguments(&schema);
+        assert_eq!(arguments.len(), 2);
+        let code = arguments.iter().find(|a| a.name == "code").expect("code");
+        assert_eq!(code.required, Some(true));
+        assert_eq!(code.description.as_deref(), Some("The code to review."));
+        let language = arguments
+            .iter()
+            .find(|a| a.name == "language")
+            .expect("language");
+        assert_eq!(language.required, Some(false));
+    }
+}

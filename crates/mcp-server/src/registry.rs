@@ -1,0 +1,94 @@
+//! What a server offers, as the builder registered it: tools, resources,
+//! templates, prompts and the settings the runner serves them with.
+
+use crate::answer::ResourceRequest;
+use crate::changes::ListChanges;
+use std::collections::{BTreeMap, HashMap};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use mcp_core::DispatcherConfig;
+use mcp_types::{CacheScope, ResultOrInputRequired};
+use mcp_types::{
+    CallToolResult, CompleteRequestParams, Completion, ErrorObject, GetPromptResult,
+    Implementation, JsonObject, Prompt, Resource, ResourceContents, ResourceTemplate, Tool,
+};
+
+use crate::UriTemplate;
+use crate::request_state::StateSealer;
+use crate::session::{Context, ServerSession};
+
+type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
+pub(crate) type ToolFn = Arc<
+    dyn Fn(
+            Option<JsonObject>,
+            Context,
+        ) -> BoxFuture<Result<ResultOrInputRequired<CallToolResult>, ErrorObject>>
+        + Send
+        + Sync,
+>;
+pub(crate) type ResourceFn = Arc<
+    dyn Fn(ResourceRequest, Context) -> BoxFuture<Result<Vec<ResourceContents>, ErrorObject>>
+        + Send
+        + Sync,
+>;
+pub(crate) type PromptFn = Arc<
+    dyn Fn(
+            BTreeMap<String, String>,
+            Context,
+        ) -> BoxFuture<Result<ResultOrInputRequired<GetPromptResult>, ErrorObject>>
+        + Send
+        + Sync,
+>;
+pub(crate) type SessionFn = Arc<dyn Fn(ServerSession) -> BoxFuture<()> + Send + Sync>;
+pub(crate) type CompleteFn = Arc<
+    dyn Fn(CompleteRequestParams, Context) -> BoxFuture<Result<Completion, ErrorObject>>
+        + Send
+        + Sync,
+>;
+
+/// The default number of items per page of a list result.
+pub const DEFAULT_PAGE_SIZE: usize = 100;
+
+pub(crate) struct ToolEntry {
+    pub(crate) tool: Tool,
+    pub(crate) call: ToolFn,
+}
+
+pub(crate) struct ResourceEntry {
+    pub(crate) resource: Resource,
+    pub(crate) read: ResourceFn,
+}
+
+pub(crate) struct TemplateEntry {
+    pub(crate) template: ResourceTemplate,
+    pub(crate) matcher: UriTemplate,
+    pub(crate) read: ResourceFn,
+}
+
+pub(crate) struct PromptEntry {
+    pub(crate) prompt: Prompt,
+    pub(crate) get: PromptFn,
+}
+
+pub(crate) struct Registry {
+    pub(crate) info: Implementation,
+    pub(crate) instructions: Option<String>,
+    pub(crate) tools: Vec<ToolEntry>,
+    pub(crate) tool_index: HashMap<String, usize>,
+    pub(crate) resources: Vec<ResourceEntry>,
+    pub(crate) resource_index: HashMap<String, usize>,
+    pub(crate) templates: Vec<TemplateEntry>,
+    pub(crate) prompts: Vec<PromptEntry>,
+    pub(crate) prompt_index: HashMap<String, usize>,
+    pub(crate) completion: Option<CompleteFn>,
+    pub(crate) roots_list_changed: Option<SessionFn>,
+    pub(crate) page_size: usize,
+    pub(crate) sealer: StateSealer,
+    pub(crate) changes: ListChanges,
+    pub(crate) list_cache: (u64, CacheScope),
+    pub(crate) read_cache: (u64, CacheScope),
+    pub(crate) list_changed: bool,
+    pub(crate) dispatcher: DispatcherConfig,
+}

@@ -1,0 +1,600 @@
+//! The runner: answers one client's requests with a server's registry.
+//!
+//! One route ([`Runner::route`]) takes every request both eras serve alike
+//! from its parsed params to the registry; each era has one home around it:
+//! [`handshake`] (initialize, the session's log level and subscriptions) and
+//! [`stateless`] (the per-request `_meta` envelope, discover, listen, cache
+//! hints). [`input`] runs handlers that ask the client, in either era;
+//! [`pages`] pages every list.
+
+mod handshake;
+mod input;
+mod pages;
+mod stateless;
+
+use stateless::check_param_headers;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use mcp_core::{
+    Handler, IncomingNotification, IncomingRequest, NotificationContext, RequestContext,
+};
+use mcp_types::ResultOrInputRequired;
+use mcp_types::{
+    CallToolRequestParams, CallToolResult, ClientNotification, ClientRequest, CompleteReference,
+    CompleteRequestParams, CompleteResult, ErrorCode, ErrorObject, GetPromptRequestParams,
+    GetPromptResult, JsonObject, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, RawJson, ReadResourceRequestParams, ReadResourceResult,
+    RequestMeta, Revision,
+};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::request_state::Binding;
+use crate::session::{Context, ServerSession, SessionState, StatelessRequest};
+
+use crate::answer::*;
+use crate::registry::*;
+use crate::server::Server;
+
+/// Serves one connection (or, stateless, each request) with a registry.
+pub(crate) struct Runner {
+    pub(crate) registry: Arc<Registry>,
+    pub(crate) state: Arc<SessionState>,
+}
+
+pub(super) fn to_raw<T: Serialize>(value: &T) -> Result<RawJson, ErrorObject> {
+    RawJson::from_serialize(value)
+        .map_err(|e| ErrorObject::internal_error(format!("could not serialize the result: {e}")))
+}
+
+/// Records the protocol revision and the tool, prompt or resource a request
+/// names on its span (`mcp_core::request_span`, which the dispatcher serves
+/// it in). Never arguments or credentials.
+pub(super) fn record_span(revision: Revision, request: &ClientRequest) {
+    let span = tracing::Span::current();
+    span.record("revision", revision.as_str());
+    let name = match request {
+        ClientRequest::CallTool(params) => &params.name,
+        ClientRequest::GetPrompt(params) => &params.name,
+        ClientRequest::ReadResource(params) => &params.uri,
+        ClientRequest::Subscribe(params) => &params.uri,
+        ClientRequest::Unsubscribe(params) => &params.uri,
+        _ => return,
+    };
+    span.record("name", name.as_str());
+}
+
+/// Only `_meta` of a request's params, to choose the era.
+fn request_meta(params: Option<&RawJson>) -> Option<RequestMeta> {
+    #[derive(serde::Deserialize)]
+    struct Probe {
+        #[serde(rename = "_meta", default)]
+        meta: Option<RequestMeta>,
+    }
+    params?.parse::<Probe>().ok()?.meta
+}
+
+/// How a stateless-era result may be cached by the client.
+#[derive(Clone, Copy)]
+pub(super) enum Cache {
+    /// A list: the server's list cache hints.
+    List,
+    /// A resource read: the server's read cache hints.
+    Read,
+    /// Not cacheable.
+    None,
+}
+
+/// The era of the request being served.
+pub(super) enum Era {
+    Handshake,
+    Stateless(Arc<StatelessRequest>),
+}
+
+/// The answer to `tools/call` or `prompts/get` before it is serialized.
+pub(super) type Answer<R> = Result<ResultOrInputRequired<R>, ErrorObject>;
+
+impl Runner {
+    fn session(&self, cx: &RequestContext, era: &Era) -> ServerSession {
+        let session = ServerSession::new(cx.peer.clone(), self.state.clone())
+            .with_changes(self.registry.changes.clone());
+        match era {
+            Era::Handshake => session,
+            Era::Stateless(request) => session.for_stateless_request(request.clone()),
+        }
+    }
+
+    fn context(&self, cx: &RequestContext, era: &Era, meta: Option<RequestMeta>) -> Context {
+        Context::new(
+            self.session(cx, era),
+            cx.id.clone(),
+            cx.cancel.clone(),
+            meta,
+            cx.transport.clone(),
+        )
+    }
+
+    fn server(&self) -> Server {
+        Server {
+            registry: self.registry.clone(),
+        }
+    }
+
+    /// The requests both eras serve alike, from parsed params to the
+    /// registry; the era shapes the result ([`Runner::shape`]).
+    async fn route(
+        &self,
+        request: ClientRequest,
+        cx: &RequestContext,
+        era: &Era,
+    ) -> Result<RawJson, ErrorObject> {
+        match request {
+            ClientRequest::ListTools(params) => {
+                self.shape(era, &self.list::<ListToolsResult>(&params)?, Cache::List)
+            }
+            ClientRequest::ListResources(params) => self.shape(
+                era,
+                &self.list::<ListResourcesResult>(&params)?,
+                Cache::List,
+            ),
+            ClientRequest::ListResourceTemplates(params) => self.shape(
+                era,
+                &self.list::<ListResourceTemplatesResult>(&params)?,
+                Cache::List,
+            ),
+            ClientRequest::ListPrompts(params) => {
+                self.shape(era, &self.list::<ListPromptsResult>(&params)?, Cache::List)
+            }
+            ClientRequest::CallTool(params) => {
+                self.shape(era, &self.call_tool(params, cx, era).await?, Cache::None)
+            }
+            ClientRequest::ReadResource(params) => {
+                match self.read_resource(params, cx, era).await? {
+                    ResultOrInputRequired::Complete(result) => {
+                        self.shape(era, &result, Cache::Read)
+                    }
+                    input_required => self.shape(era, &input_required, Cache::None),
+                }
+            }
+            ClientRequest::GetPrompt(params) => {
+                self.shape(era, &self.get_prompt(params, cx, era).await?, Cache::None)
+            }
+            ClientRequest::Complete(params) => {
+                self.shape(era, &self.complete(params, cx, era).await?, Cache::None)
+            }
+            other => Err(ErrorObject::method_not_found(other.method())),
+        }
+    }
+
+    /// A result as the era sends it: as it is in the handshake era; stamped
+    /// with `resultType`, cache hints and the server's identity statelessly.
+    fn shape<T: Serialize>(
+        &self,
+        era: &Era,
+        result: &T,
+        cache: Cache,
+    ) -> Result<RawJson, ErrorObject> {
+        match era {
+            Era::Handshake => to_raw(result),
+            Era::Stateless(_) => {
+                let hints = match cache {
+                    Cache::List => Some(self.registry.list_cache),
+                    Cache::Read => Some(self.registry.read_cache),
+                    Cache::None => None,
+                };
+                self.stamp(result, hints)
+            }
+        }
+    }
+
+    async fn call_tool(
+        &self,
+        params: CallToolRequestParams,
+        cx: &RequestContext,
+        era: &Era,
+    ) -> Answer<CallToolResult> {
+        let Some(&index) = self.registry.tool_index.get(&params.name) else {
+            return Err(ErrorObject::invalid_params(format!(
+                "unknown tool `{}`",
+                params.name
+            )));
+        };
+        let entry = &self.registry.tools[index];
+        if let Era::Stateless(_) = era {
+            check_param_headers(
+                &entry.tool,
+                params.arguments.as_ref(),
+                &cx.transport.headers,
+            )?;
+        }
+        let retry = (params.input_responses, params.request_state);
+        let principal = cx.transport.principal.as_deref();
+        let arguments = params.arguments;
+        let bind = || Binding::new("tools/call", &params.name, arguments.as_ref(), principal);
+        self.run_asking(cx, era, params.meta, retry, &params.name, bind, |context| {
+            (entry.call)(arguments.clone(), context)
+        })
+        .await
+    }
+
+    async fn read_resource(
+        &self,
+        params: ReadResourceRequestParams,
+        cx: &RequestContext,
+        era: &Era,
+    ) -> Answer<ReadResourceResult> {
+        let uri = params.uri;
+        let (read, variables) = if let Some(&i) = self.registry.resource_index.get(&uri) {
+            (&self.registry.resources[i].read, BTreeMap::new())
+        } else if let Some((entry, variables)) = self
+            .registry
+            .templates
+            .iter()
+            .find_map(|t| t.matcher.match_uri(&uri).map(|v| (t, v)))
+        {
+            (&entry.read, variables)
+        } else {
+            // SEP-2164: -32602 from 2026-07-28 on; -32002 before.
+            let code = match era {
+                Era::Handshake => ErrorCode::RESOURCE_NOT_FOUND,
+                Era::Stateless(_) => ErrorCode::INVALID_PARAMS,
+            };
+            return Err(
+                ErrorObject::new(code, format!("resource `{uri}` not found"))
+                    .with_data(serde_json::json!({ "uri": uri })),
+            );
+        };
+        let principal = cx.transport.principal.as_deref();
+        let bind = || Binding::new("resources/read", &uri, None, principal);
+        let target = uri.clone();
+        let request = ResourceRequest {
+            uri: uri.clone(),
+            variables,
+        };
+        let retry = (params.input_responses, params.request_state);
+        self.run_asking(cx, era, params.meta, retry, &target, bind, |context| {
+            let contents = read(request.clone(), context);
+            async move {
+                Ok(ResultOrInputRequired::Complete(ReadResourceResult::new(
+                    contents.await?,
+                )))
+            }
+        })
+        .await
+    }
+
+    async fn get_prompt(
+        &self,
+        params: GetPromptRequestParams,
+        cx: &RequestContext,
+        era: &Era,
+    ) -> Answer<GetPromptResult> {
+        let Some(&index) = self.registry.prompt_index.get(&params.name) else {
+            return Err(ErrorObject::invalid_params(format!(
+                "unknown prompt `{}`",
+                params.name
+            )));
+        };
+        let entry = &self.registry.prompts[index];
+        let arguments = params.arguments.unwrap_or_default();
+        let missing: Vec<&str> = entry
+            .prompt
+            .arguments
+            .iter()
+            .flatten()
+            .filter(|a| a.required == Some(true) && !arguments.contains_key(&a.name))
+            .map(|a| a.name.as_str())
+            .collect();
+        if !missing.is_empty() {
+            return Err(ErrorObject::invalid_params(format!(
+                "prompt `{}` needs the argument(s) {}",
+                params.name,
+                missing
+                    .iter()
+                    .map(|m| format!("`{m}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+        let retry = (params.input_responses, params.request_state);
+        let principal = cx.transport.principal.as_deref();
+        let bind = || {
+            let object: JsonObject = arguments
+                .iter()
+                .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+                .collect();
+            Binding::new("prompts/get", &params.name, Some(&object), principal)
+        };
+        self.run_asking(cx, era, params.meta, retry, &params.name, bind, |context| {
+            (entry.get)(arguments.clone(), context)
+        })
+        .await
+    }
+
+    async fn complete(
+        &self,
+        params: CompleteRequestParams,
+        cx: &RequestContext,
+        era: &Era,
+    ) -> Result<CompleteResult, ErrorObject> {
+        let Some(complete) = &self.registry.completion else {
+            return Err(ErrorObject::method_not_found("completion/complete"));
+        };
+        match &params.reference {
+            CompleteReference::Prompt(p) if !self.registry.prompt_index.contains_key(&p.name) => {
+                return Err(ErrorObject::invalid_params(format!(
+                    "unknown prompt `{}`",
+                    p.name
+                )));
+            }
+            _ => {}
+        }
+        let context = self.context(cx, era, params.meta.clone());
+        let completion = complete(params, context).await?;
+        Ok(CompleteResult::new(completion))
+    }
+
+    fn subscribe_target_exists(&self, uri: &str) -> bool {
+        self.registry.resource_index.contains_key(uri)
+            || self
+                .registry
+                .templates
+                .iter()
+                .any(|t| t.matcher.match_uri(uri).is_some())
+    }
+}
+
+impl Handler for Runner {
+    async fn handle_request(
+        &self,
+        request: IncomingRequest,
+        cx: RequestContext,
+    ) -> Result<RawJson, ErrorObject> {
+        // A request whose `_meta` names a protocol version is a stateless
+        // (2026-07-28) request; anything else follows the session.
+        if request.method != "initialize" {
+            if let Some(meta) =
+                request_meta(request.params.as_ref()).filter(|m| m.protocol_version.is_some())
+            {
+                return self.stateless(request, cx, meta).await;
+            }
+        }
+        self.handshake(request, cx).await
+    }
+
+    async fn handle_notification(
+        &self,
+        notification: IncomingNotification,
+        cx: NotificationContext,
+    ) {
+        let revision = self.state.revision().unwrap_or(Revision::LATEST_HANDSHAKE);
+        match ClientNotification::parse(
+            &notification.method,
+            notification.params.as_ref(),
+            revision,
+        ) {
+            Ok(ClientNotification::Initialized(_)) => self.state.mark_initialized(),
+            Ok(ClientNotification::RootsListChanged(_)) => {
+                if let Some(callback) = &self.registry.roots_list_changed {
+                    let session = ServerSession::new(cx.peer.clone(), self.state.clone())
+                        .with_changes(self.registry.changes.clone());
+                    // Its own task: the callback may wait on requests to the client.
+                    tokio::spawn(callback(session));
+                }
+            }
+            Ok(other) => tracing::debug!(method = other.method(), "notification"),
+            Err(e) => tracing::debug!(error = %e, "ignored a notification"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mcp_core::{Connection, DispatcherConfig};
+    use schemars::JsonSchema;
+
+    /// A subscriber that keeps every span's fields and tracks the entered
+    /// span, so `Span::current()` works (one thread: a current-thread runtime).
+    #[derive(Clone, Default)]
+    struct Capture(Arc<std::sync::Mutex<Captured>>);
+
+    #[derive(Default)]
+    struct Captured {
+        spans: Vec<(
+            &'static tracing::Metadata<'static>,
+            BTreeMap<String, String>,
+        )>,
+        entered: Vec<u64>,
+    }
+
+    impl Capture {
+        fn lock(&self) -> std::sync::MutexGuard<'_, Captured> {
+            self.0.lock().unwrap_or_else(|p| p.into_inner())
+        }
+
+        /// The fields of every `mcp.request` span whose `method` is `method`.
+        fn requests(&self, method: &str) -> Vec<BTreeMap<String, String>> {
+            self.lock()
+                .spans
+                .iter()
+                .filter(|(meta, fields)| {
+                    meta.name() == "mcp.request"
+                        && fields.get("method").map(String::as_str) == Some(method)
+                })
+                .map(|(_, fields)| fields.clone())
+                .collect()
+        }
+    }
+
+    struct Fields<'a>(&'a mut BTreeMap<String, String>);
+
+    impl tracing::field::Visit for Fields<'_> {
+        fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
+            self.0.insert(field.name().to_owned(), value.to_owned());
+        }
+        fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+            self.0.insert(field.name().to_owned(), format!("{value:?}"));
+        }
+    }
+
+    impl tracing::Subscriber for Capture {
+        fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
+            true
+        }
+        fn new_span(&self, attributes: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+            let mut captured = self.lock();
+            let mut fields = BTreeMap::new();
+            attributes.record(&mut Fields(&mut fields));
+            captured.spans.push((attributes.metadata(), fields));
+            tracing::span::Id::from_u64(captured.spans.len() as u64)
+        }
+        fn record(&self, span: &tracing::span::Id, values: &tracing::span::Record<'_>) {
+            let mut captured = self.lock();
+            let index = usize::try_from(span.into_u64() - 1).expect("an index");
+            values.record(&mut Fields(&mut captured.spans[index].1));
+        }
+        fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+        fn event(&self, _: &tracing::Event<'_>) {}
+        fn enter(&self, span: &tracing::span::Id) {
+            self.lock().entered.push(span.into_u64());
+        }
+        fn exit(&self, span: &tracing::span::Id) {
+            let mut captured = self.lock();
+            if let Some(at) = captured
+                .entered
+                .iter()
+                .rposition(|&id| id == span.into_u64())
+            {
+                captured.entered.remove(at);
+            }
+        }
+        fn current_span(&self) -> tracing_core::span::Current {
+            let captured = self.lock();
+            match captured.entered.last() {
+                Some(&id) => {
+                    let index = usize::try_from(id - 1).expect("an index");
+                    tracing_core::span::Current::new(
+                        tracing::span::Id::from_u64(id),
+                        captured.spans[index].0,
+                    )
+                }
+                None => tracing_core::span::Current::none(),
+            }
+        }
+    }
+
+    /// The runner inside `mcp_core::request_span`, as the dispatcher serves it.
+    struct Spanned(Runner);
+
+    impl Handler for Spanned {
+        async fn handle_request(
+            &self,
+            request: IncomingRequest,
+            cx: RequestContext,
+        ) -> Result<RawJson, ErrorObject> {
+            use tracing::Instrument as _;
+            let span = mcp_core::request_span(&request.method, &cx.id, &cx.transport);
+            self.0.handle_request(request, cx).instrument(span).await
+        }
+        async fn handle_notification(&self, n: IncomingNotification, cx: NotificationContext) {
+            self.0.handle_notification(n, cx).await
+        }
+    }
+
+    struct NoRequests;
+
+    impl Handler for NoRequests {
+        async fn handle_request(
+            &self,
+            request: IncomingRequest,
+            _: RequestContext,
+        ) -> Result<RawJson, ErrorObject> {
+            Err(ErrorObject::method_not_found(&request.method))
+        }
+        async fn handle_notification(&self, _: IncomingNotification, _: NotificationContext) {}
+    }
+
+    #[test]
+    fn a_served_request_records_its_revision_and_name_on_its_span() {
+        #[derive(serde::Deserialize, JsonSchema)]
+        struct Echo {
+            message: String,
+        }
+        let server = Server::builder("spans", "1")
+            .tool("echo", "Echoes", |echo: Echo, _: Context| async move {
+                echo.message
+            })
+            .build()
+            .expect("server");
+        let capture = Capture::default();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        tracing::subscriber::with_default(capture.clone(), || {
+            runtime.block_on(async {
+                let (client_end, server_end) = mcp_core::MemoryTransport::pair(16);
+                let runner = Spanned(Runner {
+                    registry: server.registry.clone(),
+                    state: Arc::new(SessionState::default()),
+                });
+                let served = Connection::start(server_end, runner, DispatcherConfig::default());
+                let client = Connection::start(client_end, NoRequests, DispatcherConfig::default());
+                let call = |method: &'static str, params: Value| {
+                    let peer = client.peer().clone();
+                    async move {
+                        let params = RawJson::from_serialize(&params).expect("params");
+                        let answer = peer.request(method, Some(params), Default::default());
+                        tokio::time::timeout(std::time::Duration::from_secs(10), answer)
+                            .await
+                            .expect("in time")
+                            .expect("answered")
+                    }
+                };
+                let meta = serde_json::json!({
+                    mcp_types::meta::PROTOCOL_VERSION: "2026-07-28",
+                    mcp_types::meta::CLIENT_CAPABILITIES: {},
+                });
+                let echo = serde_json::json!({
+                    "name": "echo",
+                    "arguments": {"message": "a secret argument"},
+                });
+                let mut stateless = echo.clone();
+                stateless["_meta"] = meta;
+                call("tools/call", stateless).await;
+                // The handshake era: the session's negotiated revision.
+                call(
+                    "initialize",
+                    serde_json::json!({
+                        "protocolVersion": "2025-06-18",
+                        "capabilities": {},
+                        "clientInfo": {"name": "spans", "version": "1"},
+                    }),
+                )
+                .await;
+                call("tools/call", echo).await;
+                client.shutdown().await;
+                served.shutdown().await;
+            });
+        });
+        let field = |fields: &BTreeMap<String, String>, name: &str| fields.get(name).cloned();
+        let calls = capture.requests("tools/call");
+        assert_eq!(calls.len(), 2, "{calls:?}");
+        for (call, revision) in calls.iter().zip(["2026-07-28", "2025-06-18"]) {
+            assert_eq!(field(call, "name").as_deref(), Some("echo"));
+            assert_eq!(field(call, "revision").as_deref(), Some(revision));
+            assert!(
+                !call.values().any(|v| v.contains("secret")),
+                "no arguments in the span: {call:?}"
+            );
+        }
+        let initialize = capture.requests("initialize");
+        assert_eq!(initialize.len(), 1, "{initialize:?}");
+        assert_eq!(
+            field(&initialize[0], "revision").as_deref(),
+            Some("2025-06-18")
+        );
+    }
+}

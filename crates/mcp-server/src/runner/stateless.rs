@@ -1,0 +1,227 @@
+//! The stateless era (2026-07-28): each request carries its client in
+//! `_meta`; `server/discover`, `subscriptions/listen`, the `Mcp-Param-*`
+//! header check, and the stamping of every result.
+
+use crate::changes::ListChange;
+use std::sync::Arc;
+
+use mcp_core::{IncomingRequest, RequestContext};
+use mcp_types::{
+    CacheScope, DiscoverResult, SubscriptionsListenRequestParams, UnsupportedProtocolVersionData,
+};
+use mcp_types::{
+    ClientRequest, ErrorCode, ErrorObject, JsonObject, RawJson, RequestMeta, Revision, Tool,
+};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::session::StatelessRequest;
+use tokio::sync::broadcast;
+
+use super::{Era, Runner, record_span, to_raw};
+
+/// SEP-2243: over HTTP, each `x-mcp-header` argument of a stateless
+/// `tools/call` travels as `Mcp-Param-*` too, and the two must agree; a
+/// header without its value, a value without its header, or an undecodable
+/// header is `-32020`.
+pub(super) fn check_param_headers(
+    tool: &Tool,
+    arguments: Option<&JsonObject>,
+    headers: &mcp_core::Headers,
+) -> Result<(), ErrorObject> {
+    // Only HTTP requests carry routing headers (stdio and memory do not).
+    if headers.get("mcp-method").is_none() {
+        return Ok(());
+    }
+    let Ok(annotated) = mcp_types::routing::annotated_properties(tool) else {
+        return Ok(());
+    };
+    let empty = JsonObject::new();
+    let arguments = arguments.unwrap_or(&empty);
+    let mismatch = |why: String| Err(ErrorObject::new(ErrorCode::HEADER_MISMATCH, why));
+    for (header, path) in annotated {
+        let name = format!("mcp-param-{header}");
+        let body = mcp_types::routing::lookup(arguments, &path).filter(|v| !v.is_null());
+        match (headers.get(&name), body) {
+            (None, None) => {}
+            (None, Some(_)) => {
+                return mismatch(format!(
+                    "argument `{}` is set but the Mcp-Param-{header} header is missing",
+                    path.join(".")
+                ));
+            }
+            (Some(_), None) => {
+                return mismatch(format!(
+                    "the Mcp-Param-{header} header is set but argument `{}` is not",
+                    path.join(".")
+                ));
+            }
+            (Some(raw), Some(value)) => {
+                let Some(decoded) = mcp_types::routing::decode_header_value(raw.trim()) else {
+                    return mismatch(format!(
+                        "the Mcp-Param-{header} header is not valid `=?base64?…?=` UTF-8"
+                    ));
+                };
+                if !mcp_types::routing::header_matches(&decoded, value) {
+                    return mismatch(format!(
+                        "the Mcp-Param-{header} header differs from argument `{}`",
+                        path.join(".")
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+impl Runner {
+    /// A 2026-07-28 request: everything the server needs is in it.
+    pub(super) async fn stateless(
+        &self,
+        request: IncomingRequest,
+        cx: RequestContext,
+        meta: RequestMeta,
+    ) -> Result<RawJson, ErrorObject> {
+        let version = meta.protocol_version.clone().unwrap_or_default();
+        let Some(revision) = Revision::from_version(&version).filter(|r| r.is_stateless()) else {
+            let supported: Vec<String> = Revision::STATELESS
+                .iter()
+                .map(|r| r.as_str().to_owned())
+                .collect();
+            let message = format!(
+                "protocol version `{version}` is not supported; this server speaks {}",
+                supported.join(", ")
+            );
+            return Err(UnsupportedProtocolVersionData::new(supported, version).into_error(message));
+        };
+        let Some(capabilities) = meta.client_capabilities.clone() else {
+            return Err(ErrorObject::invalid_params(format!(
+                "`params._meta` must carry `{}` at protocol version {revision}",
+                mcp_types::meta::CLIENT_CAPABILITIES
+            )));
+        };
+        let parsed = ClientRequest::parse(&request.method, request.params.as_ref(), revision)
+            .map_err(|e| e.to_error_object())?;
+        record_span(revision, &parsed);
+        let era = Era::Stateless(Arc::new(StatelessRequest {
+            revision,
+            capabilities,
+            client_info: meta.client_info.clone(),
+            log_level: meta.log_level,
+        }));
+        match parsed {
+            ClientRequest::Discover(_) => {
+                let supported = Revision::ALL
+                    .iter()
+                    .rev()
+                    .map(|r| r.as_str().to_owned())
+                    .collect();
+                let mut result = DiscoverResult::new(supported, self.server().capabilities());
+                result.instructions = self.registry.instructions.clone();
+                self.stamp(&result, Some(self.registry.list_cache))
+            }
+            ClientRequest::SubscriptionsListen(params) => self.listen(params, &cx).await,
+            other => self.route(other, &cx, &era).await,
+        }
+    }
+
+    /// A 2026-07-28 result: `resultType` (complete unless the result says
+    /// otherwise), the cache hints where the method is cacheable, and the
+    /// server's identity in `_meta`.
+    pub(super) fn stamp<T: Serialize>(
+        &self,
+        result: &T,
+        cache: Option<(u64, CacheScope)>,
+    ) -> Result<RawJson, ErrorObject> {
+        let mut value = serde_json::to_value(result).map_err(|e| {
+            ErrorObject::internal_error(format!("could not serialize the result: {e}"))
+        })?;
+        if let Some(object) = value.as_object_mut() {
+            object
+                .entry("resultType")
+                .or_insert_with(|| Value::from("complete"));
+            if let Some((ttl, scope)) = cache {
+                object.insert("ttlMs".into(), Value::from(ttl));
+                object.insert(
+                    "cacheScope".into(),
+                    serde_json::to_value(scope).unwrap_or(Value::Null),
+                );
+            }
+            let meta = object
+                .entry("_meta")
+                .or_insert_with(|| Value::Object(Default::default()));
+            if let Some(meta) = meta.as_object_mut() {
+                meta.insert(
+                    mcp_types::meta::SERVER_INFO.into(),
+                    serde_json::to_value(&self.registry.info).unwrap_or(Value::Null),
+                );
+            }
+        }
+        to_raw(&value)
+    }
+
+    /// `subscriptions/listen`: acknowledges, then forwards the list changes
+    /// the client asked for until it goes away.
+    pub(super) async fn listen(
+        &self,
+        params: SubscriptionsListenRequestParams,
+        cx: &RequestContext,
+    ) -> Result<RawJson, ErrorObject> {
+        let filter = params.notifications;
+        let mut changes = self.registry.changes.subscribe();
+        let subscription = serde_json::to_value(&cx.id).unwrap_or(Value::Null);
+        let meta = serde_json::json!({ mcp_types::meta::SUBSCRIPTION_ID: subscription });
+        let ack = serde_json::json!({ "notifications": filter, "_meta": meta });
+        let notify = |method: &'static str, params: Value| {
+            let peer = cx.peer.clone();
+            async move {
+                let params = RawJson::from_serialize(&params).ok();
+                peer.notify(method, params).await
+            }
+        };
+        if notify("notifications/subscriptions/acknowledged", ack)
+            .await
+            .is_err()
+        {
+            return Err(ErrorObject::internal_error("the client went away"));
+        }
+        loop {
+            let change = tokio::select! {
+                change = changes.recv() => change,
+                () = cx.cancel.cancelled() => break,
+            };
+            let (method, mut params) = match change {
+                Ok(ListChange::Tools) if filter.tools_list_changed == Some(true) => {
+                    ("notifications/tools/list_changed", serde_json::json!({}))
+                }
+                Ok(ListChange::Prompts) if filter.prompts_list_changed == Some(true) => {
+                    ("notifications/prompts/list_changed", serde_json::json!({}))
+                }
+                Ok(ListChange::Resources) if filter.resources_list_changed == Some(true) => (
+                    "notifications/resources/list_changed",
+                    serde_json::json!({}),
+                ),
+                Ok(ListChange::ResourceUpdated(uri))
+                    if filter
+                        .resource_subscriptions
+                        .as_ref()
+                        .is_some_and(|uris| uris.contains(&uri)) =>
+                {
+                    (
+                        "notifications/resources/updated",
+                        serde_json::json!({ "uri": uri }),
+                    )
+                }
+                Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => continue,
+                Err(broadcast::error::RecvError::Closed) => break,
+            };
+            params["_meta"] = meta.clone();
+            if notify(method, params).await.is_err() {
+                break;
+            }
+        }
+        let mut result = serde_json::json!({});
+        result["_meta"] = meta;
+        self.stamp(&result, None)
+    }
+}
