@@ -148,3 +148,79 @@ async fn every_call_piped_before_stdin_ends_is_answered() {
         .expect("status");
     assert!(status.success(), "{status}");
 }
+
+/// The peak resident memory of a process so far, in bytes.
+fn peak_rss(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("status");
+    let line = status
+        .lines()
+        .find(|l| l.starts_with("VmHWM:"))
+        .expect("VmHWM");
+    let kib: u64 = line
+        .split_whitespace()
+        .nth(1)
+        .and_then(|n| n.parse().ok())
+        .expect("a number");
+    kib * 1024
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_16_mib_echo_costs_at_most_four_times_its_size_in_memory() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    const SIZE: usize = 16 * 1024 * 1024;
+    let mut child = raw_server();
+    let pid = child.id().expect("running");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    let mut line = String::new();
+    stdin
+        .write_all(initialize_lines().as_bytes())
+        .await
+        .expect("written");
+    stdin.flush().await.expect("flushed");
+    tokio::time::timeout(Duration::from_secs(10), stdout.read_line(&mut line))
+        .await
+        .expect("initialized in time")
+        .expect("read");
+    // A round trip after `initialized`, so the baseline is the idle server.
+    let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
+    stdin
+        .write_all(format!("{ping}\n").as_bytes())
+        .await
+        .expect("written");
+    line.clear();
+    tokio::time::timeout(Duration::from_secs(10), stdout.read_line(&mut line))
+        .await
+        .expect("pong in time")
+        .expect("read");
+    let baseline = peak_rss(pid);
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"text": "x".repeat(SIZE)}}});
+    let mut bytes = serde_json::to_vec(&call).expect("JSON");
+    bytes.push(b'\n');
+    let writer = tokio::spawn(async move {
+        stdin.write_all(&bytes).await.expect("written");
+        stdin
+    });
+    line.clear();
+    tokio::time::timeout(Duration::from_secs(60), stdout.read_line(&mut line))
+        .await
+        .expect("answered in time")
+        .expect("read");
+    let peak = peak_rss(pid);
+    let _stdin = writer.await.expect("joined");
+    let answer: serde_json::Value = serde_json::from_str(&line).expect("JSON");
+    assert_eq!(
+        answer["result"]["content"][0]["text"]
+            .as_str()
+            .map(str::len),
+        Some(SIZE)
+    );
+    let delta = peak.saturating_sub(baseline);
+    assert!(
+        delta <= 4 * SIZE as u64,
+        "a {SIZE}-byte echo raised peak RSS by {delta} bytes ({:.2}x)",
+        delta as f64 / SIZE as f64
+    );
+}

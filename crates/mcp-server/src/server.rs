@@ -31,7 +31,9 @@ use serde_json::Value;
 
 use crate::request_state::StateSealer;
 use crate::session::{Context, RequestInput, ServerSession, SessionState, StatelessRequest};
-use crate::tool_io::{InputRequired, IntoToolResult, input_schema_for, parse_arguments};
+use crate::tool_io::{
+    InputRequired, IntoToolResult, input_schema_for, parse_arguments, take_arguments,
+};
 use crate::{Error, UriTemplate};
 use tokio::sync::broadcast;
 
@@ -427,7 +429,7 @@ impl ServerBuilder {
         let call: ToolFn = Arc::new(move |arguments, cx| {
             let handler = handler.clone();
             Box::pin(async move {
-                match parse_arguments::<A>(arguments.as_ref()) {
+                match take_arguments::<A>(arguments) {
                     Ok(args) => handler(args, cx).await.into_tool_answer(),
                     Err(e) => e.into_answer().map(ResultOrInputRequired::Complete),
                 }
@@ -1220,12 +1222,15 @@ impl Runner {
         cx: RequestContext,
     ) -> Result<RawJson, ErrorObject> {
         let revision = self.state.revision();
+        // The raw params go once parsed: a large message is held once, not twice.
+        let params = request.params;
         let parsed = ClientRequest::parse(
             &request.method,
-            request.params.as_ref(),
+            params.as_ref(),
             revision.unwrap_or(Revision::LATEST_HANDSHAKE),
         )
         .map_err(|e| e.to_error_object())?;
+        drop(params);
         let era = Era::Handshake;
         match parsed {
             ClientRequest::Initialize(params) => self.initialize(params),
@@ -1303,8 +1308,11 @@ impl Runner {
                 mcp_types::meta::CLIENT_CAPABILITIES
             )));
         };
-        let parsed = ClientRequest::parse(&request.method, request.params.as_ref(), revision)
+        // The raw params go once parsed: a large message is held once, not twice.
+        let params = request.params;
+        let parsed = ClientRequest::parse(&request.method, params.as_ref(), revision)
             .map_err(|e| e.to_error_object())?;
+        drop(params);
         let era = Era::Stateless(Arc::new(StatelessRequest {
             revision,
             capabilities,
