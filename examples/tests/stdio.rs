@@ -174,26 +174,17 @@ async fn a_16_mib_echo_costs_at_most_four_times_its_size_in_memory() {
     let mut stdin = child.stdin.take().expect("stdin");
     let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
     let mut line = String::new();
-    stdin
-        .write_all(initialize_lines().as_bytes())
-        .await
-        .expect("written");
-    stdin.flush().await.expect("flushed");
-    tokio::time::timeout(Duration::from_secs(10), stdout.read_line(&mut line))
-        .await
-        .expect("initialized in time")
-        .expect("read");
     // A round trip after `initialized`, so the baseline is the idle server.
     let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
-    stdin
-        .write_all(format!("{ping}\n").as_bytes())
-        .await
-        .expect("written");
-    line.clear();
-    tokio::time::timeout(Duration::from_secs(10), stdout.read_line(&mut line))
-        .await
-        .expect("pong in time")
-        .expect("read");
+    for input in [initialize_lines(), format!("{ping}\n")] {
+        stdin.write_all(input.as_bytes()).await.expect("written");
+        stdin.flush().await.expect("flushed");
+        line.clear();
+        tokio::time::timeout(Duration::from_secs(10), stdout.read_line(&mut line))
+            .await
+            .expect("answered in time")
+            .expect("read");
+    }
     let baseline = peak_rss(pid);
     let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
         "params": {"name": "echo", "arguments": {"text": "x".repeat(SIZE)}}});

@@ -21,6 +21,15 @@ fn raw(value: Value) -> Option<RawJson> {
     Some(RawJson::from_serialize(&value).expect("serializable"))
 }
 
+/// A request's params as a `Value` (`null` when absent).
+fn params_of(request: &IncomingRequest) -> Value {
+    request
+        .params
+        .as_ref()
+        .map(|p| p.parse().expect("JSON"))
+        .unwrap_or(Value::Null)
+}
+
 /// A test server: `echo` answers its params after `delay_ms`; `hang` never
 /// answers but hands its cancel token to the test; `progress` reports three
 /// steps; notifications are forwarded to the test.
@@ -57,11 +66,7 @@ impl Handler for TestHandler {
         request: IncomingRequest,
         ctx: RequestContext,
     ) -> Result<RawJson, ErrorObject> {
-        let params: Value = request
-            .params
-            .as_ref()
-            .map(|p| p.parse().expect("JSON"))
-            .unwrap_or(Value::Null);
+        let params = params_of(&request);
         match request.method.as_str() {
             "echo" => {
                 let n = params["n"].as_i64().unwrap_or(0);
@@ -428,11 +433,7 @@ impl Handler for Controlled {
         request: IncomingRequest,
         ctx: RequestContext,
     ) -> Result<RawJson, ErrorObject> {
-        let params: Value = request
-            .params
-            .as_ref()
-            .map(|p| p.parse().expect("JSON"))
-            .unwrap_or(Value::Null);
+        let params = params_of(&request);
         let n = params["n"].as_i64().unwrap_or(0);
         match request.method.as_str() {
             "block" => {
