@@ -840,3 +840,26 @@ fn each_request_runs_in_its_span_and_each_outbound_request_has_one() {
     let all = format!("{:?}", spans.spans.lock().expect("lock"));
     assert!(!all.contains("params-must-not-appear"), "{all}");
 }
+
+#[tokio::test]
+async fn a_peer_that_is_gone_cancels_running_requests_at_once() {
+    // The default ten-second grace would outlast LIMIT: cancelling at once
+    // is what lets this finish.
+    let (server, mut events, mut sender, receiver) = controlled_server(DispatcherConfig::default());
+    send_request(&mut sender, 1, "block").await;
+    let (_, _release) = started(&mut events).await;
+    // The peer stops reading; the next write (the question `ask` sends it)
+    // fails, while its sending side is still open.
+    drop(receiver);
+    send_request(&mut sender, 2, "ask").await;
+    timeout(LIMIT, server.wait())
+        .await
+        .expect("the connection ends at the failed write");
+    let mut dropped = Vec::new();
+    while let Ok(event) = events.try_recv() {
+        if let Event::Dropped(n) = event {
+            dropped.push(n);
+        }
+    }
+    assert!(dropped.contains(&1), "the running request was cancelled");
+}
