@@ -8,16 +8,19 @@ use std::time::Duration;
 
 use mcp_types::{
     CancelledNotificationParams, ErrorCode, ErrorObject, JsonObject, JsonRpcErrorResponse,
-    JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResultResponse, NON_CANCELLABLE,
+    JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, NON_CANCELLABLE,
     ProgressNotificationParams, ProgressToken, RawJson, RequestId,
 };
 use serde::Deserialize;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
+use tracing::Instrument;
 
 use crate::error::{Error, TransportError};
+use crate::inbound::{Limits, Queued, Runner};
 use crate::pending::PendingRequests;
+use crate::span::request_span;
 use crate::transport::{
     Headers, Inbound, Outbound, Transport, TransportContext, TransportReceiver, TransportSender,
 };
@@ -109,12 +112,28 @@ impl std::fmt::Debug for RequestOptions {
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct DispatcherConfig {
-    /// Capacity of the queue of messages waiting to be written.
+    /// Capacity of the queue of messages waiting to be written. Default 256.
     pub outbound_queue: usize,
     /// Capacity of the queue of notifications waiting for the handler.
+    /// Default 256.
     pub notification_queue: usize,
     /// Methods never cancelled when their request is dropped or times out.
     pub non_cancellable: Vec<String>,
+    /// How many of the peer's requests run at once on this connection.
+    /// Default 128. Requests beyond it wait their turn in a FIFO.
+    pub max_concurrent_requests: usize,
+    /// How many of the peer's requests may wait for a free slot. Default
+    /// 1,024. When it is full, reading from the peer pauses until a request
+    /// starts (back-pressure); responses to this side's own requests are
+    /// then not read either, so keep it well above `max_concurrent_requests`.
+    pub max_queued_requests: usize,
+    /// Cancels a handler that runs longer and answers its caller with a
+    /// `-32001` error saying so. Default `None` (no limit).
+    pub request_timeout: Option<Duration>,
+    /// How long running requests may still finish, and their answers be
+    /// written, after the peer finished sending (stdio: stdin reached its
+    /// end). Default 10 s; what is still running then is cancelled.
+    pub eof_grace: Duration,
 }
 
 impl Default for DispatcherConfig {
@@ -123,6 +142,48 @@ impl Default for DispatcherConfig {
             outbound_queue: 256,
             notification_queue: 256,
             non_cancellable: NON_CANCELLABLE.iter().map(|m| (*m).to_owned()).collect(),
+            max_concurrent_requests: 128,
+            max_queued_requests: 1024,
+            request_timeout: None,
+            eof_grace: Duration::from_secs(10),
+        }
+    }
+}
+
+impl DispatcherConfig {
+    /// Sets [`max_concurrent_requests`](Self::max_concurrent_requests).
+    #[must_use]
+    pub fn with_max_concurrent_requests(self, limit: usize) -> Self {
+        Self {
+            max_concurrent_requests: limit,
+            ..self
+        }
+    }
+
+    /// Sets [`max_queued_requests`](Self::max_queued_requests).
+    #[must_use]
+    pub fn with_max_queued_requests(self, limit: usize) -> Self {
+        Self {
+            max_queued_requests: limit,
+            ..self
+        }
+    }
+
+    /// Sets [`request_timeout`](Self::request_timeout).
+    #[must_use]
+    pub fn with_request_timeout(self, timeout: Duration) -> Self {
+        Self {
+            request_timeout: Some(timeout),
+            ..self
+        }
+    }
+
+    /// Sets [`eof_grace`](Self::eof_grace).
+    #[must_use]
+    pub fn with_eof_grace(self, grace: Duration) -> Self {
+        Self {
+            eof_grace: grace,
+            ..self
         }
     }
 }
@@ -229,22 +290,29 @@ enum Failure {
 type Waiter = oneshot::Sender<Result<RawJson, Failure>>;
 
 #[derive(Default)]
-struct State {
+pub(crate) struct State {
     pending: PendingRequests<Waiter, ProgressCallback>,
-    inbound: HashMap<RequestId, CancellationToken>,
+    /// The peer's requests that are running or queued, by id.
+    pub(crate) inbound: HashMap<RequestId, CancellationToken>,
     next_progress_token: i64,
+    /// No more requests can be sent: the connection is closed, or the peer
+    /// finished sending and so can no longer answer.
     closed: bool,
 }
 
-struct Shared {
+pub(crate) struct Shared {
     state: Mutex<State>,
-    outbound: mpsc::Sender<Outbound>,
-    shutdown: CancellationToken,
+    pub(crate) outbound: mpsc::Sender<Outbound>,
+    /// The connection is gone: stop everything now.
+    pub(crate) shutdown: CancellationToken,
+    /// The peer finished sending and every request has ended: write what is
+    /// queued, then close.
+    finish: CancellationToken,
     non_cancellable: Vec<String>,
 }
 
 impl Shared {
-    fn lock(&self) -> MutexGuard<'_, State> {
+    pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
         // A panic while the lock was held leaves plain bookkeeping behind;
         // carrying on is safer than poisoning every later call.
         self.state.lock().unwrap_or_else(|p| p.into_inner())
@@ -328,6 +396,20 @@ impl Peer {
         params: Option<RawJson>,
         options: RequestOptions,
     ) -> Result<RawJson, Error> {
+        // The id is recorded once it is chosen; params never are.
+        let span = tracing::debug_span!("mcp.outbound", method, id = tracing::field::Empty);
+        self.request_in(method, params, options, &span)
+            .instrument(span.clone())
+            .await
+    }
+
+    async fn request_in(
+        &self,
+        method: &str,
+        params: Option<RawJson>,
+        options: RequestOptions,
+        span: &tracing::Span,
+    ) -> Result<RawJson, Error> {
         let (tx, rx) = oneshot::channel();
         let (id, progress_token) = {
             let mut state = self.shared.lock();
@@ -352,6 +434,7 @@ impl Peer {
             }
             (id, token)
         };
+        span.record("id", tracing::field::display(&id));
         let mut in_flight = InFlight {
             peer: self,
             id: id.clone(),
@@ -534,6 +617,7 @@ impl Connection {
             state: Mutex::new(State::default()),
             outbound: outbound_tx,
             shutdown: CancellationToken::new(),
+            finish: CancellationToken::new(),
             non_cancellable: config.non_cancellable.clone(),
         });
         let peer = Peer {
@@ -543,14 +627,23 @@ impl Connection {
         let tasks = TaskTracker::new();
         let (notify_tx, notify_rx) = mpsc::channel(config.notification_queue.max(1));
         let handler = Arc::new(handler);
-        tasks.spawn(write_loop(sender, outbound_rx, shared.shutdown.clone()));
-        tasks.spawn(notification_loop(handler.clone(), notify_rx, peer.clone()));
+        let runner = Runner::new(
+            handler.clone(),
+            shared.clone(),
+            Limits {
+                max_concurrent: config.max_concurrent_requests,
+                max_queued: config.max_queued_requests,
+                timeout: config.request_timeout,
+            },
+        );
+        tasks.spawn(write_loop(sender, outbound_rx, shared.clone()));
+        tasks.spawn(notification_loop(handler, notify_rx, peer.clone()));
         tasks.spawn(read_loop(
             receiver,
-            handler,
+            runner,
             peer.clone(),
             notify_tx,
-            tasks.clone(),
+            config.eof_grace,
         ));
         tasks.close();
         Connection { peer, tasks }
@@ -569,6 +662,10 @@ impl Connection {
 
     /// Waits until the connection ends (the peer left or it was closed) and
     /// its tasks have stopped.
+    ///
+    /// When the peer only finished sending (stdio: its stdin ended), the
+    /// requests it sent still finish within
+    /// [`DispatcherConfig::eof_grace`] and their answers are written first.
     pub async fn wait(&self) {
         self.tasks.wait().await;
     }
@@ -577,23 +674,25 @@ impl Connection {
 async fn write_loop<S: TransportSender>(
     mut sender: S,
     mut outbound: mpsc::Receiver<Outbound>,
-    shutdown: CancellationToken,
+    shared: Arc<Shared>,
 ) {
     /// Messages written between two flushes at most, so one busy stream
     /// cannot delay the flush unboundedly.
     const BURST: usize = 64;
     'outer: loop {
+        // What is queued is written before closing, whichever way we close.
         let message = tokio::select! {
             biased;
             message = outbound.recv() => message,
-            () = shutdown.cancelled() => None,
+            () = shared.shutdown.cancelled() => None,
+            () = shared.finish.cancelled() => None,
         };
         let Some(mut message) = message else { break };
         let mut written = 0;
         loop {
             if let Err(error) = sender.send(message).await {
                 tracing::warn!(%error, "sending failed; closing the connection");
-                shutdown.cancel();
+                shared.shutdown.cancel();
                 break 'outer;
             }
             written += 1;
@@ -607,11 +706,12 @@ async fn write_loop<S: TransportSender>(
         }
         if let Err(error) = sender.flush().await {
             tracing::warn!(%error, "sending failed; closing the connection");
-            shutdown.cancel();
+            shared.shutdown.cancel();
             break;
         }
     }
     sender.close().await;
+    shared.shutdown.cancel();
 }
 
 async fn notification_loop<H: Handler>(
@@ -631,53 +731,93 @@ async fn notification_loop<H: Handler>(
     }
 }
 
+/// How reading ended.
+enum ReadEnd {
+    /// The peer finished sending; it may still read our answers.
+    PeerFinished,
+    /// The connection is gone or was closed.
+    Closed,
+}
+
 async fn read_loop<R: TransportReceiver, H: Handler>(
     mut receiver: R,
-    handler: Arc<H>,
+    mut runner: Runner<H>,
     peer: Peer,
     notifications: mpsc::Sender<(IncomingNotification, TransportContext)>,
-    tasks: TaskTracker,
+    eof_grace: Duration,
 ) {
     let shared = peer.shared.clone();
-    loop {
+    let end = loop {
         let item = tokio::select! {
             biased;
-            () = shared.shutdown.cancelled() => None,
+            () = shared.shutdown.cancelled() => break ReadEnd::Closed,
             item = receiver.recv() => item,
         };
-        let Some(item) = item else { break };
+        let Some(item) = item else {
+            break ReadEnd::PeerFinished;
+        };
         match item {
             Inbound::Message(message, context) => {
-                dispatch(message, context, &handler, &peer, &notifications, &tasks).await;
+                if let Dispatched::Closed =
+                    dispatch(message, context, &runner, &peer, &notifications).await
+                {
+                    break ReadEnd::Closed;
+                }
             }
             Inbound::Malformed(error) => {
-                tracing::debug!(%error, "answering a malformed message");
+                tracing::warn!(
+                    kind = ?error.kind,
+                    id = error.id.as_ref().map(tracing::field::display),
+                    "refused a malformed message"
+                );
                 send_error(&peer, error.id.clone(), error.to_error_object()).await;
             }
-            Inbound::TooLarge { limit } => {
-                tracing::debug!(limit, "answering an oversized message");
+            Inbound::TooLarge { limit, id } => {
+                tracing::warn!(
+                    limit,
+                    id = id.as_ref().map(tracing::field::display),
+                    "refused a message over the size limit; raise the transport's limit if \
+                     such messages are legitimate"
+                );
                 let error = ErrorObject::invalid_request(format!(
                     "the message exceeds the {limit}-byte limit and was dropped"
                 ));
-                send_error(&peer, None, error).await;
+                send_error(&peer, id, error).await;
             }
             Inbound::RequestFailed { id, error } => {
                 tracing::debug!(%id, %error, "the transport failed a request");
                 answer(&peer, &id, Err(Failure::Transport(error)));
             }
         }
-    }
-    // The peer is gone or we were closed: fail what waits, stop what runs.
-    let (waiters, running) = {
+    };
+    drop(notifications);
+    // Either way the peer cannot answer any more: fail what waits.
+    let waiters = {
         let mut state = shared.lock();
         state.closed = true;
-        let waiters = state.pending.drain();
-        let running: Vec<_> = state.inbound.drain().map(|(_, t)| t).collect();
-        (waiters, running)
+        state.pending.drain()
     };
     drop(waiters);
-    running.iter().for_each(CancellationToken::cancel);
-    shared.shutdown.cancel();
+    runner.close();
+    if let ReadEnd::PeerFinished = end {
+        tracing::debug!("the peer finished sending; finishing the requests it sent");
+        let finished = tokio::select! {
+            done = tokio::time::timeout(eof_grace, runner.finished()) => done.is_ok(),
+            () = shared.shutdown.cancelled() => false,
+        };
+        if !finished && !shared.shutdown.is_cancelled() {
+            tracing::warn!(
+                running = runner.in_progress(),
+                grace = ?eof_grace,
+                "requests still running after the peer finished sending are cancelled; raise \
+                 DispatcherConfig::eof_grace to let them finish"
+            );
+        }
+    }
+    runner.cancel_all();
+    runner.finished().await;
+    // Every answer is queued now; the write loop writes them and closes.
+    shared.finish.cancel();
 }
 
 async fn send_error(peer: &Peer, id: Option<RequestId>, error: ErrorObject) {
@@ -693,18 +833,23 @@ async fn send_error(peer: &Peer, id: Option<RequestId>, error: ErrorObject) {
     }
 }
 
+/// Whether reading may go on after a message.
+enum Dispatched {
+    Continue,
+    Closed,
+}
+
 async fn dispatch<H: Handler>(
     message: JsonRpcMessage,
     transport: TransportContext,
-    handler: &Arc<H>,
+    runner: &Runner<H>,
     peer: &Peer,
     notifications: &mpsc::Sender<(IncomingNotification, TransportContext)>,
-    tasks: &TaskTracker,
-) {
+) -> Dispatched {
     let shared = &peer.shared;
     match message {
         JsonRpcMessage::Request(request) => {
-            let cancel = shared.shutdown.child_token();
+            let cancel = runner.request_token();
             let duplicate = {
                 let mut state = shared.lock();
                 let duplicate = state.inbound.contains_key(&request.id);
@@ -714,52 +859,34 @@ async fn dispatch<H: Handler>(
                 duplicate
             };
             if duplicate {
+                tracing::warn!(id = %request.id, method = %request.method,
+                    "refused a request whose id is already in use by a request in progress");
                 let error = ErrorObject::invalid_request(format!(
                     "request id {} is already in use by a request in progress",
                     request.id
                 ));
                 send_error(peer, Some(request.id), error).await;
-                return;
+                return Dispatched::Continue;
             }
             let id = request.id;
+            let span = request_span(&request.method, &id, &transport);
             let context = RequestContext {
                 id: id.clone(),
                 transport,
-                cancel: cancel.clone(),
+                cancel,
                 peer: Peer {
                     shared: shared.clone(),
-                    related: Some(id.clone()),
+                    related: Some(id),
                 },
             };
             let incoming = IncomingRequest {
                 method: request.method,
                 params: request.params,
             };
-            let handler = handler.clone();
-            let peer = peer.clone();
-            tasks.spawn(async move {
-                let outcome = tokio::select! {
-                    outcome = handler.handle_request(incoming, context) => Some(outcome),
-                    () = cancel.cancelled() => None,
-                };
-                peer.shared.lock().inbound.remove(&id);
-                let Some(outcome) = outcome else {
-                    tracing::debug!(%id, "request cancelled; no response is sent");
-                    return;
-                };
-                if cancel.is_cancelled() {
-                    return;
-                }
-                let message: JsonRpcMessage = match outcome {
-                    Ok(result) => JsonRpcResultResponse::new(id.clone(), result).into(),
-                    Err(error) => JsonRpcErrorResponse::new(Some(id.clone()), error).into(),
-                };
-                let mut out = Outbound::new(message);
-                out.related_request = Some(id);
-                if peer.shared.outbound.send(out).await.is_err() {
-                    tracing::debug!("connection closed before a response could be sent");
-                }
-            });
+            return match runner.submit(incoming, context, span).await {
+                Queued::Accepted => Dispatched::Continue,
+                Queued::Closed => Dispatched::Closed,
+            };
         }
         JsonRpcMessage::Notification(notification) => match notification.method.as_str() {
             "notifications/cancelled" => {
@@ -818,6 +945,7 @@ async fn dispatch<H: Handler>(
             ),
         },
     }
+    Dispatched::Continue
 }
 
 fn answer(peer: &Peer, id: &RequestId, outcome: Result<RawJson, Failure>) {

@@ -33,6 +33,8 @@
 
 mod dispatcher;
 mod error;
+mod id_scan;
+mod inbound;
 mod memory;
 mod pending;
 mod span;
@@ -44,6 +46,7 @@ pub use dispatcher::{
     internal_error,
 };
 pub use error::{Error, TransportError};
+pub use id_scan::{ID_SCAN_PREFIX, scan_id};
 pub use memory::{MemoryReceiver, MemorySender, MemoryTransport};
 pub use span::request_span;
 pub use tokio_util::sync::CancellationToken;

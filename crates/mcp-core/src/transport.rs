@@ -108,6 +108,9 @@ pub enum Inbound {
     TooLarge {
         /// The limit in bytes.
         limit: usize,
+        /// The request's id when the first bytes of the frame held it
+        /// (see [`crate::scan_id`]), so the refusal reaches its caller.
+        id: Option<RequestId>,
     },
     /// A request this side sent could not be carried to the peer or its
     /// answer could not be read back (HTTP: the POST failed, or its response

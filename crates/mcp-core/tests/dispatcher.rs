@@ -12,13 +12,22 @@ use mcp_types::{
     ErrorCode, ErrorObject, JsonRpcMessage, JsonRpcResultResponse, RawJson, RequestId,
 };
 use serde_json::{Value, json};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 use tokio::time::timeout;
 
 const LIMIT: Duration = Duration::from_secs(5);
 
 fn raw(value: Value) -> Option<RawJson> {
     Some(RawJson::from_serialize(&value).expect("serializable"))
+}
+
+/// A request's params as a `Value` (`null` when absent).
+fn params_of(request: &IncomingRequest) -> Value {
+    request
+        .params
+        .as_ref()
+        .map(|p| p.parse().expect("JSON"))
+        .unwrap_or(Value::Null)
 }
 
 /// A test server: `echo` answers its params after `delay_ms`; `hang` never
@@ -57,11 +66,7 @@ impl Handler for TestHandler {
         request: IncomingRequest,
         ctx: RequestContext,
     ) -> Result<RawJson, ErrorObject> {
-        let params: Value = request
-            .params
-            .as_ref()
-            .map(|p| p.parse().expect("JSON"))
-            .unwrap_or(Value::Null);
+        let params = params_of(&request);
         match request.method.as_str() {
             "echo" => {
                 let n = params["n"].as_i64().unwrap_or(0);
@@ -120,7 +125,13 @@ fn connect() -> (
 
 #[tokio::test(start_paused = true)]
 async fn a_thousand_concurrent_requests_are_answered_out_of_order() {
-    let (client, _server, handler, _, _) = connect();
+    let (a, b) = MemoryTransport::pair(64);
+    let (handler, _, _) = TestHandler::new();
+    // All of them at once, above the default cap.
+    let config = DispatcherConfig::default().with_max_concurrent_requests(1000);
+    let _server = Connection::start(a, handler.clone(), config);
+    let (client_handler, _, _) = TestHandler::new();
+    let client = Connection::start(b, client_handler, DispatcherConfig::default());
     let mut calls = tokio::task::JoinSet::new();
     for n in 0..1000i64 {
         let peer = client.peer().clone();
@@ -383,4 +394,472 @@ async fn a_chosen_id_that_is_pending_is_refused() {
         .await
         .expect_err("duplicate");
     assert!(matches!(err, Error::DuplicateId(_)), "{err}");
+}
+
+/// What a [`Controlled`] handler reports to its test.
+enum Event {
+    /// Request `n` started; sending on the channel lets it finish.
+    Started(i64, oneshot::Sender<()>),
+    /// The future of request `n` was dropped before it finished.
+    Dropped(i64),
+    /// A notification arrived.
+    Note(String),
+}
+
+/// A server the test steers: `block` runs until released, `ask` asks the
+/// peer `echo` and answers with what came back (or the error).
+#[derive(Clone)]
+struct Controlled {
+    events: mpsc::UnboundedSender<Event>,
+}
+
+struct DropReport {
+    n: i64,
+    done: bool,
+    events: mpsc::UnboundedSender<Event>,
+}
+
+impl Drop for DropReport {
+    fn drop(&mut self) {
+        if !self.done {
+            let _ = self.events.send(Event::Dropped(self.n));
+        }
+    }
+}
+
+impl Handler for Controlled {
+    async fn handle_request(
+        &self,
+        request: IncomingRequest,
+        ctx: RequestContext,
+    ) -> Result<RawJson, ErrorObject> {
+        let params = params_of(&request);
+        let n = params["n"].as_i64().unwrap_or(0);
+        match request.method.as_str() {
+            "block" => {
+                let mut report = DropReport {
+                    n,
+                    done: false,
+                    events: self.events.clone(),
+                };
+                let (release, released) = oneshot::channel();
+                let _ = self.events.send(Event::Started(n, release));
+                let _ = released.await;
+                report.done = true;
+                Ok(request.params.unwrap_or_else(RawJson::empty_object))
+            }
+            "ask" => ctx
+                .peer
+                .request("echo", raw(json!({"n": n})), RequestOptions::new())
+                .await
+                .map_err(|e| e.to_error_object()),
+            "spanned" => {
+                tracing::Span::current().record("name", "the-tool");
+                Ok(RawJson::empty_object())
+            }
+            other => Err(ErrorObject::method_not_found(other)),
+        }
+    }
+
+    async fn handle_notification(
+        &self,
+        notification: IncomingNotification,
+        _: NotificationContext,
+    ) {
+        let _ = self.events.send(Event::Note(notification.method));
+    }
+}
+
+fn controlled() -> (Controlled, mpsc::UnboundedReceiver<Event>) {
+    let (events, rx) = mpsc::unbounded_channel();
+    (Controlled { events }, rx)
+}
+
+async fn next_event(events: &mut mpsc::UnboundedReceiver<Event>) -> Event {
+    timeout(LIMIT, events.recv())
+        .await
+        .expect("an event in time")
+        .expect("the handler lives")
+}
+
+async fn started(events: &mut mpsc::UnboundedReceiver<Event>) -> (i64, oneshot::Sender<()>) {
+    match next_event(events).await {
+        Event::Started(n, release) => (n, release),
+        Event::Dropped(n) => panic!("request {n} dropped, expected a start"),
+        Event::Note(m) => panic!("notification {m}, expected a start"),
+    }
+}
+
+/// Starts `Controlled` under `config` on one end; the test drives the other
+/// end by hand.
+fn controlled_server(
+    config: DispatcherConfig,
+) -> (
+    Connection,
+    mpsc::UnboundedReceiver<Event>,
+    mcp_core::MemorySender,
+    mcp_core::MemoryReceiver,
+) {
+    let (a, b) = MemoryTransport::pair(64);
+    let (handler, events) = controlled();
+    let server = Connection::start(a, handler, config);
+    let (raw_sender, raw_receiver) = b.split();
+    (server, events, raw_sender, raw_receiver)
+}
+
+async fn send_request(sender: &mut mcp_core::MemorySender, id: i64, method: &str) {
+    sender
+        .send(Outbound::new(
+            mcp_types::JsonRpcRequest::new(id, method, raw(json!({"n": id}))).into(),
+        ))
+        .await
+        .expect("sent");
+}
+
+async fn send_note(sender: &mut mcp_core::MemorySender, method: &str) {
+    sender
+        .send(Outbound::new(
+            mcp_types::JsonRpcNotification::new(method, None).into(),
+        ))
+        .await
+        .expect("sent");
+}
+
+async fn next_message(receiver: &mut mcp_core::MemoryReceiver) -> JsonRpcMessage {
+    match timeout(LIMIT, receiver.recv()).await.expect("in time") {
+        Some(Inbound::Message(message, _)) => message,
+        other => panic!("expected a message, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn with_a_cap_of_two_the_third_request_waits_for_a_free_slot() {
+    let config = DispatcherConfig::default().with_max_concurrent_requests(2);
+    let (_server, mut events, mut sender, mut receiver) = controlled_server(config);
+    for id in 1..=3 {
+        send_request(&mut sender, id, "block").await;
+    }
+    // Notifications are read in order after the requests: once this one is
+    // seen, the third request has been read and placed.
+    send_note(&mut sender, "marker").await;
+    let (first, release_first) = started(&mut events).await;
+    let (second, _release_second) = started(&mut events).await;
+    assert_eq!((first, second), (1, 2));
+    match next_event(&mut events).await {
+        Event::Note(m) => assert_eq!(m, "marker"),
+        _ => panic!("the third request started while two ran"),
+    }
+    assert!(
+        events.try_recv().is_err(),
+        "the third request has not started"
+    );
+    release_first.send(()).expect("released");
+    let JsonRpcMessage::Response(answer) = next_message(&mut receiver).await else {
+        panic!("an answer")
+    };
+    assert_eq!(answer.id, RequestId::Number(1));
+    let (third, _release_third) = started(&mut events).await;
+    assert_eq!(third, 3, "the third starts when a slot frees");
+}
+
+#[tokio::test]
+async fn a_handler_waiting_on_the_peer_gets_its_answer_while_requests_queue() {
+    let (a, b) = MemoryTransport::pair(64);
+    let (handler, mut events) = controlled();
+    let config = DispatcherConfig::default().with_max_concurrent_requests(1);
+    let _server = Connection::start(a, handler, config);
+    let (client_handler, _, _) = TestHandler::new();
+    let client = Connection::start(b, client_handler, DispatcherConfig::default());
+    let peer = client.peer().clone();
+    // `ask` holds the only slot and waits for the client's answer, while
+    // three more requests queue behind it.
+    let ask = tokio::spawn(async move {
+        peer.request("ask", raw(json!({"n": 7})), RequestOptions::new())
+            .await
+    });
+    let mut blocked = Vec::new();
+    for n in 0..3 {
+        let peer = client.peer().clone();
+        blocked.push(tokio::spawn(async move {
+            peer.request("block", raw(json!({"n": n})), RequestOptions::new())
+                .await
+        }));
+    }
+    let answer = timeout(LIMIT, ask)
+        .await
+        .expect("the read loop kept reading answers")
+        .expect("joined")
+        .expect("answered");
+    let value: Value = answer.parse().expect("JSON");
+    assert_eq!(value["n"], 7);
+    let (n, release) = started(&mut events).await;
+    assert_eq!(n, 0, "the queue is served in order");
+    release.send(()).expect("released");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_handler_over_the_request_timeout_is_cancelled_and_its_caller_told() {
+    let config = DispatcherConfig::default().with_request_timeout(Duration::from_secs(1));
+    let (_server, mut events, mut sender, mut receiver) = controlled_server(config);
+    send_request(&mut sender, 1, "block").await;
+    let (_, _release) = started(&mut events).await;
+    let JsonRpcMessage::Error(error) = next_message(&mut receiver).await else {
+        panic!("an error answer")
+    };
+    assert_eq!(error.id, Some(RequestId::Number(1)));
+    assert_eq!(error.error.code, ErrorCode::REQUEST_TIMEOUT);
+    assert!(
+        error.error.message.contains("`block`"),
+        "{}",
+        error.error.message
+    );
+    assert!(matches!(next_event(&mut events).await, Event::Dropped(1)));
+}
+
+#[tokio::test]
+async fn closing_cancels_and_awaits_every_running_and_queued_request() {
+    let config = DispatcherConfig::default().with_max_concurrent_requests(2);
+    let (server, mut events, mut sender, _receiver) = controlled_server(config);
+    for id in 1..=3 {
+        send_request(&mut sender, id, "block").await;
+    }
+    let _first = started(&mut events).await;
+    let _second = started(&mut events).await;
+    timeout(LIMIT, server.shutdown()).await.expect("prompt");
+    // Both running handlers were dropped before shutdown returned, and the
+    // queued one never started.
+    let mut dropped = Vec::new();
+    while let Ok(event) = events.try_recv() {
+        match event {
+            Event::Dropped(n) => dropped.push(n),
+            Event::Started(n, _) => panic!("request {n} started during shutdown"),
+            Event::Note(_) => {}
+        }
+    }
+    dropped.sort_unstable();
+    assert_eq!(dropped, [1, 2]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn after_the_peer_finishes_sending_every_request_is_still_answered() {
+    let (a, b) = MemoryTransport::pair(16);
+    let (handler, _, _) = TestHandler::new();
+    let config = DispatcherConfig::default().with_max_concurrent_requests(8);
+    let server = Connection::start(a, handler, config);
+    let (mut sender, mut receiver) = b.split();
+    let reader = tokio::spawn(async move {
+        let mut ids = Vec::new();
+        while let Some(inbound) = receiver.recv().await {
+            if let Inbound::Message(JsonRpcMessage::Response(r), _) = inbound {
+                ids.push(r.id);
+            }
+        }
+        ids
+    });
+    for n in 0..200i64 {
+        let params = raw(json!({"n": n, "delay_ms": 200 - n}));
+        sender
+            .send(Outbound::new(
+                mcp_types::JsonRpcRequest::new(n, "echo", params).into(),
+            ))
+            .await
+            .expect("sent");
+    }
+    // The peer's last word: its sending side closes, as stdin reaching its end.
+    sender.close().await;
+    let ids = timeout(LIMIT * 10, reader)
+        .await
+        .expect("the server closes after answering")
+        .expect("joined");
+    assert_eq!(ids.len(), 200, "every request was answered");
+    timeout(LIMIT, server.wait())
+        .await
+        .expect("the server ended");
+}
+
+#[tokio::test]
+async fn when_the_peer_finishes_sending_our_own_requests_fail_at_once() {
+    let (_server, _events, mut sender, mut receiver) =
+        controlled_server(DispatcherConfig::default());
+    send_request(&mut sender, 1, "ask").await;
+    let JsonRpcMessage::Request(asked) = next_message(&mut receiver).await else {
+        panic!("the server asks back")
+    };
+    assert_eq!(asked.method, "echo");
+    // Close without answering: the server's question can never be answered,
+    // so its handler learns at once, and its own answer still goes out.
+    sender.close().await;
+    let JsonRpcMessage::Error(error) = next_message(&mut receiver).await else {
+        panic!("an error answer")
+    };
+    assert_eq!(error.id, Some(RequestId::Number(1)));
+    assert_eq!(error.error.code, ErrorCode::CONNECTION_CLOSED);
+    assert!(
+        timeout(LIMIT, receiver.recv())
+            .await
+            .expect("closed")
+            .is_none()
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn requests_still_running_after_the_eof_grace_are_cancelled() {
+    let config = DispatcherConfig::default().with_eof_grace(Duration::from_secs(3));
+    let (server, mut events, mut sender, mut receiver) = controlled_server(config);
+    send_request(&mut sender, 1, "block").await;
+    let (_, _release) = started(&mut events).await;
+    sender.close().await;
+    timeout(LIMIT, server.wait())
+        .await
+        .expect("the grace is bounded");
+    assert!(matches!(next_event(&mut events).await, Event::Dropped(1)));
+    assert!(
+        timeout(LIMIT, receiver.recv())
+            .await
+            .expect("closed")
+            .is_none(),
+        "a cancelled request is not answered"
+    );
+}
+
+type SpanRecord = (&'static tracing::Metadata<'static>, Vec<(String, String)>);
+
+/// A subscriber that keeps every span's name and fields, and which span is
+/// entered (for one thread).
+#[derive(Default, Clone)]
+struct Spans {
+    spans: Arc<Mutex<Vec<SpanRecord>>>,
+    entered: Arc<Mutex<Vec<u64>>>,
+}
+
+struct Fields<'a>(&'a mut Vec<(String, String)>);
+
+impl tracing::field::Visit for Fields<'_> {
+    fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
+        self.0.push((field.name().to_owned(), value.to_owned()));
+    }
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        self.0.push((field.name().to_owned(), format!("{value:?}")));
+    }
+}
+
+impl tracing::Subscriber for Spans {
+    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
+        true
+    }
+    fn new_span(&self, span: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        let mut fields = Vec::new();
+        span.record(&mut Fields(&mut fields));
+        let mut spans = self.spans.lock().expect("lock");
+        spans.push((span.metadata(), fields));
+        tracing::span::Id::from_u64(spans.len() as u64)
+    }
+    fn record(&self, span: &tracing::span::Id, values: &tracing::span::Record<'_>) {
+        let mut spans = self.spans.lock().expect("lock");
+        let index = usize::try_from(span.into_u64() - 1).expect("small");
+        values.record(&mut Fields(&mut spans[index].1));
+    }
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+    fn event(&self, _: &tracing::Event<'_>) {}
+    fn enter(&self, span: &tracing::span::Id) {
+        self.entered.lock().expect("lock").push(span.into_u64());
+    }
+    fn exit(&self, _: &tracing::span::Id) {
+        self.entered.lock().expect("lock").pop();
+    }
+    fn current_span(&self) -> tracing_core::span::Current {
+        let Some(&id) = self.entered.lock().expect("lock").last() else {
+            return tracing_core::span::Current::none();
+        };
+        let index = usize::try_from(id - 1).expect("small");
+        let metadata = self.spans.lock().expect("lock")[index].0;
+        tracing_core::span::Current::new(tracing::span::Id::from_u64(id), metadata)
+    }
+}
+
+impl Spans {
+    fn find(&self, name: &str) -> Vec<Vec<(String, String)>> {
+        self.spans
+            .lock()
+            .expect("lock")
+            .iter()
+            .filter(|(m, _)| m.name() == name)
+            .map(|(_, f)| f.clone())
+            .collect()
+    }
+}
+
+fn field<'a>(fields: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    fields
+        .iter()
+        .rev()
+        .find(|(n, _)| n == name)
+        .map(|(_, v)| v.as_str())
+}
+
+#[test]
+fn each_request_runs_in_its_span_and_each_outbound_request_has_one() {
+    let spans = Spans::default();
+    let _guard = tracing::subscriber::set_default(spans.clone());
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime")
+        .block_on(async {
+            let (a, b) = MemoryTransport::pair(16);
+            let (handler, _events) = controlled();
+            let _server = Connection::start(a, handler, DispatcherConfig::default());
+            let (client_handler, _, _) = TestHandler::new();
+            let client = Connection::start(b, client_handler, DispatcherConfig::default());
+            let secret = "params-must-not-appear";
+            timeout(
+                LIMIT,
+                client.peer().request(
+                    "spanned",
+                    raw(json!({"token": secret})),
+                    RequestOptions::new().with_id(41),
+                ),
+            )
+            .await
+            .expect("in time")
+            .expect("answered");
+        });
+    let outbound = spans.find("mcp.outbound");
+    assert_eq!(outbound.len(), 1);
+    assert_eq!(field(&outbound[0], "method"), Some("spanned"));
+    assert_eq!(field(&outbound[0], "id"), Some("41"));
+    let inbound = spans.find("mcp.request");
+    assert_eq!(inbound.len(), 1);
+    assert_eq!(field(&inbound[0], "method"), Some("spanned"));
+    assert_eq!(field(&inbound[0], "id"), Some("41"));
+    assert_eq!(
+        field(&inbound[0], "name"),
+        Some("the-tool"),
+        "the handler runs inside the span"
+    );
+    let all = format!("{:?}", spans.spans.lock().expect("lock"));
+    assert!(!all.contains("params-must-not-appear"), "{all}");
+}
+
+#[tokio::test]
+async fn a_peer_that_is_gone_cancels_running_requests_at_once() {
+    // The default ten-second grace would outlast LIMIT: cancelling at once
+    // is what lets this finish.
+    let (server, mut events, mut sender, receiver) = controlled_server(DispatcherConfig::default());
+    send_request(&mut sender, 1, "block").await;
+    let (_, _release) = started(&mut events).await;
+    // The peer stops reading; the next write (the question `ask` sends it)
+    // fails, while its sending side is still open.
+    drop(receiver);
+    send_request(&mut sender, 2, "ask").await;
+    timeout(LIMIT, server.wait())
+        .await
+        .expect("the connection ends at the failed write");
+    let mut dropped = Vec::new();
+    while let Ok(event) = events.try_recv() {
+        if let Event::Dropped(n) = event {
+            dropped.push(n);
+        }
+    }
+    assert!(dropped.contains(&1), "the running request was cancelled");
 }

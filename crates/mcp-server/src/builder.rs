@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use crate::request_state::StateSealer;
 use crate::session::{Context, ServerSession};
-use crate::tool_io::{IntoToolResult, input_schema_for, parse_arguments};
+use crate::tool_io::{IntoToolResult, input_schema_for, parse_arguments, take_arguments};
 use crate::{Error, UriTemplate};
 
 use crate::answer::*;
@@ -204,7 +204,7 @@ impl ServerBuilder {
         let call: ToolFn = Arc::new(move |arguments, cx| {
             let handler = handler.clone();
             Box::pin(async move {
-                match parse_arguments::<A>(arguments.as_ref()) {
+                match take_arguments::<A>(arguments) {
                     Ok(args) => handler(args, cx).await.into_tool_answer(),
                     Err(e) => e.into_answer().map(ResultOrInputRequired::Complete),
                 }

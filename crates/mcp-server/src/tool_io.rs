@@ -11,8 +11,8 @@ use mcp_types::{
 };
 use schemars::JsonSchema;
 use schemars::generate::{Contract, SchemaSettings};
-use serde::Serialize;
 use serde::de::{DeserializeOwned, IntoDeserializer};
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
 /// The JSON Schema of a tool's arguments, from their Rust type.
@@ -213,8 +213,22 @@ pub fn parse_arguments<T: DeserializeOwned>(
 ) -> Result<T, ToolError> {
     let empty = JsonObject::new();
     let object = arguments.unwrap_or(&empty);
-    // Deserializing from a borrowed map reads it in place, without a copy.
-    let result: Result<T, _> = serde_path_to_error::deserialize(object.into_deserializer());
+    // Deserializing from a borrowed map reads it in place; strings are copied.
+    read_arguments(object.into_deserializer())
+}
+
+/// As [`parse_arguments`], taking the arguments: their strings move into `T`
+/// instead of being copied, so a large argument is held once.
+pub(crate) fn take_arguments<T: DeserializeOwned>(
+    arguments: Option<JsonObject>,
+) -> Result<T, ToolError> {
+    read_arguments(Value::Object(arguments.unwrap_or_default()))
+}
+
+fn read_arguments<'de, T: Deserialize<'de>, D: Deserializer<'de, Error = serde_json::Error>>(
+    arguments: D,
+) -> Result<T, ToolError> {
+    let result: Result<T, _> = serde_path_to_error::deserialize(arguments);
     result.map_err(|e| {
         let path = e.path().to_string();
         if path == "." {

@@ -2,10 +2,10 @@
 //! per line, with a maximum line length enforced while reading.
 
 use mcp_core::{
-    Inbound, Outbound, Transport, TransportContext, TransportError, TransportReceiver,
-    TransportSender,
+    ID_SCAN_PREFIX, Inbound, Outbound, Transport, TransportContext, TransportError,
+    TransportReceiver, TransportSender, scan_id,
 };
-use mcp_types::JsonRpcMessage;
+use mcp_types::{JsonRpcMessage, RequestId};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
 
 /// The default longest line accepted: 32 MiB, so a 16 MiB message passes.
@@ -23,6 +23,8 @@ pub struct LineTransport<R, W> {
 #[derive(Debug)]
 pub struct LineReceiver<R> {
     reader: BufReader<R>,
+    /// The line read so far; while `discarding`, only its first
+    /// [`ID_SCAN_PREFIX`] bytes, where the request id is looked for.
     line: Vec<u8>,
     discarding: bool,
     max_line: usize,
@@ -46,7 +48,8 @@ where
     }
 
     /// A transport reading lines of at most `max_line` bytes; a longer line
-    /// is skipped unread and reported as [`Inbound::TooLarge`].
+    /// is skipped unread and reported as [`Inbound::TooLarge`], with its id
+    /// when the line's first bytes hold it.
     pub fn with_max_line(reader: R, writer: W, max_line: usize) -> Self {
         Self {
             receiver: LineReceiver {
@@ -64,6 +67,17 @@ where
 }
 
 impl<R: AsyncRead + Unpin + Send + 'static> LineReceiver<R> {
+    /// The refusal of the overlong line just skipped.
+    fn too_large(&mut self) -> Inbound {
+        let id = scan_id(&self.line);
+        self.discarding = false;
+        self.line.clear();
+        Inbound::TooLarge {
+            limit: self.max_line,
+            id,
+        }
+    }
+
     fn frame(&mut self) -> Option<Inbound> {
         let mut line = std::mem::take(&mut self.line);
         if line.last() == Some(&b'\r') {
@@ -85,6 +99,17 @@ impl<R: AsyncRead + Unpin + Send + 'static> LineReceiver<R> {
     }
 }
 
+/// Starts skipping an overlong line: keeps only its first bytes (what was
+/// buffered, then from `more`) and lets the large buffer go.
+fn keep_prefix(line: &mut Vec<u8>, more: &[u8]) {
+    let mut prefix = Vec::with_capacity(ID_SCAN_PREFIX);
+    let kept = line.len().min(ID_SCAN_PREFIX);
+    prefix.extend_from_slice(&line[..kept]);
+    let wanted = (ID_SCAN_PREFIX - kept).min(more.len());
+    prefix.extend_from_slice(&more[..wanted]);
+    *line = prefix;
+}
+
 impl<R: AsyncRead + Unpin + Send + 'static> TransportReceiver for LineReceiver<R> {
     async fn recv(&mut self) -> Option<Inbound> {
         loop {
@@ -97,7 +122,10 @@ impl<R: AsyncRead + Unpin + Send + 'static> TransportReceiver for LineReceiver<R
             };
             if available.is_empty() {
                 // End of stream: a last line without its newline still counts.
-                if self.discarding || self.line.is_empty() {
+                if self.discarding {
+                    return Some(self.too_large());
+                }
+                if self.line.is_empty() {
                     return None;
                 }
                 match self.frame() {
@@ -107,17 +135,15 @@ impl<R: AsyncRead + Unpin + Send + 'static> TransportReceiver for LineReceiver<R
             }
             match available.iter().position(|b| *b == b'\n') {
                 Some(end) => {
-                    let too_long = self.discarding || self.line.len() + end > self.max_line;
-                    if !too_long {
+                    if !self.discarding && self.line.len() + end > self.max_line {
+                        keep_prefix(&mut self.line, &available[..end]);
+                        self.discarding = true;
+                    } else if !self.discarding {
                         self.line.extend_from_slice(&available[..end]);
                     }
                     self.reader.consume(end + 1);
-                    if too_long {
-                        self.discarding = false;
-                        self.line.clear();
-                        return Some(Inbound::TooLarge {
-                            limit: self.max_line,
-                        });
+                    if self.discarding {
+                        return Some(self.too_large());
                     }
                     if let Some(inbound) = self.frame() {
                         return Some(inbound);
@@ -128,8 +154,8 @@ impl<R: AsyncRead + Unpin + Send + 'static> TransportReceiver for LineReceiver<R
                     if !self.discarding {
                         if self.line.len() + len > self.max_line {
                             // Skip the rest of this line without buffering it.
+                            keep_prefix(&mut self.line, available);
                             self.discarding = true;
-                            self.line = Vec::new();
                         } else {
                             self.line.extend_from_slice(available);
                         }
@@ -141,10 +167,40 @@ impl<R: AsyncRead + Unpin + Send + 'static> TransportReceiver for LineReceiver<R
     }
 }
 
+/// At least the length of `message` encoded, plus its newline: reserving it
+/// up front lets a large message be serialized without the buffer regrowing,
+/// each regrowth a copy of everything written so far.
+fn encoded_len_bound(message: &JsonRpcMessage) -> usize {
+    /// `{"jsonrpc":"2.0","id":…,"method":…,"params":…}` and the newline,
+    /// without the variable parts.
+    const ENVELOPE: usize = 64;
+    /// The longest escape of one byte (`\u001f`).
+    const ESCAPE: usize = 6;
+    let id = |id: Option<&RequestId>| match id {
+        Some(RequestId::String(s)) => s.len() * ESCAPE + 2,
+        _ => 20,
+    };
+    ENVELOPE
+        + match message {
+            JsonRpcMessage::Request(r) => {
+                id(Some(&r.id))
+                    + r.method.len() * ESCAPE
+                    + r.params.as_ref().map_or(0, |p| p.get().len())
+            }
+            JsonRpcMessage::Notification(n) => {
+                n.method.len() * ESCAPE + n.params.as_ref().map_or(0, |p| p.get().len())
+            }
+            JsonRpcMessage::Response(r) => id(Some(&r.id)) + r.result.get().len(),
+            // Rare and small: a regrowth does not matter here.
+            JsonRpcMessage::Error(e) => id(e.id.as_ref()) + e.error.message.len() + 64,
+        }
+}
+
 impl<W: AsyncWrite + Unpin + Send + 'static> TransportSender for LineSender<W> {
     async fn send(&mut self, message: Outbound) -> Result<(), TransportError> {
         let writer = self.writer.as_mut().ok_or(TransportError::Closed)?;
         self.buffer.clear();
+        self.buffer.reserve(encoded_len_bound(&message.message));
         // Compact JSON never holds a raw newline, so one message is one line.
         serde_json::to_writer(&mut self.buffer, &message.message)?;
         self.buffer.push(b'\n');

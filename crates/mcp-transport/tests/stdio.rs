@@ -9,7 +9,7 @@ use mcp_core::{
 };
 use mcp_transport::LineTransport;
 use mcp_transport::stdio::{ServerCommand, StderrSink};
-use mcp_types::{ErrorObject, RawJson};
+use mcp_types::{ErrorCode, ErrorObject, RawJson};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::time::timeout;
@@ -163,19 +163,23 @@ async fn a_16_mib_message_passes_and_an_oversized_one_is_refused_cleanly() {
     .expect("in time")
     .expect("a 16 MiB round trip");
     assert_eq!(answer.get().len(), big.len() + r#"{"blob":""}"#.len());
-    // Over the peer's limit: dropped unread (the peer cannot know its id), so
-    // the caller times out, and the connection stays usable.
+    // Over the peer's limit: dropped unread, but its id sits in the first
+    // bytes, so the refusal reaches the caller; the connection stays usable.
     let too_big = "y".repeat(21 * 1024 * 1024);
-    let err = connection
-        .peer()
-        .request(
-            "echo",
-            raw(json!({"blob": too_big})),
-            RequestOptions::new().with_timeout(Duration::from_secs(2)),
-        )
-        .await
-        .expect_err("refused");
-    assert!(matches!(err, Error::Timeout { .. }), "{err}");
+    let err = timeout(
+        LIMIT,
+        connection
+            .peer()
+            .request("echo", raw(json!({"blob": too_big})), RequestOptions::new()),
+    )
+    .await
+    .expect("the refusal names the request")
+    .expect_err("refused");
+    let Error::Remote(refusal) = &err else {
+        panic!("a JSON-RPC refusal, got {err}")
+    };
+    assert_eq!(refusal.code, ErrorCode::INVALID_REQUEST, "{err}");
+    assert!(refusal.message.contains("limit"), "{err}");
     let answer = connection
         .peer()
         .request("echo", raw(json!({"after": 1})), RequestOptions::new())
@@ -243,6 +247,17 @@ async fn malformed_and_invalid_lines_are_answered_and_the_connection_lives() {
             .as_str()
             .expect("text")
             .contains("1024")
+    );
+    assert_eq!(too_long["id"], 5, "the id in the first bytes is answered");
+    let id_late = exchange(&format!(
+        r#"{{"jsonrpc":"2.0","method":"x","params":{{"p":"{}"}},"id":"late"}}"#,
+        "z".repeat(5000)
+    ))
+    .await;
+    assert_eq!(id_late["error"]["code"], -32600);
+    assert!(
+        id_late.get("id").is_none(),
+        "an id past the kept prefix is unknown"
     );
     let fine = exchange(r#"{"jsonrpc":"2.0","id":6,"method":"echo","params":{"ok":true}}"#).await;
     assert_eq!(fine["id"], 6);

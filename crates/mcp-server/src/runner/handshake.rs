@@ -42,12 +42,15 @@ impl Runner {
         cx: RequestContext,
     ) -> Result<RawJson, ErrorObject> {
         let revision = self.state.revision();
+        // The raw params go once parsed: a large message is held once, not twice.
+        let params = request.params;
         let parsed = ClientRequest::parse(
             &request.method,
-            request.params.as_ref(),
+            params.as_ref(),
             revision.unwrap_or(Revision::LATEST_HANDSHAKE),
         )
         .map_err(|e| e.to_error_object())?;
+        drop(params);
         if let Some(revision) = revision {
             record_span(revision, &parsed);
         }

@@ -100,8 +100,11 @@ impl Runner {
                 mcp_types::meta::CLIENT_CAPABILITIES
             )));
         };
-        let parsed = ClientRequest::parse(&request.method, request.params.as_ref(), revision)
+        // The raw params go once parsed: a large message is held once, not twice.
+        let params = request.params;
+        let parsed = ClientRequest::parse(&request.method, params.as_ref(), revision)
             .map_err(|e| e.to_error_object())?;
+        drop(params);
         record_span(revision, &parsed);
         let era = Era::Stateless(Arc::new(StatelessRequest {
             revision,
