@@ -164,7 +164,7 @@ pub(super) fn progress_line(row: &Row) -> String {
     )
 }
 
-fn baseline_of<'a>(rows: &'a [Row], case: Case) -> Option<&'a Row> {
+fn baseline_of(rows: &[Row], case: Case) -> Option<&Row> {
     let wanted = Case {
         kind: case.kind.baseline(),
         ..case
