@@ -62,9 +62,7 @@ impl Server {
 
     /// User + system CPU time the process has used so far.
     pub(super) fn cpu_time(&self) -> Result<Duration, String> {
-        let path = format!("/proc/{}/stat", self.pid);
-        let stat = std::fs::read_to_string(&path).map_err(|e| format!("reading {path}: {e}"))?;
-        parse_cpu_time(&stat).ok_or_else(|| format!("{path} has no utime/stime: {stat}"))
+        cpu_time(self.pid)
     }
 
     /// The peak resident set size (`VmHWM`) in KiB.
@@ -97,6 +95,14 @@ impl Server {
             .await
             .map_err(|e| format!("cannot kill the server: {e}"))
     }
+}
+
+/// User + system CPU time process `pid` has used so far; the benchmark's
+/// own (`std::process::id()`) tells what the load generator costs.
+pub(super) fn cpu_time(pid: u32) -> Result<Duration, String> {
+    let path = format!("/proc/{pid}/stat");
+    let stat = std::fs::read_to_string(&path).map_err(|e| format!("reading {path}: {e}"))?;
+    parse_cpu_time(&stat).ok_or_else(|| format!("{path} has no utime/stime: {stat}"))
 }
 
 /// `utime` and `stime` are fields 14 and 15 of `/proc/<pid>/stat`; the

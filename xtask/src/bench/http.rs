@@ -13,7 +13,7 @@ use hyper::{Request, StatusCode};
 use hyper_util::rt::TokioIo;
 use tokio::task::{JoinHandle, JoinSet};
 
-use super::child::Server;
+use super::child::{self, Server};
 use super::report::Row;
 use super::{Budget, CallTemplate, Case, Kind, PEER_TIMEOUT, Programs, Sample, check_echo};
 
@@ -41,14 +41,16 @@ pub(super) async fn measure(
         clients = warm;
     }
     let cpu_before = server.cpu_time()?;
+    let own_cpu_before = child::cpu_time(std::process::id())?;
     let (clients, sample) = load(clients, budget.measure, budget.max_calls).await?;
     let cpu = server.cpu_time()?.saturating_sub(cpu_before);
+    let own_cpu = child::cpu_time(std::process::id())?.saturating_sub(own_cpu_before);
     let peak_rss_kib = server.peak_rss_kib()?;
     for client in clients {
         client.close().await;
     }
     server.kill().await?;
-    Ok(Row::new(case, sample, cpu, peak_rss_kib))
+    Ok(Row::new(case, sample, cpu, own_cpu, peak_rss_kib))
 }
 
 /// Every client calls until `duration` has passed (or together they made

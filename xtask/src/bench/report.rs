@@ -21,13 +21,29 @@ pub(super) struct Row {
     p99_ms: f64,
     /// Server CPU (user + system) per 1,000 calls, in ms.
     cpu_ms_per_1000: f64,
+    /// The load generator's own CPU per 1,000 calls, in ms: when it is
+    /// near the wall time, the client is the bottleneck.
+    client_cpu_ms_per_1000: f64,
     peak_rss_kib: u64,
 }
 
 impl Row {
-    pub(super) fn new(case: Case, sample: Sample, cpu: Duration, peak_rss_kib: u64) -> Self {
+    pub(super) fn new(
+        case: Case,
+        sample: Sample,
+        cpu: Duration,
+        client_cpu: Duration,
+        peak_rss_kib: u64,
+    ) -> Self {
         let seconds = sample.elapsed.as_secs_f64();
         let calls = sample.calls;
+        let per_1000 = |cpu: Duration| {
+            if calls > 0 {
+                cpu.as_secs_f64() * 1e6 / calls as f64
+            } else {
+                f64::NAN
+            }
+        };
         Self {
             case,
             calls,
@@ -38,11 +54,8 @@ impl Row {
             },
             p50_ms: sample.quantile_ms(0.5),
             p99_ms: sample.quantile_ms(0.99),
-            cpu_ms_per_1000: if calls > 0 {
-                cpu.as_secs_f64() * 1e6 / calls as f64
-            } else {
-                f64::NAN
-            },
+            cpu_ms_per_1000: per_1000(cpu),
+            client_cpu_ms_per_1000: per_1000(client_cpu),
             peak_rss_kib,
         }
     }
@@ -154,12 +167,13 @@ pub(super) fn describe(case: Case) -> String {
 
 pub(super) fn progress_line(row: &Row) -> String {
     format!(
-        "{}: {} calls, {:.0} calls/s, p50 {:.3} ms, CPU {:.1} ms/1000, peak RSS {:.1} MiB",
+        "{}: {} calls, {:.0} calls/s, p50 {:.3} ms, CPU {:.1} ms/1000 (client {:.1}), peak RSS {:.1} MiB",
         describe(row.case),
         row.calls,
         row.calls_per_second,
         row.p50_ms,
         row.cpu_ms_per_1000,
+        row.client_cpu_ms_per_1000,
         row.peak_rss_kib as f64 / 1024.0
     )
 }
@@ -201,7 +215,8 @@ pub(super) fn render(rows: &[Row], quick: bool) -> String {
     out.push_str(
         "\n| transport | server | payload | load | calls/s | p50 ms | p99 ms \
          | server CPU ms / 1000 calls | peak RSS MiB | calls/s vs raw | p50 vs raw \
-         | CPU vs raw | RSS vs raw |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+         | CPU vs raw | RSS vs raw | client CPU ms / 1000 calls |\n\
+         |---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for row in rows {
         let versus = |metric| {
@@ -213,7 +228,7 @@ pub(super) fn render(rows: &[Row], quick: bool) -> String {
         };
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} | {:.0} | {:.3} | {:.3} | {:.1} | {:.1} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {:.0} | {:.3} | {:.3} | {:.1} | {:.1} | {} | {} | {} | {} | {:.1} |",
             transport(row.case.kind),
             server(row.case.kind),
             payload(row.case.payload),
@@ -227,6 +242,7 @@ pub(super) fn render(rows: &[Row], quick: bool) -> String {
             versus(Metric::P50),
             versus(Metric::Cpu),
             versus(Metric::PeakRss),
+            row.client_cpu_ms_per_1000,
         );
     }
     if quick {
@@ -327,6 +343,7 @@ mod tests {
             p50_ms,
             p99_ms: p50_ms,
             cpu_ms_per_1000: cpu,
+            client_cpu_ms_per_1000: cpu,
             peak_rss_kib: rss,
         }
     }

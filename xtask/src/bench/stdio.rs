@@ -11,7 +11,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, BufWriter};
 use tokio::process::{ChildStdin, ChildStdout};
 use tokio::sync::{Notify, Semaphore};
 
-use super::child::Server;
+use super::child::{self, Server};
 use super::report::Row;
 use super::{Budget, CallTemplate, Case, Kind, PEER_TIMEOUT, Programs, Sample, check_echo};
 
@@ -108,6 +108,7 @@ pub(super) async fn measure(
         .await?;
     }
     let cpu_before = server.cpu_time()?;
+    let own_cpu_before = child::cpu_time(std::process::id())?;
     let sample = load(
         &mut pipes,
         &template,
@@ -118,11 +119,12 @@ pub(super) async fn measure(
     )
     .await?;
     let cpu = server.cpu_time()?.saturating_sub(cpu_before);
+    let own_cpu = child::cpu_time(std::process::id())?.saturating_sub(own_cpu_before);
     let peak_rss_kib = server.peak_rss_kib()?;
     // Closing stdin ends the server.
     drop(pipes);
     server.stop().await?;
-    Ok(Row::new(case, sample, cpu, peak_rss_kib))
+    Ok(Row::new(case, sample, cpu, own_cpu, peak_rss_kib))
 }
 
 /// Calls `echo` with `window` calls in flight for `duration` (or
