@@ -25,23 +25,29 @@ const COMMAND: &str = "cargo xtask bench";
 /// How long and how much each row runs.
 #[derive(Debug, Clone, Copy)]
 struct Budget {
-    /// Load before the measurement starts (JIT of caches, allocator, pools).
+    /// Passes over the whole table; each row reports the median of its
+    /// rounds, so a burst of load elsewhere on the machine skews one round
+    /// of every row rather than all of one row.
+    rounds: usize,
+    /// Load before the measurement starts (caches, allocator, pools).
     warmup: Duration,
-    /// The measured window of each row.
+    /// The measured window of each row in each round.
     measure: Duration,
     /// At most this many calls per measured window (and per warmup).
     max_calls: usize,
 }
 
 impl Budget {
-    /// 14 rows of 0.5 + 3 s, about 60 s with process start-up.
+    /// 3 rounds of 14 rows of 0.3 + 1.5 s: about 80 s with process start-up.
     const FULL: Self = Self {
-        warmup: Duration::from_millis(500),
-        measure: Duration::from_secs(3),
-        max_calls: 2_000_000,
+        rounds: 3,
+        warmup: Duration::from_millis(300),
+        measure: Duration::from_millis(1500),
+        max_calls: 1_000_000,
     };
     /// A smoke test: every row answers, nothing is timed.
     const QUICK: Self = Self {
+        rounds: 1,
         warmup: Duration::ZERO,
         measure: Duration::from_millis(100),
         max_calls: 200,
@@ -196,14 +202,22 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<(), String> {
         .build()
         .map_err(|e| format!("cannot start the tokio runtime: {e}"))?;
     let started = std::time::Instant::now();
-    let mut rows = Vec::new();
-    for case in cases() {
-        let measured = runtime
-            .block_on(measure(&programs, case, budget))
-            .map_err(|e| format!("{}: {e}", report::describe(case)))?;
-        eprintln!("{}", report::progress_line(&measured));
-        rows.push(measured);
+    let cases = cases();
+    let mut rounds: Vec<Vec<Row>> = cases.iter().map(|_| Vec::new()).collect();
+    for round in 1..=budget.rounds {
+        for (case, measured) in cases.iter().zip(&mut rounds) {
+            let row = runtime
+                .block_on(measure(&programs, *case, budget))
+                .map_err(|e| format!("{}: {e}", report::describe(*case)))?;
+            eprintln!(
+                "round {round}/{}: {}",
+                budget.rounds,
+                report::progress_line(&row)
+            );
+            measured.push(row);
+        }
     }
+    let rows: Vec<Row> = rounds.into_iter().filter_map(Row::median).collect();
     eprintln!("all rows in {:.0} s", started.elapsed().as_secs_f64());
     let text = report::render(&rows, quick);
     println!("{text}");

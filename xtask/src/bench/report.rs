@@ -61,6 +61,30 @@ impl Row {
     }
 }
 
+impl Row {
+    /// One row from the rounds of a case: the median of each figure, the
+    /// highest peak RSS, all calls; `None` for no rounds.
+    pub(super) fn median(rounds: Vec<Row>) -> Option<Row> {
+        let median = |rounds: &[Row], figure: fn(&Row) -> f64| {
+            let mut values: Vec<f64> = rounds.iter().map(figure).collect();
+            values.sort_by(f64::total_cmp);
+            values[values.len() / 2]
+        };
+        let first = rounds.first()?;
+        let row = Row {
+            case: first.case,
+            calls: rounds.iter().map(|r| r.calls).sum(),
+            calls_per_second: median(&rounds, |r| r.calls_per_second),
+            p50_ms: median(&rounds, |r| r.p50_ms),
+            p99_ms: median(&rounds, |r| r.p99_ms),
+            cpu_ms_per_1000: median(&rounds, |r| r.cpu_ms_per_1000),
+            client_cpu_ms_per_1000: median(&rounds, |r| r.client_cpu_ms_per_1000),
+            peak_rss_kib: rounds.iter().map(|r| r.peak_rss_kib).max().unwrap_or(0),
+        };
+        Some(row)
+    }
+}
+
 /// A metric of a row that a target compares with its baseline's.
 #[derive(Debug, Clone, Copy)]
 enum Metric {
@@ -369,6 +393,22 @@ mod tests {
             text.contains("HTTP 2025-11-25 mcp-server 64 B C=1 p50 latency: - <= 1.5x: FAIL"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn rounds_combine_into_medians_and_the_highest_peak() {
+        let rounds = vec![
+            row(Kind::HttpRaw, 3.0, 0.3, 30.0, 100),
+            row(Kind::HttpRaw, 1.0, 0.1, 10.0, 300),
+            row(Kind::HttpRaw, 2.0, 0.2, 20.0, 200),
+        ];
+        let combined = Row::median(rounds).expect("a row");
+        assert_eq!(combined.calls_per_second, 2.0);
+        assert_eq!(combined.p50_ms, 0.2);
+        assert_eq!(combined.cpu_ms_per_1000, 20.0);
+        assert_eq!(combined.peak_rss_kib, 300);
+        assert_eq!(combined.calls, 3000);
+        assert!(Row::median(Vec::new()).is_none());
     }
 
     #[test]
