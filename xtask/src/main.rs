@@ -1,5 +1,7 @@
 //! Project automation. Run `cargo xtask help` for the list of tasks.
 
+mod bench;
+
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::{env, fs, io};
@@ -16,12 +18,19 @@ fn main() -> ExitCode {
     let args: Vec<String> = env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("sync-spec") => sync_spec(args.get(1).map(PathBuf::from)),
+        Some("bench") => bench::build_and_run(&workspace_root(), &args[1..]),
+        Some("bench-run") => bench::run(&workspace_root(), &args[1..]),
         Some("help") | None => {
             eprintln!(
                 "cargo xtask <task>\n\n\
                  tasks:\n  \
                  sync-spec [DIR]  copy the official schemas and examples from DIR\n                   \
-                 (default ../shared/mcp-spec) into crates/mcp-types/tests/spec"
+                 (default ../shared/mcp-spec) into crates/mcp-types/tests/spec\n  \
+                 bench [--quick] [--no-write]\n                   \
+                 measure the MCP echo server against raw tokio/hyper echoes\n                   \
+                 (stdio and HTTP) and write the table to docs/benchmarks.md;\n                   \
+                 --quick runs every row briefly (a smoke test, nothing judged\n                   \
+                 or written), --no-write only prints"
             );
             Ok(())
         }

@@ -1,0 +1,54 @@
+//! The server `cargo xtask bench` measures: one tool, `echo`, that returns
+//! its `message`, built on `mcp-server` as a new user would build it.
+//!
+//! `mcp-bench-echo-server` serves on stdin/stdout;
+//! `mcp-bench-echo-server --http` serves streamable HTTP with the default
+//! config on a free port of 127.0.0.1 and prints `ADDRESS` (`127.0.0.1:PORT`)
+//! as its first line on stdout once it accepts connections.
+
+use mcp_server::{Context, Server};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+/// Arguments of `echo`.
+#[derive(Deserialize, JsonSchema)]
+struct EchoArgs {
+    /// The text to send back.
+    message: String,
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let server = Server::builder("mcp-bench-echo", env!("CARGO_PKG_VERSION"))
+        .tool(
+            "echo",
+            "Returns its message",
+            |args: EchoArgs, _cx: Context| async move { args.message },
+        )
+        .build()?;
+    if std::env::args().any(|a| a == "--http") {
+        // The default (multi-thread) runtime, as `#[tokio::main]` gives a
+        // user; the raw hyper baseline runs on the same.
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()?;
+        runtime.block_on(async {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+            println!("{}", listener.local_addr()?);
+            server
+                .serve_http(
+                    listener,
+                    mcp_transport::http::HttpServerConfig::new(),
+                    std::future::pending(),
+                )
+                .await?;
+            Ok(())
+        })
+    } else {
+        // A stdio server serves one client: one thread is all it needs.
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        runtime.block_on(server.serve_stdio())?;
+        Ok(())
+    }
+}

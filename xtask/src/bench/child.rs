@@ -1,0 +1,149 @@
+//! The server under test as a child process, and what `/proc` says about it.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, ChildStdout, Command};
+
+use super::PEER_TIMEOUT;
+
+/// Linux reports `utime`/`stime` in `USER_HZ` ticks, 100 per second on every
+/// architecture Rust targets (the kernel ABI fixes it, whatever `HZ` is).
+const TICKS_PER_SECOND: u64 = 100;
+
+/// A running server. Dropping it kills the process (`kill_on_drop`), so an
+/// early error never leaks one.
+pub(super) struct Server {
+    pub(super) child: Child,
+    pid: u32,
+}
+
+impl Server {
+    /// Starts `program args` with piped stdin and stdout; stderr is
+    /// inherited, so a failing server says why.
+    pub(super) fn spawn(program: &Path, args: &[&str]) -> Result<Self, String> {
+        let child = Command::new(program)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|e| {
+                format!(
+                    "cannot start {}: {e}; build it with `cargo xtask bench`",
+                    program.display()
+                )
+            })?;
+        let pid = child
+            .id()
+            .ok_or_else(|| format!("{} exited at once", program.display()))?;
+        Ok(Self { child, pid })
+    }
+
+    /// Reads the first stdout line, the address an HTTP server listens on.
+    pub(super) async fn read_address(&mut self) -> Result<std::net::SocketAddr, String> {
+        let stdout: ChildStdout = self
+            .child
+            .stdout
+            .take()
+            .ok_or("the server's stdout is not piped")?;
+        let mut line = String::new();
+        tokio::time::timeout(PEER_TIMEOUT, BufReader::new(stdout).read_line(&mut line))
+            .await
+            .map_err(|_| "the server printed no address in 30 s".to_owned())?
+            .map_err(|e| format!("reading the server's address: {e}"))?;
+        line.trim()
+            .parse()
+            .map_err(|e| format!("the server printed `{}`, not an address: {e}", line.trim()))
+    }
+
+    /// User + system CPU time the process has used so far.
+    pub(super) fn cpu_time(&self) -> Result<Duration, String> {
+        cpu_time(self.pid)
+    }
+
+    /// The peak resident set size (`VmHWM`) in KiB.
+    pub(super) fn peak_rss_kib(&self) -> Result<u64, String> {
+        let path = format!("/proc/{}/status", self.pid);
+        let status = std::fs::read_to_string(&path).map_err(|e| format!("reading {path}: {e}"))?;
+        parse_peak_rss_kib(&status).ok_or_else(|| format!("{path} has no VmHWM"))
+    }
+
+    /// Ends the process: waits up to 5 s for it to exit by itself (a stdio
+    /// server whose stdin is closed), then kills it.
+    pub(super) async fn stop(mut self) -> Result<(), String> {
+        drop(self.child.stdin.take());
+        if tokio::time::timeout(Duration::from_secs(5), self.child.wait())
+            .await
+            .is_err()
+        {
+            self.child
+                .kill()
+                .await
+                .map_err(|e| format!("cannot kill the server: {e}"))?;
+        }
+        Ok(())
+    }
+
+    /// Kills the process at once (an HTTP server, which never exits alone).
+    pub(super) async fn kill(mut self) -> Result<(), String> {
+        self.child
+            .kill()
+            .await
+            .map_err(|e| format!("cannot kill the server: {e}"))
+    }
+}
+
+/// User + system CPU time process `pid` has used so far; the benchmark's
+/// own (`std::process::id()`) tells what the load generator costs.
+pub(super) fn cpu_time(pid: u32) -> Result<Duration, String> {
+    let path = format!("/proc/{pid}/stat");
+    let stat = std::fs::read_to_string(&path).map_err(|e| format!("reading {path}: {e}"))?;
+    parse_cpu_time(&stat).ok_or_else(|| format!("{path} has no utime/stime: {stat}"))
+}
+
+/// `utime` and `stime` are fields 14 and 15 of `/proc/<pid>/stat`; the
+/// command name (field 2) may hold spaces, so count from its closing `)`.
+fn parse_cpu_time(stat: &str) -> Option<Duration> {
+    let after_name = &stat[stat.rfind(')')? + 1..];
+    let mut fields = after_name.split_whitespace().skip(11);
+    let utime: u64 = fields.next()?.parse().ok()?;
+    let stime: u64 = fields.next()?.parse().ok()?;
+    Some(Duration::from_millis(
+        (utime + stime) * 1000 / TICKS_PER_SECOND,
+    ))
+}
+
+fn parse_peak_rss_kib(status: &str) -> Option<u64> {
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_time_is_utime_plus_stime() {
+        let stat = "1234 (a (b) c) S 1 1234 1234 0 -1 4194560 100 0 0 0 250 31 0 0 20 0 1 0";
+        assert_eq!(parse_cpu_time(stat), Some(Duration::from_millis(2810)));
+    }
+
+    #[test]
+    fn peak_rss_is_vm_hwm() {
+        let status = "Name:\tx\nVmPeak:\t  9000 kB\nVmHWM:\t    4321 kB\nVmRSS:\t 4000 kB\n";
+        assert_eq!(parse_peak_rss_kib(status), Some(4321));
+    }
+
+    #[test]
+    fn this_process_has_stats() {
+        let own = std::process::id();
+        let stat = std::fs::read_to_string(format!("/proc/{own}/stat")).expect("stat");
+        let status = std::fs::read_to_string(format!("/proc/{own}/status")).expect("status");
+        assert!(parse_cpu_time(&stat).is_some());
+        assert!(parse_peak_rss_kib(&status).is_some_and(|kib| kib > 0));
+    }
+}

@@ -1,0 +1,331 @@
+//! HTTP rows: 1 or 16 keep-alive connections, each sending `tools/call`
+//! sequentially over hyper's lean http1 client connection (no pool, no
+//! TLS), and reading every response body to its end, JSON or SSE.
+
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::client::conn::http1::SendRequest;
+use hyper::header::{HeaderName, HeaderValue};
+use hyper::{Request, StatusCode};
+use hyper_util::rt::TokioIo;
+use tokio::task::{JoinHandle, JoinSet};
+
+use super::child::{self, Server};
+use super::report::Row;
+use super::{Budget, CallTemplate, Case, Kind, PEER_TIMEOUT, Programs, Sample, check_echo};
+
+const HANDSHAKE_REVISION: &str = "2025-11-25";
+const STATELESS_REVISION: &str = "2026-07-28";
+
+pub(super) async fn measure(
+    programs: &Programs,
+    case: Case,
+    budget: Budget,
+) -> Result<Row, String> {
+    let mut server = match case.kind {
+        Kind::HttpRaw => Server::spawn(&programs.path("raw-http-echo"), &[])?,
+        _ => Server::spawn(&programs.path("mcp-bench-echo-server"), &["--http"])?,
+    };
+    let address = server.read_address().await?;
+    let mut clients = Vec::with_capacity(case.parallel);
+    for _ in 0..case.parallel {
+        let mut client = Client::open(address, case).await?;
+        client.probe().await?;
+        clients.push(client);
+    }
+    if !budget.warmup.is_zero() {
+        let (warm, _) = load(clients, budget.warmup, budget.max_calls).await?;
+        clients = warm;
+    }
+    let cpu_before = server.cpu_time()?;
+    let own_cpu_before = child::cpu_time(std::process::id())?;
+    let (clients, sample) = load(clients, budget.measure, budget.max_calls).await?;
+    let cpu = server.cpu_time()?.saturating_sub(cpu_before);
+    let own_cpu = child::cpu_time(std::process::id())?.saturating_sub(own_cpu_before);
+    let peak_rss_kib = server.peak_rss_kib()?;
+    for client in clients {
+        client.close().await;
+    }
+    server.kill().await?;
+    Ok(Row::new(case, sample, cpu, own_cpu, peak_rss_kib))
+}
+
+/// Every client calls until `duration` has passed (or together they made
+/// `max_calls`), then hands its connection back for the next phase.
+async fn load(
+    clients: Vec<Client>,
+    duration: Duration,
+    max_calls: usize,
+) -> Result<(Vec<Client>, Sample), String> {
+    let start = Instant::now();
+    let deadline = start + duration;
+    let per_client = max_calls.div_ceil(clients.len().max(1));
+    let mut tasks = JoinSet::new();
+    for mut client in clients {
+        tasks.spawn(async move {
+            let mut latencies = Vec::new();
+            while latencies.len() < per_client && Instant::now() < deadline {
+                let sent = Instant::now();
+                client.call().await?;
+                latencies.push(sent.elapsed());
+            }
+            Ok::<_, String>((client, latencies))
+        });
+    }
+    let mut clients = Vec::new();
+    let mut sample = Sample::default();
+    while let Some(joined) = tasks.join_next().await {
+        let (client, latencies) = joined.map_err(|e| format!("a client task failed: {e}"))??;
+        for latency in latencies {
+            sample.record(latency);
+        }
+        clients.push(client);
+    }
+    Ok((clients, sample.finish(start.elapsed())))
+}
+
+/// One keep-alive connection speaking one era.
+struct Client {
+    sender: SendRequest<Full<Bytes>>,
+    /// Drives the connection; ends when `sender` is dropped.
+    connection: JoinHandle<()>,
+    host: HeaderValue,
+    kind: Kind,
+    /// The headers every `tools/call` of this era carries.
+    call_headers: Vec<(HeaderName, HeaderValue)>,
+    template: CallTemplate,
+    next_id: u64,
+    body: Vec<u8>,
+}
+
+impl Client {
+    async fn open(address: SocketAddr, case: Case) -> Result<Self, String> {
+        let stream = tokio::net::TcpStream::connect(address)
+            .await
+            .map_err(|e| format!("cannot connect to {address}: {e}"))?;
+        stream
+            .set_nodelay(true)
+            .map_err(|e| format!("cannot set TCP_NODELAY: {e}"))?;
+        let (sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+            .await
+            .map_err(|e| format!("HTTP handshake with {address}: {e}"))?;
+        let connection = tokio::spawn(async move {
+            let _ = connection.await;
+        });
+        let host = HeaderValue::from_str(&address.to_string())
+            .map_err(|e| format!("{address} is not a Host header: {e}"))?;
+        let meta = (case.kind == Kind::HttpStateless).then(|| {
+            serde_json::json!({
+                "io.modelcontextprotocol/protocolVersion": STATELESS_REVISION,
+                "io.modelcontextprotocol/clientInfo": {"name": "xtask-bench", "version": "0"},
+                "io.modelcontextprotocol/clientCapabilities": {},
+            })
+        });
+        let mut client = Self {
+            sender,
+            connection,
+            host,
+            kind: case.kind,
+            call_headers: Vec::new(),
+            template: CallTemplate::new(case.payload, meta),
+            next_id: 1,
+            body: Vec::new(),
+        };
+        let version = HeaderName::from_static("mcp-protocol-version");
+        match case.kind {
+            Kind::HttpSession => {
+                let session = client.initialize().await?;
+                client.call_headers = vec![
+                    (HeaderName::from_static("mcp-session-id"), session),
+                    (version, HeaderValue::from_static(HANDSHAKE_REVISION)),
+                ];
+            }
+            Kind::HttpStateless => {
+                client.call_headers = vec![
+                    (version, HeaderValue::from_static(STATELESS_REVISION)),
+                    (
+                        HeaderName::from_static("mcp-method"),
+                        HeaderValue::from_static("tools/call"),
+                    ),
+                    (
+                        HeaderName::from_static("mcp-name"),
+                        HeaderValue::from_static("echo"),
+                    ),
+                ];
+            }
+            _ => {}
+        }
+        Ok(client)
+    }
+
+    /// `initialize` and `notifications/initialized`; returns the session id.
+    async fn initialize(&mut self) -> Result<HeaderValue, String> {
+        let initialize = format!(
+            r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":"{HANDSHAKE_REVISION}","capabilities":{{}},"clientInfo":{{"name":"xtask-bench","version":"0"}}}}}}"#
+        );
+        let response = self.post(Bytes::from(initialize), &[]).await?;
+        if response.status != StatusCode::OK {
+            return Err(format!("initialize answered {}", response.status));
+        }
+        let session = response
+            .session
+            .ok_or("initialize answered without Mcp-Session-Id")?;
+        let headers = [
+            (HeaderName::from_static("mcp-session-id"), session.clone()),
+            (
+                HeaderName::from_static("mcp-protocol-version"),
+                HeaderValue::from_static(HANDSHAKE_REVISION),
+            ),
+        ];
+        let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+        let response = self
+            .post(Bytes::from_static(initialized.as_bytes()), &headers)
+            .await?;
+        if response.status != StatusCode::ACCEPTED {
+            return Err(format!(
+                "notifications/initialized answered {}",
+                response.status
+            ));
+        }
+        Ok(session)
+    }
+
+    /// One `tools/call`; fails unless it is answered 200 with a result.
+    async fn call(&mut self) -> Result<Bytes, String> {
+        self.body.clear();
+        self.template.write(self.next_id, &mut self.body);
+        self.next_id += 1;
+        let headers = std::mem::take(&mut self.call_headers);
+        let posted = self
+            .post(Bytes::copy_from_slice(&self.body), &headers)
+            .await;
+        self.call_headers = headers;
+        let response = posted?;
+        if response.status != StatusCode::OK {
+            return Err(format!(
+                "tools/call answered {}: {}",
+                response.status,
+                String::from_utf8_lossy(&response.body)
+            ));
+        }
+        if !response.body.windows(9).any(|w| w == br#""result":"#) {
+            return Err(format!(
+                "tools/call answered without a result: {}",
+                String::from_utf8_lossy(&response.body)
+            ));
+        }
+        Ok(response.body)
+    }
+
+    /// One call whose answer is checked in full.
+    async fn probe(&mut self) -> Result<(), String> {
+        let body = self.call().await?;
+        let answer = if self.kind == Kind::HttpRaw {
+            body.to_vec()
+        } else {
+            last_data(&body).unwrap_or_else(|| body.to_vec())
+        };
+        check_echo(&answer, &self.template.message)
+    }
+
+    async fn post(
+        &mut self,
+        body: Bytes,
+        headers: &[(HeaderName, HeaderValue)],
+    ) -> Result<Response, String> {
+        let mut request = Request::post("/mcp")
+            .header(hyper::header::HOST, self.host.clone())
+            .header(hyper::header::CONTENT_TYPE, "application/json")
+            .header(hyper::header::ACCEPT, "application/json, text/event-stream");
+        for (name, value) in headers {
+            request = request.header(name, value);
+        }
+        let request = request
+            .body(Full::new(body))
+            .map_err(|e| format!("building a request: {e}"))?;
+        let exchange = async {
+            let response = self
+                .sender
+                .send_request(request)
+                .await
+                .map_err(|e| format!("sending a request: {e}"))?;
+            let status = response.status();
+            let session = response.headers().get("mcp-session-id").cloned();
+            let body = response
+                .into_body()
+                .collect()
+                .await
+                .map_err(|e| format!("reading a response body: {e}"))?
+                .to_bytes();
+            Ok::<_, String>(Response {
+                status,
+                session,
+                body,
+            })
+        };
+        tokio::time::timeout(PEER_TIMEOUT, exchange)
+            .await
+            .map_err(|_| "no response from the server in 30 s".to_owned())?
+    }
+
+    /// Closes the connection and waits for its driver to finish.
+    async fn close(self) {
+        drop(self.sender);
+        if tokio::time::timeout(Duration::from_secs(5), self.connection)
+            .await
+            .is_err()
+        {
+            eprintln!("a benchmark connection did not close in 5 s");
+        }
+    }
+}
+
+struct Response {
+    status: StatusCode,
+    session: Option<HeaderValue>,
+    body: Bytes,
+}
+
+/// The data of the last SSE event that has any, or `None` for a body that
+/// is not an event stream.
+fn last_data(body: &[u8]) -> Option<Vec<u8>> {
+    let text = std::str::from_utf8(body).ok()?;
+    let mut last = None;
+    let mut current: Option<String> = None;
+    for line in text.split('\n').map(|l| l.trim_end_matches('\r')) {
+        if line.is_empty() {
+            if let Some(data) = current.take().filter(|d| !d.is_empty()) {
+                last = Some(data);
+            }
+        } else if let Some(data) = line.strip_prefix("data:") {
+            let data = data.strip_prefix(' ').unwrap_or(data);
+            match &mut current {
+                Some(joined) => {
+                    joined.push('\n');
+                    joined.push_str(data);
+                }
+                None => current = Some(data.to_owned()),
+            }
+        }
+    }
+    if let Some(data) = current.filter(|d| !d.is_empty()) {
+        last = Some(data);
+    }
+    last.map(String::into_bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_last_event_with_data_is_the_answer() {
+        let body = b"id: 1\ndata: \n\nid: 2\nevent: message\ndata: {\"a\":1}\n\n";
+        assert_eq!(last_data(body), Some(br#"{"a":1}"#.to_vec()));
+        assert_eq!(last_data(b"data: x\r\n"), Some(b"x".to_vec()));
+        assert_eq!(last_data(b"{\"plain\":true}"), None);
+    }
+}

@@ -1,0 +1,400 @@
+//! `cargo xtask bench`: our echo server (`mcp-bench-echo-server`, built on
+//! `mcp-server`) against raw baselines (`mcp-transport-test-peer --raw`, a
+//! tokio + serde_json stdio echo, and `raw-http-echo`, a hyper echo), all
+//! measured in one run so the ratios are comparable on a noisy machine.
+//!
+//! `bench` (this debug binary) builds the programs and the driver in release
+//! and runs `bench-run` in the release build of this same binary, so the load
+//! generator is optimized too. Each row spawns a fresh server child, so its
+//! CPU time and peak RSS are that row's alone.
+
+mod child;
+mod http;
+mod report;
+mod stdio;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use report::Row;
+
+/// The command that reproduces a full run, as the docs print it.
+const COMMAND: &str = "cargo xtask bench";
+
+/// How long and how much each row runs.
+#[derive(Debug, Clone, Copy)]
+struct Budget {
+    /// Passes over the whole table; each row reports the median of its
+    /// rounds, so a burst of load elsewhere on the machine skews one round
+    /// of every row rather than all of one row.
+    rounds: usize,
+    /// Load before the measurement starts (caches, allocator, pools).
+    warmup: Duration,
+    /// The measured window of each row in each round.
+    measure: Duration,
+    /// At most this many calls per measured window (and per warmup).
+    max_calls: usize,
+}
+
+impl Budget {
+    /// 3 rounds of 14 rows of 0.3 + 1.5 s: about 80 s with process start-up.
+    const FULL: Self = Self {
+        rounds: 3,
+        warmup: Duration::from_millis(300),
+        measure: Duration::from_millis(1500),
+        max_calls: 1_000_000,
+    };
+    /// A smoke test: every row answers, nothing is timed.
+    const QUICK: Self = Self {
+        rounds: 1,
+        warmup: Duration::ZERO,
+        measure: Duration::from_millis(100),
+        max_calls: 200,
+    };
+}
+
+/// Every wait on a child is bounded by this, so a stuck server fails the
+/// run instead of hanging it.
+const PEER_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// What a row measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// `mcp-transport-test-peer --raw` over stdio.
+    StdioRaw,
+    /// `mcp-bench-echo-server` over stdio (2025-11-25 handshake).
+    StdioMcp,
+    /// `raw-http-echo` over HTTP.
+    HttpRaw,
+    /// `mcp-bench-echo-server --http`, a 2025-11-25 session per connection.
+    HttpSession,
+    /// `mcp-bench-echo-server --http`, stateless 2026-07-28 requests.
+    HttpStateless,
+}
+
+impl Kind {
+    fn is_raw(self) -> bool {
+        matches!(self, Self::StdioRaw | Self::HttpRaw)
+    }
+
+    fn baseline(self) -> Self {
+        match self {
+            Self::StdioRaw | Self::StdioMcp => Self::StdioRaw,
+            Self::HttpRaw | Self::HttpSession | Self::HttpStateless => Self::HttpRaw,
+        }
+    }
+}
+
+/// One row of the table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Case {
+    kind: Kind,
+    /// Bytes of the `message` argument.
+    payload: usize,
+    /// Calls in flight (stdio) or concurrent keep-alive connections (HTTP).
+    parallel: usize,
+}
+
+/// The rows, each baseline right before the servers compared with it.
+fn cases() -> Vec<Case> {
+    let mut cases = Vec::new();
+    for payload in [64, 64 * 1024] {
+        for parallel in [1, 64] {
+            for kind in [Kind::StdioRaw, Kind::StdioMcp] {
+                cases.push(Case {
+                    kind,
+                    payload,
+                    parallel,
+                });
+            }
+        }
+    }
+    for parallel in [1, 16] {
+        for kind in [Kind::HttpRaw, Kind::HttpSession, Kind::HttpStateless] {
+            cases.push(Case {
+                kind,
+                payload: 64,
+                parallel,
+            });
+        }
+    }
+    cases
+}
+
+/// Where the built programs are.
+struct Programs {
+    bin_dir: PathBuf,
+}
+
+impl Programs {
+    fn path(&self, name: &str) -> PathBuf {
+        self.bin_dir.join(name)
+    }
+}
+
+/// `cargo xtask bench [--quick] [--no-write]`: builds, then runs the driver.
+pub(crate) fn build_and_run(root: &Path, args: &[String]) -> Result<(), String> {
+    let quick = args.iter().any(|a| a == "--quick");
+    let profile = if quick { "debug" } else { "release" };
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut build = Command::new(&cargo);
+    build.current_dir(root).arg("build");
+    if !quick {
+        build.arg("--release");
+    }
+    build.args([
+        "-p",
+        "xtask",
+        "-p",
+        "mcp-examples",
+        "-p",
+        "mcp-transport",
+        "--bin",
+        "xtask",
+        "--bin",
+        "raw-http-echo",
+        "--bin",
+        "mcp-bench-echo-server",
+        "--bin",
+        "mcp-transport-test-peer",
+    ]);
+    eprintln!("building the benchmark programs ({profile})");
+    let status = build
+        .status()
+        .map_err(|e| format!("cannot run cargo: {e}"))?;
+    if !status.success() {
+        return Err(format!("building the benchmark programs failed ({status})"));
+    }
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target"));
+    let bin_dir = target.join(profile);
+    let status = Command::new(bin_dir.join("xtask"))
+        .current_dir(root)
+        .arg("bench-run")
+        .arg("--bin-dir")
+        .arg(&bin_dir)
+        .args(args)
+        .status()
+        .map_err(|e| format!("cannot run {}: {e}", bin_dir.join("xtask").display()))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("the benchmark failed ({status})"))
+    }
+}
+
+/// `xtask bench-run --bin-dir DIR [--quick] [--no-write]`: the driver.
+pub(crate) fn run(root: &Path, args: &[String]) -> Result<(), String> {
+    let quick = args.iter().any(|a| a == "--quick");
+    let write = !quick && !args.iter().any(|a| a == "--no-write");
+    let bin_dir = args
+        .iter()
+        .position(|a| a == "--bin-dir")
+        .and_then(|i| args.get(i + 1))
+        .map(PathBuf::from)
+        .ok_or("bench-run needs --bin-dir DIR; run `cargo xtask bench` instead")?;
+    let programs = Programs { bin_dir };
+    let budget = if quick { Budget::QUICK } else { Budget::FULL };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the tokio runtime: {e}"))?;
+    let started = std::time::Instant::now();
+    let cases = cases();
+    let mut rounds: Vec<Vec<Row>> = cases.iter().map(|_| Vec::new()).collect();
+    for round in 1..=budget.rounds {
+        for (case, measured) in cases.iter().zip(&mut rounds) {
+            let row = runtime
+                .block_on(measure(&programs, *case, budget))
+                .map_err(|e| format!("{}: {e}", report::describe(*case)))?;
+            eprintln!(
+                "round {round}/{}: {}",
+                budget.rounds,
+                report::progress_line(&row)
+            );
+            measured.push(row);
+        }
+    }
+    let rows: Vec<Row> = rounds.into_iter().filter_map(Row::median).collect();
+    eprintln!("all rows in {:.0} s", started.elapsed().as_secs_f64());
+    let text = report::render(&rows, quick);
+    println!("{text}");
+    if write {
+        let docs = root.join("docs/benchmarks.md");
+        report::write_docs(&docs, &text)?;
+        eprintln!("wrote {}", docs.display());
+    }
+    Ok(())
+}
+
+async fn measure(programs: &Programs, case: Case, budget: Budget) -> Result<Row, String> {
+    match case.kind {
+        Kind::StdioRaw | Kind::StdioMcp => stdio::measure(programs, case, budget).await,
+        Kind::HttpRaw | Kind::HttpSession | Kind::HttpStateless => {
+            http::measure(programs, case, budget).await
+        }
+    }
+}
+
+/// The latencies and count of one measured window.
+#[derive(Debug, Default)]
+struct Sample {
+    calls: usize,
+    elapsed: Duration,
+    /// Per call, in nanoseconds; sorted by [`Sample::finish`].
+    latencies: Vec<u64>,
+}
+
+impl Sample {
+    fn record(&mut self, latency: Duration) {
+        self.calls += 1;
+        self.latencies
+            .push(u64::try_from(latency.as_nanos()).unwrap_or(u64::MAX));
+    }
+
+    fn finish(mut self, elapsed: Duration) -> Self {
+        self.elapsed = elapsed;
+        self.latencies.sort_unstable();
+        self
+    }
+
+    /// The `q` quantile (0..=1) in milliseconds, nearest rank.
+    fn quantile_ms(&self, q: f64) -> f64 {
+        if self.latencies.is_empty() {
+            return f64::NAN;
+        }
+        let rank = (q * self.latencies.len() as f64).ceil() as usize;
+        let index = rank.clamp(1, self.latencies.len()) - 1;
+        self.latencies[index] as f64 / 1e6
+    }
+}
+
+/// Finds `message` as a string anywhere in `value`: the echo came back.
+fn contains_string(value: &serde_json::Value, message: &str) -> bool {
+    match value {
+        serde_json::Value::String(s) => s == message,
+        serde_json::Value::Array(items) => items.iter().any(|v| contains_string(v, message)),
+        serde_json::Value::Object(map) => map.values().any(|v| contains_string(v, message)),
+        _ => false,
+    }
+}
+
+/// Checks one full JSON-RPC answer to an `echo` call: a result, not an
+/// error or a tool error, that carries the message back.
+fn check_echo(answer: &[u8], message: &str) -> Result<(), String> {
+    let value: serde_json::Value = serde_json::from_slice(answer).map_err(|e| {
+        format!(
+            "the answer is not JSON ({e}): {}",
+            String::from_utf8_lossy(&answer[..answer.len().min(200)])
+        )
+    })?;
+    let Some(result) = value.get("result") else {
+        return Err(format!("no result in the answer: {value}"));
+    };
+    if result.get("isError") == Some(&serde_json::Value::Bool(true)) {
+        return Err(format!("the tool failed: {result}"));
+    }
+    if !contains_string(result, message) {
+        return Err("the answer does not carry the message back".into());
+    }
+    Ok(())
+}
+
+/// The `tools/call` request for `echo`, split around its id so each call
+/// only formats a number. `meta` is the 2026-07-28 `_meta` envelope.
+struct CallTemplate {
+    head: Vec<u8>,
+    tail: Vec<u8>,
+    message: String,
+}
+
+impl CallTemplate {
+    fn new(payload: usize, meta: Option<serde_json::Value>) -> Self {
+        let message = "x".repeat(payload);
+        let mut params = serde_json::json!({"name": "echo", "arguments": {"message": message}});
+        if let (Some(meta), Some(object)) = (meta, params.as_object_mut()) {
+            object.insert("_meta".into(), meta);
+        }
+        let tail = format!(r#","method":"tools/call","params":{params}}}"#).into_bytes();
+        Self {
+            head: br#"{"jsonrpc":"2.0","id":"#.to_vec(),
+            tail,
+            message,
+        }
+    }
+
+    /// The request with `id`, appended to `out`.
+    fn write(&self, id: u64, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.head);
+        out.extend_from_slice(id.to_string().as_bytes());
+        out.extend_from_slice(&self.tail);
+    }
+}
+
+/// Today's date (UTC) as `YYYY-MM-DD`, from the system clock.
+fn today() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    // Howard Hinnant's civil_from_days.
+    let z = i64::try_from(secs / 86_400).unwrap_or(0) + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantiles_are_nearest_rank() {
+        let mut sample = Sample::default();
+        for ms in 1..=100u64 {
+            sample.record(Duration::from_millis(ms));
+        }
+        let sample = sample.finish(Duration::from_secs(1));
+        assert_eq!(sample.quantile_ms(0.5), 50.0);
+        assert_eq!(sample.quantile_ms(0.99), 99.0);
+        assert_eq!(sample.calls, 100);
+    }
+
+    #[test]
+    fn the_call_template_is_the_request_with_its_id() {
+        let template = CallTemplate::new(3, Some(serde_json::json!({"k": 1})));
+        let mut out = Vec::new();
+        template.write(42, &mut out);
+        let value: serde_json::Value = serde_json::from_slice(&out).expect("json");
+        assert_eq!(value["id"], 42);
+        assert_eq!(value["method"], "tools/call");
+        assert_eq!(value["params"]["arguments"]["message"], "xxx");
+        assert_eq!(value["params"]["_meta"]["k"], 1);
+    }
+
+    #[test]
+    fn an_echo_answer_is_checked_for_its_message() {
+        let ok = br#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"hi"}]}}"#;
+        assert_eq!(check_echo(ok, "hi"), Ok(()));
+        assert!(check_echo(ok, "other").is_err());
+        let tool_error = br#"{"id":1,"result":{"isError":true,"content":[{"text":"hi"}]}}"#;
+        assert!(check_echo(tool_error, "hi").is_err());
+        let error = br#"{"id":1,"error":{"code":-32601,"message":"hi"}}"#;
+        assert!(check_echo(error, "hi").is_err());
+    }
+
+    #[test]
+    fn today_is_a_date() {
+        let date = today();
+        assert_eq!(date.len(), 10, "{date}");
+        assert!(date.starts_with("20"), "{date}");
+    }
+}

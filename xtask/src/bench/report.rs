@@ -1,0 +1,421 @@
+//! The table, the ratios against the raw baselines, the targets of issue 11,
+//! and the block of docs/benchmarks.md they are written into.
+
+use std::fmt::Write as _;
+use std::path::Path;
+use std::time::Duration;
+
+use super::{COMMAND, Case, Kind, Sample, today};
+
+/// docs/benchmarks.md holds the measured run between these two lines.
+const BEGIN: &str = "<!-- cargo xtask bench: begin -->";
+const END: &str = "<!-- cargo xtask bench: end -->";
+
+/// One measured row.
+#[derive(Debug)]
+pub(super) struct Row {
+    case: Case,
+    calls: usize,
+    calls_per_second: f64,
+    p50_ms: f64,
+    p99_ms: f64,
+    /// Server CPU (user + system) per 1,000 calls, in ms.
+    cpu_ms_per_1000: f64,
+    /// The load generator's own CPU per 1,000 calls, in ms: when it is
+    /// near the wall time, the client is the bottleneck.
+    client_cpu_ms_per_1000: f64,
+    peak_rss_kib: u64,
+}
+
+impl Row {
+    pub(super) fn new(
+        case: Case,
+        sample: Sample,
+        cpu: Duration,
+        client_cpu: Duration,
+        peak_rss_kib: u64,
+    ) -> Self {
+        let seconds = sample.elapsed.as_secs_f64();
+        let calls = sample.calls;
+        let per_1000 = |cpu: Duration| {
+            if calls > 0 {
+                cpu.as_secs_f64() * 1e6 / calls as f64
+            } else {
+                f64::NAN
+            }
+        };
+        Self {
+            case,
+            calls,
+            calls_per_second: if seconds > 0.0 {
+                calls as f64 / seconds
+            } else {
+                0.0
+            },
+            p50_ms: sample.quantile_ms(0.5),
+            p99_ms: sample.quantile_ms(0.99),
+            cpu_ms_per_1000: per_1000(cpu),
+            client_cpu_ms_per_1000: per_1000(client_cpu),
+            peak_rss_kib,
+        }
+    }
+}
+
+impl Row {
+    /// One row from the rounds of a case: the median of each figure, the
+    /// highest peak RSS, all calls; `None` for no rounds.
+    pub(super) fn median(rounds: Vec<Row>) -> Option<Row> {
+        let median = |rounds: &[Row], figure: fn(&Row) -> f64| {
+            let mut values: Vec<f64> = rounds.iter().map(figure).collect();
+            values.sort_by(f64::total_cmp);
+            values[values.len() / 2]
+        };
+        let first = rounds.first()?;
+        let row = Row {
+            case: first.case,
+            calls: rounds.iter().map(|r| r.calls).sum(),
+            calls_per_second: median(&rounds, |r| r.calls_per_second),
+            p50_ms: median(&rounds, |r| r.p50_ms),
+            p99_ms: median(&rounds, |r| r.p99_ms),
+            cpu_ms_per_1000: median(&rounds, |r| r.cpu_ms_per_1000),
+            client_cpu_ms_per_1000: median(&rounds, |r| r.client_cpu_ms_per_1000),
+            peak_rss_kib: rounds.iter().map(|r| r.peak_rss_kib).max().unwrap_or(0),
+        };
+        Some(row)
+    }
+}
+
+/// A metric of a row that a target compares with its baseline's.
+#[derive(Debug, Clone, Copy)]
+enum Metric {
+    Throughput,
+    P50,
+    Cpu,
+    PeakRss,
+}
+
+impl Metric {
+    fn of(self, row: &Row) -> f64 {
+        match self {
+            Self::Throughput => row.calls_per_second,
+            Self::P50 => row.p50_ms,
+            Self::Cpu => row.cpu_ms_per_1000,
+            Self::PeakRss => row.peak_rss_kib as f64,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Self::Throughput => "throughput",
+            Self::P50 => "p50 latency",
+            Self::Cpu => "server CPU per call",
+            Self::PeakRss => "peak RSS",
+        }
+    }
+}
+
+/// A target of issue 11: the ratio of `metric` to the raw baseline's.
+struct Target {
+    case: Case,
+    metric: Metric,
+    limit: f64,
+    /// `true`: the ratio must be at least `limit`; `false`: at most.
+    at_least: bool,
+}
+
+fn targets() -> Vec<Target> {
+    let at = |kind, payload, parallel, metric, limit, at_least| Target {
+        case: Case {
+            kind,
+            payload,
+            parallel,
+        },
+        metric,
+        limit,
+        at_least,
+    };
+    vec![
+        at(Kind::HttpSession, 64, 1, Metric::P50, 1.5, false),
+        at(Kind::HttpSession, 64, 16, Metric::Throughput, 0.6, true),
+        at(Kind::HttpSession, 64, 16, Metric::Cpu, 2.5, false),
+        at(Kind::HttpStateless, 64, 16, Metric::Throughput, 0.6, true),
+        at(Kind::HttpStateless, 64, 16, Metric::Cpu, 2.5, false),
+        at(Kind::StdioMcp, 64, 64, Metric::Cpu, 3.0, false),
+        at(Kind::StdioMcp, 64 * 1024, 1, Metric::PeakRss, 2.0, false),
+        at(Kind::StdioMcp, 64 * 1024, 64, Metric::PeakRss, 2.0, false),
+    ]
+}
+
+fn transport(kind: Kind) -> &'static str {
+    match kind {
+        Kind::StdioRaw | Kind::StdioMcp => "stdio",
+        Kind::HttpRaw => "HTTP",
+        Kind::HttpSession => "HTTP 2025-11-25",
+        Kind::HttpStateless => "HTTP 2026-07-28",
+    }
+}
+
+fn server(kind: Kind) -> &'static str {
+    match kind {
+        Kind::StdioRaw => "raw tokio + serde_json",
+        Kind::HttpRaw => "raw hyper",
+        Kind::StdioMcp | Kind::HttpSession | Kind::HttpStateless => "mcp-server",
+    }
+}
+
+fn payload(bytes: usize) -> String {
+    if bytes >= 1024 {
+        format!("{} KiB", bytes / 1024)
+    } else {
+        format!("{bytes} B")
+    }
+}
+
+fn parallel(case: Case) -> String {
+    match case.kind {
+        Kind::StdioRaw | Kind::StdioMcp => format!("{} in flight", case.parallel),
+        _ => format!("C={}", case.parallel),
+    }
+}
+
+/// `stdio mcp-server 64 B 64 in flight`, for progress and errors.
+pub(super) fn describe(case: Case) -> String {
+    format!(
+        "{} {} {} {}",
+        transport(case.kind),
+        server(case.kind),
+        payload(case.payload),
+        parallel(case)
+    )
+}
+
+pub(super) fn progress_line(row: &Row) -> String {
+    format!(
+        "{}: {} calls, {:.0} calls/s, p50 {:.3} ms, CPU {:.1} ms/1000 (client {:.1}), peak RSS {:.1} MiB",
+        describe(row.case),
+        row.calls,
+        row.calls_per_second,
+        row.p50_ms,
+        row.cpu_ms_per_1000,
+        row.client_cpu_ms_per_1000,
+        row.peak_rss_kib as f64 / 1024.0
+    )
+}
+
+fn baseline_of(rows: &[Row], case: Case) -> Option<&Row> {
+    let wanted = Case {
+        kind: case.kind.baseline(),
+        ..case
+    };
+    rows.iter().find(|r| r.case == wanted)
+}
+
+fn ratio(rows: &[Row], row: &Row, metric: Metric) -> Option<f64> {
+    let base = metric.of(baseline_of(rows, row.case)?);
+    let value = metric.of(row);
+    (base > 0.0 && value.is_finite()).then(|| value / base)
+}
+
+fn format_ratio(value: Option<f64>) -> String {
+    value.map_or_else(|| "-".to_owned(), |r| format!("{r:.2}x"))
+}
+
+/// The whole report as markdown: how it was made, the table, the targets.
+pub(super) fn render(rows: &[Row], quick: bool) -> String {
+    let mut out = String::new();
+    let command = if quick {
+        format!("{COMMAND} --quick")
+    } else {
+        COMMAND.to_owned()
+    };
+    let _ = writeln!(out, "Measured {}, {}.", today(), machine());
+    let _ = writeln!(out, "Command: `{command}`.");
+    if quick {
+        let _ = writeln!(
+            out,
+            "\nA `--quick` smoke run: a few calls per row, nothing timed or judged."
+        );
+    }
+    out.push_str(
+        "\n| transport | server | payload | load | calls/s | p50 ms | p99 ms \
+         | server CPU ms / 1000 calls | peak RSS MiB | calls/s vs raw | p50 vs raw \
+         | CPU vs raw | RSS vs raw | client CPU ms / 1000 calls |\n\
+         |---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+    );
+    for row in rows {
+        let versus = |metric| {
+            if row.case.kind.is_raw() {
+                "1.00x".to_owned()
+            } else {
+                format_ratio(ratio(rows, row, metric))
+            }
+        };
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {:.0} | {:.3} | {:.3} | {:.1} | {:.1} | {} | {} | {} | {} | {:.1} |",
+            transport(row.case.kind),
+            server(row.case.kind),
+            payload(row.case.payload),
+            parallel(row.case),
+            row.calls_per_second,
+            row.p50_ms,
+            row.p99_ms,
+            row.cpu_ms_per_1000,
+            row.peak_rss_kib as f64 / 1024.0,
+            versus(Metric::Throughput),
+            versus(Metric::P50),
+            versus(Metric::Cpu),
+            versus(Metric::PeakRss),
+            row.client_cpu_ms_per_1000,
+        );
+    }
+    if quick {
+        return out;
+    }
+    out.push_str("\nTargets of issue 11 (ratio to the raw baseline of the same run):\n\n");
+    let mut met = 0;
+    let all = targets();
+    for target in &all {
+        let row = rows.iter().find(|r| r.case == target.case);
+        let value = row.and_then(|row| ratio(rows, row, target.metric));
+        let pass = value.is_some_and(|v| {
+            if target.at_least {
+                v >= target.limit
+            } else {
+                v <= target.limit
+            }
+        });
+        met += usize::from(pass);
+        let _ = writeln!(
+            out,
+            "- {} {}: {} {} {:.1}x: {}",
+            describe(target.case),
+            target.metric.name(),
+            format_ratio(value),
+            if target.at_least { ">=" } else { "<=" },
+            target.limit,
+            if pass { "pass" } else { "FAIL" },
+        );
+    }
+    let _ = writeln!(out, "\n{met} of {} targets met.", all.len());
+    out
+}
+
+/// `2 cores (model), Linux 6.x, rustc 1.xx`: enough to compare runs.
+fn machine() -> String {
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let model = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|info| {
+            info.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, model)| model.trim().to_owned())
+        })
+        .unwrap_or_else(|| "unknown CPU".to_owned());
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .map(|s| s.trim().to_owned())
+        .unwrap_or_else(|_| "?".to_owned());
+    let rustc =
+        std::process::Command::new(std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into()))
+            .arg("--version")
+            .output()
+            .ok()
+            .and_then(|out| String::from_utf8(out.stdout).ok())
+            .map(|s| s.trim().to_owned())
+            .unwrap_or_else(|| "rustc ?".to_owned());
+    format!("{cores} cores ({model}), Linux {kernel}, {rustc}")
+}
+
+/// Replaces the measured block of `path` with `text`.
+pub(super) fn write_docs(path: &Path, text: &str) -> Result<(), String> {
+    let docs =
+        std::fs::read_to_string(path).map_err(|e| format!("reading {}: {e}", path.display()))?;
+    let updated = replace_block(&docs, text).ok_or_else(|| {
+        format!(
+            "{} has no `{BEGIN}` ... `{END}` block; add one where the table belongs",
+            path.display()
+        )
+    })?;
+    std::fs::write(path, updated).map_err(|e| format!("writing {}: {e}", path.display()))
+}
+
+fn replace_block(docs: &str, text: &str) -> Option<String> {
+    let begin = docs.find(BEGIN)? + BEGIN.len();
+    let end = begin + docs[begin..].find(END)?;
+    Some(format!(
+        "{}\n{}\n{}",
+        &docs[..begin],
+        text.trim_end(),
+        &docs[end..]
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(kind: Kind, calls_per_second: f64, p50_ms: f64, cpu: f64, rss: u64) -> Row {
+        Row {
+            case: Case {
+                kind,
+                payload: 64,
+                parallel: 16,
+            },
+            calls: 1000,
+            calls_per_second,
+            p50_ms,
+            p99_ms: p50_ms,
+            cpu_ms_per_1000: cpu,
+            client_cpu_ms_per_1000: cpu,
+            peak_rss_kib: rss,
+        }
+    }
+
+    #[test]
+    fn ratios_are_against_the_baseline_of_the_same_shape() {
+        let rows = [
+            row(Kind::HttpRaw, 10_000.0, 0.1, 50.0, 4096),
+            row(Kind::HttpStateless, 7_000.0, 0.2, 100.0, 8192),
+        ];
+        assert_eq!(ratio(&rows, &rows[1], Metric::Throughput), Some(0.7));
+        assert_eq!(ratio(&rows, &rows[1], Metric::Cpu), Some(2.0));
+        let text = render(&rows, false);
+        assert!(
+            text.contains("HTTP 2026-07-28 mcp-server 64 B C=16 throughput: 0.70x >= 0.6x: pass"),
+            "{text}"
+        );
+        assert!(
+            text.contains("server CPU per call: 2.00x <= 2.5x: pass"),
+            "{text}"
+        );
+        assert!(
+            text.contains("HTTP 2025-11-25 mcp-server 64 B C=1 p50 latency: - <= 1.5x: FAIL"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn rounds_combine_into_medians_and_the_highest_peak() {
+        let rounds = vec![
+            row(Kind::HttpRaw, 3.0, 0.3, 30.0, 100),
+            row(Kind::HttpRaw, 1.0, 0.1, 10.0, 300),
+            row(Kind::HttpRaw, 2.0, 0.2, 20.0, 200),
+        ];
+        let combined = Row::median(rounds).expect("a row");
+        assert_eq!(combined.calls_per_second, 2.0);
+        assert_eq!(combined.p50_ms, 0.2);
+        assert_eq!(combined.cpu_ms_per_1000, 20.0);
+        assert_eq!(combined.peak_rss_kib, 300);
+        assert_eq!(combined.calls, 3000);
+        assert!(Row::median(Vec::new()).is_none());
+    }
+
+    #[test]
+    fn the_block_between_the_markers_is_replaced() {
+        let docs = format!("# B\n{BEGIN}\nold\n{END}\n## kept\n");
+        let updated = replace_block(&docs, "new\n").expect("markers");
+        assert_eq!(updated, format!("# B\n{BEGIN}\nnew\n{END}\n## kept\n"));
+        assert_eq!(replace_block("no markers", "x"), None);
+    }
+}
