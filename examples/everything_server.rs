@@ -15,8 +15,8 @@ use mcp_server::{Answer, Context, InputRequired, NoArguments, ResourceRequest, S
 use mcp_transport::http::HttpServerConfig;
 use mcp_types::{
     BlobResourceContents, CallToolResult, Completion, ContentBlock, CreateMessageRequestParams,
-    ElicitRequestedSchema, ErrorObject, GetPromptResult, JsonObject, LoggingLevel, Prompt,
-    PromptMessage, Resource, ResourceTemplate, Role, SamplingMessage, TextResourceContents, Tool,
+    ElicitRequestedSchema, GetPromptResult, JsonObject, LoggingLevel, Prompt, PromptMessage,
+    Resource, ResourceTemplate, Role, SamplingMessage, TextResourceContents, Tool,
 };
 use mcp_types::{
     ClientCapabilities, ElicitAction, ElicitValue, InputResponse,
@@ -671,7 +671,7 @@ fn everything_server() -> Result<Server, mcp_server::Error> {
                 .filter(|c| c.starts_with(&params.argument.value))
                 .map(|c| (*c).to_owned())
                 .collect();
-            Ok::<_, ErrorObject>(Completion::new(values))
+            Ok::<_, ToolError>(Completion::new(values))
         })
         .build()
 }

@@ -162,13 +162,13 @@ pub fn demo_builder() -> mcp_server::ServerBuilder {
                 readme.mime_type = Some("text/plain".into());
                 readme
             },
-            |_: ResourceRequest, _cx: Context| async move { Ok("Read me.") },
+            |_: ResourceRequest, _cx: Context| async move { Ok::<_, ToolError>("Read me.") },
         )
         .resource_template(
             ResourceTemplate::new("users://{id}/profile", "profile"),
             |request: ResourceRequest, _cx: Context| async move {
-                let id = request.variables.get("id").cloned().unwrap_or_default();
-                Ok(format!("profile of {id}"))
+                let ProfileVariables { id } = request.variables_as()?;
+                Ok::<_, ToolError>(format!("profile of {id}"))
             },
         )
         .prompt(
@@ -176,12 +176,18 @@ pub fn demo_builder() -> mcp_server::ServerBuilder {
             "Asks for a code review",
             |args: ReviewArgs, _cx: Context| async move {
                 let language = args.language.unwrap_or_else(|| "code".into());
-                Ok(PromptMessage::new(
+                Ok::<_, ToolError>(PromptMessage::new(
                     Role::User,
                     ContentBlock::text(format!("Review this {language}: {}", args.code)),
                 ))
             },
         )
+}
+
+/// The variables of the `users://{id}/profile` template.
+#[derive(serde::Deserialize)]
+struct ProfileVariables {
+    id: String,
 }
 
 fn action_name(action: ElicitAction) -> &'static str {

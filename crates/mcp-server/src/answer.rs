@@ -1,4 +1,5 @@
-//! What resource and prompt handlers may return, and what they are given.
+//! What resource, prompt and completion handlers may return (and fail
+//! with), and what a resource handler is given.
 
 use std::collections::BTreeMap;
 
@@ -9,7 +10,11 @@ use mcp_types::{
 };
 use schemars::JsonSchema;
 
-use crate::tool_io::InputRequired;
+use mcp_types::ErrorObject;
+use serde::de::value::MapDeserializer;
+use serde::de::{self, DeserializeOwned, IntoDeserializer, Unexpected, Visitor};
+
+use crate::tool_io::{InputRequired, ToolError};
 
 /// What a resource handler is asked to read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -120,5 +125,151 @@ impl<T: IntoPromptResult> IntoPromptResult for crate::Answer<T> {
             crate::Answer::Complete(value) => value.into_prompt_answer(),
             crate::Answer::InputRequired(input) => input.into_prompt_answer(),
         }
+    }
+}
+
+impl ResourceRequest {
+    /// The template variables read into `T`, a struct with a field per
+    /// variable: strings as they are, numbers and booleans parsed from their
+    /// text, `Option` fields for variables that may be absent.
+    ///
+    /// # Examples
+    /// ```
+    /// use mcp_server::{ResourceRequest, ToolError};
+    ///
+    /// #[derive(serde::Deserialize)]
+    /// struct Profile { id: u64 }
+    ///
+    /// fn profile_id(request: &ResourceRequest) -> Result<u64, ToolError> {
+    ///     Ok(request.variables_as::<Profile>()?.id)
+    /// }
+    /// ```
+    ///
+    /// # Errors
+    /// A [`ToolError`] (answered as `-32602`) naming the variable that does
+    /// not fit.
+    pub fn variables_as<T: DeserializeOwned>(&self) -> Result<T, ToolError> {
+        let map = MapDeserializer::new(
+            self.variables
+                .iter()
+                .map(|(name, value)| (name.as_str(), TemplateValue(value.as_str()))),
+        );
+        serde_path_to_error::deserialize(map).map_err(|e| {
+            ToolError::protocol(ErrorObject::invalid_params(format!(
+                "template variable `{}` of `{}`: {}",
+                e.path(),
+                self.uri,
+                e.inner()
+            )))
+        })
+    }
+}
+
+/// One template variable's text, read as whatever the field asks for.
+struct TemplateValue<'a>(&'a str);
+
+impl<'de> IntoDeserializer<'de, de::value::Error> for TemplateValue<'de> {
+    type Deserializer = Self;
+    fn into_deserializer(self) -> Self {
+        self
+    }
+}
+
+macro_rules! parse_as {
+    ($($method:ident => $visit:ident),* $(,)?) => {
+        $(
+            fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
+                match self.0.parse() {
+                    Ok(value) => visitor.$visit(value),
+                    Err(_) => Err(de::Error::invalid_value(Unexpected::Str(self.0), &visitor)),
+                }
+            }
+        )*
+    };
+}
+
+impl<'de> de::Deserializer<'de> for TemplateValue<'de> {
+    type Error = de::value::Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
+        visitor.visit_borrowed_str(self.0)
+    }
+
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
+        visitor.visit_some(self)
+    }
+
+    parse_as! {
+        deserialize_bool => visit_bool,
+        deserialize_i8 => visit_i8, deserialize_i16 => visit_i16,
+        deserialize_i32 => visit_i32, deserialize_i64 => visit_i64,
+        deserialize_u8 => visit_u8, deserialize_u16 => visit_u16,
+        deserialize_u32 => visit_u32, deserialize_u64 => visit_u64,
+        deserialize_f32 => visit_f32, deserialize_f64 => visit_f64,
+    }
+
+    serde::forward_to_deserialize_any! {
+        i128 u128 char str string bytes byte_buf unit unit_struct newtype_struct seq
+        tuple tuple_struct map struct enum identifier ignored_any
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, serde::Deserialize, PartialEq)]
+    struct Vars {
+        id: u64,
+        name: String,
+        active: Option<bool>,
+    }
+
+    fn request(variables: &[(&str, &str)]) -> ResourceRequest {
+        ResourceRequest {
+            uri: "users://x".into(),
+            variables: variables
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn template_variables_read_into_a_struct() {
+        let vars: Vars = request(&[("id", "7"), ("name", "ada"), ("active", "true")])
+            .variables_as()
+            .expect("read");
+        assert_eq!(
+            vars,
+            Vars {
+                id: 7,
+                name: "ada".into(),
+                active: Some(true)
+            }
+        );
+        let absent: Vars = request(&[("id", "7"), ("name", "ada")])
+            .variables_as()
+            .expect("read");
+        assert_eq!(absent.active, None);
+    }
+
+    #[test]
+    fn a_variable_that_does_not_fit_is_invalid_params_naming_it() {
+        let error = request(&[("id", "seven"), ("name", "ada")])
+            .variables_as::<Vars>()
+            .expect_err("not a number");
+        let error = error.as_protocol().expect("a protocol error");
+        assert_eq!(error.code, mcp_types::ErrorCode::INVALID_PARAMS);
+        assert!(error.message.contains("`id`"), "{}", error.message);
+    }
+
+    #[test]
+    fn a_tool_error_becomes_an_internal_error_and_a_protocol_error_stays() {
+        let plain = ToolError::new("disk on fire").into_error_object();
+        assert_eq!(plain.code, mcp_types::ErrorCode::INTERNAL_ERROR);
+        assert_eq!(plain.message, "disk on fire");
+        let protocol = ToolError::protocol(ErrorObject::invalid_params("no")).into_error_object();
+        assert_eq!(protocol.code, mcp_types::ErrorCode::INVALID_PARAMS);
     }
 }

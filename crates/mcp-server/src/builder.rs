@@ -16,7 +16,9 @@ use serde_json::Value;
 
 use crate::request_state::StateSealer;
 use crate::session::{Context, ServerSession};
-use crate::tool_io::{IntoToolResult, input_schema_for, parse_arguments, take_arguments};
+use crate::tool_io::{
+    IntoToolResult, ToolError, input_schema_for, parse_arguments, take_arguments,
+};
 use crate::{Error, UriTemplate};
 
 use crate::answer::*;
@@ -73,6 +75,7 @@ impl ServerBuilder {
                 read_cache: (0, CacheScope::Private),
                 list_changed: false,
                 dispatcher: DispatcherConfig::default(),
+                state: None,
             },
             errors: Vec::new(),
         }
@@ -144,6 +147,30 @@ impl ServerBuilder {
     /// The cache hints of `resources/read`; 0 ms, private by default.
     pub fn read_cache(mut self, ttl: std::time::Duration, scope: CacheScope) -> Self {
         self.registry.read_cache = (duration_ms(ttl), scope);
+        self
+    }
+
+    /// Shares `state` with every handler, which reads it with
+    /// [`Context::state`] (no `Arc` to clone into each closure).
+    ///
+    /// # Examples
+    /// ```
+    /// use std::sync::atomic::{AtomicU64, Ordering};
+    /// use mcp_server::{Context, NoArguments, Server, ToolError};
+    ///
+    /// struct Counter(AtomicU64);
+    ///
+    /// let server = Server::builder("counter", "1.0.0")
+    ///     .with_state(Counter(AtomicU64::new(0)))
+    ///     .tool("next", "Counts calls", |_: NoArguments, cx: Context| async move {
+    ///         let counter = cx.state::<Counter>()?;
+    ///         Ok::<_, ToolError>(counter.0.fetch_add(1, Ordering::Relaxed).to_string())
+    ///     })
+    ///     .build();
+    /// assert!(server.is_ok());
+    /// ```
+    pub fn with_state<S: Send + Sync + 'static>(mut self, state: S) -> Self {
+        self.registry.state = Some(Arc::new(state));
         self
     }
 
@@ -251,7 +278,7 @@ impl ServerBuilder {
     where
         R: IntoResourceContents + 'static,
         F: Fn(ResourceRequest, Context) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<R, ErrorObject>> + Send + 'static,
+        Fut: Future<Output = Result<R, ToolError>> + Send + 'static,
     {
         if self.registry.resource_index.contains_key(&resource.uri) {
             self.errors.push(Error::Registration {
@@ -276,7 +303,7 @@ impl ServerBuilder {
     where
         R: IntoResourceContents + 'static,
         F: Fn(ResourceRequest, Context) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<R, ErrorObject>> + Send + 'static,
+        Fut: Future<Output = Result<R, ToolError>> + Send + 'static,
     {
         let matcher = match UriTemplate::parse(&template.uri_template) {
             Ok(matcher) => matcher,
@@ -310,7 +337,7 @@ impl ServerBuilder {
         A: DeserializeOwned + JsonSchema + Send + 'static,
         R: IntoPromptResult + 'static,
         F: Fn(A, Context) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<R, ErrorObject>> + Send + 'static,
+        Fut: Future<Output = Result<R, ToolError>> + Send + 'static,
     {
         let mut prompt = Prompt::new(name);
         prompt.description = Some(description.into());
@@ -336,8 +363,9 @@ impl ServerBuilder {
                     .into_iter()
                     .map(|(k, v)| (k, Value::String(v)))
                     .collect();
-                let args: A = parse_arguments(Some(&object))
-                    .map_err(|e| ErrorObject::invalid_params(e.message().to_owned()))?;
+                let args: A = parse_arguments(Some(&object)).map_err(|e| {
+                    ToolError::protocol(ErrorObject::invalid_params(e.message().to_owned()))
+                })?;
                 handler(args, cx).await
             }
         })
@@ -349,7 +377,7 @@ impl ServerBuilder {
     where
         R: IntoPromptResult + 'static,
         F: Fn(BTreeMap<String, String>, Context) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<R, ErrorObject>> + Send + 'static,
+        Fut: Future<Output = Result<R, ToolError>> + Send + 'static,
     {
         if self.registry.prompt_index.contains_key(&prompt.name) {
             self.errors.push(Error::Registration {
@@ -361,7 +389,12 @@ impl ServerBuilder {
         let handler = Arc::new(handler);
         let get: PromptFn = Arc::new(move |arguments, cx| {
             let handler = handler.clone();
-            Box::pin(async move { Ok(handler(arguments, cx).await?.into_prompt_answer()) })
+            Box::pin(async move {
+                let answer = handler(arguments, cx)
+                    .await
+                    .map_err(ToolError::into_error_object)?;
+                Ok(answer.into_prompt_answer())
+            })
         });
         self.registry
             .prompt_index
@@ -374,12 +407,16 @@ impl ServerBuilder {
     pub fn completion<F, Fut>(mut self, handler: F) -> Self
     where
         F: Fn(CompleteRequestParams, Context) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<Completion, ErrorObject>> + Send + 'static,
+        Fut: Future<Output = Result<Completion, ToolError>> + Send + 'static,
     {
         let handler = Arc::new(handler);
         self.registry.completion = Some(Arc::new(move |params, cx| {
             let handler = handler.clone();
-            Box::pin(async move { handler(params, cx).await })
+            Box::pin(async move {
+                handler(params, cx)
+                    .await
+                    .map_err(ToolError::into_error_object)
+            })
         }));
         self
     }
@@ -423,7 +460,7 @@ fn resource_fn<R, F, Fut>(handler: F, mime_type: Option<String>) -> ResourceFn
 where
     R: IntoResourceContents + 'static,
     F: Fn(ResourceRequest, Context) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<R, ErrorObject>> + Send + 'static,
+    Fut: Future<Output = Result<R, ToolError>> + Send + 'static,
 {
     let handler = Arc::new(handler);
     let mime_type: Option<Arc<str>> = mime_type.map(Into::into);
@@ -432,7 +469,9 @@ where
         let mime_type = mime_type.clone();
         Box::pin(async move {
             let uri = request.uri.clone();
-            let body = handler(request, cx).await?;
+            let body = handler(request, cx)
+                .await
+                .map_err(ToolError::into_error_object)?;
             Ok(body.into_contents(&uri, mime_type.as_deref()))
         })
     })

@@ -112,6 +112,15 @@ pub enum Error {
         /// What serde found wrong.
         source: serde_json::Error,
     },
+    /// A handler asked for state of a type the server was not built with.
+    #[error(
+        "the server holds no state of type `{type_name}`; hand it to \
+         `ServerBuilder::with_state` (the type must match exactly)"
+    )]
+    NoState {
+        /// The type asked for.
+        type_name: &'static str,
+    },
     /// The session has not been initialized, so the client's capabilities are unknown.
     #[error("the client has not initialized the session yet, so `{method}` cannot be sent")]
     NotInitialized {

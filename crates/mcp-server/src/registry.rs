@@ -48,6 +48,9 @@ pub(crate) type CompleteFn = Arc<
         + Sync,
 >;
 
+/// The application's state, shared by every handler.
+pub(crate) type AppState = Arc<dyn std::any::Any + Send + Sync>;
+
 /// The default number of items per page of a list result.
 pub const DEFAULT_PAGE_SIZE: usize = 100;
 
@@ -91,4 +94,6 @@ pub(crate) struct Registry {
     pub(crate) read_cache: (u64, CacheScope),
     pub(crate) list_changed: bool,
     pub(crate) dispatcher: DispatcherConfig,
+    /// What the application handed [`ServerBuilder::with_state`](crate::ServerBuilder::with_state).
+    pub(crate) state: Option<AppState>,
 }

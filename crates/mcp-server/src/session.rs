@@ -581,6 +581,7 @@ pub struct Context {
     transport: TransportContext,
     input: Option<Arc<RequestInput>>,
     asks: Arc<Asks>,
+    app_state: Option<crate::registry::AppState>,
 }
 
 /// The answers and state a retried stateless request brought.
@@ -606,7 +607,27 @@ impl Context {
             transport,
             input: None,
             asks: Arc::default(),
+            app_state: None,
         }
+    }
+
+    pub(crate) fn with_state(mut self, state: Option<crate::registry::AppState>) -> Self {
+        self.app_state = state;
+        self
+    }
+
+    /// The state the server was built with
+    /// ([`ServerBuilder::with_state`](crate::ServerBuilder::with_state)).
+    ///
+    /// # Errors
+    /// [`Error::NoState`] when the server holds no state of type `S`.
+    pub fn state<S: Send + Sync + 'static>(&self) -> Result<&S, Error> {
+        self.app_state
+            .as_deref()
+            .and_then(|state| state.downcast_ref::<S>())
+            .ok_or(Error::NoState {
+                type_name: std::any::type_name::<S>(),
+            })
     }
 
     /// A retried stateless request: the handler sees this retry's answers

@@ -100,7 +100,7 @@ impl fmt::Display for SchemaError {
 
 impl std::error::Error for SchemaError {}
 
-/// Why a tool call failed.
+/// Why a tool call (or a resource read, prompt or completion) failed.
 ///
 /// Most failures are for the model to read ([`ToolError::new`], and any
 /// `std::error::Error` through `?`): the call answers with a
@@ -159,6 +159,16 @@ impl ToolError {
         match &self.kind {
             ToolErrorKind::Protocol(error) => Some(error),
             ToolErrorKind::Model(_) => None,
+        }
+    }
+
+    /// The JSON-RPC error a resource, prompt or completion request answers
+    /// with (they have no `isError` result): the protocol error as it is,
+    /// any other failure as `-32603` with its message.
+    pub fn into_error_object(self) -> ErrorObject {
+        match self.kind {
+            ToolErrorKind::Model(message) => ErrorObject::internal_error(message),
+            ToolErrorKind::Protocol(error) => error,
         }
     }
 

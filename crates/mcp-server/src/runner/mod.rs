@@ -113,6 +113,7 @@ impl Runner {
             meta,
             cx.transport.clone(),
         )
+        .with_state(self.registry.state.clone())
     }
 
     fn server(&self) -> Server {
@@ -485,24 +486,6 @@ mod tests {
         }
     }
 
-    /// The runner inside `mcp_core::request_span`, as the dispatcher serves it.
-    struct Spanned(Runner);
-
-    impl Handler for Spanned {
-        async fn handle_request(
-            &self,
-            request: IncomingRequest,
-            cx: RequestContext,
-        ) -> Result<RawJson, ErrorObject> {
-            use tracing::Instrument as _;
-            let span = mcp_core::request_span(&request.method, &cx.id, &cx.transport);
-            self.0.handle_request(request, cx).instrument(span).await
-        }
-        async fn handle_notification(&self, n: IncomingNotification, cx: NotificationContext) {
-            self.0.handle_notification(n, cx).await
-        }
-    }
-
     struct NoRequests;
 
     impl Handler for NoRequests {
@@ -536,10 +519,10 @@ mod tests {
         tracing::subscriber::with_default(capture.clone(), || {
             runtime.block_on(async {
                 let (client_end, server_end) = mcp_core::MemoryTransport::pair(16);
-                let runner = Spanned(Runner {
+                let runner = Runner {
                     registry: server.registry.clone(),
                     state: Arc::new(SessionState::default()),
-                });
+                };
                 let served = Connection::start(server_end, runner, DispatcherConfig::default());
                 let client = Connection::start(client_end, NoRequests, DispatcherConfig::default());
                 let call = |method: &'static str, params: Value| {
