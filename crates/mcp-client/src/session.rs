@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use mcp_core::{
     Connection, Handler, IncomingNotification, IncomingRequest, NotificationContext, Peer,
-    RequestContext, RequestOptions, Transport,
+    RequestContext, RequestOptions, Transport, TransportError,
 };
 use mcp_types::method::{Method, NotificationMethod, RequestMethod};
 use mcp_types::{
@@ -242,7 +242,14 @@ impl ClientSession {
                 {
                     return Err(error);
                 }
-                Err(error) if error.is_connection_closed() => return Err(error),
+                // No connection, or no credentials: `initialize` would
+                // fail the same way (and sign the user in again).
+                Err(error)
+                    if error.is_connection_closed()
+                        || matches!(error.transport(), Some(TransportError::Auth(_))) =>
+                {
+                    return Err(error);
+                }
                 Err(error) => {
                     tracing::debug!(%error, "server/discover refused; falling back to initialize");
                 }

@@ -43,7 +43,7 @@ pub use dispatcher::{
     NotificationContext, Peer, Progress, ProgressCallback, RequestContext, RequestOptions,
     internal_error,
 };
-pub use error::{Error, TransportError};
+pub use error::{BoxError, Error, TransportError};
 pub use memory::{MemoryReceiver, MemorySender, MemoryTransport};
 pub use span::request_span;
 pub use tokio_util::sync::CancellationToken;
