@@ -321,6 +321,16 @@ enum OnCall {
     Drop,
     /// Answers this status, content type and body.
     Answer(u16, &'static str, &'static str),
+    /// Never answers, and reports when the client closes the socket.
+    Hold,
+}
+
+struct Mock {
+    url: String,
+    /// Notified when a call arrives to be held by [`OnCall::Hold`].
+    held: std::sync::Arc<tokio::sync::Notify>,
+    /// Notified when the client closed a socket held by [`OnCall::Hold`].
+    released: std::sync::Arc<tokio::sync::Notify>,
 }
 
 /// Reads one HTTP/1.1 request (head and Content-Length body); `None` when
@@ -361,11 +371,15 @@ fn response(status: u16, content_type: &str, body: &str, extra: &str) -> String 
 
 /// A handshake-era server written by hand on a raw socket: it initializes
 /// like any server and misbehaves on `tools/call` as told.
-async fn mock(on_call: OnCall) -> String {
+async fn mock(on_call: OnCall) -> Mock {
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bound");
     let url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
+    let held = std::sync::Arc::new(tokio::sync::Notify::new());
+    let released = std::sync::Arc::new(tokio::sync::Notify::new());
+    let notify = (held.clone(), released.clone());
     tokio::spawn(async move {
         while let Ok((mut stream, _)) = listener.accept().await {
+            let (on_hold, on_release) = notify.clone();
             tokio::spawn(async move {
                 let Some(request) = read_request(&mut stream).await else {
                     return;
@@ -378,6 +392,13 @@ async fn mock(on_call: OnCall) -> String {
                     match on_call {
                         // The request was read; the socket goes without a word.
                         OnCall::Drop => return,
+                        OnCall::Hold => {
+                            on_hold.notify_one();
+                            let mut rest = [0u8; 256];
+                            while matches!(stream.read(&mut rest).await, Ok(n) if n > 0) {}
+                            on_release.notify_one();
+                            return;
+                        }
                         OnCall::Answer(status, content_type, body) => {
                             response(status, content_type, body, "")
                         }
@@ -390,7 +411,11 @@ async fn mock(on_call: OnCall) -> String {
             });
         }
     });
-    url
+    Mock {
+        url,
+        held,
+        released,
+    }
 }
 
 /// The `id` of the JSON-RPC request in a raw HTTP request.
@@ -400,13 +425,16 @@ fn request_id(request: &str) -> String {
     value["id"].to_string()
 }
 
-async fn call_mock(on_call: OnCall) -> mcp_client::Error {
-    let url = mock(on_call).await;
+async fn connect_mock(url: &str) -> Client {
     let http = mcp_transport::http::HttpClientConfig::new().open_get_stream(false);
     let config = ClientConfig::new("c", "1").protocol_version(mcp_types::Revision::V2025_11_25);
-    let client = Client::connect_http_with(&url, http, config)
+    Client::connect_http_with(url, http, config)
         .await
-        .expect("initialized");
+        .expect("initialized")
+}
+
+async fn call_mock(on_call: OnCall) -> mcp_client::Error {
+    let client = connect_mock(&mock(on_call).await.url).await;
     tokio::time::timeout(Duration::from_secs(10), client.call_tool("any", json!({})))
         .await
         .expect("the call ends")
@@ -484,6 +512,32 @@ async fn a_server_that_cannot_be_reached_is_a_connection_error() {
     );
     assert!(error.is_connection_closed(), "{error}");
     assert!(error.remote().is_none(), "{error}");
+}
+
+#[tokio::test]
+async fn closing_the_client_aborts_the_posts_still_in_flight() {
+    let mock = mock(OnCall::Hold).await;
+    let client = connect_mock(&mock.url).await;
+    let peer = client.peer().clone();
+    let params = mcp_types::RawJson::from_serialize(&json!({"name": "any", "arguments": {}}))
+        .expect("params");
+    let call = tokio::spawn(async move {
+        peer.request("tools/call", Some(params), mcp_core::RequestOptions::new())
+            .await
+    });
+    // Only once the POST is out does closing have something to abort.
+    tokio::time::timeout(Duration::from_secs(10), mock.held.notified())
+        .await
+        .expect("the call was sent");
+    client.close().await.expect("closed");
+    tokio::time::timeout(Duration::from_secs(10), mock.released.notified())
+        .await
+        .expect("the POST's connection was closed with the transport");
+    let outcome = tokio::time::timeout(Duration::from_secs(10), call)
+        .await
+        .expect("the call ended")
+        .expect("joined");
+    assert!(outcome.is_err(), "no answer was sent");
 }
 
 #[tokio::test]
