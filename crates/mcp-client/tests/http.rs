@@ -599,3 +599,85 @@ async fn dropping_a_stateless_call_cancels_its_handler_on_the_server() {
         .expect("the handler saw the cancellation");
     let _ = stop.send(());
 }
+
+/// A 2024-11-05 HTTP+SSE server written by hand: `GET /sse` announces
+/// `/messages`, answers go out on that stream, and a POSTed call of the
+/// tool `fail` is refused with a 500 and an HTML body.
+async fn legacy_mock() -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bound");
+    let url = format!("http://{}/sse", listener.local_addr().expect("addr"));
+    let (events, rx) = tokio::sync::mpsc::channel::<String>(16);
+    let stream_rx = std::sync::Arc::new(tokio::sync::Mutex::new(Some(rx)));
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            let (events, stream_rx) = (events.clone(), stream_rx.clone());
+            tokio::spawn(async move {
+                let Some(request) = read_request(&mut stream).await else {
+                    return;
+                };
+                if request.starts_with("GET /sse") {
+                    let Some(mut rx) = stream_rx.lock().await.take() else {
+                        return;
+                    };
+                    let head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\
+                                Connection: close\r\n\r\nevent: endpoint\ndata: /messages\n\n";
+                    let _ = stream.write_all(head.as_bytes()).await;
+                    while let Some(event) = rx.recv().await {
+                        let event = format!("event: message\ndata: {event}\n\n");
+                        if stream.write_all(event.as_bytes()).await.is_err() {
+                            break;
+                        }
+                    }
+                    return;
+                }
+                let body = request.split("\r\n\r\n").nth(1).unwrap_or("");
+                let message: serde_json::Value = serde_json::from_str(body).unwrap_or_default();
+                let id = message["id"].clone();
+                let answer = match message["method"].as_str() {
+                    Some("initialize") => Some(json!({
+                        "protocolVersion": "2024-11-05",
+                        "capabilities": {"tools": {}},
+                        "serverInfo": {"name": "legacy", "version": "1"}
+                    })),
+                    Some("tools/call") if message["params"]["name"] == "fail" => {
+                        let reply = response(500, "text/html", "<html>boom</html>", "");
+                        let _ = stream.write_all(reply.as_bytes()).await;
+                        return;
+                    }
+                    Some("tools/call") => Some(json!({
+                        "content": [{"type": "text", "text": "fine"}]
+                    })),
+                    Some("tools/list") => Some(json!({"tools": []})),
+                    _ => None,
+                };
+                if let Some(result) = answer {
+                    let reply = json!({"jsonrpc": "2.0", "id": id, "result": result});
+                    let _ = events.send(reply.to_string()).await;
+                }
+                let reply = response(202, "text/plain", "", "");
+                let _ = stream.write_all(reply.as_bytes()).await;
+            });
+        }
+    });
+    url
+}
+
+#[tokio::test]
+async fn a_refused_legacy_post_fails_its_request_and_keeps_the_session() {
+    let url = legacy_mock().await;
+    let config = ClientConfig::new("c", "1").protocol_version(mcp_types::Revision::V2024_11_05);
+    let client = Client::connect_legacy_sse(&url, config)
+        .await
+        .expect("initialized");
+    let error = tokio::time::timeout(Duration::from_secs(10), client.call_tool("fail", json!({})))
+        .await
+        .expect("the call ends")
+        .expect_err("refused");
+    assert_eq!(error.http_status(), Some(500), "{error}");
+    assert!(error.remote().is_none(), "{error}");
+    let fine = tokio::time::timeout(Duration::from_secs(10), client.call_tool("ok", json!({})))
+        .await
+        .expect("the call ends")
+        .expect("the session goes on");
+    assert_eq!(text(&fine), "fine");
+}
