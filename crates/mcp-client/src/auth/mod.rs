@@ -414,18 +414,31 @@ fn invalid_url(
     }
 }
 
-/// A refused registration or token request, with the OAuth `error` code of
-/// its body when it has a plausible one (never the rest of the body).
-fn refused(endpoint: &'static str, status: StatusCode, body: &[u8]) -> AuthError {
-    let error = serde_json::from_slice::<Value>(body)
-        .ok()
-        .and_then(|v| v["error"].as_str().map(str::to_owned))
-        .filter(|e| e.len() <= 64 && e.bytes().all(|b| b.is_ascii_graphic()));
-    AuthError::Refused {
-        endpoint,
-        status: status.as_u16(),
-        error,
+/// The JSON answer of a registration or token request to `url`. A refusal
+/// keeps the OAuth `error` code of its body when it has a plausible one
+/// (never the rest of the body).
+fn json_answer(
+    endpoint: &'static str,
+    url: &str,
+    status: StatusCode,
+    body: &[u8],
+) -> Result<Value, AuthError> {
+    let parsed = serde_json::from_slice::<Value>(body);
+    if !status.is_success() {
+        let error = parsed
+            .ok()
+            .and_then(|v| v["error"].as_str().map(str::to_owned))
+            .filter(|e| e.len() <= 64 && e.bytes().all(|b| b.is_ascii_graphic()));
+        return Err(AuthError::Refused {
+            endpoint,
+            status: status.as_u16(),
+            error,
+        });
     }
+    parsed.map_err(|source| AuthError::InvalidJson {
+        url: redacted(url),
+        source,
+    })
 }
 
 impl OAuthClient {
@@ -644,14 +657,7 @@ impl OAuthClient {
             .body(Full::new(Bytes::from(body.to_string())))
             .map_err(|e| invalid_url(ENDPOINT, endpoint, e))?;
         let (status, response) = self.send(request).await?;
-        if !status.is_success() {
-            return Err(refused(ENDPOINT, status, &response));
-        }
-        let registered: Value =
-            serde_json::from_slice(&response).map_err(|source| AuthError::InvalidJson {
-                url: redacted(endpoint),
-                source,
-            })?;
+        let registered = json_answer(ENDPOINT, endpoint, status, &response)?;
         let client_id = registered["client_id"]
             .as_str()
             .ok_or(AuthError::MissingField {
@@ -773,14 +779,7 @@ impl OAuthClient {
                 return Ok(None);
             }
         }
-        if !status.is_success() {
-            return Err(refused(ENDPOINT, status, &response));
-        }
-        let tokens: Value =
-            serde_json::from_slice(&response).map_err(|source| AuthError::InvalidJson {
-                url: redacted(&server.token_endpoint),
-                source,
-            })?;
+        let tokens = json_answer(ENDPOINT, &server.token_endpoint, status, &response)?;
         let access = tokens["access_token"]
             .as_str()
             .ok_or(AuthError::MissingField {
@@ -1048,14 +1047,7 @@ impl OAuthClient {
             .body(Full::new(Bytes::from(body)))
             .map_err(|e| invalid_url(ENDPOINT, endpoint, e))?;
         let (status, response) = self.send(request).await?;
-        if !status.is_success() {
-            return Err(refused(ENDPOINT, status, &response));
-        }
-        let answer: Value =
-            serde_json::from_slice(&response).map_err(|source| AuthError::InvalidJson {
-                url: redacted(endpoint),
-                source,
-            })?;
+        let answer = json_answer(ENDPOINT, endpoint, status, &response)?;
         answer["access_token"]
             .as_str()
             .map(str::to_owned)
