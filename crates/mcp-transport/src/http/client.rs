@@ -170,10 +170,9 @@ struct ClientState {
 #[derive(Default)]
 struct Tasks {
     set: JoinSet<()>,
-    /// The POST of each request still in flight, by its id as a string (a
-    /// stringified integer id is the same request), with the serial of its
+    /// The POST of each request still in flight, with the serial of its
     /// task so a finished task never removes a later one's entry.
-    posts: HashMap<String, (u64, AbortHandle)>,
+    posts: HashMap<RequestId, (u64, AbortHandle)>,
     next_serial: u64,
 }
 
@@ -405,7 +404,7 @@ impl Shared {
         while tasks.set.try_join_next().is_some() {}
         let serial = tasks.next_serial;
         tasks.next_serial += 1;
-        let Some(id) = request.map(|id| id.to_string()) else {
+        let Some(id) = request else {
             tasks.set.spawn(task);
             return;
         };
@@ -423,7 +422,7 @@ impl Shared {
 
     /// Aborts the POST of request `id`, dropping its response stream.
     fn abort_post(&self, id: &RequestId) {
-        if let Some((_, handle)) = self.tasks().posts.remove(&id.to_string()) {
+        if let Some((_, handle)) = self.tasks().posts.remove(id) {
             tracing::debug!(%id, "aborting the POST of a cancelled request");
             handle.abort();
         }
@@ -838,5 +837,27 @@ impl Shared {
                 () = self.shutdown.cancelled() => return,
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refusal_is_the_servers_answer_only_when_it_is_a_json_rpc_error_for_the_request() {
+        let id = RequestId::from(7);
+        let null_id = br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"bad"}}"#;
+        match refusal(null_id, &id) {
+            Some(JsonRpcMessage::Error(e)) => assert_eq!(e.id, Some(id.clone())),
+            other => panic!("the server's error, answering request 7: {other:?}"),
+        }
+        let same = br#"{"jsonrpc":"2.0","id":7,"error":{"code":-32600,"message":"bad"}}"#;
+        assert!(refusal(same, &id).is_some());
+        let other = br#"{"jsonrpc":"2.0","id":8,"error":{"code":-32600,"message":"bad"}}"#;
+        assert!(refusal(other, &id).is_none());
+        assert!(refusal(b"<html>Bad Gateway</html>", &id).is_none());
+        let result = br#"{"jsonrpc":"2.0","id":7,"result":{}}"#;
+        assert!(refusal(result, &id).is_none(), "a result is no refusal");
     }
 }

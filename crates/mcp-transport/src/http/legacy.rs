@@ -242,8 +242,10 @@ impl TransportSender for LegacySseSender {
     async fn close(&mut self) {
         self.shutdown.cancel();
         if let Some(reader) = self.reader.take() {
-            // It stops at the cancellation above; awaiting it means no task
-            // outlives the transport.
+            // Aborted rather than left to notice the cancellation: it may be
+            // waiting to hand over a message nobody reads any more. Awaited,
+            // so no task outlives the transport.
+            reader.abort();
             let _ = reader.await;
         }
     }
