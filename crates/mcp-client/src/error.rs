@@ -1,13 +1,16 @@
 //! The one error type of this crate.
 
+use mcp_core::TransportError;
 use mcp_types::ErrorObject;
 
 /// What went wrong talking to a server.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// The request failed: the server answered with an error, it timed out,
-    /// or the connection closed.
+    /// The request failed: the server answered with an error
+    /// ([`remote`](Self::remote)), it timed out, the connection closed
+    /// ([`is_connection_closed`](Self::is_connection_closed)), or the
+    /// transport failed it ([`is_transport`](Self::is_transport)).
     #[error(transparent)]
     Request(#[from] mcp_core::Error),
     /// The server answered `initialize` with a revision this client does not speak.
@@ -114,7 +117,8 @@ pub enum Error {
 }
 
 impl Error {
-    /// The server's JSON-RPC error, when the server answered with one.
+    /// The server's JSON-RPC error, when the server answered with one; never
+    /// a failure of this side or of the connection.
     pub fn remote(&self) -> Option<&ErrorObject> {
         match self {
             Error::Request(mcp_core::Error::Remote(e)) => Some(e),
@@ -127,11 +131,55 @@ impl Error {
         matches!(self, Error::Request(mcp_core::Error::Timeout { .. }))
     }
 
-    /// Whether the connection closed before an answer came.
+    /// Whether there is no connection to answer on: it closed, broke before
+    /// the answer was complete, or could not be opened. Reconnecting is the
+    /// remedy.
     pub fn is_connection_closed(&self) -> bool {
-        matches!(
-            self,
-            Error::Request(mcp_core::Error::ConnectionClosed { .. } | mcp_core::Error::Closed)
-        )
+        match self {
+            Error::Request(mcp_core::Error::ConnectionClosed { .. } | mcp_core::Error::Closed) => {
+                true
+            }
+            Error::Request(mcp_core::Error::Transport { source, .. }) => matches!(
+                source,
+                TransportError::Closed
+                    | TransportError::Connect(_)
+                    | TransportError::ConnectionLost(_)
+            ),
+            _ => false,
+        }
+    }
+
+    /// Whether the transport failed the request (the connection, an HTTP
+    /// status without a JSON-RPC answer, an unreadable answer, a failed
+    /// authorization): the server did not answer it.
+    pub fn is_transport(&self) -> bool {
+        self.transport().is_some()
+    }
+
+    /// What the transport reported, when it failed the request.
+    pub fn transport(&self) -> Option<&TransportError> {
+        match self {
+            Error::Request(mcp_core::Error::Transport { source, .. }) => Some(source),
+            _ => None,
+        }
+    }
+
+    /// The HTTP status the server answered with, when it sent no JSON-RPC
+    /// message (a 500 with an HTML page, a 401 no credentials could answer).
+    pub fn http_status(&self) -> Option<u16> {
+        match self.transport() {
+            Some(TransportError::Http { status }) => Some(*status),
+            _ => None,
+        }
+    }
+
+    /// Why authorization failed, when the OAuth client could not obtain
+    /// credentials for the request.
+    #[cfg(feature = "auth")]
+    pub fn auth(&self) -> Option<&crate::auth::AuthError> {
+        match self.transport() {
+            Some(TransportError::Auth(source)) => source.downcast_ref(),
+            _ => None,
+        }
     }
 }

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use mcp_types::{
     DiscoverResult, ErrorCode, InitializeRequestParams, InitializeResult, Revision, methods,
 };
+use mcp_core::TransportError;
 use serde_json::Value;
 
 use crate::{ClientSession, Error, RequestOptions};
@@ -60,7 +61,14 @@ impl ClientSession {
                 {
                     return Err(error);
                 }
-                Err(error) if error.is_connection_closed() => return Err(error),
+                // No connection, or no credentials: `initialize` would
+                // fail the same way (and sign the user in again).
+                Err(error)
+                    if error.is_connection_closed()
+                        || matches!(error.transport(), Some(TransportError::Auth(_))) =>
+                {
+                    return Err(error);
+                }
                 Err(error) => {
                     tracing::debug!(%error, "server/discover refused; falling back to initialize");
                 }

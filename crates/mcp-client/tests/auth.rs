@@ -11,7 +11,7 @@ use base64::Engine as _;
 use bytes::Bytes;
 use http::{Request, Response, StatusCode};
 use http_body_util::{BodyExt, Full};
-use mcp_client::auth::{HeadlessRedirect, OAuthClient, OAuthConfig};
+use mcp_client::auth::{AuthError, HeadlessRedirect, OAuthClient, OAuthConfig};
 use mcp_client::{Client, ClientConfig};
 use mcp_server::{Context, NoArguments, Server};
 use mcp_transport::http::{HttpClientConfig, HttpServerConfig, StreamableHttpService};
@@ -29,6 +29,8 @@ struct Behaviour {
     wrong_iss: bool,
     /// Access tokens work once, then the server calls them expired.
     single_use_tokens: bool,
+    /// The user declines: the redirect carries `error=access_denied`.
+    deny: bool,
 }
 
 #[derive(Default)]
@@ -158,6 +160,11 @@ impl Fixture {
                     self.base.clone()
                 };
                 let mut redirect = url::Url::parse(&query["redirect_uri"]).expect("redirect uri");
+                if b.deny {
+                    redirect
+                        .query_pairs_mut()
+                        .append_pair("error", "access_denied");
+                }
                 redirect
                     .query_pairs_mut()
                     .append_pair("code", &code)
@@ -421,6 +428,17 @@ async fn a_wrong_issuer_in_the_redirect_stops_the_code_exchange() {
     let error = connect(&fixture, oauth()).await.err().expect("refused");
     assert!(error.to_string().contains("issuer"), "{error}");
     assert!(
+        matches!(
+            error.auth(),
+            Some(AuthError::ResponseIssuerMismatch { found, .. }) if found == "https://impostor.example.com"
+        ),
+        "{error:?}"
+    );
+    assert!(
+        error.remote().is_none(),
+        "the server sent no error: {error}"
+    );
+    assert!(
         fixture.record.lock().expect("lock").token_calls.is_empty(),
         "the code was not redeemed"
     );
@@ -435,6 +453,10 @@ async fn metadata_for_another_resource_is_refused_before_authorizing() {
     .await;
     let error = connect(&fixture, oauth()).await.err().expect("refused");
     assert!(error.to_string().contains("evil.example.com"), "{error}");
+    assert!(
+        matches!(error.auth(), Some(AuthError::ForeignResource { .. })),
+        "{error:?}"
+    );
     assert!(
         fixture
             .record
@@ -456,4 +478,62 @@ async fn tokens_stay_out_of_debug_output() {
     let debug = format!("{authorizer:?}");
     assert!(!debug.contains("access-"), "{debug}");
     assert!(!debug.contains("refresh-"), "{debug}");
+}
+
+#[tokio::test]
+async fn a_declined_authorization_reaches_the_caller_as_a_typed_auth_error() {
+    let fixture = start(Behaviour {
+        deny: true,
+        ..Default::default()
+    })
+    .await;
+    let error = connect(&fixture, oauth()).await.err().expect("refused");
+    assert!(
+        matches!(error.auth(), Some(AuthError::Denied { error }) if error == "access_denied"),
+        "{error:?}"
+    );
+    assert!(error.is_transport(), "{error}");
+    assert!(
+        error.remote().is_none(),
+        "the server sent no error: {error}"
+    );
+    assert!(!error.is_connection_closed(), "{error}");
+    assert!(
+        fixture.record.lock().expect("lock").token_calls.is_empty(),
+        "no code was redeemed"
+    );
+}
+
+#[tokio::test]
+async fn a_refused_token_request_names_the_oauth_error_and_never_the_secret() {
+    let fixture = start(Behaviour::default()).await;
+    let secret = "s3cr3t-client-secret".to_owned();
+    let step = Arc::new(HeadlessRedirect::new().expect("tls"));
+    // The fixture's token endpoint knows no client credentials grant.
+    let config = OAuthConfig::new("test-client", "http://localhost:9/callback", step)
+        .client_credentials("machine", secret.clone());
+    let authorizer = OAuthClient::new(config).expect("client");
+    let error = connect(&fixture, authorizer).await.err().expect("refused");
+    assert!(
+        matches!(
+            error.auth(),
+            Some(AuthError::Refused { status: 400, error: Some(code), .. }) if code == "unsupported_grant_type"
+        ),
+        "{error:?}"
+    );
+    assert!(!error.to_string().contains(&secret), "{error}");
+    assert!(!format!("{error:?}").contains(&secret), "{error:?}");
+}
+
+#[test]
+fn a_key_that_is_not_p256_pkcs8_is_a_typed_error() {
+    let step = Arc::new(HeadlessRedirect::new().expect("tls"));
+    let error = OAuthConfig::new("c", "http://localhost:9/callback", step)
+        .client_credentials_jwt(
+            "machine",
+            "-----BEGIN PRIVATE KEY-----\nnope\n-----END PRIVATE KEY-----",
+        )
+        .expect_err("refused");
+    assert!(matches!(error, AuthError::InvalidKey(_)), "{error:?}");
+    assert!(!error.to_string().contains("nope"), "{error}");
 }

@@ -313,3 +313,371 @@ async fn a_closed_session_is_gone() {
     assert_eq!(status, 404, "the deleted session is not found");
     let _ = running.stop.send(());
 }
+
+/// What the mock server does with a `tools/call`.
+#[derive(Clone, Copy)]
+enum OnCall {
+    /// Reads the request and closes the socket without answering.
+    Drop,
+    /// Answers this status, content type and body.
+    Answer(u16, &'static str, &'static str),
+    /// Never answers, and reports when the client closes the socket.
+    Hold,
+}
+
+struct Mock {
+    url: String,
+    /// Notified when a call arrives to be held by [`OnCall::Hold`].
+    held: std::sync::Arc<tokio::sync::Notify>,
+    /// Notified when the client closed a socket held by [`OnCall::Hold`].
+    released: std::sync::Arc<tokio::sync::Notify>,
+}
+
+/// Reads one HTTP/1.1 request (head and Content-Length body); `None` when
+/// the client closed the connection.
+async fn read_request(stream: &mut tokio::net::TcpStream) -> Option<String> {
+    let mut buffer = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        let text = String::from_utf8_lossy(&buffer).into_owned();
+        if let Some(end) = text.find("\r\n\r\n") {
+            let length = text[..end]
+                .lines()
+                .find_map(|l| {
+                    let (name, value) = l.split_once(':')?;
+                    name.eq_ignore_ascii_case("content-length")
+                        .then(|| value.trim().parse::<usize>().ok())?
+                })
+                .unwrap_or(0);
+            if buffer.len() >= end + 4 + length {
+                return Some(text);
+            }
+        }
+        let read = stream.read(&mut chunk).await.ok()?;
+        if read == 0 {
+            return None;
+        }
+        buffer.extend_from_slice(&chunk[..read]);
+    }
+}
+
+fn response(status: u16, content_type: &str, body: &str, extra: &str) -> String {
+    format!(
+        "HTTP/1.1 {status} X\r\nContent-Type: {content_type}\r\n{extra}Content-Length: {}\r\n\
+         Connection: close\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+/// A handshake-era server written by hand on a raw socket: it initializes
+/// like any server and misbehaves on `tools/call` as told.
+async fn mock(on_call: OnCall) -> Mock {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bound");
+    let url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
+    let held = std::sync::Arc::new(tokio::sync::Notify::new());
+    let released = std::sync::Arc::new(tokio::sync::Notify::new());
+    let notify = (held.clone(), released.clone());
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            let (on_hold, on_release) = notify.clone();
+            tokio::spawn(async move {
+                let Some(request) = read_request(&mut stream).await else {
+                    return;
+                };
+                let reply = if request.contains("\"initialize\"") {
+                    let body = r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"mock","version":"1"}}}"#
+                        .replace("\"id\":0", &format!("\"id\":{}", request_id(&request)));
+                    response(200, "application/json", &body, "Mcp-Session-Id: s1\r\n")
+                } else if request.contains("tools/call") {
+                    match on_call {
+                        // The request was read; the socket goes without a word.
+                        OnCall::Drop => return,
+                        OnCall::Hold => {
+                            on_hold.notify_one();
+                            let mut rest = [0u8; 256];
+                            while matches!(stream.read(&mut rest).await, Ok(n) if n > 0) {}
+                            on_release.notify_one();
+                            return;
+                        }
+                        OnCall::Answer(status, content_type, body) => {
+                            response(status, content_type, body, "")
+                        }
+                    }
+                } else {
+                    response(202, "application/json", "", "")
+                };
+                let _ = stream.write_all(reply.as_bytes()).await;
+                let _ = stream.shutdown().await;
+            });
+        }
+    });
+    Mock {
+        url,
+        held,
+        released,
+    }
+}
+
+/// The `id` of the JSON-RPC request in a raw HTTP request.
+fn request_id(request: &str) -> String {
+    let body = request.split("\r\n\r\n").nth(1).unwrap_or("");
+    let value: serde_json::Value = serde_json::from_str(body).unwrap_or_default();
+    value["id"].to_string()
+}
+
+async fn connect_mock(url: &str) -> Client {
+    let http = mcp_transport::http::HttpClientConfig::new().open_get_stream(false);
+    let config = ClientConfig::new("c", "1").protocol_version(mcp_types::Revision::V2025_11_25);
+    Client::connect_http_with(url, http, config)
+        .await
+        .expect("initialized")
+}
+
+async fn call_mock(on_call: OnCall) -> mcp_client::Error {
+    let client = connect_mock(&mock(on_call).await.url).await;
+    tokio::time::timeout(Duration::from_secs(10), client.call_tool("any", json!({})))
+        .await
+        .expect("the call ends")
+        .expect_err("the call fails")
+}
+
+#[tokio::test]
+async fn a_connection_dropped_mid_call_is_a_closed_connection_not_a_server_error() {
+    let error = call_mock(OnCall::Drop).await;
+    assert!(error.is_connection_closed(), "{error}");
+    assert!(error.is_transport(), "{error}");
+    assert!(
+        error.remote().is_none(),
+        "the server sent no error: {error}"
+    );
+}
+
+#[tokio::test]
+async fn an_http_status_without_json_rpc_is_a_transport_error_with_the_status() {
+    let error = call_mock(OnCall::Answer(500, "text/html", "<html>oops</html>")).await;
+    assert_eq!(error.http_status(), Some(500), "{error}");
+    assert!(
+        error.remote().is_none(),
+        "the server sent no error: {error}"
+    );
+    assert!(!error.is_connection_closed(), "{error}");
+    assert!(error.to_string().contains("500"), "{error}");
+}
+
+#[tokio::test]
+async fn a_json_rpc_error_sent_with_an_http_error_status_is_the_servers_answer() {
+    let error = call_mock(OnCall::Answer(
+        400,
+        "application/json",
+        r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32602,"message":"bad arguments"}}"#,
+    ))
+    .await;
+    let remote = error.remote().expect("the server's error");
+    assert_eq!(remote.code, mcp_types::ErrorCode::INVALID_PARAMS);
+    assert_eq!(remote.message, "bad arguments");
+    assert!(!error.is_transport(), "{error}");
+}
+
+#[tokio::test]
+async fn an_answer_that_is_not_json_rpc_is_a_transport_error() {
+    let error = call_mock(OnCall::Answer(200, "application/json", r#"{"hello":1}"#)).await;
+    assert!(
+        matches!(
+            error.transport(),
+            Some(mcp_core::TransportError::InvalidResponse(_))
+        ),
+        "{error}"
+    );
+    assert!(error.remote().is_none(), "{error}");
+}
+
+#[tokio::test]
+async fn a_server_that_cannot_be_reached_is_a_connection_error() {
+    // Bind, learn the port, and close it again: nobody listens there.
+    let port = {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bound");
+        listener.local_addr().expect("addr").port()
+    };
+    let config = ClientConfig::new("c", "1").protocol_version(mcp_types::Revision::V2025_11_25);
+    let error = Client::connect_http(&format!("http://127.0.0.1:{port}/mcp"), config)
+        .await
+        .err()
+        .expect("refused");
+    assert!(
+        matches!(
+            error.transport(),
+            Some(mcp_core::TransportError::Connect(_))
+        ),
+        "{error}"
+    );
+    assert!(error.is_connection_closed(), "{error}");
+    assert!(error.remote().is_none(), "{error}");
+}
+
+#[tokio::test]
+async fn closing_the_client_aborts_the_posts_still_in_flight() {
+    let mock = mock(OnCall::Hold).await;
+    let client = connect_mock(&mock.url).await;
+    let peer = client.peer().clone();
+    let params = mcp_types::RawJson::from_serialize(&json!({"name": "any", "arguments": {}}))
+        .expect("params");
+    let call = tokio::spawn(async move {
+        peer.request("tools/call", Some(params), mcp_core::RequestOptions::new())
+            .await
+    });
+    // Only once the POST is out does closing have something to abort.
+    tokio::time::timeout(Duration::from_secs(10), mock.held.notified())
+        .await
+        .expect("the call was sent");
+    client.close().await.expect("closed");
+    tokio::time::timeout(Duration::from_secs(10), mock.released.notified())
+        .await
+        .expect("the POST's connection was closed with the transport");
+    let outcome = tokio::time::timeout(Duration::from_secs(10), call)
+        .await
+        .expect("the call ended")
+        .expect("joined");
+    assert!(outcome.is_err(), "no answer was sent");
+}
+
+#[tokio::test]
+async fn dropping_a_stateless_call_cancels_its_handler_on_the_server() {
+    let started = std::sync::Arc::new(tokio::sync::Notify::new());
+    let cancelled = std::sync::Arc::new(tokio::sync::Notify::new());
+    let (on_start, on_cancel) = (started.clone(), cancelled.clone());
+    let server = Server::builder("cancel-test", "1")
+        .tool(
+            "block",
+            "Waits until cancelled",
+            move |_: NoArguments, cx: Context| {
+                let (on_start, on_cancel) = (on_start.clone(), on_cancel.clone());
+                async move {
+                    // The handler's future is dropped on cancellation; a
+                    // clone of its context reports it from outside.
+                    let watcher = cx.clone();
+                    tokio::spawn(async move {
+                        watcher.cancelled().await;
+                        on_cancel.notify_one();
+                    });
+                    on_start.notify_one();
+                    std::future::pending::<()>().await;
+                    "never"
+                }
+            },
+        )
+        .build()
+        .expect("server");
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bound");
+    let url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(async move {
+        let _ = server
+            .serve_http(listener, HttpServerConfig::new(), async {
+                let _ = stopped.await;
+            })
+            .await;
+    });
+    let config = ClientConfig::new("c", "1").protocol_version(mcp_types::Revision::V2026_07_28);
+    let client = Client::connect_http(&url, config)
+        .await
+        .expect("discovered");
+    assert!(client.protocol_version().is_stateless());
+
+    let mut call = Box::pin(client.call_tool("block", json!({})));
+    tokio::time::timeout(Duration::from_secs(10), async {
+        tokio::select! {
+            answer = &mut call => panic!("the call was answered: {answer:?}"),
+            () = started.notified() => {}
+        }
+    })
+    .await
+    .expect("the handler started");
+    // The caller gives up: the future goes, and with it the request.
+    drop(call);
+    tokio::time::timeout(Duration::from_secs(10), cancelled.notified())
+        .await
+        .expect("the handler saw the cancellation");
+    let _ = stop.send(());
+}
+
+/// A 2024-11-05 HTTP+SSE server written by hand: `GET /sse` announces
+/// `/messages`, answers go out on that stream, and a POSTed call of the
+/// tool `fail` is refused with a 500 and an HTML body.
+async fn legacy_mock() -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bound");
+    let url = format!("http://{}/sse", listener.local_addr().expect("addr"));
+    let (events, rx) = tokio::sync::mpsc::channel::<String>(16);
+    let stream_rx = std::sync::Arc::new(tokio::sync::Mutex::new(Some(rx)));
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            let (events, stream_rx) = (events.clone(), stream_rx.clone());
+            tokio::spawn(async move {
+                let Some(request) = read_request(&mut stream).await else {
+                    return;
+                };
+                if request.starts_with("GET /sse") {
+                    let Some(mut rx) = stream_rx.lock().await.take() else {
+                        return;
+                    };
+                    let head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\
+                                Connection: close\r\n\r\nevent: endpoint\ndata: /messages\n\n";
+                    let _ = stream.write_all(head.as_bytes()).await;
+                    while let Some(event) = rx.recv().await {
+                        let event = format!("event: message\ndata: {event}\n\n");
+                        if stream.write_all(event.as_bytes()).await.is_err() {
+                            break;
+                        }
+                    }
+                    return;
+                }
+                let body = request.split("\r\n\r\n").nth(1).unwrap_or("");
+                let message: serde_json::Value = serde_json::from_str(body).unwrap_or_default();
+                let id = message["id"].clone();
+                let answer = match message["method"].as_str() {
+                    Some("initialize") => Some(json!({
+                        "protocolVersion": "2024-11-05",
+                        "capabilities": {"tools": {}},
+                        "serverInfo": {"name": "legacy", "version": "1"}
+                    })),
+                    Some("tools/call") if message["params"]["name"] == "fail" => {
+                        let reply = response(500, "text/html", "<html>boom</html>", "");
+                        let _ = stream.write_all(reply.as_bytes()).await;
+                        return;
+                    }
+                    Some("tools/call") => Some(json!({
+                        "content": [{"type": "text", "text": "fine"}]
+                    })),
+                    Some("tools/list") => Some(json!({"tools": []})),
+                    _ => None,
+                };
+                if let Some(result) = answer {
+                    let reply = json!({"jsonrpc": "2.0", "id": id, "result": result});
+                    let _ = events.send(reply.to_string()).await;
+                }
+                let reply = response(202, "text/plain", "", "");
+                let _ = stream.write_all(reply.as_bytes()).await;
+            });
+        }
+    });
+    url
+}
+
+#[tokio::test]
+async fn a_refused_legacy_post_fails_its_request_and_keeps_the_session() {
+    let url = legacy_mock().await;
+    let config = ClientConfig::new("c", "1").protocol_version(mcp_types::Revision::V2024_11_05);
+    let client = Client::connect_legacy_sse(&url, config)
+        .await
+        .expect("initialized");
+    let error = tokio::time::timeout(Duration::from_secs(10), client.call_tool("fail", json!({})))
+        .await
+        .expect("the call ends")
+        .expect_err("refused");
+    assert_eq!(error.http_status(), Some(500), "{error}");
+    assert!(error.remote().is_none(), "{error}");
+    let fine = tokio::time::timeout(Duration::from_secs(10), client.call_tool("ok", json!({})))
+        .await
+        .expect("the call ends")
+        .expect("the session goes on");
+    assert_eq!(text(&fine), "fine");
+}

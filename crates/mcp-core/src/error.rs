@@ -90,4 +90,43 @@ pub enum TransportError {
         /// The limit in bytes.
         limit: usize,
     },
+    /// The connection to the peer could not be opened (refused, name
+    /// resolution, TLS).
+    #[error("could not connect to the server: {0}; check the URL and that the server is running")]
+    Connect(#[source] BoxError),
+    /// The connection broke before the peer's answer was complete.
+    #[error("the connection broke before the answer was complete: {0}; retry the request")]
+    ConnectionLost(#[source] BoxError),
+    /// The peer ended its answer stream cleanly without answering, and it
+    /// could not be resumed.
+    #[error(
+        "the server ended the response stream without answering (resumed {resumptions} times);          retry the request"
+    )]
+    Unanswered {
+        /// How many times the stream was resumed before giving up.
+        resumptions: u32,
+    },
+    /// The peer answered with an HTTP error status and no JSON-RPC message.
+    #[error("the server answered HTTP {status} without a JSON-RPC message")]
+    Http {
+        /// The HTTP status code.
+        status: u16,
+    },
+    /// The peer's answer is not a JSON-RPC message.
+    #[error("the server's answer is not JSON-RPC: {0}")]
+    InvalidResponse(#[source] BoxError),
+    /// The peer's answer is larger than this side accepts.
+    #[error("the server's answer exceeds the {limit}-byte limit; raise the limit to accept it")]
+    ResponseTooLarge {
+        /// The limit in bytes.
+        limit: usize,
+    },
+    /// Credentials for the request could not be obtained (an OAuth flow
+    /// failed or was refused); the source says why.
+    #[error("authorization failed: {0}")]
+    Auth(#[source] BoxError),
 }
+
+/// A boxed error from a layer this crate does not know (an HTTP stack, an
+/// OAuth client); downcast it to the concrete type to inspect it.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;

@@ -45,7 +45,7 @@ pub use dispatcher::{
     NotificationContext, Peer, Progress, ProgressCallback, RequestContext, RequestOptions,
     internal_error,
 };
-pub use error::{Error, TransportError};
+pub use error::{BoxError, Error, TransportError};
 pub use id_scan::{ID_SCAN_PREFIX, scan_id};
 pub use memory::{MemoryReceiver, MemorySender, MemoryTransport};
 pub use span::request_span;

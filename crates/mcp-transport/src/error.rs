@@ -30,6 +30,16 @@ pub enum Error {
         /// The header name as given.
         name: String,
     },
+    /// The server could not be reached, or refused the connection's opening
+    /// request (the legacy SSE stream's GET).
+    #[error("could not open a connection to `{url}`: {source}")]
+    Connect {
+        /// The URL as given.
+        url: String,
+        /// What the transport reported.
+        #[source]
+        source: mcp_core::TransportError,
+    },
     /// TLS could not be set up (the system's trust roots could not be loaded).
     #[error("TLS setup failed: {0}")]
     Tls(String),

@@ -11,6 +11,8 @@ use p256::pkcs8::DecodePrivateKey;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
+use super::AuthError;
+
 /// A P-256 key that signs ES256 JWTs.
 #[derive(Clone)]
 pub(crate) struct Es256Key {
@@ -30,31 +32,31 @@ pub(crate) fn now() -> u64 {
         .unwrap_or(0)
 }
 
-pub(crate) fn random_id() -> Result<String, String> {
+pub(crate) fn random_id() -> Result<String, AuthError> {
     let mut bytes = [0u8; 16];
-    getrandom::fill(&mut bytes).map_err(|e| format!("no randomness: {e}"))?;
+    getrandom::fill(&mut bytes).map_err(AuthError::Randomness)?;
     Ok(URL_SAFE_NO_PAD.encode(bytes))
 }
 
 impl Es256Key {
     /// A fresh key (DPoP keys live as long as the client).
-    pub(crate) fn generate() -> Result<Self, String> {
+    pub(crate) fn generate() -> Result<Self, AuthError> {
         // A random scalar below the group order: retry the rare overflow.
         for _ in 0..8 {
             let mut bytes = [0u8; 32];
-            getrandom::fill(&mut bytes).map_err(|e| format!("no randomness: {e}"))?;
+            getrandom::fill(&mut bytes).map_err(AuthError::Randomness)?;
             if let Ok(key) = SigningKey::from_slice(&bytes) {
                 return Ok(Self { key });
             }
         }
-        Err("could not generate a P-256 key".into())
+        Err(AuthError::KeyGeneration)
     }
 
     /// A key from a PKCS#8 PEM document.
-    pub(crate) fn from_pem(pem: &str) -> Result<Self, String> {
+    pub(crate) fn from_pem(pem: &str) -> Result<Self, AuthError> {
         SigningKey::from_pkcs8_pem(pem)
             .map(|key| Self { key })
-            .map_err(|e| format!("the private key is not a PKCS#8 P-256 key: {e}"))
+            .map_err(|e| AuthError::InvalidKey(Box::new(e)))
     }
 
     /// The public key as a JWK.
@@ -90,7 +92,7 @@ impl Es256Key {
         url: &str,
         access_token: Option<&str>,
         nonce: Option<&str>,
-    ) -> Result<String, String> {
+    ) -> Result<String, AuthError> {
         let htu = url.split(['?', '#']).next().unwrap_or(url);
         let mut claims = json!({
             "jti": random_id()?,
@@ -114,7 +116,7 @@ impl Es256Key {
         &self,
         client_id: &str,
         audience: &str,
-    ) -> Result<String, String> {
+    ) -> Result<String, AuthError> {
         let now = now();
         let claims = json!({
             "iss": client_id,

@@ -19,13 +19,16 @@ use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use bytes::Bytes;
 use http::{Request, StatusCode};
 use http_body_util::{BodyExt, Full};
-use mcp_transport::http::{AuthChallenge, AuthHeaders, Authorizer, HttpsClient};
+use mcp_transport::http::{AuthChallenge, AuthHeaders, AuthOutcome, Authorizer, HttpsClient};
 use serde::Deserialize;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use url::Url;
 
+mod error;
 mod jose;
+pub use error::AuthError;
+use error::redacted;
 use jose::Es256Key;
 
 /// The largest metadata or token response read, in bytes.
@@ -46,14 +49,17 @@ pub struct AuthorizationResponse {
     pub error: Option<String>,
 }
 
+/// What an [`AuthorizationStep`] returns: the redirect's parameters, or why
+/// signing in did not complete (an application's own failure goes in
+/// [`AuthError::Step`]).
+pub type StepOutcome<'a> =
+    Pin<Box<dyn Future<Output = Result<AuthorizationResponse, AuthError>> + Send + 'a>>;
+
 /// Sends the user to the authorization URL and returns what came back to
 /// the redirect URI.
 pub trait AuthorizationStep: Send + Sync + fmt::Debug + 'static {
     /// Opens `url` (a browser, a device prompt…) and waits for the redirect.
-    fn authorize(
-        &self,
-        url: Url,
-    ) -> Pin<Box<dyn Future<Output = Result<AuthorizationResponse, String>> + Send + '_>>;
+    fn authorize(&self, url: Url) -> StepOutcome<'_>;
 }
 
 /// Follows the authorization URL without a user: fetches it and reads the
@@ -77,32 +83,29 @@ impl HeadlessRedirect {
 }
 
 impl AuthorizationStep for HeadlessRedirect {
-    fn authorize(
-        &self,
-        url: Url,
-    ) -> Pin<Box<dyn Future<Output = Result<AuthorizationResponse, String>> + Send + '_>> {
+    fn authorize(&self, url: Url) -> StepOutcome<'_> {
         Box::pin(async move {
             let request = Request::get(url.as_str())
                 .body(Full::new(Bytes::new()))
-                .map_err(|e| e.to_string())?;
-            let response = self
-                .client
-                .request(request)
-                .await
-                .map_err(|e| format!("the authorization request failed: {e}"))?;
+                .map_err(|e| invalid_url("authorization endpoint", url.as_str(), e))?;
+            let response =
+                self.client
+                    .request(request)
+                    .await
+                    .map_err(|e| AuthError::Unreachable {
+                        url: redacted(url.as_str()),
+                        source: Box::new(e),
+                    })?;
             let location = response
                 .headers()
                 .get(http::header::LOCATION)
                 .and_then(|v| v.to_str().ok())
-                .ok_or_else(|| {
-                    format!(
-                        "the authorization endpoint answered HTTP {} without a redirect",
-                        response.status()
-                    )
+                .ok_or(AuthError::NoRedirect {
+                    status: response.status().as_u16(),
                 })?;
             let redirect = Url::parse(location)
                 .or_else(|_| url.join(location))
-                .map_err(|e| format!("bad redirect `{location}`: {e}"))?;
+                .map_err(|_| AuthError::InvalidRedirect)?;
             let mut answer = AuthorizationResponse {
                 code: None,
                 state: None,
@@ -208,7 +211,7 @@ impl OAuthConfig {
         mut self,
         client_id: impl Into<String>,
         private_key_pem: &str,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, AuthError> {
         self.assertion_key = Some(Es256Key::from_pem(private_key_pem)?);
         self.preregistered = Some((client_id.into(), None));
         self.grant = Grant::ClientCredentials;
@@ -393,20 +396,60 @@ fn parse_challenge(header: &str) -> Bearer {
     bearer
 }
 
-fn random_token(bytes: usize) -> Result<String, String> {
+fn random_token(bytes: usize) -> Result<String, AuthError> {
     let mut buffer = vec![0u8; bytes];
-    getrandom::fill(&mut buffer).map_err(|e| format!("no randomness: {e}"))?;
+    getrandom::fill(&mut buffer).map_err(AuthError::Randomness)?;
     Ok(URL_SAFE_NO_PAD.encode(buffer))
+}
+
+fn invalid_url(
+    role: &'static str,
+    url: &str,
+    source: impl std::error::Error + Send + Sync + 'static,
+) -> AuthError {
+    AuthError::InvalidUrl {
+        role,
+        url: redacted(url),
+        source: Box::new(source),
+    }
+}
+
+/// The JSON answer of a registration or token request to `url`. A refusal
+/// keeps the OAuth `error` code of its body when it has a plausible one
+/// (never the rest of the body).
+fn json_answer(
+    endpoint: &'static str,
+    url: &str,
+    status: StatusCode,
+    body: &[u8],
+) -> Result<Value, AuthError> {
+    let parsed = serde_json::from_slice::<Value>(body);
+    if !status.is_success() {
+        let error = parsed
+            .ok()
+            .and_then(|v| v["error"].as_str().map(str::to_owned))
+            .filter(|e| e.len() <= 64 && e.bytes().all(|b| b.is_ascii_graphic()));
+        return Err(AuthError::Refused {
+            endpoint,
+            status: status.as_u16(),
+            error,
+        });
+    }
+    parsed.map_err(|source| AuthError::InvalidJson {
+        url: redacted(url),
+        source,
+    })
 }
 
 impl OAuthClient {
     /// A client with this configuration.
     ///
     /// # Errors
-    /// When TLS cannot be set up.
-    pub fn new(config: OAuthConfig) -> Result<Arc<Self>, mcp_transport::Error> {
+    /// [`AuthError::Setup`] when TLS cannot be set up;
+    /// [`AuthError::KeyGeneration`] when no DPoP key can be made.
+    pub fn new(config: OAuthConfig) -> Result<Arc<Self>, AuthError> {
         let dpop = if config.dpop {
-            Some(Es256Key::generate().map_err(mcp_transport::Error::Tls)?)
+            Some(Es256Key::generate()?)
         } else {
             None
         };
@@ -422,7 +465,7 @@ impl OAuthClient {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    async fn send(&self, request: Request<Full<Bytes>>) -> Result<(StatusCode, Bytes), String> {
+    async fn send(&self, request: Request<Full<Bytes>>) -> Result<(StatusCode, Bytes), AuthError> {
         let (status, _, body) = self.send_with_headers(request).await?;
         Ok((status, body))
     }
@@ -430,19 +473,21 @@ impl OAuthClient {
     async fn send_with_headers(
         &self,
         request: Request<Full<Bytes>>,
-    ) -> Result<(StatusCode, http::HeaderMap, Bytes), String> {
-        let uri = request.uri().to_string();
-        let response = self
-            .http
-            .request(request)
-            .await
-            .map_err(|e| format!("request to {uri} failed: {e}"))?;
+    ) -> Result<(StatusCode, http::HeaderMap, Bytes), AuthError> {
+        let url = redacted(&request.uri().to_string());
+        let response = match self.http.request(request).await {
+            Ok(response) => response,
+            Err(e) => {
+                let source = Box::new(e);
+                return Err(AuthError::Unreachable { url, source });
+            }
+        };
         let status = response.status();
         let headers = response.headers().clone();
         let body = http_body_util::Limited::new(response.into_body(), MAX_RESPONSE)
             .collect()
             .await
-            .map_err(|e| format!("reading {uri} failed: {e}"))?
+            .map_err(|source| AuthError::Unreachable { url, source })?
             .to_bytes();
         Ok((status, headers, body))
     }
@@ -450,18 +495,21 @@ impl OAuthClient {
     async fn get_json<T: serde::de::DeserializeOwned>(
         &self,
         url: &str,
-    ) -> Result<Option<T>, String> {
+    ) -> Result<Option<T>, AuthError> {
         let request = Request::get(url)
             .header(http::header::ACCEPT, "application/json")
             .body(Full::new(Bytes::new()))
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| invalid_url("metadata URL", url, e))?;
         let (status, body) = self.send(request).await?;
         if !status.is_success() {
             return Ok(None);
         }
         serde_json::from_slice(&body)
             .map(Some)
-            .map_err(|e| format!("{url} is not the expected JSON: {e}"))
+            .map_err(|source| AuthError::InvalidJson {
+                url: redacted(url),
+                source,
+            })
     }
 
     /// RFC 9728: the challenge's URL, else the path form, else the root.
@@ -469,7 +517,7 @@ impl OAuthClient {
         &self,
         server: &Url,
         hinted: Option<&str>,
-    ) -> Result<ResourceMetadata, String> {
+    ) -> Result<ResourceMetadata, AuthError> {
         let mut candidates = Vec::new();
         if let Some(hint) = hinted {
             candidates.push(hint.to_owned());
@@ -487,12 +535,14 @@ impl OAuthClient {
                 return Ok(metadata);
             }
         }
-        Err(format!("no protected resource metadata found for {server}"))
+        Err(AuthError::NoResourceMetadata {
+            server: redacted(server.as_str()),
+        })
     }
 
     /// RFC 8414 and OpenID discovery, in the spec's order, with the issuer check.
-    async fn server_metadata(&self, issuer: &str) -> Result<ServerMetadata, String> {
-        let url = Url::parse(issuer).map_err(|e| format!("bad issuer `{issuer}`: {e}"))?;
+    async fn server_metadata(&self, issuer: &str) -> Result<ServerMetadata, AuthError> {
+        let url = Url::parse(issuer).map_err(|e| invalid_url("issuer", issuer, e))?;
         let origin = url.origin().ascii_serialization();
         let path = url.path().trim_end_matches('/');
         let candidates = if path.is_empty() {
@@ -510,25 +560,25 @@ impl OAuthClient {
         for candidate in candidates {
             if let Some(metadata) = self.get_json::<ServerMetadata>(&candidate).await? {
                 if metadata.issuer != issuer {
-                    return Err(format!(
-                        "the authorization server metadata at {candidate} names issuer `{}`, \
-                         not `{issuer}`; refusing to use it",
-                        metadata.issuer
-                    ));
+                    return Err(AuthError::MetadataIssuerMismatch {
+                        url: candidate,
+                        expected: issuer.to_owned(),
+                        found: metadata.issuer,
+                    });
                 }
                 return Ok(metadata);
             }
         }
-        Err(format!(
-            "no authorization server metadata found for `{issuer}`"
-        ))
+        Err(AuthError::NoServerMetadata {
+            issuer: issuer.to_owned(),
+        })
     }
 
     async fn register(
         &self,
         server: &ServerMetadata,
         scopes: &str,
-    ) -> Result<Registration, String> {
+    ) -> Result<Registration, AuthError> {
         if let Some(existing) = self.lock().registrations.get(&server.issuer) {
             return Ok(existing.clone());
         }
@@ -561,12 +611,9 @@ impl OAuthClient {
         } else if let Some(endpoint) = &server.registration_endpoint {
             self.dynamic_registration(endpoint, server, scopes).await?
         } else {
-            return Err(
-                "the authorization server offers no way to register this client (no \
-                 pre-registered credentials, no metadata document support, no registration \
-                 endpoint)"
-                    .into(),
-            );
+            return Err(AuthError::NoRegistration {
+                issuer: server.issuer.clone(),
+            });
         };
         self.lock()
             .registrations
@@ -579,7 +626,7 @@ impl OAuthClient {
         endpoint: &str,
         server: &ServerMetadata,
         scopes: &str,
-    ) -> Result<Registration, String> {
+    ) -> Result<Registration, AuthError> {
         let offline = offline_supported(server);
         let mut grant_types = vec!["authorization_code"];
         if offline {
@@ -604,19 +651,19 @@ impl OAuthClient {
         if !scopes.is_empty() {
             body["scope"] = Value::from(scopes);
         }
+        const ENDPOINT: &str = "registration endpoint";
         let request = Request::post(endpoint)
             .header(http::header::CONTENT_TYPE, "application/json")
             .body(Full::new(Bytes::from(body.to_string())))
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| invalid_url(ENDPOINT, endpoint, e))?;
         let (status, response) = self.send(request).await?;
-        if !status.is_success() {
-            return Err(format!("dynamic client registration failed: HTTP {status}"));
-        }
-        let registered: Value = serde_json::from_slice(&response)
-            .map_err(|e| format!("the registration response is not JSON: {e}"))?;
+        let registered = json_answer(ENDPOINT, endpoint, status, &response)?;
         let client_id = registered["client_id"]
             .as_str()
-            .ok_or("the registration response has no client_id")?
+            .ok_or(AuthError::MissingField {
+                endpoint: ENDPOINT,
+                field: "client_id",
+            })?
             .to_owned();
         let secret = registered["client_secret"].as_str().map(str::to_owned);
         let method = registered["token_endpoint_auth_method"]
@@ -642,7 +689,7 @@ impl OAuthClient {
         server: &ServerMetadata,
         registration: &Registration,
         form: Vec<(&str, String)>,
-    ) -> Result<(), String> {
+    ) -> Result<(), AuthError> {
         // A DPoP nonce demanded by the server is retried once with it.
         for _ in 0..2 {
             match self
@@ -653,7 +700,7 @@ impl OAuthClient {
                 None => continue,
             }
         }
-        Err("the token endpoint kept demanding a new DPoP nonce".into())
+        Err(AuthError::DpopNonceLoop)
     }
 
     /// `Ok(None)`: the server asked for a DPoP nonce (now stored); try again.
@@ -662,7 +709,8 @@ impl OAuthClient {
         server: &ServerMetadata,
         registration: &Registration,
         mut form: Vec<(&str, String)>,
-    ) -> Result<Option<()>, String> {
+    ) -> Result<Option<()>, AuthError> {
+        const ENDPOINT: &str = "token endpoint";
         let mut request = Request::post(&server.token_endpoint)
             .header(
                 http::header::CONTENT_TYPE,
@@ -716,7 +764,7 @@ impl OAuthClient {
             .join("&");
         let request = request
             .body(Full::new(Bytes::from(body)))
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| invalid_url(ENDPOINT, &server.token_endpoint, e))?;
         let (status, headers, response) = self.send_with_headers(request).await?;
         if let Some(nonce) = headers
             .get("dpop-nonce")
@@ -731,14 +779,13 @@ impl OAuthClient {
                 return Ok(None);
             }
         }
-        if !status.is_success() {
-            return Err(format!("the token request failed: HTTP {status}"));
-        }
-        let tokens: Value = serde_json::from_slice(&response)
-            .map_err(|e| format!("the token response is not JSON: {e}"))?;
+        let tokens = json_answer(ENDPOINT, &server.token_endpoint, status, &response)?;
         let access = tokens["access_token"]
             .as_str()
-            .ok_or("the token response has no access_token")?
+            .ok_or(AuthError::MissingField {
+                endpoint: ENDPOINT,
+                field: "access_token",
+            })?
             .to_owned();
         let mut state = self.lock();
         let dpop_bound = tokens["token_type"]
@@ -786,12 +833,13 @@ impl OAuthClient {
         }
     }
 
-    async fn authorize(&self, challenge: &AuthChallenge) -> Result<bool, String> {
+    async fn authorize(&self, challenge: &AuthChallenge) -> Result<bool, AuthError> {
         let bearer = parse_challenge(&challenge.www_authenticate);
         if challenge.status == 401 && self.refresh().await {
             return Ok(true);
         }
-        let server_url = Url::parse(&challenge.url).map_err(|e| format!("bad server URL: {e}"))?;
+        let server_url =
+            Url::parse(&challenge.url).map_err(|e| invalid_url("server URL", &challenge.url, e))?;
         {
             let mut state = self.lock();
             // The attempt budget guards against loops, not against the
@@ -805,10 +853,9 @@ impl OAuthClient {
             state.last_authorization = Some(Instant::now());
             state.authorizations += 1;
             if state.authorizations > MAX_AUTHORIZATIONS {
-                return Err(format!(
-                    "gave up after {MAX_AUTHORIZATIONS} authorizations; the server keeps refusing \
-                     the token"
-                ));
+                return Err(AuthError::TooManyAuthorizations {
+                    limit: MAX_AUTHORIZATIONS,
+                });
             }
         }
         let resource = self
@@ -822,7 +869,9 @@ impl OAuthClient {
         let issuer = resource
             .authorization_servers
             .first()
-            .ok_or("the protected resource metadata names no authorization server")?
+            .ok_or_else(|| AuthError::NoAuthorizationServer {
+                resource: resource_id.clone(),
+            })?
             .clone();
         let server = self.server_metadata(&issuer).await?;
         if !server
@@ -830,9 +879,7 @@ impl OAuthClient {
             .as_ref()
             .is_some_and(|m| m.iter().any(|m| m == "S256"))
         {
-            return Err(format!(
-                "the authorization server `{issuer}` does not advertise PKCE S256; refusing"
-            ));
+            return Err(AuthError::PkceUnsupported { issuer });
         }
         // Scopes: the challenge, else what the resource supports; step-up
         // keeps everything asked for before.
@@ -895,8 +942,9 @@ impl OAuthClient {
         let verifier = random_token(48)?;
         let challenge_value = URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes()));
         let state_value = random_token(24)?;
-        let mut url = Url::parse(&server.authorization_endpoint)
-            .map_err(|e| format!("bad authorization endpoint: {e}"))?;
+        let mut url = Url::parse(&server.authorization_endpoint).map_err(|e| {
+            invalid_url("authorization endpoint", &server.authorization_endpoint, e)
+        })?;
         {
             let mut query = url.query_pairs_mut();
             query
@@ -913,30 +961,27 @@ impl OAuthClient {
         }
         let answer = self.config.step.authorize(url).await?;
         if answer.state.as_deref() != Some(state_value.as_str()) {
-            return Err("the authorization response's state does not match; refusing".into());
+            return Err(AuthError::StateMismatch);
         }
         // RFC 9207: compared exactly, before the code is redeemed.
-        match &answer.iss {
-            Some(iss) if *iss != server.issuer => {
-                return Err(format!(
-                    "the authorization response came from issuer `{iss}`, not `{}`; refusing",
-                    server.issuer
-                ));
+        match answer.iss {
+            Some(iss) if iss != server.issuer => {
+                return Err(AuthError::ResponseIssuerMismatch {
+                    expected: server.issuer,
+                    found: iss,
+                });
             }
             None if server.authorization_response_iss_parameter_supported => {
-                return Err(
-                    "the authorization server promises an `iss` parameter and sent none; refusing"
-                        .into(),
-                );
+                return Err(AuthError::MissingResponseIssuer {
+                    issuer: server.issuer,
+                });
             }
             _ => {}
         }
         if let Some(error) = answer.error {
-            return Err(format!("authorization refused: {error}"));
+            return Err(AuthError::Denied { error });
         }
-        let code = answer
-            .code
-            .ok_or("the authorization response has no code")?;
+        let code = answer.code.ok_or(AuthError::NoCode)?;
         self.token_request(
             &server,
             &registration,
@@ -965,7 +1010,8 @@ impl OAuthClient {
         audience: &str,
         resource: &str,
         scope: &str,
-    ) -> Result<String, String> {
+    ) -> Result<String, AuthError> {
+        const ENDPOINT: &str = "identity provider's token endpoint";
         let mut form = vec![
             (
                 "grant_type",
@@ -999,19 +1045,16 @@ impl OAuthClient {
             )
             .header(http::header::ACCEPT, "application/json")
             .body(Full::new(Bytes::from(body)))
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| invalid_url(ENDPOINT, endpoint, e))?;
         let (status, response) = self.send(request).await?;
-        if !status.is_success() {
-            return Err(format!(
-                "the identity provider refused the token exchange: HTTP {status}"
-            ));
-        }
-        let answer: Value = serde_json::from_slice(&response)
-            .map_err(|e| format!("the token exchange response is not JSON: {e}"))?;
+        let answer = json_answer(ENDPOINT, endpoint, status, &response)?;
         answer["access_token"]
             .as_str()
             .map(str::to_owned)
-            .ok_or_else(|| "the token exchange response has no access_token".into())
+            .ok_or(AuthError::MissingField {
+                endpoint: ENDPOINT,
+                field: "access_token",
+            })
     }
 }
 
@@ -1026,8 +1069,8 @@ fn offline_supported(server: &ServerMetadata) -> bool {
 
 /// RFC 8707 / RFC 9728: the metadata's resource must be the server being
 /// accessed (same origin, and a prefix of its path).
-fn check_resource(resource: &str, server: &Url) -> Result<(), String> {
-    let parsed = Url::parse(resource).map_err(|e| format!("bad resource `{resource}`: {e}"))?;
+fn check_resource(resource: &str, server: &Url) -> Result<(), AuthError> {
+    let parsed = Url::parse(resource).map_err(|e| invalid_url("resource", resource, e))?;
     let same_origin = parsed.origin() == server.origin();
     let path_ok = server
         .path()
@@ -1035,9 +1078,10 @@ fn check_resource(resource: &str, server: &Url) -> Result<(), String> {
     if same_origin && path_ok {
         Ok(())
     } else {
-        Err(format!(
-            "the protected resource metadata is for `{resource}`, not for {server}; refusing"
-        ))
+        Err(AuthError::ForeignResource {
+            resource: redacted(resource),
+            server: redacted(server.as_str()),
+        })
     }
 }
 
@@ -1077,10 +1121,7 @@ impl Authorizer for OAuthClient {
         })
     }
 
-    fn challenge(
-        &self,
-        challenge: AuthChallenge,
-    ) -> Pin<Box<dyn Future<Output = Result<bool, String>> + Send + '_>> {
+    fn challenge(&self, challenge: AuthChallenge) -> AuthOutcome<'_> {
         Box::pin(async move {
             tracing::debug!(status = challenge.status, "authorization challenge");
             // A resource server that wants a DPoP nonce: retry with it.
@@ -1091,7 +1132,9 @@ impl Authorizer for OAuthClient {
                     return Ok(true);
                 }
             }
-            self.authorize(&challenge).await
+            self.authorize(&challenge)
+                .await
+                .map_err(|e| Box::new(e) as mcp_core::BoxError)
         })
     }
 }

@@ -1,8 +1,7 @@
 //! Streamable HTTP, client side, on hyper with rustls (no OpenSSL).
 
+use std::collections::HashMap;
 use std::fmt;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -17,11 +16,11 @@ use mcp_core::{
     CancellationToken, Inbound, Outbound, Transport, TransportContext, TransportError,
     TransportReceiver, TransportSender,
 };
-use mcp_types::{
-    ErrorCode, ErrorObject, JsonRpcErrorResponse, JsonRpcMessage, JsonRpcPayload, RequestId,
-};
+use mcp_types::{CancelledNotificationParams, JsonRpcMessage, JsonRpcPayload, RequestId};
 use tokio::sync::mpsc;
+use tokio::task::{AbortHandle, JoinSet};
 
+use super::authorizer::{AuthChallenge, Authorizer};
 use super::sse::{SseDecoder, SseEvent};
 use super::{PROTOCOL_VERSION_HEADER, SESSION_ID_HEADER};
 use crate::Error;
@@ -58,39 +57,6 @@ pub struct HttpClientConfig {
 
 /// Challenges answered per request before its 401/403 is given up on.
 const MAX_AUTH_ATTEMPTS: u32 = 3;
-
-/// What a server's 401 or 403 said.
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub struct AuthChallenge {
-    /// 401 or 403.
-    pub status: u16,
-    /// The `WWW-Authenticate` header values, comma-joined.
-    pub www_authenticate: String,
-    /// The MCP endpoint that answered.
-    pub url: String,
-    /// The `DPoP-Nonce` header, when the server sent one.
-    pub dpop_nonce: Option<String>,
-}
-
-/// The headers an [`Authorizer`] adds to one request, as (name, value) pairs.
-pub type AuthHeaders<'a> = Pin<Box<dyn Future<Output = Vec<(String, String)>> + Send + 'a>>;
-
-/// Supplies credentials for HTTP requests and obtains new ones when the
-/// server challenges (OAuth: `mcp-client`'s `auth` feature implements it).
-pub trait Authorizer: Send + Sync + std::fmt::Debug + 'static {
-    /// The headers that authorize the next request (`Authorization`, and
-    /// `DPoP` for sender-constrained tokens), given its method and URL.
-    fn headers(&self, method: String, url: String) -> AuthHeaders<'_>;
-
-    /// The server answered 401 or 403: get (new) credentials. `Ok(true)`
-    /// retries the request with them; `Ok(false)` gives the response back;
-    /// `Err` fails the request with the reason.
-    fn challenge(
-        &self,
-        challenge: AuthChallenge,
-    ) -> Pin<Box<dyn Future<Output = Result<bool, String>> + Send + '_>>;
-}
 
 impl Default for HttpClientConfig {
     fn default() -> Self {
@@ -157,6 +123,18 @@ impl HttpClientConfig {
 /// POSTed; responses come back as JSON or SSE; the session id and protocol
 /// version are tracked; broken streams resume with `Last-Event-ID`; the
 /// session is DELETEd on close.
+///
+/// Failures are reported as what they are: a POST that cannot be sent or
+/// whose answer breaks off fails its request with a
+/// [`TransportError`] (`Connect`, `ConnectionLost`, `Http { status }`, ...),
+/// never with a JSON-RPC error the server did not send. A JSON-RPC error
+/// the server did send, even with a 4xx status, is delivered as its answer.
+///
+/// Each POST runs in a task the transport owns: when the caller gives up on
+/// a request (the dispatcher sends `notifications/cancelled` for it), its
+/// POST is aborted and its response stream dropped, so a server serving it
+/// statelessly sees the disconnect; on close every task is aborted and
+/// awaited.
 pub struct StreamableHttpClient {
     shared: Arc<Shared>,
     rx: mpsc::Receiver<Inbound>,
@@ -178,6 +156,7 @@ struct Shared {
     inbound: mpsc::Sender<Inbound>,
     shutdown: CancellationToken,
     get_started: AtomicBool,
+    tasks: Mutex<Tasks>,
 }
 
 #[derive(Default)]
@@ -185,6 +164,16 @@ struct ClientState {
     session_id: Option<String>,
     protocol_version: Option<String>,
     initialize_id: Option<RequestId>,
+}
+
+/// The tasks this transport spawned: every POST and the GET stream.
+#[derive(Default)]
+struct Tasks {
+    set: JoinSet<()>,
+    /// The POST of each request still in flight, with the serial of its
+    /// task so a finished task never removes a later one's entry.
+    posts: HashMap<RequestId, (u64, AbortHandle)>,
+    next_serial: u64,
 }
 
 impl StreamableHttpClient {
@@ -218,6 +207,7 @@ impl StreamableHttpClient {
                 inbound: tx,
                 shutdown: CancellationToken::new(),
                 get_started: AtomicBool::new(false),
+                tasks: Mutex::new(Tasks::default()),
             }),
             rx,
         })
@@ -274,6 +264,20 @@ impl TransportSender for HttpClientSender {
                 }
                 Some(r.id.clone())
             }
+            JsonRpcMessage::Notification(n) if n.method == "notifications/cancelled" => {
+                // The caller gave up: stop reading the answer, so a server
+                // serving the request statelessly sees the disconnect. The
+                // notice itself still goes out for servers with sessions.
+                let cancelled = n
+                    .params
+                    .as_ref()
+                    .and_then(|p| p.parse::<CancelledNotificationParams>().ok())
+                    .and_then(|p| p.request_id);
+                if let Some(id) = cancelled {
+                    self.shared.abort_post(&id);
+                }
+                None
+            }
             _ => None,
         };
         let initialized = matches!(
@@ -297,16 +301,17 @@ impl TransportSender for HttpClientSender {
                     .ok()
                     .and_then(Result::ok);
                 let get = shared.clone();
-                tokio::spawn(async move { get.standalone_stream(first).await });
+                shared.spawn(None, async move { get.standalone_stream(first).await });
             }
             return Ok(());
         }
         // Each POST runs on its own: responses may stream for a long time.
-        tokio::spawn(async move {
-            let outcome = shared.post(body, &extra, request_id.clone()).await;
+        let post = shared.clone();
+        shared.spawn(request_id.clone(), async move {
+            let outcome = post.post(body, &extra, request_id.clone()).await;
             if let Err(error) = outcome {
                 match request_id {
-                    Some(id) => shared.fail_request(id, error).await,
+                    Some(id) => post.fail_request(id, error).await,
                     None => tracing::warn!(%error, "a notification or response could not be sent"),
                 }
             }
@@ -329,26 +334,98 @@ impl TransportSender for HttpClientSender {
                 Err(_) => tracing::debug!("DELETE of the session timed out"),
             }
         }
+        // Nothing is sent after the shutdown above, so no task starts after
+        // this; the ones running have nobody left to answer.
+        let mut set = {
+            let mut tasks = shared.tasks();
+            tasks.posts.clear();
+            std::mem::take(&mut tasks.set)
+        };
+        set.abort_all();
+        while set.join_next().await.is_some() {}
     }
 }
 
-/// Why an HTTP exchange failed, for the pending request's error.
-#[derive(Debug)]
-struct HttpFailure(ErrorObject);
-
-impl fmt::Display for HttpFailure {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.0.message)
+/// The error of an HTTP exchange that got no response: the connection
+/// could not be opened, or it broke before the response head.
+pub(super) fn exchange_error(error: hyper_util::client::legacy::Error) -> TransportError {
+    if error.is_connect() {
+        TransportError::Connect(Box::new(error))
+    } else {
+        TransportError::ConnectionLost(Box::new(error))
     }
 }
 
-fn failure(message: impl Into<String>) -> HttpFailure {
-    HttpFailure(ErrorObject::new(ErrorCode::CONNECTION_CLOSED, message))
+/// The JSON-RPC error a refused POST (`status` not 2xx) carried for the
+/// request `id`: the server's own answer, which the caller gets as such.
+/// `None` when the body is no JSON-RPC error for that request: the caller
+/// then gets [`TransportError::Http`].
+pub(super) fn refusal(body: &[u8], id: &RequestId) -> Option<JsonRpcMessage> {
+    let Ok(JsonRpcMessage::Error(mut error)) = JsonRpcMessage::from_slice(body) else {
+        return None;
+    };
+    match &error.id {
+        // A null id: the server could not read ours, but this is its
+        // answer to this POST.
+        None => error.id = Some(id.clone()),
+        Some(theirs) if theirs.to_string() == id.to_string() => {}
+        Some(_) => return None,
+    }
+    Some(JsonRpcMessage::Error(error))
+}
+
+/// Whether `message` is the answer to request `id`.
+fn answers(message: &JsonRpcMessage, id: &str) -> bool {
+    match message {
+        JsonRpcMessage::Response(r) => r.id.to_string() == id,
+        JsonRpcMessage::Error(e) => e.id.as_ref().is_some_and(|e| e.to_string() == id),
+        _ => false,
+    }
 }
 
 impl Shared {
     fn lock(&self) -> MutexGuard<'_, ClientState> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn tasks(&self) -> MutexGuard<'_, Tasks> {
+        self.tasks.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Runs `task` as one of this transport's tasks; with a request id, it
+    /// is that request's POST and can be aborted by [`Self::abort_post`].
+    fn spawn(
+        self: &Arc<Self>,
+        request: Option<RequestId>,
+        task: impl std::future::Future<Output = ()> + Send + 'static,
+    ) {
+        let mut tasks = self.tasks();
+        // Reap what finished, so the set holds only live tasks.
+        while tasks.set.try_join_next().is_some() {}
+        let serial = tasks.next_serial;
+        tasks.next_serial += 1;
+        let Some(id) = request else {
+            tasks.set.spawn(task);
+            return;
+        };
+        let shared = self.clone();
+        let key = id.clone();
+        let handle = tasks.set.spawn(async move {
+            task.await;
+            let mut tasks = shared.tasks();
+            if tasks.posts.get(&key).is_some_and(|(s, _)| *s == serial) {
+                tasks.posts.remove(&key);
+            }
+        });
+        tasks.posts.insert(id, (serial, handle));
+    }
+
+    /// Aborts the POST of request `id`, dropping its response stream.
+    fn abort_post(&self, id: &RequestId) {
+        if let Some((_, handle)) = self.tasks().posts.remove(id) {
+            tracing::debug!(%id, "aborting the POST of a cancelled request");
+            handle.abort();
+        }
     }
 
     /// Sends one request; with an [`Authorizer`], a 401 or 403 gets its
@@ -359,7 +436,7 @@ impl Shared {
         body: Bytes,
         extra: &mcp_core::Headers,
         last_event_id: Option<&str>,
-    ) -> Result<http::Response<hyper::body::Incoming>, HttpFailure> {
+    ) -> Result<http::Response<hyper::body::Incoming>, TransportError> {
         let mut attempts = 0;
         loop {
             let response = self
@@ -395,12 +472,7 @@ impl Shared {
             match authorizer.challenge(challenge).await {
                 Ok(true) => continue,
                 Ok(false) => return Ok(response),
-                Err(reason) => {
-                    return Err(HttpFailure(ErrorObject::new(
-                        ErrorCode::INTERNAL_ERROR,
-                        format!("authorization failed: {reason}"),
-                    )));
-                }
+                Err(reason) => return Err(TransportError::Auth(reason)),
             }
         }
     }
@@ -411,13 +483,11 @@ impl Shared {
         body: Bytes,
         extra: &mcp_core::Headers,
         last_event_id: Option<&str>,
-    ) -> Result<http::Response<hyper::body::Incoming>, HttpFailure> {
-        let mut builder = Request::builder()
-            .method(method.clone())
-            .uri(self.uri.clone());
-        let headers = builder
-            .headers_mut()
-            .ok_or_else(|| failure("could not build the HTTP request"))?;
+    ) -> Result<http::Response<hyper::body::Incoming>, TransportError> {
+        let mut request = Request::new(Full::new(body));
+        *request.method_mut() = method.clone();
+        *request.uri_mut() = self.uri.clone();
+        let headers = request.headers_mut();
         for (name, value) in &self.config.headers {
             headers.append(name, value.clone());
         }
@@ -469,25 +539,22 @@ impl Shared {
                 ) {
                     // Credentials stay out of debug output.
                     value.set_sensitive(true);
-                    headers.insert(name, value);
+                    request.headers_mut().insert(name, value);
                 }
             }
         }
-        let request = builder
-            .body(Full::new(body))
-            .map_err(|e| failure(format!("could not build the HTTP request: {e}")))?;
-        self.client
-            .request(request)
-            .await
-            .map_err(|e| failure(format!("the HTTP request to {} failed: {e}", self.uri)))
+        self.client.request(request).await.map_err(exchange_error)
     }
 
+    /// POSTs one message and delivers what comes back. For a request, `Ok`
+    /// means its answer (a result or the server's JSON-RPC error) was
+    /// delivered, or the transport is shutting down.
     async fn post(
         self: &Arc<Self>,
         body: Bytes,
         extra: &mcp_core::Headers,
         request_id: Option<RequestId>,
-    ) -> Result<(), HttpFailure> {
+    ) -> Result<(), TransportError> {
         let response = self.request(Method::POST, body, extra, None).await?;
         let status = response.status();
         if let Some(session) = response
@@ -509,55 +576,62 @@ impl Shared {
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| v.starts_with("text/event-stream"));
         if !status.is_success() {
-            let bytes = self.collect(response.into_body()).await.unwrap_or_default();
-            let mut error = match JsonRpcMessage::from_slice(&bytes) {
-                Ok(JsonRpcMessage::Error(e)) => e.error,
-                _ => ErrorObject::new(
-                    ErrorCode::INTERNAL_ERROR,
-                    format!("the server answered HTTP {status}"),
-                ),
+            let refused = TransportError::Http {
+                status: status.as_u16(),
             };
-            if status == StatusCode::NOT_FOUND && self.lock().session_id.is_some() {
-                error.message = format!(
-                    "the server no longer knows this session (HTTP 404): {}",
-                    error.message
-                );
-            }
-            return Err(HttpFailure(error));
+            // The body only matters if it is the server's JSON-RPC error;
+            // one that cannot be read leaves the status as the answer.
+            let bytes = self.collect(response.into_body()).await.unwrap_or_default();
+            let answer = request_id.as_ref().and_then(|id| refusal(&bytes, id));
+            return match answer {
+                Some(answer) => {
+                    self.deliver(answer).await;
+                    Ok(())
+                }
+                None => Err(refused),
+            };
         }
         if is_sse {
             let expected = request_id.into_iter().collect();
-            self.read_sse(response.into_body(), expected).await
+            return self.read_sse(response.into_body(), expected).await;
+        }
+        let bytes = self.collect(response.into_body()).await?;
+        let messages = if bytes.iter().all(u8::is_ascii_whitespace) {
+            Vec::new()
         } else {
-            let bytes = self.collect(response.into_body()).await?;
-            if bytes.iter().all(u8::is_ascii_whitespace) {
-                return Ok(());
-            }
             match JsonRpcPayload::from_slice(&bytes) {
-                Ok(JsonRpcPayload::Single(message)) => self.deliver(message).await,
-                Ok(JsonRpcPayload::Batch(messages)) => {
-                    for message in messages {
-                        self.deliver(message).await;
-                    }
-                }
-                Err(e) => {
-                    return Err(HttpFailure(ErrorObject::new(
-                        ErrorCode::PARSE_ERROR,
-                        format!("the server's JSON response is not JSON-RPC: {e}"),
-                    )));
-                }
+                Ok(JsonRpcPayload::Single(message)) => vec![message],
+                Ok(JsonRpcPayload::Batch(messages)) => messages,
+                Err(e) => return Err(TransportError::InvalidResponse(Box::new(e))),
             }
+        };
+        let answered = request_id.as_ref().is_none_or(|id| {
+            let id = id.to_string();
+            messages.iter().any(|m| answers(m, &id))
+        });
+        for message in messages {
+            self.deliver(message).await;
+        }
+        if answered {
             Ok(())
+        } else {
+            Err(TransportError::Unanswered { resumptions: 0 })
         }
     }
 
-    async fn collect(&self, body: hyper::body::Incoming) -> Result<Bytes, HttpFailure> {
-        let limited = http_body_util::Limited::new(body, self.config.max_message);
-        limited
+    async fn collect(&self, body: hyper::body::Incoming) -> Result<Bytes, TransportError> {
+        let limit = self.config.max_message;
+        http_body_util::Limited::new(body, limit)
             .collect()
             .await
             .map(|c| c.to_bytes())
-            .map_err(|e| failure(format!("reading the response failed: {e}")))
+            .map_err(|e| {
+                if e.is::<http_body_util::LengthLimitError>() {
+                    TransportError::ResponseTooLarge { limit }
+                } else {
+                    TransportError::ConnectionLost(e)
+                }
+            })
     }
 
     /// Reads an SSE response; if it breaks before every expected response
@@ -566,12 +640,13 @@ impl Shared {
         self: &Arc<Self>,
         mut body: hyper::body::Incoming,
         mut expected: Vec<RequestId>,
-    ) -> Result<(), HttpFailure> {
+    ) -> Result<(), TransportError> {
         let mut last_event_id: Option<String> = None;
         let mut retry = self.config.default_retry;
         let mut reconnects = 0;
         loop {
             let mut decoder = SseDecoder::new(self.config.max_message);
+            let mut broke = None;
             loop {
                 let frame = tokio::select! {
                     frame = body.frame() => frame,
@@ -584,13 +659,14 @@ impl Shared {
                     },
                     Some(Err(e)) => {
                         tracing::debug!(error = %e, "the SSE stream broke");
+                        broke = Some(e);
                         break;
                     }
                     None => break,
                 };
-                let events = decoder.feed(&chunk).map_err(|e| {
-                    failure(format!("an SSE event exceeds the {}-byte limit", e.limit))
-                })?;
+                let events = decoder
+                    .feed(&chunk)
+                    .map_err(|e| TransportError::ResponseTooLarge { limit: e.limit })?;
                 for event in events {
                     self.take_event(event, &mut last_event_id, &mut retry, &mut expected)
                         .await;
@@ -602,16 +678,18 @@ impl Shared {
             if expected.is_empty() {
                 return Ok(());
             }
+            // Why the answer is missing, should the stream not be resumed.
+            let gone = match broke {
+                Some(e) => TransportError::ConnectionLost(Box::new(e)),
+                None => TransportError::Unanswered {
+                    resumptions: reconnects,
+                },
+            };
             let Some(last) = last_event_id.clone() else {
-                return Err(failure(
-                    "the server closed the response stream before answering, and it cannot be \
-                     resumed (no event id)",
-                ));
+                return Err(gone);
             };
             if reconnects >= self.config.max_reconnects {
-                return Err(failure(format!(
-                    "the response stream broke {reconnects} times; giving up"
-                )));
+                return Err(gone);
             }
             reconnects += 1;
             tokio::select! {
@@ -622,10 +700,9 @@ impl Shared {
                 .request(Method::GET, Bytes::new(), &Default::default(), Some(&last))
                 .await?;
             if !response.status().is_success() {
-                return Err(failure(format!(
-                    "resuming the response stream failed: HTTP {}",
-                    response.status()
-                )));
+                return Err(TransportError::Http {
+                    status: response.status().as_u16(),
+                });
             }
             body = response.into_body();
         }
@@ -652,14 +729,7 @@ impl Shared {
         }
         match JsonRpcMessage::from_slice(event.data.as_bytes()) {
             Ok(message) => {
-                let answered = match &message {
-                    JsonRpcMessage::Response(r) => Some(r.id.to_string()),
-                    JsonRpcMessage::Error(e) => e.id.as_ref().map(ToString::to_string),
-                    _ => None,
-                };
-                if let Some(answered) = answered {
-                    expected.retain(|id| id.to_string() != answered);
-                }
+                expected.retain(|id| !answers(&message, &id.to_string()));
                 self.deliver(message).await;
             }
             Err(e) => {
@@ -689,11 +759,10 @@ impl Shared {
             .await;
     }
 
-    async fn fail_request(&self, id: RequestId, error: HttpFailure) {
-        let message = JsonRpcMessage::Error(JsonRpcErrorResponse::new(Some(id), error.0));
+    async fn fail_request(&self, id: RequestId, error: TransportError) {
         let _ = self
             .inbound
-            .send(Inbound::Message(message, TransportContext::default()))
+            .send(Inbound::RequestFailed { id, error })
             .await;
     }
 
@@ -755,7 +824,8 @@ impl Shared {
                     Err(e) => {
                         tracing::warn!(
                             limit = e.limit,
-                            "an SSE event on the GET stream was too large"
+                            "an SSE event on the GET stream was too large; raise \
+                             HttpClientConfig::max_message to accept it"
                         );
                         break;
                     }
@@ -767,5 +837,27 @@ impl Shared {
                 () = self.shutdown.cancelled() => return,
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refusal_is_the_servers_answer_only_when_it_is_a_json_rpc_error_for_the_request() {
+        let id = RequestId::from(7);
+        let null_id = br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"bad"}}"#;
+        match refusal(null_id, &id) {
+            Some(JsonRpcMessage::Error(e)) => assert_eq!(e.id, Some(id.clone())),
+            other => panic!("the server's error, answering request 7: {other:?}"),
+        }
+        let same = br#"{"jsonrpc":"2.0","id":7,"error":{"code":-32600,"message":"bad"}}"#;
+        assert!(refusal(same, &id).is_some());
+        let other = br#"{"jsonrpc":"2.0","id":8,"error":{"code":-32600,"message":"bad"}}"#;
+        assert!(refusal(other, &id).is_none());
+        assert!(refusal(b"<html>Bad Gateway</html>", &id).is_none());
+        let result = br#"{"jsonrpc":"2.0","id":7,"result":{}}"#;
+        assert!(refusal(result, &id).is_none(), "a result is no refusal");
     }
 }

@@ -13,10 +13,11 @@ use mcp_core::{
     CancellationToken, Inbound, Outbound, Transport, TransportContext, TransportError,
     TransportReceiver, TransportSender,
 };
-use mcp_types::JsonRpcMessage;
+use mcp_types::{JsonRpcMessage, RequestId};
 use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
 
-use super::client::{HttpClientConfig, HttpsClient, hyper_client};
+use super::client::{HttpClientConfig, HttpsClient, exchange_error, hyper_client, refusal};
 use super::sse::SseDecoder;
 use crate::Error;
 
@@ -40,6 +41,11 @@ pub struct LegacySseSender {
     endpoint: Uri,
     config: HttpClientConfig,
     shutdown: CancellationToken,
+    /// Where a request's failed POST is reported; weak, so the receiver
+    /// still ends when the stream's reader does.
+    inbound: mpsc::WeakSender<Inbound>,
+    /// The stream's reader, stopped and awaited on close.
+    reader: Option<JoinHandle<()>>,
 }
 
 /// The receiving half of a [`LegacySseClient`].
@@ -53,12 +59,17 @@ impl LegacySseClient {
     /// event. The endpoint must be on the same origin as `url`.
     ///
     /// # Errors
-    /// [`Error::InvalidUrl`] for a bad URL, or when the server does not
+    /// [`Error::Connect`] when the server cannot be reached or refuses the
+    /// GET; [`Error::InvalidUrl`] for a bad URL, or when the server does not
     /// answer with an SSE stream announcing a same-origin endpoint.
     pub async fn connect(url: &str, config: HttpClientConfig) -> Result<Self, Error> {
         let invalid = |reason: String| Error::InvalidUrl {
             url: url.to_owned(),
             reason,
+        };
+        let unreachable = |source| Error::Connect {
+            url: url.to_owned(),
+            source,
         };
         let base: Uri = url.parse().map_err(|e| invalid(format!("{e}")))?;
         let client = hyper_client()?;
@@ -73,12 +84,11 @@ impl LegacySseClient {
         let response = client
             .request(request)
             .await
-            .map_err(|e| invalid(format!("the SSE stream could not be opened: {e}")))?;
+            .map_err(|e| unreachable(exchange_error(e)))?;
         if !response.status().is_success() {
-            return Err(invalid(format!(
-                "the server answered the SSE GET with HTTP {}",
-                response.status()
-            )));
+            return Err(unreachable(TransportError::Http {
+                status: response.status().as_u16(),
+            }));
         }
         let mut body = response.into_body();
         let mut decoder = SseDecoder::new(config.max_message);
@@ -112,7 +122,8 @@ impl LegacySseClient {
             forward(&tx, &event.data).await;
         }
         let reader_shutdown = shutdown.clone();
-        tokio::spawn(async move {
+        let inbound = tx.downgrade();
+        let reader = tokio::spawn(async move {
             loop {
                 let frame = tokio::select! {
                     frame = body.frame() => frame,
@@ -144,6 +155,8 @@ impl LegacySseClient {
                 endpoint,
                 config,
                 shutdown: shutdown.clone(),
+                inbound,
+                reader: Some(reader),
             },
             receiver: LegacySseReceiver { rx, shutdown },
         })
@@ -209,32 +222,73 @@ impl TransportSender for LegacySseSender {
             return Err(TransportError::Closed);
         }
         let body = Bytes::from(serde_json::to_vec(&outbound.message)?);
-        let mut request = Request::builder()
-            .method(Method::POST)
-            .uri(self.endpoint.clone());
-        if let Some(headers) = request.headers_mut() {
-            headers.extend(self.config.headers.clone());
-            headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        }
-        let request = request.body(Full::new(body)).map_err(|e| {
-            TransportError::Io(std::io::Error::other(format!(
-                "could not build the POST: {e}"
-            )))
-        })?;
-        let response = self.client.request(request).await.map_err(|e| {
-            TransportError::Io(std::io::Error::other(format!("the POST failed: {e}")))
-        })?;
-        if !response.status().is_success() {
-            return Err(TransportError::Io(std::io::Error::other(format!(
-                "the server refused the message: HTTP {}",
-                response.status()
-            ))));
+        let request_id = match &outbound.message {
+            JsonRpcMessage::Request(r) => Some(r.id.clone()),
+            _ => None,
+        };
+        // A refused POST fails its own request, not the session: the SSE
+        // stream (and every other request) is still fine.
+        if let Err(error) = self.post(body, request_id.as_ref()).await {
+            match (request_id, self.inbound.upgrade()) {
+                (Some(id), Some(inbound)) => {
+                    let _ = inbound.send(Inbound::RequestFailed { id, error }).await;
+                }
+                _ => tracing::warn!(%error, "a message to the legacy SSE server was not delivered"),
+            }
         }
         Ok(())
     }
 
     async fn close(&mut self) {
         self.shutdown.cancel();
+        if let Some(reader) = self.reader.take() {
+            // Aborted rather than left to notice the cancellation: it may be
+            // waiting to hand over a message nobody reads any more. Awaited,
+            // so no task outlives the transport.
+            reader.abort();
+            let _ = reader.await;
+        }
+    }
+}
+
+impl LegacySseSender {
+    /// POSTs one message; the answer comes on the SSE stream, unless the
+    /// server refuses the POST with its JSON-RPC error for `request_id`,
+    /// which is delivered as that answer.
+    async fn post(
+        &self,
+        body: Bytes,
+        request_id: Option<&RequestId>,
+    ) -> Result<(), TransportError> {
+        let mut request = Request::new(Full::new(body));
+        *request.method_mut() = Method::POST;
+        *request.uri_mut() = self.endpoint.clone();
+        let headers = request.headers_mut();
+        headers.extend(self.config.headers.clone());
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        let response = self.client.request(request).await.map_err(exchange_error)?;
+        let status = response.status();
+        if status.is_success() {
+            return Ok(());
+        }
+        let refused = TransportError::Http {
+            status: status.as_u16(),
+        };
+        let limited = http_body_util::Limited::new(response.into_body(), self.config.max_message);
+        let bytes = limited
+            .collect()
+            .await
+            .map(|c| c.to_bytes())
+            .unwrap_or_default();
+        let answer = request_id.and_then(|id| refusal(&bytes, id));
+        match (answer, self.inbound.upgrade()) {
+            (Some(answer), Some(inbound)) => {
+                let context = TransportContext::default();
+                let _ = inbound.send(Inbound::Message(answer, context)).await;
+                Ok(())
+            }
+            _ => Err(refused),
+        }
     }
 }
 

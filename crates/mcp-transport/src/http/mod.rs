@@ -15,6 +15,8 @@
 #[cfg(feature = "auth-server")]
 mod auth;
 #[cfg(feature = "http-client")]
+mod authorizer;
+#[cfg(feature = "http-client")]
 mod client;
 #[cfg(feature = "http-server")]
 mod event_store;
@@ -39,9 +41,11 @@ pub use auth::{
     TokenRejection, TokenVerifier, Verification,
 };
 #[cfg(feature = "http-client")]
+pub use authorizer::{AuthChallenge, AuthHeaders, AuthOutcome, Authorizer};
+#[cfg(feature = "http-client")]
 pub use client::{
-    AuthChallenge, AuthHeaders, Authorizer, HttpClientConfig, HttpClientReceiver, HttpClientSender,
-    HttpsClient, StreamableHttpClient, hyper_client,
+    HttpClientConfig, HttpClientReceiver, HttpClientSender, HttpsClient, StreamableHttpClient,
+    hyper_client,
 };
 #[cfg(feature = "http-server")]
 pub use event_store::{EventStore, InMemoryEventStore};
