@@ -3,10 +3,10 @@
 
 use std::sync::Arc;
 
+use mcp_core::TransportError;
 use mcp_types::{
     DiscoverResult, ErrorCode, InitializeRequestParams, InitializeResult, Revision, methods,
 };
-use mcp_core::TransportError;
 use serde_json::Value;
 
 use crate::{ClientSession, Error, RequestOptions};
