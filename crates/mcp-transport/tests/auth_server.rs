@@ -17,7 +17,7 @@ use http::{Request, Response, StatusCode};
 use http_body_util::BodyExt;
 use mcp_transport::http::{
     BearerAuthLayer, BearerGuard, HttpBody, HttpServerConfig, JwtVerifier, ProtectedResource,
-    StreamableHttpService, TokenClaims, TokenRejection, TokenVerifier, Verification, serve_service,
+    StreamableHttpService, TokenClaims, TokenRejection, TokenVerifier, Verification, serve,
 };
 use ring::rand::SystemRandom;
 use ring::signature::{self, EcdsaKeyPair, KeyPair as _, RsaKeyPair, RsaPublicKeyComponents};
@@ -558,7 +558,7 @@ async fn over_tcp_the_challenge_and_the_document_reach_the_client() {
         .expect("bind");
     let address = listener.local_addr().expect("address");
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(serve_service(listener, service, async {
+    let server = tokio::spawn(serve(listener, service, async {
         let _ = stopped.await;
     }));
 

@@ -6,7 +6,7 @@
 //! Wrap the endpoint service (a [`StreamableHttpService`](super::StreamableHttpService)
 //! or anything else answering `Response<HttpBody>`) in a [`BearerGuard`],
 //! directly or through [`BearerAuthLayer`], and serve the result with
-//! [`serve_service`](super::serve_service) or any hyper/axum stack. The guard
+//! [`serve`](super::serve) or any hyper/axum stack. The guard
 //! answers `GET /.well-known/oauth-protected-resource` and
 //! `GET /.well-known/oauth-protected-resource/<endpoint path>` itself, without
 //! a token; an app that routes these paths elsewhere can mount
@@ -387,7 +387,7 @@ impl ProtectedResource {
 /// let resource = ProtectedResource::new("https://mcp.example.com/mcp", "https://as.example.com")
 ///     .with_required_scopes(["mcp"]);
 /// let service = BearerGuard::new(endpoint, resource, Arc::new(verifier));
-/// // serve_service(listener, service, shutdown).await
+/// // serve(listener, service, shutdown).await
 /// # Ok(()) }
 /// ```
 pub struct BearerGuard<S> {

@@ -50,5 +50,5 @@ pub use legacy::{LegacySseClient, LegacySseReceiver, LegacySseSender};
 #[cfg(feature = "http-server")]
 pub use server::{
     HttpBody, HttpServerConfig, SessionReceiver, SessionSender, SessionTransport,
-    StreamableHttpService, serve, serve_service,
+    StreamableHttpService, serve,
 };

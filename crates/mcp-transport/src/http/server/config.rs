@@ -1,0 +1,113 @@
+//! The settings of a [`StreamableHttpService`](super::StreamableHttpService).
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::http::event_store::{EventStore, InMemoryEventStore};
+
+/// Settings of a [`StreamableHttpService`](super::StreamableHttpService).
+#[derive(Clone)]
+pub struct HttpServerConfig {
+    pub(super) allowed_hosts: Option<Vec<String>>,
+    pub(super) allowed_origins: Option<Vec<String>>,
+    pub(super) max_body: usize,
+    pub(super) max_sessions: usize,
+    pub(super) json_response: bool,
+    pub(super) retry: Option<Duration>,
+    pub(super) inbound_queue: usize,
+    pub(super) event_store: Arc<dyn EventStore>,
+}
+
+impl fmt::Debug for HttpServerConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HttpServerConfig")
+            .field("allowed_hosts", &self.allowed_hosts)
+            .field("allowed_origins", &self.allowed_origins)
+            .field("max_body", &self.max_body)
+            .field("max_sessions", &self.max_sessions)
+            .field("json_response", &self.json_response)
+            .field("retry", &self.retry)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for HttpServerConfig {
+    fn default() -> Self {
+        Self {
+            allowed_hosts: Some(vec!["localhost".into(), "127.0.0.1".into(), "[::1]".into()]),
+            allowed_origins: None,
+            max_body: 4 * 1024 * 1024,
+            max_sessions: 1024,
+            json_response: false,
+            retry: None,
+            inbound_queue: 64,
+            event_store: Arc::new(InMemoryEventStore::default()),
+        }
+    }
+}
+
+impl HttpServerConfig {
+    /// Localhost-safe defaults: only `Host`s (and `Origin`s) of localhost,
+    /// 127.0.0.1 and [::1] on any port, 4 MiB bodies, 1024 sessions, SSE
+    /// responses, in-memory event store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The host names (without port) accepted in `Host`, and in `Origin`
+    /// unless [`allowed_origins`](Self::allowed_origins) is set. This guards
+    /// against DNS rebinding: set it to the names the server is reached by.
+    pub fn allowed_hosts<I: IntoIterator<Item = S>, S: Into<String>>(mut self, hosts: I) -> Self {
+        self.allowed_hosts = Some(hosts.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Accepts any `Host` and `Origin`: only behind a proxy that checks them.
+    pub fn allow_any_host(mut self) -> Self {
+        self.allowed_hosts = None;
+        self.allowed_origins = None;
+        self
+    }
+
+    /// The exact origins (`scheme://host[:port]`) accepted in `Origin`.
+    pub fn allowed_origins<I: IntoIterator<Item = S>, S: Into<String>>(
+        mut self,
+        origins: I,
+    ) -> Self {
+        self.allowed_origins = Some(origins.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// The largest accepted request body, in bytes (larger ones get 413).
+    pub fn max_body(mut self, bytes: usize) -> Self {
+        self.max_body = bytes;
+        self
+    }
+
+    /// The most sessions open at once (more get 503).
+    pub fn max_sessions(mut self, sessions: usize) -> Self {
+        self.max_sessions = sessions;
+        self
+    }
+
+    /// Answer requests with a JSON body instead of an SSE stream
+    /// (notifications sent while serving them then go to the GET stream).
+    pub fn json_response(mut self, enabled: bool) -> Self {
+        self.json_response = enabled;
+        self
+    }
+
+    /// The `retry` hint sent with each stream's priming event: how long a
+    /// client waits before reconnecting after the server closes a stream.
+    pub fn retry(mut self, retry: Duration) -> Self {
+        self.retry = Some(retry);
+        self
+    }
+
+    /// Where SSE events are kept for resumption.
+    pub fn event_store(mut self, store: Arc<dyn EventStore>) -> Self {
+        self.event_store = store;
+        self
+    }
+}
