@@ -382,12 +382,12 @@ impl ProtectedResource {
 /// # use std::sync::Arc;
 /// # use mcp_transport::http::*;
 /// # fn guard(jwks: &serde_json::Value) -> Result<(), JwksError> {
-/// let endpoint = StreamableHttpService::new(HttpServerConfig::new(), |_session| {});
+/// let endpoint = StreamableHttpService::new(HttpServerConfig::new(), |_session| async {});
 /// let verifier = JwtVerifier::from_jwks(jwks)?.with_issuer("https://as.example.com");
 /// let resource = ProtectedResource::new("https://mcp.example.com/mcp", "https://as.example.com")
 ///     .with_required_scopes(["mcp"]);
 /// let service = BearerGuard::new(endpoint, resource, Arc::new(verifier));
-/// // serve(listener, service, shutdown).await
+/// // serve(listener, service, ServeConfig::new(), shutdown).await
 /// # Ok(()) }
 /// ```
 pub struct BearerGuard<S> {

@@ -5,6 +5,7 @@ use std::convert::Infallible;
 use std::fmt;
 use std::pin::Pin;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use bytes::Bytes;
 use http::header::CONTENT_TYPE;
@@ -26,8 +27,17 @@ pub struct HttpBody {
 
 enum BodyKind {
     Full(Option<Bytes>),
-    Stream(mpsc::Receiver<Bytes>),
+    Stream {
+        events: mpsc::Receiver<Bytes>,
+        keep_alive: Option<tokio::time::Interval>,
+    },
 }
+
+/// The comment an idle SSE stream gets now and then.
+const KEEP_ALIVE: &[u8] = b": keep-alive\n\n";
+
+/// The most bytes of queued events joined into one frame.
+const MAX_FRAME: usize = 64 * 1024;
 
 impl HttpBody {
     /// An empty body.
@@ -60,7 +70,7 @@ impl fmt::Debug for HttpBody {
             BodyKind::Full(b) => {
                 write!(f, "HttpBody::Full({:?} bytes)", b.as_ref().map(Bytes::len))
             }
-            BodyKind::Stream(_) => f.write_str("HttpBody::Stream"),
+            BodyKind::Stream { .. } => f.write_str("HttpBody::Stream"),
         }
     }
 }
@@ -75,13 +85,54 @@ impl Body for HttpBody {
     ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
         match &mut self.kind {
             BodyKind::Full(bytes) => Poll::Ready(bytes.take().map(|b| Ok(Frame::data(b)))),
-            BodyKind::Stream(rx) => rx.poll_recv(cx).map(|b| b.map(|b| Ok(Frame::data(b)))),
+            BodyKind::Stream { events, keep_alive } => match events.poll_recv(cx) {
+                Poll::Ready(Some(first)) => {
+                    if let Some(keep_alive) = keep_alive {
+                        keep_alive.reset();
+                    }
+                    Poll::Ready(Some(Ok(Frame::data(join_queued(first, events)))))
+                }
+                Poll::Ready(None) => Poll::Ready(None),
+                Poll::Pending => {
+                    let due = keep_alive
+                        .as_mut()
+                        .is_some_and(|keep_alive| keep_alive.poll_tick(cx).is_ready());
+                    if due {
+                        Poll::Ready(Some(Ok(Frame::data(Bytes::from_static(KEEP_ALIVE)))))
+                    } else {
+                        Poll::Pending
+                    }
+                }
+            },
         }
     }
 
+    /// True once a stream's events are all taken and no more can come: hyper
+    /// then writes the last event and the end of the body in one write.
     fn is_end_stream(&self) -> bool {
-        matches!(&self.kind, BodyKind::Full(None))
+        match &self.kind {
+            BodyKind::Full(bytes) => bytes.is_none(),
+            BodyKind::Stream { events, .. } => events.is_closed() && events.is_empty(),
+        }
     }
+}
+
+/// `first` and the events already queued behind it, as one frame: events
+/// that are ready together leave in one write.
+fn join_queued(first: Bytes, events: &mut mpsc::Receiver<Bytes>) -> Bytes {
+    let Ok(second) = events.try_recv() else {
+        return first;
+    };
+    let mut joined = bytes::BytesMut::with_capacity(first.len() + second.len());
+    joined.extend_from_slice(&first);
+    joined.extend_from_slice(&second);
+    while joined.len() < MAX_FRAME {
+        match events.try_recv() {
+            Ok(next) => joined.extend_from_slice(&next),
+            Err(_) => break,
+        }
+    }
+    joined.freeze()
 }
 
 /// A JSON-RPC error without an id, as the body of a `status` answer.
@@ -130,13 +181,23 @@ pub(super) fn method_not_allowed(allow: &'static str) -> Response<HttpBody> {
     response
 }
 
-/// An SSE stream of the events `rx` yields.
+/// An SSE stream of the events `rx` yields, with a keep-alive comment
+/// after each `keep_alive` without an event.
 pub(super) fn sse_response(
     rx: mpsc::Receiver<Bytes>,
     session_id: Option<&str>,
+    keep_alive: Option<Duration>,
 ) -> Response<HttpBody> {
+    let keep_alive = keep_alive.filter(|d| !d.is_zero()).map(|period| {
+        let mut interval = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
+        interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        interval
+    });
     let mut response = Response::new(HttpBody {
-        kind: BodyKind::Stream(rx),
+        kind: BodyKind::Stream {
+            events: rx,
+            keep_alive,
+        },
         guard: None,
     });
     let headers = response.headers_mut();
@@ -164,15 +225,34 @@ pub(super) fn session_not_found() -> Response<HttpBody> {
     )
 }
 
-/// Reads a request body up to `limit` bytes; `Err` is the answer to send.
-pub(super) async fn read_body<B>(body: B, limit: usize) -> Result<Bytes, Response<HttpBody>>
+/// Reads a request body up to `limit` bytes within `timeout`; `Err` is the
+/// answer to send (413, 408, or 400 when the body broke off: none of them
+/// a parse error, which is for bodies that arrived and are not JSON).
+pub(super) async fn read_body<B>(
+    body: B,
+    limit: usize,
+    timeout: Duration,
+) -> Result<Bytes, Response<HttpBody>>
 where
     B: Body + Send + 'static,
     B::Data: Send,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
     use http_body_util::BodyExt as _;
-    match http_body_util::Limited::new(body, limit).collect().await {
+    let read = tokio::time::timeout(timeout, http_body_util::Limited::new(body, limit).collect());
+    let Ok(read) = read.await else {
+        tracing::warn!(
+            ?timeout,
+            "refused a request whose body did not arrive in time; raise \
+             HttpServerConfig::body_read_timeout if clients are that slow"
+        );
+        return Err(jsonrpc_error(
+            StatusCode::REQUEST_TIMEOUT,
+            ErrorCode::INVALID_REQUEST,
+            format!("Request Timeout: the request body did not arrive within {timeout:?}"),
+        ));
+    };
+    match read {
         Ok(collected) => Ok(collected.to_bytes()),
         Err(e) => {
             if e.downcast_ref::<http_body_util::LengthLimitError>()
@@ -189,10 +269,11 @@ where
                     format!("Payload Too Large: the body exceeds {limit} bytes"),
                 ));
             }
+            tracing::debug!(error = %e, "a request body broke off");
             Err(jsonrpc_error(
                 StatusCode::BAD_REQUEST,
-                ErrorCode::PARSE_ERROR,
-                format!("the request body could not be read: {e}"),
+                ErrorCode::INVALID_REQUEST,
+                format!("Bad Request: the request body could not be read: {e}"),
             ))
         }
     }

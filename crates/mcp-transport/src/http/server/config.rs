@@ -17,6 +17,12 @@ pub struct HttpServerConfig {
     pub(super) retry: Option<Duration>,
     pub(super) inbound_queue: usize,
     pub(super) event_store: Arc<dyn EventStore>,
+    pub(super) idle_timeout: Duration,
+    pub(super) resumption_window: Duration,
+    pub(super) max_session_events: usize,
+    pub(super) max_session_event_bytes: usize,
+    pub(super) body_read_timeout: Duration,
+    pub(super) keep_alive: Option<Duration>,
 }
 
 impl fmt::Debug for HttpServerConfig {
@@ -28,6 +34,12 @@ impl fmt::Debug for HttpServerConfig {
             .field("max_sessions", &self.max_sessions)
             .field("json_response", &self.json_response)
             .field("retry", &self.retry)
+            .field("idle_timeout", &self.idle_timeout)
+            .field("resumption_window", &self.resumption_window)
+            .field("max_session_events", &self.max_session_events)
+            .field("max_session_event_bytes", &self.max_session_event_bytes)
+            .field("body_read_timeout", &self.body_read_timeout)
+            .field("keep_alive", &self.keep_alive)
             .finish_non_exhaustive()
     }
 }
@@ -43,14 +55,23 @@ impl Default for HttpServerConfig {
             retry: None,
             inbound_queue: 64,
             event_store: Arc::new(InMemoryEventStore::default()),
+            idle_timeout: Duration::from_secs(30 * 60),
+            resumption_window: Duration::from_secs(60),
+            max_session_events: 1024,
+            max_session_event_bytes: 1024 * 1024,
+            body_read_timeout: Duration::from_secs(30),
+            keep_alive: Some(Duration::from_secs(15)),
         }
     }
 }
 
 impl HttpServerConfig {
     /// Localhost-safe defaults: only `Host`s (and `Origin`s) of localhost,
-    /// 127.0.0.1 and [::1] on any port, 4 MiB bodies, 1024 sessions, SSE
-    /// responses, in-memory event store.
+    /// 127.0.0.1 and [::1] on any port, 4 MiB bodies read within 30 s, 1024
+    /// sessions idle for at most 30 min, SSE responses with a keep-alive
+    /// comment every 15 s, in-memory event store with each session's
+    /// answered streams kept 60 s for resumption and at most 1024 events
+    /// and 1 MiB per session.
     pub fn new() -> Self {
         Self::default()
     }
@@ -85,7 +106,9 @@ impl HttpServerConfig {
         self
     }
 
-    /// The most sessions open at once (more get 503).
+    /// The most sessions open at once (default 1024). At the cap, a new
+    /// session evicts the least recently used idle one (no request or
+    /// stream open); only when every session is busy is it refused (503).
     pub fn max_sessions(mut self, sessions: usize) -> Self {
         self.max_sessions = sessions;
         self
@@ -108,6 +131,43 @@ impl HttpServerConfig {
     /// Where SSE events are kept for resumption.
     pub fn event_store(mut self, store: Arc<dyn EventStore>) -> Self {
         self.event_store = store;
+        self
+    }
+
+    /// How long a session may stay idle (no request, no open stream)
+    /// before it is closed and its memory released (default 30 min).
+    pub fn idle_timeout(mut self, timeout: Duration) -> Self {
+        self.idle_timeout = timeout;
+        self
+    }
+
+    /// How long the events of an answered POST stream stay resumable with
+    /// `Last-Event-ID` before they are released (default 60 s).
+    pub fn resumption_window(mut self, window: Duration) -> Self {
+        self.resumption_window = window;
+        self
+    }
+
+    /// The most events (default 1024) and event bytes (default 1 MiB) kept
+    /// for resumption per session: past either, the oldest answered
+    /// streams are released before their resumption window ends.
+    pub fn max_session_events(mut self, events: usize, bytes: usize) -> Self {
+        self.max_session_events = events;
+        self.max_session_event_bytes = bytes;
+        self
+    }
+
+    /// How long a client may take to send a request body once its head has
+    /// arrived (default 30 s); slower ones get 408.
+    pub fn body_read_timeout(mut self, timeout: Duration) -> Self {
+        self.body_read_timeout = timeout;
+        self
+    }
+
+    /// How often an idle SSE stream gets a comment so that proxies keep it
+    /// and a vanished client is noticed (default 15 s); `None` sends none.
+    pub fn keep_alive(mut self, interval: Option<Duration>) -> Self {
+        self.keep_alive = interval;
         self
     }
 }

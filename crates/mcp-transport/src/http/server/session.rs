@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http::{HeaderMap, Response, StatusCode};
@@ -17,7 +17,7 @@ use super::body::{
     set_session_header, sse_response,
 };
 use super::checks::header_str;
-use super::to_headers;
+use super::{ServiceStats, to_headers};
 use crate::http::PROTOCOL_VERSION_HEADER;
 use crate::http::event_store::EventStore;
 use crate::http::sse::encode_event;
@@ -35,10 +35,13 @@ pub(super) struct Session {
     store: Arc<dyn EventStore>,
     retry: Option<Duration>,
     json_response: bool,
+    keep_alive: Option<Duration>,
+    resumption_window: Duration,
+    max_events: usize,
+    max_event_bytes: usize,
 }
 
 /// Where outbound messages of one session go.
-#[derive(Default)]
 struct Router {
     streams: HashMap<u64, Stream>,
     by_key: HashMap<String, u64>,
@@ -46,6 +49,15 @@ struct Router {
     standalone: Option<u64>,
     next: u64,
     closed: bool,
+    /// The last time a request arrived or a stream was answered.
+    last_active: Instant,
+    /// The `initialize` request, until its answer names the version.
+    initialize: Option<String>,
+    /// The negotiated protocol version, once `initialize` is answered.
+    version: Option<Revision>,
+    /// Events and bytes of all streams still in the event store.
+    events: usize,
+    event_bytes: usize,
 }
 
 enum Live {
@@ -62,6 +74,10 @@ struct Stream {
     open_requests: usize,
     live: Live,
     standalone: bool,
+    /// When the last request of this POST stream was answered.
+    answered: Option<Instant>,
+    events: usize,
+    event_bytes: usize,
 }
 
 enum PostBody {
@@ -95,10 +111,127 @@ impl Session {
         Self {
             id,
             inbound: Mutex::new(Some(inbound)),
-            router: Mutex::new(Router::default()),
+            router: Mutex::new(Router {
+                streams: HashMap::new(),
+                by_key: HashMap::new(),
+                by_request: HashMap::new(),
+                standalone: None,
+                next: 0,
+                closed: false,
+                last_active: Instant::now(),
+                initialize: None,
+                version: None,
+                events: 0,
+                event_bytes: 0,
+            }),
             store: config.event_store.clone(),
             retry: config.retry,
             json_response: config.json_response,
+            keep_alive: config.keep_alive,
+            resumption_window: config.resumption_window,
+            max_events: config.max_session_events,
+            max_event_bytes: config.max_session_event_bytes,
+        }
+    }
+
+    /// Notes a request of the client's: the session is in use.
+    pub(super) fn touch(&self) {
+        self.lock().last_active = Instant::now();
+    }
+
+    /// When the session went idle (no request running, no stream open);
+    /// `None` while it is busy.
+    pub(super) fn idle_since(&self) -> Option<Instant> {
+        let router = self.lock();
+        let busy = router
+            .streams
+            .values()
+            .any(|s| s.open_requests > 0 || matches!(&s.live, Live::Sse(tx) if !tx.is_closed()));
+        (!busy).then_some(router.last_active)
+    }
+
+    /// Releases the answered streams whose resumption window has passed.
+    pub(super) fn release_answered(&self, now: Instant) {
+        let mut router = self.lock();
+        let expired: Vec<u64> = router
+            .streams
+            .iter()
+            .filter(|(_, s)| {
+                s.answered
+                    .is_some_and(|at| now.saturating_duration_since(at) >= self.resumption_window)
+            })
+            .map(|(id, _)| *id)
+            .collect();
+        for id in expired {
+            self.release(&mut router, id);
+        }
+    }
+
+    /// Drops a stream and its stored events.
+    fn release(&self, router: &mut Router, id: u64) {
+        if let Some(stream) = router.streams.remove(&id) {
+            router.by_key.remove(&stream.key);
+            router.events -= stream.events;
+            router.event_bytes -= stream.event_bytes;
+            self.store.forget(&stream.key);
+        }
+    }
+
+    /// Keeps the session's stored events within its budget by releasing
+    /// its oldest answered streams early.
+    fn enforce_budget(&self, router: &mut Router) {
+        while router.events > self.max_events || router.event_bytes > self.max_event_bytes {
+            let oldest = router
+                .streams
+                .iter()
+                .filter(|(_, s)| s.answered.is_some())
+                .map(|(id, _)| *id)
+                .min();
+            let Some(oldest) = oldest else { break };
+            tracing::debug!(
+                session = %self.id,
+                events = router.events,
+                bytes = router.event_bytes,
+                "event budget of the session reached; releasing its oldest answered stream \
+                 before its resumption window (raise HttpServerConfig::max_session_events to \
+                 keep more)"
+            );
+            self.release(router, oldest);
+        }
+    }
+
+    /// Ends the GET stream (the server is shutting down).
+    pub(super) fn end_standalone(&self) {
+        let mut router = self.lock();
+        if let Some(id) = router.standalone.take() {
+            self.release(&mut router, id);
+        }
+    }
+
+    /// Adds this session's numbers to `stats`.
+    pub(super) fn add_stats(&self, stats: &mut ServiceStats) {
+        let router = self.lock();
+        stats.streams += router.streams.len();
+        stats.stored_events += router.events;
+        stats.stored_event_bytes += router.event_bytes;
+    }
+
+    /// Whether a JSON array (batch) may be posted: only at 2025-03-26.
+    fn check_batch(&self, headers: &HeaderMap) -> Result<(), Response<HttpBody>> {
+        let version = self.lock().version.or_else(|| {
+            header_str(headers, PROTOCOL_VERSION_HEADER).and_then(Revision::from_version)
+        });
+        match version {
+            Some(Revision::V2025_03_26) => Ok(()),
+            version => Err(jsonrpc_error(
+                StatusCode::BAD_REQUEST,
+                ErrorCode::INVALID_REQUEST,
+                format!(
+                    "Bad Request: a JSON array (batch) is only allowed at protocol version \
+                     2025-03-26, and this session speaks {}: send one message per POST",
+                    version.map_or("a later version", |v| v.as_str())
+                ),
+            )),
         }
     }
 
@@ -127,6 +260,16 @@ impl Session {
             .take();
     }
 
+    /// Counts an event stored for `stream`.
+    fn stored(router: &mut Router, stream: u64, bytes: usize) {
+        if let Some(s) = router.streams.get_mut(&stream) {
+            s.events += 1;
+            s.event_bytes += bytes;
+            router.events += 1;
+            router.event_bytes += bytes;
+        }
+    }
+
     fn new_stream(&self, router: &mut Router, live: Live, standalone: bool) -> u64 {
         let n = router.next;
         router.next += 1;
@@ -139,6 +282,9 @@ impl Session {
                 open_requests: 0,
                 live,
                 standalone,
+                answered: None,
+                events: 0,
+                event_bytes: 0,
             },
         );
         n
@@ -154,6 +300,7 @@ impl Session {
         if let Live::Sse(tx) = &s.live {
             let _ = tx.try_send(encode_event(Some(&id), self.retry, b""));
         }
+        Self::stored(router, stream, 0);
     }
 
     /// Takes the messages of one POST: notifications and responses are
@@ -162,9 +309,15 @@ impl Session {
     pub(super) async fn accept_post(
         self: Arc<Self>,
         messages: Vec<JsonRpcMessage>,
+        batch: bool,
         headers: &HeaderMap,
         initialize: bool,
     ) -> Response<HttpBody> {
+        if batch {
+            if let Err(response) = self.check_batch(headers) {
+                return response;
+            }
+        }
         let requests: Vec<RequestId> = messages
             .iter()
             .filter_map(|m| match m {
@@ -231,6 +384,9 @@ impl Session {
             for id in &requests {
                 router.by_request.insert(request_key(id), stream);
             }
+            if initialize {
+                router.initialize = requests.first().map(request_key);
+            }
             let primes = header_str(headers, PROTOCOL_VERSION_HEADER)
                 .is_some_and(|v| Revision::is_at_least(v, Revision::V2025_11_25));
             if !use_json && primes {
@@ -255,7 +411,7 @@ impl Session {
         }
         let session_id = initialize.then_some(&*self.id);
         match body {
-            PostBody::Sse(rx) => sse_response(rx, session_id),
+            PostBody::Sse(rx) => sse_response(rx, session_id, self.keep_alive),
             PostBody::Json(rx) => match rx.await {
                 Ok(mut bodies) => {
                     let body = if bodies.len() == 1 {
@@ -320,7 +476,7 @@ impl Session {
             self.prime(&mut router, stream);
         }
         drop(router);
-        sse_response(rx, None)
+        sse_response(rx, None, self.keep_alive)
     }
 
     /// Replays a stream after `last_event_id`, then goes on live if the
@@ -351,7 +507,7 @@ impl Session {
             stream.live = if finished { Live::None } else { Live::Sse(tx) };
         }
         drop(router);
-        sse_response(rx, None)
+        sse_response(rx, None, self.keep_alive)
     }
 
     /// Routes one outbound message.
@@ -368,10 +524,15 @@ impl Session {
             _ => None,
         };
         if let Some(id) = response_id {
-            let Some(stream) = router.by_request.remove(&request_key(id)) else {
+            let key = request_key(id);
+            let Some(stream) = router.by_request.remove(&key) else {
                 tracing::debug!(%id, "no open request for this response; dropped");
                 return Ok(());
             };
+            if router.initialize.as_ref() == Some(&key) {
+                router.initialize = None;
+                router.version = negotiated_version(&outbound.message);
+            }
             self.deliver(&mut router, stream, json, true);
             return Ok(());
         }
@@ -412,7 +573,9 @@ impl Session {
                 if let Some(reply) = reply.take() {
                     let _ = reply.send(std::mem::take(collected));
                 }
-                stream.live = Live::None;
+                // A JSON answer cannot be resumed: nothing to keep.
+                router.last_active = Instant::now();
+                self.release(router, stream_id);
             }
             return;
         }
@@ -426,11 +589,32 @@ impl Session {
         if is_response {
             stream.open_requests = stream.open_requests.saturating_sub(1);
             if stream.open_requests == 0 && !stream.standalone {
-                // Every request of this POST is answered: end its stream.
+                // Every request of this POST is answered: end its stream
+                // (dropping the sender lets the body write the last event
+                // and the end together), and keep its events for the
+                // resumption window.
                 stream.live = Live::None;
+                stream.answered = Some(Instant::now());
+                router.last_active = Instant::now();
             }
         }
+        Self::stored(router, stream_id, json.len());
+        self.enforce_budget(router);
     }
+}
+
+/// The `protocolVersion` of an `initialize` result.
+fn negotiated_version(message: &JsonRpcMessage) -> Option<Revision> {
+    let JsonRpcMessage::Response(response) = message else {
+        return None;
+    };
+    #[derive(serde::Deserialize)]
+    struct Negotiated {
+        #[serde(rename = "protocolVersion")]
+        protocol_version: String,
+    }
+    let negotiated: Negotiated = response.result.parse().ok()?;
+    Revision::from_version(&negotiated.protocol_version)
 }
 
 /// Lets a handler close the SSE stream of its request (the client resumes

@@ -3,16 +3,27 @@
 //! exchange, answered with JSON, or with SSE once the handler sends a
 //! notification first.
 //!
+//! A stateless `notifications/cancelled` is a POST of its own: it reaches
+//! the exchange running that request on this server when both carry the
+//! same `Authorization` header (the same credentials, or both none), so
+//! one client cannot cancel another's request. Without authentication
+//! every client counts as the same principal: on such a server a client
+//! that guesses another's request id can cancel it.
+//!
 //! The exchange still hands the factory a [`SessionTransport`] per POST (a
 //! dispatcher `Connection` per exchange); calling the handler directly
 //! would need a factory that takes a handler instead of a transport.
 
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::Duration;
 
 use bytes::Bytes;
 use http::{HeaderMap, Response, StatusCode};
 use mcp_core::{Inbound, Outbound, TransportContext, TransportError};
-use mcp_types::{ErrorCode, JsonRpcMessage};
+use mcp_types::{
+    CancelledNotificationParams, ErrorCode, JsonRpcMessage, JsonRpcNotification, RawJson, RequestId,
+};
 use tokio::sync::{mpsc, oneshot};
 
 use super::body::{
@@ -24,8 +35,56 @@ use super::transport::SessionTransport;
 use super::{ServiceInner, to_headers};
 use crate::http::sse::encode_event;
 
+/// The exchanges running on this service, by who sent them and their
+/// request id, for `notifications/cancelled`.
+#[derive(Default)]
+pub(super) struct Exchanges {
+    running: Mutex<HashMap<ExchangeKey, Weak<Exchange>>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct ExchangeKey {
+    /// The `Authorization` header, as the identity of the sender.
+    principal: Option<Vec<u8>>,
+    id: RequestId,
+}
+
+impl ExchangeKey {
+    fn new(headers: &HeaderMap, id: RequestId) -> Self {
+        Self {
+            principal: headers
+                .get(http::header::AUTHORIZATION)
+                .map(|v| v.as_bytes().to_vec()),
+            id,
+        }
+    }
+}
+
+impl Exchanges {
+    fn lock(&self) -> MutexGuard<'_, HashMap<ExchangeKey, Weak<Exchange>>> {
+        self.running.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The number of exchanges running.
+    pub(super) fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    /// Ends every running exchange (the service is closing).
+    pub(super) fn close_all(&self) {
+        let running: Vec<_> = self.lock().drain().collect();
+        for (_, exchange) in running {
+            if let Some(exchange) = exchange.upgrade() {
+                exchange.cancel(None);
+                exchange.close();
+            }
+        }
+    }
+}
+
 /// The dispatcher side of one exchange.
 pub(super) struct Exchange {
+    id: RequestId,
     inbound: Mutex<Option<mpsc::Sender<Inbound>>>,
     state: Mutex<State>,
 }
@@ -56,6 +115,34 @@ impl Exchange {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .take();
+    }
+
+    /// Tells the dispatcher the client gave up on the request: the client's
+    /// own `notifications/cancelled`, or one made for it when it went away.
+    fn cancel(&self, notification: Option<JsonRpcNotification>) {
+        if matches!(*self.lock(), State::Done) {
+            return;
+        }
+        let id = self.id.clone();
+        let notification = notification.or_else(|| {
+            let params = CancelledNotificationParams::new(id)
+                .with_reason("the client closed the exchange before its answer");
+            let params = RawJson::from_serialize(&params).ok()?;
+            Some(JsonRpcNotification::new(
+                "notifications/cancelled",
+                Some(params),
+            ))
+        });
+        let inbound = self.inbound.lock().unwrap_or_else(|p| p.into_inner());
+        if let (Some(inbound), Some(notification)) = (inbound.as_ref(), notification) {
+            let message = Inbound::Message(
+                JsonRpcMessage::Notification(notification),
+                TransportContext::default(),
+            );
+            if inbound.try_send(message).is_err() {
+                tracing::debug!(id = %self.id, "could not queue the cancellation of an exchange");
+            }
+        }
     }
 
     /// Routes one outbound message of the exchange's dispatcher.
@@ -109,12 +196,46 @@ impl Exchange {
 }
 
 /// Ends a stateless exchange when dropped (the client went away, or the
-/// answer was sent).
-pub(crate) struct ExchangeGuard(Arc<Exchange>);
+/// answer was sent): an unanswered request is cancelled.
+pub(crate) struct ExchangeGuard {
+    exchange: Arc<Exchange>,
+    key: ExchangeKey,
+    exchanges: Arc<Exchanges>,
+}
 
 impl Drop for ExchangeGuard {
     fn drop(&mut self) {
-        self.0.close();
+        {
+            let mut running = self.exchanges.lock();
+            let ours = running
+                .get(&self.key)
+                .is_some_and(|e| std::ptr::eq(e.as_ptr(), Arc::as_ptr(&self.exchange)));
+            if ours {
+                running.remove(&self.key);
+            }
+        }
+        self.exchange.cancel(None);
+        self.exchange.close();
+    }
+}
+
+/// Serves a stateless `notifications/cancelled`: the named request is
+/// cancelled if it runs here for the same principal. Always 202: the
+/// request may have ended already, and the client needs no answer.
+fn cancelled(service: &ServiceInner, notification: JsonRpcNotification, headers: &HeaderMap) {
+    let id = notification
+        .params
+        .as_ref()
+        .and_then(|p| p.parse::<CancelledNotificationParams>().ok())
+        .and_then(|p| p.request_id);
+    let Some(id) = id else { return };
+    let exchange = service
+        .exchanges
+        .lock()
+        .get(&ExchangeKey::new(headers, id))
+        .and_then(Weak::upgrade);
+    if let Some(exchange) = exchange {
+        exchange.cancel(Some(notification));
     }
 }
 
@@ -123,6 +244,7 @@ pub(super) async fn exchange(
     service: &ServiceInner,
     mut messages: Vec<JsonRpcMessage>,
     headers: &HeaderMap,
+    keep_alive: Option<Duration>,
 ) -> Response<HttpBody> {
     if messages.len() != 1 {
         return jsonrpc_error(
@@ -133,8 +255,14 @@ pub(super) async fn exchange(
     }
     let request = match messages.remove(0) {
         JsonRpcMessage::Request(request) => request,
-        // Stateless clients have no notifications the server acts on.
-        JsonRpcMessage::Notification(_) => return plain_status(StatusCode::ACCEPTED),
+        JsonRpcMessage::Notification(notification) => {
+            // Of the stateless client's notifications the server acts on
+            // one: the cancellation of a request running in another POST.
+            if notification.method == "notifications/cancelled" {
+                cancelled(service, notification, headers);
+            }
+            return plain_status(StatusCode::ACCEPTED);
+        }
         _ => {
             return jsonrpc_error(
                 StatusCode::BAD_REQUEST,
@@ -146,14 +274,31 @@ pub(super) async fn exchange(
     if let Err(error) = validate_stateless(&request, headers) {
         return jsonrpc_error_with_id(status_for(error.code), Some(request.id), error);
     }
-    let (inbound_tx, inbound_rx) = mpsc::channel(1);
+    // Room for the request and a cancellation.
+    let (inbound_tx, inbound_rx) = mpsc::channel(2);
     let (first_tx, first_rx) = oneshot::channel();
     let exchange = Arc::new(Exchange {
+        id: request.id.clone(),
         inbound: Mutex::new(Some(inbound_tx.clone())),
         state: Mutex::new(State::Waiting(first_tx)),
     });
-    service.start(SessionTransport::exchange(exchange.clone(), inbound_rx));
-    let guard = ExchangeGuard(exchange);
+    let key = ExchangeKey::new(headers, request.id.clone());
+    service
+        .exchanges
+        .lock()
+        .entry(key.clone())
+        .and_modify(|e| {
+            if e.strong_count() == 0 {
+                *e = Arc::downgrade(&exchange);
+            }
+        })
+        .or_insert_with(|| Arc::downgrade(&exchange));
+    let guard = ExchangeGuard {
+        exchange: exchange.clone(),
+        key,
+        exchanges: service.exchanges.clone(),
+    };
+    service.start(SessionTransport::exchange(exchange, inbound_rx));
     let context = TransportContext::with_headers(to_headers(headers));
     if inbound_tx
         .send(Inbound::Message(JsonRpcMessage::Request(request), context))
@@ -170,7 +315,7 @@ pub(super) async fn exchange(
     match first_rx.await {
         Ok(First::Json(body)) => json_response(stateless_status(&body), body),
         Ok(First::Sse(rx)) => {
-            let mut response = sse_response(rx, None);
+            let mut response = sse_response(rx, None, keep_alive);
             response
                 .headers_mut()
                 .insert("x-accel-buffering", http::HeaderValue::from_static("no"));
