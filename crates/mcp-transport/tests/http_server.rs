@@ -10,7 +10,9 @@ use mcp_core::{
     Connection, DispatcherConfig, Handler, IncomingNotification, IncomingRequest,
     NotificationContext, RequestContext,
 };
-use mcp_transport::http::{HttpServerConfig, ServeConfig, StreamableHttpService, serve};
+use mcp_transport::http::{
+    HttpServerConfig, ServeConfig, ServiceStats, StreamableHttpService, serve,
+};
 use mcp_types::{ErrorObject, RawJson};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -271,6 +273,34 @@ async fn call_in(addr: std::net::SocketAddr, session: &str, id: u64, name: &str)
     .await
 }
 
+/// Opens the session's GET stream; the connection, after its status line.
+async fn open_get_stream(addr: std::net::SocketAddr, session: &str) -> TcpStream {
+    let mut get = TcpStream::connect(addr).await.expect("connected");
+    let request = format!(
+        "GET /mcp HTTP/1.1\r\nHost: localhost\r\nAccept: text/event-stream\r\n\
+         Mcp-Session-Id: {session}\r\nMCP-Protocol-Version: 2025-11-25\r\n\r\n"
+    );
+    get.write_all(request.as_bytes()).await.expect("sent");
+    let mut head = [0u8; 12];
+    timeout(WAIT, get.read_exact(&mut head))
+        .await
+        .expect("the stream opened")
+        .expect("read");
+    assert_eq!(&head, b"HTTP/1.1 200");
+    get
+}
+
+/// Waits (bounded) until `done` holds of the service's state.
+async fn until(running: &Running, what: &str, done: impl Fn(&ServiceStats) -> bool) {
+    timeout(WAIT, async {
+        while !done(&running.service.stats()) {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("no {what} within {WAIT:?}"));
+}
+
 #[tokio::test]
 async fn every_accepted_socket_has_nodelay_set() {
     let seen = Arc::new(Mutex::new(Vec::new()));
@@ -353,14 +383,11 @@ async fn idle_sessions_expire_and_their_dispatchers_end() {
     )
     .await;
     let session = open_session(running.addr, "2025-11-25").await;
-    timeout(WAIT, async {
-        // Only the sweeper is left once the session's dispatcher ended.
-        while running.service.stats().sessions != 0 || running.service.stats().tasks > 1 {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
+    // Only the sweeper is left once the session's dispatcher has ended.
+    until(&running, "expiry of the idle session", |stats| {
+        stats.sessions == 0 && stats.tasks <= 1
     })
-    .await
-    .expect("the idle session expired");
+    .await;
     let answer = call_in(running.addr, &session, 1, "echo").await;
     assert_eq!(answer.status, 404, "an expired session is gone: {answer:?}");
     running.shut_down().await;
@@ -386,18 +413,7 @@ async fn at_the_cap_with_every_session_busy_a_new_one_is_refused_saying_so() {
     let mut running = start(HttpServerConfig::new().max_sessions(1), ServeConfig::new()).await;
     let session = open_session(running.addr, "2025-11-25").await;
     // A GET stream keeps the session busy.
-    let mut get = TcpStream::connect(running.addr).await.expect("connected");
-    let request = format!(
-        "GET /mcp HTTP/1.1\r\nHost: localhost\r\nAccept: text/event-stream\r\n\
-         Mcp-Session-Id: {session}\r\nMCP-Protocol-Version: 2025-11-25\r\n\r\n"
-    );
-    get.write_all(request.as_bytes()).await.expect("sent");
-    let mut head = [0u8; 12];
-    timeout(WAIT, get.read_exact(&mut head))
-        .await
-        .expect("the stream opened")
-        .expect("read");
-    assert_eq!(&head, b"HTTP/1.1 200");
+    let _get = open_get_stream(running.addr, &session).await;
     let answer = send(running.addr, "POST", &[], &initialize("2025-11-25")).await;
     assert_eq!(answer.status, 503, "{answer:?}");
     assert!(answer.body.contains("busy"), "{answer:?}");
@@ -457,13 +473,10 @@ async fn answered_streams_are_released_after_their_resumption_window() {
             200
         );
     }
-    timeout(WAIT, async {
-        while running.service.stats().streams != 0 {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
+    until(&running, "release of the answered streams", |stats| {
+        stats.streams == 0
     })
-    .await
-    .expect("the answered streams were released");
+    .await;
     assert_eq!(running.service.stats().stored_events, 0);
     running.shut_down().await;
 }
@@ -472,28 +485,15 @@ async fn answered_streams_are_released_after_their_resumption_window() {
 async fn shutdown_ends_an_open_get_stream_and_lets_a_slow_call_finish() {
     let mut running = start(HttpServerConfig::new(), ServeConfig::new()).await;
     let session = open_session(running.addr, "2025-11-25").await;
-    let mut get = TcpStream::connect(running.addr).await.expect("connected");
-    let request = format!(
-        "GET /mcp HTTP/1.1\r\nHost: localhost\r\nAccept: text/event-stream\r\n\
-         Mcp-Session-Id: {session}\r\nMCP-Protocol-Version: 2025-11-25\r\n\r\n"
-    );
-    get.write_all(request.as_bytes()).await.expect("sent");
-    let mut head = [0u8; 12];
-    timeout(WAIT, get.read_exact(&mut head))
-        .await
-        .expect("the stream opened")
-        .expect("read");
+    let mut get = open_get_stream(running.addr, &session).await;
     let addr = running.addr;
     let slow_session = session.clone();
     let slow = tokio::spawn(async move { call_in(addr, &slow_session, 1, "slow").await });
     // The call is running before shutdown begins.
-    timeout(WAIT, async {
-        while running.service.stats().streams < 2 {
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
+    until(&running, "start of the slow call", |stats| {
+        stats.streams >= 2
     })
-    .await
-    .expect("the slow call started");
+    .await;
     running.shut_down().await;
     // serve returned only after the slow call was answered, and the GET
     // stream ended.
@@ -521,13 +521,7 @@ async fn after_the_grace_a_call_still_running_is_cancelled() {
     let session = open_session(running.addr, "2025-11-25").await;
     let addr = running.addr;
     let hang = tokio::spawn(async move { call_in(addr, &session, 1, "hang").await });
-    timeout(WAIT, async {
-        while running.service.stats().streams < 1 {
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
-    })
-    .await
-    .expect("the call started");
+    until(&running, "start of the call", |stats| stats.streams >= 1).await;
     running.shut_down().await;
     running.saw("cancelled:hang").await;
     hang.abort();

@@ -16,6 +16,7 @@ pub struct HttpServerConfig {
     pub(super) json_response: bool,
     pub(super) retry: Option<Duration>,
     pub(super) inbound_queue: usize,
+    pub(super) sse_queue: usize,
     pub(super) event_store: Arc<dyn EventStore>,
     pub(super) idle_timeout: Duration,
     pub(super) resumption_window: Duration,
@@ -40,6 +41,8 @@ impl fmt::Debug for HttpServerConfig {
             .field("max_session_event_bytes", &self.max_session_event_bytes)
             .field("body_read_timeout", &self.body_read_timeout)
             .field("keep_alive", &self.keep_alive)
+            .field("inbound_queue", &self.inbound_queue)
+            .field("sse_queue", &self.sse_queue)
             .finish_non_exhaustive()
     }
 }
@@ -54,6 +57,7 @@ impl Default for HttpServerConfig {
             json_response: false,
             retry: None,
             inbound_queue: 64,
+            sse_queue: 256,
             event_store: Arc::new(InMemoryEventStore::default()),
             idle_timeout: Duration::from_secs(30 * 60),
             resumption_window: Duration::from_secs(60),
@@ -67,7 +71,7 @@ impl Default for HttpServerConfig {
 
 impl HttpServerConfig {
     /// Localhost-safe defaults: only `Host`s (and `Origin`s) of localhost,
-    /// 127.0.0.1 and [::1] on any port, 4 MiB bodies read within 30 s, 1024
+    /// 127.0.0.1 and `[::1]` on any port, 4 MiB bodies read within 30 s, 1024
     /// sessions idle for at most 30 min, SSE responses with a keep-alive
     /// comment every 15 s, in-memory event store with each session's
     /// answered streams kept 60 s for resumption and at most 1024 events
@@ -168,6 +172,20 @@ impl HttpServerConfig {
     /// and a vanished client is noticed (default 15 s); `None` sends none.
     pub fn keep_alive(mut self, interval: Option<Duration>) -> Self {
         self.keep_alive = interval;
+        self
+    }
+
+    /// Messages queued from HTTP requests to a session's dispatcher
+    /// (default 64); a POST waits while the queue is full.
+    pub fn inbound_queue(mut self, messages: usize) -> Self {
+        self.inbound_queue = messages.max(1);
+        self
+    }
+
+    /// Events queued per SSE connection (default 256). A client that falls
+    /// further behind is disconnected and resumes from the event store.
+    pub fn sse_queue(mut self, events: usize) -> Self {
+        self.sse_queue = events.max(1);
         self
     }
 }

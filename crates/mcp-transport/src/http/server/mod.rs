@@ -1,8 +1,8 @@
 //! Streamable HTTP, server side: a `tower::Service` that turns HTTP requests
 //! into sessions of JSON-RPC messages for a dispatcher.
 //!
-//! One job per module: [`config`] the settings, [`serve`](serve()) the ready
-//! hyper server, `body` the response bodies and canned answers, `checks`
+//! One job per module: `config` the settings, `serve` the ready hyper
+//! server, `body` the response bodies and canned answers, `checks`
 //! what a request must pass (Host/Origin, media types, version, the
 //! stateless ladder), `session` the handshake-era sessions, `stateless` the
 //! stateless exchange, `transport` the `Transport` a dispatcher gets. This
@@ -145,7 +145,7 @@ impl ShutdownHandle {
         self.inner.drain();
         let sessions: Vec<_> = self.inner.lock_sessions().drain().map(|(_, s)| s).collect();
         for session in sessions {
-            tracing::debug!(session = %session.id, "session closed: the server shuts down");
+            tracing::debug!(session = %session.tag(), "session closed: the server shuts down");
             session.close();
         }
         self.inner.exchanges.close_all();
@@ -275,7 +275,7 @@ impl ServiceInner {
         };
         for session in expired {
             if !session.is_closed() {
-                tracing::debug!(session = %session.id, "session expired: idle past the timeout");
+                tracing::debug!(session = %session.tag(), "session expired: idle past the timeout");
                 session.close();
             }
         }
@@ -457,7 +457,7 @@ impl ServiceInner {
                 "session cap reached: evicting the least recently used idle session; raise \
                  HttpServerConfig::max_sessions (or lower idle_timeout) if clients lose sessions"
             );
-            tracing::debug!(session = %evicted.id, "session evicted");
+            tracing::debug!(session = %evicted.tag(), "session evicted");
             sessions.remove(&evicted.id);
             evicted.close();
         }
@@ -466,7 +466,7 @@ impl ServiceInner {
         let session = Arc::new(Session::new(id.clone(), inbound_tx, &self.config));
         sessions.insert(id, session.clone());
         drop(sessions);
-        tracing::debug!(session = %session.id, "session opened");
+        tracing::debug!(session = %session.tag(), "session opened");
         self.start(SessionTransport::session(session.clone(), inbound_rx));
         Ok(session)
     }
@@ -500,7 +500,7 @@ impl ServiceInner {
         };
         self.lock_sessions().remove(&session.id);
         session.close();
-        tracing::debug!(session = %session.id, "session closed by the client");
+        tracing::debug!(session = %session.tag(), "session closed by the client");
         plain_status(StatusCode::OK)
     }
 }

@@ -22,10 +22,6 @@ use crate::http::PROTOCOL_VERSION_HEADER;
 use crate::http::event_store::EventStore;
 use crate::http::sse::encode_event;
 
-/// Frames queued per SSE connection; a client that falls further behind is
-/// disconnected and resumes from the event store.
-pub(super) const LIVE_QUEUE: usize = 256;
-
 /// One session: the routing state between its HTTP requests and its
 /// dispatcher.
 pub(super) struct Session {
@@ -36,6 +32,7 @@ pub(super) struct Session {
     retry: Option<Duration>,
     json_response: bool,
     keep_alive: Option<Duration>,
+    sse_queue: usize,
     resumption_window: Duration,
     max_events: usize,
     max_event_bytes: usize,
@@ -128,10 +125,17 @@ impl Session {
             retry: config.retry,
             json_response: config.json_response,
             keep_alive: config.keep_alive,
+            sse_queue: config.sse_queue,
             resumption_window: config.resumption_window,
             max_events: config.max_session_events,
             max_event_bytes: config.max_session_event_bytes,
         }
+    }
+
+    /// The session in logs: the first characters of its id, which is a
+    /// credential and never logged whole.
+    pub(super) fn tag(&self) -> &str {
+        self.id.get(..8).unwrap_or("")
     }
 
     /// Notes a request of the client's: the session is in use.
@@ -189,7 +193,7 @@ impl Session {
                 .min();
             let Some(oldest) = oldest else { break };
             tracing::debug!(
-                session = %self.id,
+                session = %self.tag(),
                 events = router.events,
                 bytes = router.event_bytes,
                 "event budget of the session reached; releasing its oldest answered stream \
@@ -374,7 +378,7 @@ impl Session {
                     PostBody::Json(rx),
                 )
             } else {
-                let (tx, rx) = mpsc::channel(LIVE_QUEUE);
+                let (tx, rx) = mpsc::channel(self.sse_queue);
                 (Live::Sse(tx), PostBody::Sse(rx))
             };
             let stream = self.new_stream(&mut router, live, false);
@@ -467,7 +471,7 @@ impl Session {
                 );
             }
         }
-        let (tx, rx) = mpsc::channel(LIVE_QUEUE);
+        let (tx, rx) = mpsc::channel(self.sse_queue);
         let stream = self.new_stream(&mut router, Live::Sse(tx), true);
         router.standalone = Some(stream);
         if header_str(headers, PROTOCOL_VERSION_HEADER)
@@ -497,7 +501,7 @@ impl Session {
                 "Not Found: that stream belongs to no open session",
             );
         };
-        let (tx, rx) = mpsc::channel(LIVE_QUEUE.max(events.len() + 1));
+        let (tx, rx) = mpsc::channel(self.sse_queue.max(events.len() + 1));
         for (id, data) in events.iter().filter(|(_, d)| !d.is_empty()) {
             let _ = tx.try_send(encode_event(Some(id), None, data));
         }
@@ -581,9 +585,19 @@ impl Session {
         }
         let id = self.store.append(&stream.key, json.clone());
         if let Live::Sse(tx) = &stream.live {
-            if tx.try_send(encode_event(Some(&id), None, &json)).is_err() {
-                // Gone or too slow: it can resume from the store.
-                stream.live = Live::None;
+            match tx.try_send(encode_event(Some(&id), None, &json)) {
+                Ok(()) => {}
+                Err(mpsc::error::TrySendError::Full(_)) => {
+                    tracing::warn!(
+                        session = %self.tag(),
+                        queue = self.sse_queue,
+                        "an SSE client fell behind; its stream is closed and it may resume \
+                         (raise HttpServerConfig::sse_queue if clients are slow readers)"
+                    );
+                    stream.live = Live::None;
+                }
+                // Gone: it can resume from the store.
+                Err(mpsc::error::TrySendError::Closed(_)) => stream.live = Live::None,
             }
         }
         if is_response {

@@ -30,7 +30,6 @@ use super::body::{
     HttpBody, json_response, jsonrpc_error, jsonrpc_error_with_id, plain_status, sse_response,
 };
 use super::checks::{stateless_status, status_for, validate_stateless};
-use super::session::LIVE_QUEUE;
 use super::transport::SessionTransport;
 use super::{ServiceInner, to_headers};
 use crate::http::sse::encode_event;
@@ -87,6 +86,7 @@ pub(super) struct Exchange {
     id: RequestId,
     inbound: Mutex<Option<mpsc::Sender<Inbound>>>,
     state: Mutex<State>,
+    sse_queue: usize,
 }
 
 enum State {
@@ -169,7 +169,7 @@ impl Exchange {
                 true
             }
             State::Waiting(first) => {
-                let (tx, rx) = mpsc::channel(LIVE_QUEUE);
+                let (tx, rx) = mpsc::channel(self.sse_queue);
                 let _ = tx.try_send(encode_event(None, None, &json));
                 if first.send(First::Sse(rx)).is_ok() {
                     *state = State::Sse(tx);
@@ -281,6 +281,7 @@ pub(super) async fn exchange(
         id: request.id.clone(),
         inbound: Mutex::new(Some(inbound_tx.clone())),
         state: Mutex::new(State::Waiting(first_tx)),
+        sse_queue: service.config.sse_queue,
     });
     let key = ExchangeKey::new(headers, request.id.clone());
     service
