@@ -55,6 +55,10 @@ struct Router {
     /// Events and bytes of all streams still in the event store.
     events: usize,
     event_bytes: usize,
+    /// Of those, the events and bytes of answered streams: what the budget
+    /// bounds (an open stream is bounded by the store's own per-stream cap).
+    answered_events: usize,
+    answered_event_bytes: usize,
 }
 
 enum Live {
@@ -120,6 +124,8 @@ impl Session {
                 version: None,
                 events: 0,
                 event_bytes: 0,
+                answered_events: 0,
+                answered_event_bytes: 0,
             }),
             store: config.event_store.clone(),
             retry: config.retry,
@@ -177,6 +183,10 @@ impl Session {
             router.by_key.remove(&stream.key);
             router.events -= stream.events;
             router.event_bytes -= stream.event_bytes;
+            if stream.answered.is_some() {
+                router.answered_events -= stream.events;
+                router.answered_event_bytes -= stream.event_bytes;
+            }
             self.store.forget(&stream.key);
         }
     }
@@ -184,7 +194,9 @@ impl Session {
     /// Keeps the session's stored events within its budget by releasing
     /// its oldest answered streams early.
     fn enforce_budget(&self, router: &mut Router) {
-        while router.events > self.max_events || router.event_bytes > self.max_event_bytes {
+        while router.answered_events > self.max_events
+            || router.answered_event_bytes > self.max_event_bytes
+        {
             let oldest = router
                 .streams
                 .iter()
@@ -194,8 +206,8 @@ impl Session {
             let Some(oldest) = oldest else { break };
             tracing::debug!(
                 session = %self.tag(),
-                events = router.events,
-                bytes = router.event_bytes,
+                events = router.answered_events,
+                bytes = router.answered_event_bytes,
                 "event budget of the session reached; releasing its oldest answered stream \
                  before its resumption window (raise HttpServerConfig::max_session_events to \
                  keep more)"
@@ -271,6 +283,10 @@ impl Session {
             s.event_bytes += bytes;
             router.events += 1;
             router.event_bytes += bytes;
+            if s.answered.is_some() {
+                router.answered_events += 1;
+                router.answered_event_bytes += bytes;
+            }
         }
     }
 
@@ -609,6 +625,8 @@ impl Session {
                 // resumption window.
                 stream.live = Live::None;
                 stream.answered = Some(Instant::now());
+                router.answered_events += stream.events;
+                router.answered_event_bytes += stream.event_bytes;
                 router.last_active = Instant::now();
             }
         }
