@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use mcp_client::{Client, ClientConfig, RequestOptions};
 use mcp_server::{Context, NoArguments, Server, ToolError};
-use mcp_transport::http::{HttpServerConfig, StreamableHttpService};
+use mcp_transport::http::{HttpServerConfig, ServeConfig, StreamableHttpService};
 use mcp_types::{
     CreateMessageRequestParams, CreateMessageResult, SamplingMessage, SamplingMessageContentBlock,
 };
@@ -72,7 +72,8 @@ async fn start(config: HttpServerConfig) -> Running {
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let serving = service.clone();
     tokio::spawn(async move {
-        let _ = mcp_transport::http::serve(listener, serving, async {
+        let config = ServeConfig::new().service_shutdown(serving.shutdown_handle());
+        let _ = mcp_transport::http::serve(listener, serving, config, async {
             let _ = stopped.await;
         })
         .await;
@@ -184,6 +185,71 @@ async fn concurrent_clients_get_their_own_sessions() {
     }
     assert_eq!(running.service.session_count(), 0);
     let _ = running.stop.send(());
+}
+
+#[tokio::test]
+async fn a_long_session_keeps_its_memory_flat() {
+    let running = start(HttpServerConfig::new().max_session_events(128, 256 * 1024)).await;
+    let client = Client::connect_http(&running.url, sampling_config())
+        .await
+        .expect("connected");
+    let mut most = running.service.stats();
+    for i in 0..1_000i64 {
+        let result = client
+            .call_tool("add", json!({"a": i, "b": 1}))
+            .await
+            .expect("add");
+        assert_eq!(text(&result), (i + 1).to_string());
+        let stats = running.service.stats();
+        most.streams = most.streams.max(stats.streams);
+        most.stored_events = most.stored_events.max(stats.stored_events);
+        most.stored_event_bytes = most.stored_event_bytes.max(stats.stored_event_bytes);
+    }
+    // Answered streams past the budget are released: what the session
+    // holds stays bounded however many calls it makes (the budget, plus
+    // the open GET stream and the call in flight).
+    assert!(most.stored_events <= 128 + 8, "{most:?}");
+    assert!(most.stored_event_bytes <= 256 * 1024 + 4096, "{most:?}");
+    assert!(most.streams <= 64 + 4, "{most:?}");
+    client.close().await.expect("closed");
+    let _ = running.stop.send(());
+}
+
+#[tokio::test]
+async fn serve_http_drains_an_open_get_stream_at_shutdown() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bound");
+    let url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let served = tokio::spawn(async move {
+        server()
+            .serve_http(listener, HttpServerConfig::new(), async {
+                let _ = stopped.await;
+            })
+            .await
+    });
+    // The client opens its GET stream after initializing.
+    let client = Client::connect_http(&url, sampling_config())
+        .await
+        .expect("connected");
+    let sum = client
+        .call_tool("add", json!({"a": 1, "b": 1}))
+        .await
+        .expect("add");
+    assert_eq!(text(&sum), "2");
+    let _ = stop.send(());
+    tokio::time::timeout(Duration::from_secs(10), served)
+        .await
+        .expect("serve_http returned with the client still connected")
+        .expect("joined")
+        .expect("served");
+    // Nothing of the server is left serving: no connection, no session.
+    let after = tokio::time::timeout(
+        Duration::from_secs(10),
+        client.call_tool("add", json!({"a": 1, "b": 1})),
+    )
+    .await
+    .expect("the call fails at once");
+    assert!(after.is_err(), "served after shutdown: {after:?}");
 }
 
 /// Sends one raw HTTP/1.1 request and returns the status code and body.

@@ -675,7 +675,9 @@ impl mcp_transport::http::TokenVerifier for Users {
 
 #[tokio::test]
 async fn a_request_state_issued_to_one_user_is_refused_for_another() {
-    use mcp_transport::http::{BearerGuard, HttpClientConfig, ProtectedResource, serve_service};
+    use mcp_transport::http::{
+        BearerGuard, HttpClientConfig, ProtectedResource, ServeConfig, serve,
+    };
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bound");
     let url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
     let service = BearerGuard::new(
@@ -684,7 +686,7 @@ async fn a_request_state_issued_to_one_user_is_refused_for_another() {
         std::sync::Arc::new(Users),
     );
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(serve_service(listener, service, async {
+    tokio::spawn(serve(listener, service, ServeConfig::new(), async {
         let _ = stopped.await;
     }));
     let as_user = |user: &str| {

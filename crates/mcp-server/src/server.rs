@@ -123,13 +123,15 @@ impl Server {
         let server = self.clone();
         mcp_transport::http::StreamableHttpService::new(config, move |transport| {
             let connection = server.serve(transport);
-            // The connection lives until its session ends.
-            tokio::spawn(async move { connection.wait().await });
+            // The service runs this future, so it owns the connection until
+            // its session (or exchange) ends.
+            async move { connection.wait().await }
         })
     }
 
     /// Serves this server over streamable HTTP on `listener` until
-    /// `shutdown` resolves (use `std::future::pending()` to run forever).
+    /// `shutdown` resolves (use `std::future::pending()` to run forever),
+    /// then shuts down gracefully (see [`mcp_transport::http::serve`]).
     ///
     /// # Errors
     /// When accepting connections fails persistently.
@@ -139,7 +141,10 @@ impl Server {
         config: mcp_transport::http::HttpServerConfig,
         shutdown: impl Future<Output = ()> + Send,
     ) -> std::io::Result<()> {
-        mcp_transport::http::serve(listener, self.streamable_http_service(config), shutdown).await
+        let service = self.streamable_http_service(config);
+        let serve_config =
+            mcp_transport::http::ServeConfig::new().service_shutdown(service.shutdown_handle());
+        mcp_transport::http::serve(listener, service, serve_config, shutdown).await
     }
 }
 

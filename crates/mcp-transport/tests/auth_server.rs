@@ -17,7 +17,8 @@ use http::{Request, Response, StatusCode};
 use http_body_util::BodyExt;
 use mcp_transport::http::{
     BearerAuthLayer, BearerGuard, HttpBody, HttpServerConfig, JwtVerifier, ProtectedResource,
-    StreamableHttpService, TokenClaims, TokenRejection, TokenVerifier, Verification, serve_service,
+    ServeConfig, StreamableHttpService, TokenClaims, TokenRejection, TokenVerifier, Verification,
+    serve,
 };
 use ring::rand::SystemRandom;
 use ring::signature::{self, EcdsaKeyPair, KeyPair as _, RsaKeyPair, RsaPublicKeyComponents};
@@ -501,7 +502,7 @@ async fn tokens_stay_out_of_debug_output() {
 #[tokio::test]
 async fn the_real_endpoint_is_guarded() {
     let signer = Signer::new();
-    let endpoint = StreamableHttpService::new(HttpServerConfig::new(), |_session| {});
+    let endpoint = StreamableHttpService::new(HttpServerConfig::new(), |_session| async {});
     let mut guard = BearerGuard::new(
         endpoint,
         resource(&["mcp:read"]),
@@ -547,7 +548,7 @@ async fn exchange(address: std::net::SocketAddr, head: &str) -> (u16, String) {
 #[tokio::test]
 async fn over_tcp_the_challenge_and_the_document_reach_the_client() {
     let signer = Signer::new();
-    let endpoint = StreamableHttpService::new(HttpServerConfig::new(), |_session| {});
+    let endpoint = StreamableHttpService::new(HttpServerConfig::new(), |_session| async {});
     let service = BearerGuard::new(
         endpoint,
         resource(&["mcp:read"]),
@@ -558,7 +559,7 @@ async fn over_tcp_the_challenge_and_the_document_reach_the_client() {
         .expect("bind");
     let address = listener.local_addr().expect("address");
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(serve_service(listener, service, async {
+    let server = tokio::spawn(serve(listener, service, ServeConfig::new(), async {
         let _ = stopped.await;
     }));
 

@@ -148,6 +148,56 @@ fn walk(
     Ok(())
 }
 
+/// The header that repeats a stateless request's method (lowercase, as
+/// HTTP libraries normalize it).
+pub const METHOD_HEADER: &str = "mcp-method";
+/// The header that repeats the tool or prompt name, or the resource URI, of
+/// a stateless request.
+pub const NAME_HEADER: &str = "mcp-name";
+
+/// The `params` field a method's `Mcp-Name` header repeats: `name` for
+/// `tools/call` and `prompts/get`, `uri` for `resources/read`; `None` for
+/// methods without one.
+pub fn name_field(method: &str) -> Option<&'static str> {
+    match method {
+        "tools/call" | "prompts/get" => Some("name"),
+        "resources/read" => Some("uri"),
+        _ => None,
+    }
+}
+
+/// Checks the `Mcp-Method` and `Mcp-Name` headers (every value each was
+/// sent with) against the body's method and its named field (`None` when
+/// absent or not a string). `Err` says what differs, for a `-32020` answer.
+pub fn check_method_and_name(
+    method: &str,
+    body_name: Option<&str>,
+    method_headers: &[&str],
+    name_headers: &[&str],
+) -> Result<(), String> {
+    if method_headers.len() > 1 || name_headers.len() > 1 {
+        return Err("a routing header appears more than once".into());
+    }
+    match method_headers.first() {
+        Some(header) if *header == method => {}
+        Some(header) => {
+            return Err(format!(
+                "the Mcp-Method header `{header}` differs from the body's `{method}`"
+            ));
+        }
+        None => return Err("the Mcp-Method header is required".into()),
+    }
+    if name_field(method).is_some() {
+        let header = name_headers.first().and_then(|v| decode_header_value(v));
+        if header.as_deref() != body_name {
+            return Err(format!(
+                "the Mcp-Name header {header:?} differs from the body's {body_name:?}"
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn contains_annotation(value: &Value) -> bool {
     match value {
         Value::Object(object) => object
@@ -206,6 +256,39 @@ mod tests {
                 "{schema}"
             );
         }
+    }
+
+    #[test]
+    fn method_and_name_headers_must_repeat_the_body() {
+        assert!(
+            check_method_and_name("tools/call", Some("echo"), &["tools/call"], &["echo"]).is_ok()
+        );
+        assert!(check_method_and_name("tools/list", None, &["tools/list"], &[]).is_ok());
+        assert!(check_method_and_name("tools/call", Some("echo"), &[], &["echo"]).is_err());
+        assert!(
+            check_method_and_name("tools/call", Some("echo"), &["tools/list"], &["echo"]).is_err()
+        );
+        assert!(
+            check_method_and_name("tools/call", Some("echo"), &["tools/call"], &["other"]).is_err()
+        );
+        assert!(
+            check_method_and_name(
+                "tools/call",
+                Some("echo"),
+                &["tools/call", "tools/call"],
+                &["echo"]
+            )
+            .is_err()
+        );
+        assert!(
+            check_method_and_name(
+                "resources/read",
+                Some("a b"),
+                &["resources/read"],
+                &["=?base64?YSBi?="]
+            )
+            .is_ok()
+        );
     }
 
     #[test]

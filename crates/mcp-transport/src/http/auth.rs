@@ -6,7 +6,7 @@
 //! Wrap the endpoint service (a [`StreamableHttpService`](super::StreamableHttpService)
 //! or anything else answering `Response<HttpBody>`) in a [`BearerGuard`],
 //! directly or through [`BearerAuthLayer`], and serve the result with
-//! [`serve_service`](super::serve_service) or any hyper/axum stack. The guard
+//! [`serve`](super::serve) or any hyper/axum stack. The guard
 //! answers `GET /.well-known/oauth-protected-resource` and
 //! `GET /.well-known/oauth-protected-resource/<endpoint path>` itself, without
 //! a token; an app that routes these paths elsewhere can mount
@@ -382,12 +382,12 @@ impl ProtectedResource {
 /// # use std::sync::Arc;
 /// # use mcp_transport::http::*;
 /// # fn guard(jwks: &serde_json::Value) -> Result<(), JwksError> {
-/// let endpoint = StreamableHttpService::new(HttpServerConfig::new(), |_session| {});
+/// let endpoint = StreamableHttpService::new(HttpServerConfig::new(), |_session| async {});
 /// let verifier = JwtVerifier::from_jwks(jwks)?.with_issuer("https://as.example.com");
 /// let resource = ProtectedResource::new("https://mcp.example.com/mcp", "https://as.example.com")
 ///     .with_required_scopes(["mcp"]);
 /// let service = BearerGuard::new(endpoint, resource, Arc::new(verifier));
-/// // serve_service(listener, service, shutdown).await
+/// // serve(listener, service, ServeConfig::new(), shutdown).await
 /// # Ok(()) }
 /// ```
 pub struct BearerGuard<S> {

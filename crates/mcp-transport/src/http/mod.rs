@@ -53,6 +53,6 @@ pub use event_store::{EventStore, InMemoryEventStore};
 pub use legacy::{LegacySseClient, LegacySseReceiver, LegacySseSender};
 #[cfg(feature = "http-server")]
 pub use server::{
-    HttpBody, HttpServerConfig, SessionReceiver, SessionSender, SessionTransport,
-    StreamableHttpService, serve, serve_service,
+    HttpBody, HttpServerConfig, ServeConfig, ServiceStats, SessionReceiver, SessionSender,
+    SessionTransport, ShutdownHandle, StreamableHttpService, serve,
 };

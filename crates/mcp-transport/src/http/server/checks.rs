@@ -1,0 +1,284 @@
+//! The checks a request passes before it reaches a session or an exchange:
+//! Host and Origin (DNS rebinding), the media types, the protocol version,
+//! and the stateless validation ladder.
+
+use http::header::{ACCEPT, CONTENT_TYPE, HOST, ORIGIN};
+use http::{HeaderMap, Response, StatusCode};
+use mcp_types::{ErrorCode, ErrorObject, JsonRpcMessage, JsonRpcRequest, Revision, routing};
+
+use super::HttpServerConfig;
+use super::body::{HttpBody, jsonrpc_error};
+use crate::http::PROTOCOL_VERSION_HEADER;
+
+pub(super) fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers.get(name).and_then(|v| v.to_str().ok())
+}
+
+/// Every value of header `name` that is visible ASCII.
+fn header_values<'a>(headers: &'a HeaderMap, name: &str) -> Vec<&'a str> {
+    headers
+        .get_all(name)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .collect()
+}
+
+/// Whether the `Accept` list takes `media`.
+pub(super) fn accepts(headers: &HeaderMap, media: &str) -> bool {
+    headers.get_all(ACCEPT).iter().any(|v| {
+        v.to_str().is_ok_and(|v| {
+            v.split(',').any(|part| {
+                let part = part.split(';').next().unwrap_or("").trim();
+                part == media || part == "*/*"
+            })
+        })
+    })
+}
+
+fn host_name(authority: &str) -> &str {
+    // `[::1]:8080` -> `[::1]`; `localhost:80` -> `localhost`.
+    if authority.starts_with('[') {
+        return authority
+            .find(']')
+            .map_or(authority, |end| &authority[..=end]);
+    }
+    authority.split(':').next().unwrap_or(authority)
+}
+
+/// Host and Origin against DNS rebinding.
+pub(super) fn check_origin(
+    config: &HttpServerConfig,
+    headers: &HeaderMap,
+) -> Result<(), Response<HttpBody>> {
+    let forbidden = |what: &str, value: &str| {
+        tracing::warn!(
+            what,
+            value,
+            "refused a request: not an allowed host; add it with HttpServerConfig::allowed_hosts \
+             (or allowed_origins) if this server is reached by that name"
+        );
+        Err(jsonrpc_error(
+            StatusCode::FORBIDDEN,
+            ErrorCode::INVALID_REQUEST,
+            format!("{what} `{value}` is not allowed by this server"),
+        ))
+    };
+    if let Some(hosts) = &config.allowed_hosts {
+        let host = header_str(headers, HOST.as_str()).unwrap_or("");
+        if !hosts
+            .iter()
+            .any(|h| h.eq_ignore_ascii_case(host_name(host)))
+        {
+            return forbidden("Host", host);
+        }
+    }
+    if let Some(origin) = header_str(headers, ORIGIN.as_str()) {
+        let allowed = match (&config.allowed_origins, &config.allowed_hosts) {
+            (Some(origins), _) => origins.iter().any(|o| o.eq_ignore_ascii_case(origin)),
+            (None, Some(hosts)) => origin.split_once("://").is_some_and(|(_, rest)| {
+                hosts
+                    .iter()
+                    .any(|h| h.eq_ignore_ascii_case(host_name(rest)))
+            }),
+            (None, None) => true,
+        };
+        if !allowed {
+            return forbidden("Origin", origin);
+        }
+    }
+    Ok(())
+}
+
+/// A POST must accept both JSON and SSE and send JSON.
+pub(super) fn check_post_media(headers: &HeaderMap) -> Result<(), Response<HttpBody>> {
+    if !(accepts(headers, "application/json") && accepts(headers, "text/event-stream")) {
+        return Err(jsonrpc_error(
+            StatusCode::NOT_ACCEPTABLE,
+            ErrorCode::INVALID_REQUEST,
+            "Not Acceptable: the Accept header must list both application/json and \
+             text/event-stream",
+        ));
+    }
+    let json_content = header_str(headers, CONTENT_TYPE.as_str())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"));
+    if !json_content {
+        return Err(jsonrpc_error(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            ErrorCode::INVALID_REQUEST,
+            "Unsupported Media Type: the Content-Type must be application/json",
+        ));
+    }
+    Ok(())
+}
+
+/// The era a request's `MCP-Protocol-Version` header names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Era {
+    /// No header, or a handshake revision.
+    Handshake,
+    /// A stateless revision.
+    Stateless,
+    /// A version this server does not know.
+    Unknown,
+}
+
+pub(super) fn era(headers: &HeaderMap) -> Era {
+    match header_str(headers, PROTOCOL_VERSION_HEADER) {
+        None => Era::Handshake,
+        Some(version) => match Revision::from_version(version) {
+            Some(r) if r.is_handshake() => Era::Handshake,
+            Some(r) if r.is_stateless() => Era::Stateless,
+            _ => Era::Unknown,
+        },
+    }
+}
+
+/// Inside a session, the version header (when sent) must be a handshake one.
+pub(super) fn check_protocol_version(headers: &HeaderMap) -> Result<(), Response<HttpBody>> {
+    match header_str(headers, PROTOCOL_VERSION_HEADER) {
+        None => Ok(()),
+        Some(version) if Revision::from_version(version).is_some_and(|r| r.is_handshake()) => {
+            Ok(())
+        }
+        Some(version) => Err(jsonrpc_error(
+            StatusCode::BAD_REQUEST,
+            ErrorCode::INVALID_REQUEST,
+            format!(
+                "Bad Request: unsupported MCP-Protocol-Version `{version}`; this endpoint \
+                 speaks {}",
+                Revision::HANDSHAKE.map(|r| r.as_str()).join(", ")
+            ),
+        )),
+    }
+}
+
+/// The HTTP status of a stateless error answer (SPEC-MAP §3.1).
+pub(super) fn status_for(code: ErrorCode) -> StatusCode {
+    match code {
+        ErrorCode::METHOD_NOT_FOUND => StatusCode::NOT_FOUND,
+        ErrorCode::PARSE_ERROR
+        | ErrorCode::INVALID_REQUEST
+        | ErrorCode::INVALID_PARAMS
+        | ErrorCode::HEADER_MISMATCH
+        | ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY
+        | ErrorCode::UNSUPPORTED_PROTOCOL_VERSION => StatusCode::BAD_REQUEST,
+        _ => StatusCode::OK,
+    }
+}
+
+/// The HTTP status of a stateless JSON answer.
+pub(super) fn stateless_status(body: &[u8]) -> StatusCode {
+    match JsonRpcMessage::from_slice(body) {
+        Ok(JsonRpcMessage::Error(e)) => status_for(e.error.code),
+        _ => StatusCode::OK,
+    }
+}
+
+/// The stateless validation ladder: the `_meta` envelope, then headers
+/// against the body, then the version (in this order, so that a header
+/// naming one version and a body another is a mismatch, not an unsupported version).
+pub(super) fn validate_stateless(
+    request: &JsonRpcRequest,
+    headers: &HeaderMap,
+) -> Result<(), ErrorObject> {
+    #[derive(serde::Deserialize, Default)]
+    struct Envelope {
+        #[serde(rename = "_meta", default)]
+        meta: Option<serde_json::Map<String, serde_json::Value>>,
+        #[serde(default)]
+        name: Option<serde_json::Value>,
+        #[serde(default)]
+        uri: Option<serde_json::Value>,
+    }
+    // A method this era does not have (`initialize`, `ping`, …) is 404 +
+    // -32601 whatever else is wrong with the request.
+    let exists = mcp_types::MethodInfo::lookup(
+        &request.method,
+        Revision::LATEST_STATELESS,
+        mcp_types::Side::Client,
+    )
+    .is_some_and(|m| m.kind == mcp_types::MessageKind::Request);
+    if !exists {
+        return Err(ErrorObject::method_not_found(&request.method));
+    }
+    let envelope: Envelope = match &request.params {
+        Some(params) => params.parse().unwrap_or_default(),
+        None => Envelope::default(),
+    };
+    let meta = envelope.meta.unwrap_or_default();
+    let version = meta
+        .get(mcp_types::meta::PROTOCOL_VERSION)
+        .and_then(serde_json::Value::as_str);
+    let capabilities_ok = meta
+        .get(mcp_types::meta::CLIENT_CAPABILITIES)
+        .is_some_and(serde_json::Value::is_object);
+    let Some(version) = version.filter(|_| capabilities_ok) else {
+        return Err(ErrorObject::invalid_params(format!(
+            "`params._meta` must carry `{}` and `{}` (an object) at this protocol version",
+            mcp_types::meta::PROTOCOL_VERSION,
+            mcp_types::meta::CLIENT_CAPABILITIES
+        )));
+    };
+    let mismatch = |what: String| Err(ErrorObject::new(ErrorCode::HEADER_MISMATCH, what));
+    let header_version = header_str(headers, PROTOCOL_VERSION_HEADER).unwrap_or("");
+    if header_version != version {
+        return mismatch(format!(
+            "the MCP-Protocol-Version header `{header_version}` differs from the body's `{version}`"
+        ));
+    }
+    let body_name = match routing::name_field(&request.method) {
+        Some("uri") => envelope.uri,
+        Some(_) => envelope.name,
+        None => None,
+    };
+    if let Err(what) = routing::check_method_and_name(
+        &request.method,
+        body_name.as_ref().and_then(serde_json::Value::as_str),
+        &header_values(headers, routing::METHOD_HEADER),
+        &header_values(headers, routing::NAME_HEADER),
+    ) {
+        return mismatch(what);
+    }
+    if !Revision::from_version(version).is_some_and(|r| r.is_stateless()) {
+        let supported: Vec<&str> = Revision::STATELESS.iter().map(|r| r.as_str()).collect();
+        return Err(mcp_types::UnsupportedProtocolVersionData::new(
+            supported.iter().map(|s| (*s).to_owned()).collect(),
+            version,
+        )
+        .into_error(format!(
+            "protocol version `{version}` is not supported; this server speaks {}",
+            supported.join(", ")
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use http::HeaderValue;
+
+    use super::*;
+
+    #[test]
+    fn host_names_drop_the_port() {
+        assert_eq!(host_name("localhost:3000"), "localhost");
+        assert_eq!(host_name("[::1]:3000"), "[::1]");
+        assert_eq!(host_name("127.0.0.1"), "127.0.0.1");
+    }
+
+    #[test]
+    fn accept_lists_are_read_with_parameters_and_wildcards() {
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            ACCEPT,
+            HeaderValue::from_static("application/json;q=0.9, text/event-stream"),
+        );
+        assert!(accepts(&headers, "application/json"));
+        assert!(accepts(&headers, "text/event-stream"));
+        headers.insert(ACCEPT, HeaderValue::from_static("*/*"));
+        assert!(accepts(&headers, "text/event-stream"));
+        headers.insert(ACCEPT, HeaderValue::from_static("text/html"));
+        assert!(!accepts(&headers, "application/json"));
+    }
+}

@@ -1,0 +1,191 @@
+//! The settings of a [`StreamableHttpService`](super::StreamableHttpService).
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::http::event_store::{EventStore, InMemoryEventStore};
+
+/// Settings of a [`StreamableHttpService`](super::StreamableHttpService).
+#[derive(Clone)]
+pub struct HttpServerConfig {
+    pub(super) allowed_hosts: Option<Vec<String>>,
+    pub(super) allowed_origins: Option<Vec<String>>,
+    pub(super) max_body: usize,
+    pub(super) max_sessions: usize,
+    pub(super) json_response: bool,
+    pub(super) retry: Option<Duration>,
+    pub(super) inbound_queue: usize,
+    pub(super) sse_queue: usize,
+    pub(super) event_store: Arc<dyn EventStore>,
+    pub(super) idle_timeout: Duration,
+    pub(super) resumption_window: Duration,
+    pub(super) max_session_events: usize,
+    pub(super) max_session_event_bytes: usize,
+    pub(super) body_read_timeout: Duration,
+    pub(super) keep_alive: Option<Duration>,
+}
+
+impl fmt::Debug for HttpServerConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HttpServerConfig")
+            .field("allowed_hosts", &self.allowed_hosts)
+            .field("allowed_origins", &self.allowed_origins)
+            .field("max_body", &self.max_body)
+            .field("max_sessions", &self.max_sessions)
+            .field("json_response", &self.json_response)
+            .field("retry", &self.retry)
+            .field("idle_timeout", &self.idle_timeout)
+            .field("resumption_window", &self.resumption_window)
+            .field("max_session_events", &self.max_session_events)
+            .field("max_session_event_bytes", &self.max_session_event_bytes)
+            .field("body_read_timeout", &self.body_read_timeout)
+            .field("keep_alive", &self.keep_alive)
+            .field("inbound_queue", &self.inbound_queue)
+            .field("sse_queue", &self.sse_queue)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for HttpServerConfig {
+    fn default() -> Self {
+        Self {
+            allowed_hosts: Some(vec!["localhost".into(), "127.0.0.1".into(), "[::1]".into()]),
+            allowed_origins: None,
+            max_body: 4 * 1024 * 1024,
+            max_sessions: 1024,
+            json_response: false,
+            retry: None,
+            inbound_queue: 64,
+            sse_queue: 256,
+            event_store: Arc::new(InMemoryEventStore::default()),
+            idle_timeout: Duration::from_secs(30 * 60),
+            resumption_window: Duration::from_secs(60),
+            max_session_events: 1024,
+            max_session_event_bytes: 1024 * 1024,
+            body_read_timeout: Duration::from_secs(30),
+            keep_alive: Some(Duration::from_secs(15)),
+        }
+    }
+}
+
+impl HttpServerConfig {
+    /// Localhost-safe defaults: only `Host`s (and `Origin`s) of localhost,
+    /// 127.0.0.1 and `[::1]` on any port, 4 MiB bodies read within 30 s, 1024
+    /// sessions idle for at most 30 min, SSE responses with a keep-alive
+    /// comment every 15 s, in-memory event store with each session's
+    /// answered streams kept 60 s for resumption and at most 1024 events
+    /// and 1 MiB per session.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The host names (without port) accepted in `Host`, and in `Origin`
+    /// unless [`allowed_origins`](Self::allowed_origins) is set. This guards
+    /// against DNS rebinding: set it to the names the server is reached by.
+    pub fn allowed_hosts<I: IntoIterator<Item = S>, S: Into<String>>(mut self, hosts: I) -> Self {
+        self.allowed_hosts = Some(hosts.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Accepts any `Host` and `Origin`: only behind a proxy that checks them.
+    pub fn allow_any_host(mut self) -> Self {
+        self.allowed_hosts = None;
+        self.allowed_origins = None;
+        self
+    }
+
+    /// The exact origins (`scheme://host[:port]`) accepted in `Origin`.
+    pub fn allowed_origins<I: IntoIterator<Item = S>, S: Into<String>>(
+        mut self,
+        origins: I,
+    ) -> Self {
+        self.allowed_origins = Some(origins.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// The largest accepted request body, in bytes (larger ones get 413).
+    pub fn max_body(mut self, bytes: usize) -> Self {
+        self.max_body = bytes;
+        self
+    }
+
+    /// The most sessions open at once (default 1024). At the cap, a new
+    /// session evicts the least recently used idle one (no request or
+    /// stream open); only when every session is busy is it refused (503).
+    pub fn max_sessions(mut self, sessions: usize) -> Self {
+        self.max_sessions = sessions;
+        self
+    }
+
+    /// Answer requests with a JSON body instead of an SSE stream
+    /// (notifications sent while serving them then go to the GET stream).
+    pub fn json_response(mut self, enabled: bool) -> Self {
+        self.json_response = enabled;
+        self
+    }
+
+    /// The `retry` hint sent with each stream's priming event: how long a
+    /// client waits before reconnecting after the server closes a stream.
+    pub fn retry(mut self, retry: Duration) -> Self {
+        self.retry = Some(retry);
+        self
+    }
+
+    /// Where SSE events are kept for resumption.
+    pub fn event_store(mut self, store: Arc<dyn EventStore>) -> Self {
+        self.event_store = store;
+        self
+    }
+
+    /// How long a session may stay idle (no request, no open stream)
+    /// before it is closed and its memory released (default 30 min).
+    pub fn idle_timeout(mut self, timeout: Duration) -> Self {
+        self.idle_timeout = timeout;
+        self
+    }
+
+    /// How long the events of an answered POST stream stay resumable with
+    /// `Last-Event-ID` before they are released (default 60 s).
+    pub fn resumption_window(mut self, window: Duration) -> Self {
+        self.resumption_window = window;
+        self
+    }
+
+    /// The most events (default 1024) and event bytes (default 1 MiB) kept
+    /// for resumption per session: past either, the oldest answered
+    /// streams are released before their resumption window ends.
+    pub fn max_session_events(mut self, events: usize, bytes: usize) -> Self {
+        self.max_session_events = events;
+        self.max_session_event_bytes = bytes;
+        self
+    }
+
+    /// How long a client may take to send a request body once its head has
+    /// arrived (default 30 s); slower ones get 408.
+    pub fn body_read_timeout(mut self, timeout: Duration) -> Self {
+        self.body_read_timeout = timeout;
+        self
+    }
+
+    /// How often an idle SSE stream gets a comment so that proxies keep it
+    /// and a vanished client is noticed (default 15 s); `None` sends none.
+    pub fn keep_alive(mut self, interval: Option<Duration>) -> Self {
+        self.keep_alive = interval;
+        self
+    }
+
+    /// Messages queued from HTTP requests to a session's dispatcher
+    /// (default 64); a POST waits while the queue is full.
+    pub fn inbound_queue(mut self, messages: usize) -> Self {
+        self.inbound_queue = messages.max(1);
+        self
+    }
+
+    /// Events queued per SSE connection (default 256). A client that falls
+    /// further behind is disconnected and resumes from the event store.
+    pub fn sse_queue(mut self, events: usize) -> Self {
+        self.sse_queue = events.max(1);
+        self
+    }
+}

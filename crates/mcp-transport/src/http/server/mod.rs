@@ -1,0 +1,551 @@
+//! Streamable HTTP, server side: a `tower::Service` that turns HTTP requests
+//! into sessions of JSON-RPC messages for a dispatcher.
+//!
+//! One job per module: `config` the settings, `serve` the ready hyper
+//! server, `body` the response bodies and canned answers, `checks`
+//! what a request must pass (Host/Origin, media types, version, the
+//! stateless ladder), `session` the handshake-era sessions, `stateless` the
+//! stateless exchange, `transport` the `Transport` a dispatcher gets. This
+//! file is the service: it routes each request to a session or an exchange.
+
+// The `Err` of the request checks is the HTTP response to send; it is built
+// and moved once per rejected request, so boxing it would buy nothing.
+#![allow(clippy::result_large_err)]
+
+mod body;
+mod checks;
+mod config;
+mod serve;
+mod session;
+mod stateless;
+mod transport;
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use http::{HeaderMap, Method, Request, Response, StatusCode};
+use http_body::Body;
+use mcp_core::Headers;
+use mcp_types::{ErrorCode, JsonRpcMessage, JsonRpcPayload};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+pub use body::HttpBody;
+pub use config::HttpServerConfig;
+pub use serve::{ServeConfig, serve};
+pub use transport::{SessionReceiver, SessionSender, SessionTransport};
+
+use body::{jsonrpc_error, jsonrpc_error_with_id, method_not_allowed, plain_status, read_body};
+use checks::{Era, header_str};
+use session::Session;
+use stateless::Exchanges;
+
+use super::SESSION_ID_HEADER;
+const LAST_EVENT_ID_HEADER: &str = "last-event-id";
+
+type BoxFuture = Pin<Box<dyn Future<Output = ()> + Send>>;
+type SessionFactory = Arc<dyn Fn(SessionTransport) -> BoxFuture + Send + Sync>;
+
+/// Streamable HTTP as a `tower::Service`: the handshake era (2025-03-26 to
+/// 2025-11-25, sessions) and the stateless era (2026-07-28, one exchange
+/// per POST) on one endpoint. Mount it at the MCP endpoint of a hyper or
+/// axum app, or run it with [`serve`].
+///
+/// Each `initialize` POST opens a session with a random `Mcp-Session-Id`,
+/// and each stateless POST an exchange; either hands a [`SessionTransport`]
+/// to the factory, whose future (the dispatcher serving it, as `mcp-server`
+/// starts for a `Server`) the service runs and owns until the session or
+/// exchange ends. Idle sessions expire after
+/// [`HttpServerConfig::idle_timeout`]; at [`HttpServerConfig::max_sessions`]
+/// the least recently used idle session makes room for a new one.
+///
+/// Mounted in your own hyper or axum server, set `TCP_NODELAY` on accepted
+/// sockets (axum: `serve(listener.tap_io(|tcp| tcp.set_nodelay(true)))`,
+/// hyper: `TcpStream::set_nodelay(true)` before `serve_connection`):
+/// otherwise each SSE answer waits for the client's delayed ACK, about
+/// 40 ms per call. Set a header read timeout there too. At shutdown, call
+/// [`ShutdownHandle::drain`] (from [`shutdown_handle`](Self::shutdown_handle))
+/// when you stop accepting, so that open GET streams end and graceful
+/// shutdown can complete, and [`ShutdownHandle::close`] when your server
+/// has stopped, to cancel and await what still runs.
+#[derive(Clone)]
+pub struct StreamableHttpService {
+    inner: Arc<ServiceInner>,
+}
+
+struct ServiceInner {
+    config: HttpServerConfig,
+    factory: SessionFactory,
+    sessions: Mutex<HashMap<Arc<str>, Arc<Session>>>,
+    exchanges: Arc<Exchanges>,
+    /// The dispatchers of sessions and exchanges, and the session sweeper.
+    tasks: TaskTracker,
+    /// Cancelled when the service drains: no new sessions, no GET streams.
+    draining: CancellationToken,
+    sweeper: AtomicBool,
+}
+
+/// What a [`StreamableHttpService`] holds, for metrics and tests.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ServiceStats {
+    /// Open sessions.
+    pub sessions: usize,
+    /// SSE streams kept by those sessions (open, or answered and still
+    /// resumable).
+    pub streams: usize,
+    /// Events kept for resumption by those sessions.
+    pub stored_events: usize,
+    /// Bytes of those events.
+    pub stored_event_bytes: usize,
+    /// Stateless exchanges running.
+    pub exchanges: usize,
+    /// Dispatcher tasks (and the sweeper) the service runs.
+    pub tasks: usize,
+}
+
+/// Shuts a [`StreamableHttpService`] down: [`drain`](Self::drain) when the
+/// server stops accepting, [`close`](Self::close) when the grace is over.
+#[derive(Clone)]
+pub struct ShutdownHandle {
+    inner: Arc<ServiceInner>,
+}
+
+impl std::fmt::Debug for ShutdownHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ShutdownHandle")
+            .field("draining", &self.inner.draining.is_cancelled())
+            .finish()
+    }
+}
+
+impl ShutdownHandle {
+    /// Begins shutdown: every GET stream ends, new sessions and GET streams
+    /// are refused (503), requests in flight go on to their answer.
+    pub fn drain(&self) {
+        self.inner.drain();
+    }
+
+    /// A token cancelled when the service begins to drain (to chain other
+    /// work to it, or to drain by cancelling it).
+    pub fn token(&self) -> CancellationToken {
+        self.inner.draining.clone()
+    }
+
+    /// Ends every session and exchange (their running handlers are
+    /// cancelled) and waits until their dispatchers have stopped.
+    pub async fn close(&self) {
+        self.inner.drain();
+        let sessions: Vec<_> = self.inner.lock_sessions().drain().map(|(_, s)| s).collect();
+        for session in sessions {
+            tracing::debug!(session = %session.tag(), "session closed: the server shuts down");
+            session.close();
+        }
+        self.inner.exchanges.close_all();
+        self.inner.tasks.close();
+        self.inner.tasks.wait().await;
+    }
+}
+
+impl StreamableHttpService {
+    /// A service that starts each new session or exchange with `factory`;
+    /// the future it returns serves the transport and ends with it.
+    pub fn new<F, Fut>(config: HttpServerConfig, factory: F) -> Self
+    where
+        F: Fn(SessionTransport) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        Self {
+            inner: Arc::new(ServiceInner {
+                config,
+                factory: Arc::new(move |transport| Box::pin(factory(transport))),
+                sessions: Mutex::new(HashMap::new()),
+                exchanges: Arc::default(),
+                tasks: TaskTracker::new(),
+                draining: CancellationToken::new(),
+                sweeper: AtomicBool::new(false),
+            }),
+        }
+    }
+
+    /// The number of open sessions.
+    pub fn session_count(&self) -> usize {
+        self.inner.lock_sessions().len()
+    }
+
+    /// What the service holds now.
+    pub fn stats(&self) -> ServiceStats {
+        let sessions: Vec<_> = self.inner.lock_sessions().values().cloned().collect();
+        let mut stats = ServiceStats {
+            sessions: sessions.len(),
+            exchanges: self.inner.exchanges.len(),
+            tasks: self.inner.tasks.len(),
+            ..ServiceStats::default()
+        };
+        for session in sessions {
+            session.add_stats(&mut stats);
+        }
+        stats
+    }
+
+    /// The handle that shuts this service down.
+    pub fn shutdown_handle(&self) -> ShutdownHandle {
+        ShutdownHandle {
+            inner: self.inner.clone(),
+        }
+    }
+
+    /// Answers one HTTP request.
+    pub async fn handle<B>(&self, request: Request<B>) -> Response<HttpBody>
+    where
+        B: Body + Send + 'static,
+        B::Data: Send,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        self.inner.clone().handle(request).await
+    }
+}
+
+impl<B> tower_service::Service<Request<B>> for StreamableHttpService
+where
+    B: Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    type Response = Response<HttpBody>;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Response<HttpBody>, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request<B>) -> Self::Future {
+        let inner = self.inner.clone();
+        Box::pin(async move { Ok(inner.handle(request).await) })
+    }
+}
+
+impl ServiceInner {
+    fn lock_sessions(&self) -> MutexGuard<'_, HashMap<Arc<str>, Arc<Session>>> {
+        self.sessions.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Starts a dispatcher on a session or an exchange; the service owns it
+    /// until the transport ends.
+    fn start(&self, transport: SessionTransport) {
+        self.tasks.spawn((self.factory)(transport));
+    }
+
+    fn drain(&self) {
+        if self.draining.is_cancelled() {
+            return;
+        }
+        self.draining.cancel();
+        let sessions: Vec<_> = self.lock_sessions().values().cloned().collect();
+        tracing::debug!(sessions = sessions.len(), "draining: ending GET streams");
+        for session in sessions {
+            session.end_standalone();
+        }
+    }
+
+    /// Closes the sessions idle past the idle timeout and releases answered
+    /// streams past their resumption window.
+    fn sweep(&self, now: Instant) {
+        let mut expired = Vec::new();
+        let sessions: Vec<_> = {
+            let mut sessions = self.lock_sessions();
+            sessions.retain(|_, s| {
+                let idle = s.idle_since().is_some_and(|at| {
+                    now.saturating_duration_since(at) >= self.config.idle_timeout
+                });
+                if idle || s.is_closed() {
+                    expired.push(s.clone());
+                }
+                !idle && !s.is_closed()
+            });
+            sessions.values().cloned().collect()
+        };
+        for session in expired {
+            if !session.is_closed() {
+                tracing::debug!(session = %session.tag(), "session expired: idle past the timeout");
+                session.close();
+            }
+        }
+        for session in sessions {
+            session.release_answered(now);
+        }
+    }
+
+    /// Starts the task that sweeps sessions while the service runs (once,
+    /// from inside the runtime).
+    fn start_sweeper(self: &Arc<Self>) {
+        if self.sweeper.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let period = self
+            .config
+            .idle_timeout
+            .min(self.config.resumption_window)
+            .checked_div(2)
+            .unwrap_or_default()
+            .clamp(Duration::from_millis(10), Duration::from_secs(30));
+        let service: Weak<Self> = Arc::downgrade(self);
+        let draining = self.draining.clone();
+        self.tasks.spawn(async move {
+            let mut tick = tokio::time::interval(period);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tokio::select! {
+                    _ = tick.tick() => {}
+                    () = draining.cancelled() => return,
+                }
+                let Some(service) = service.upgrade() else {
+                    return;
+                };
+                service.sweep(Instant::now());
+            }
+        });
+    }
+
+    async fn handle<B>(self: Arc<Self>, request: Request<B>) -> Response<HttpBody>
+    where
+        B: Body + Send + 'static,
+        B::Data: Send,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        if let Err(response) = checks::check_origin(&self.config, request.headers()) {
+            return response;
+        }
+        match *request.method() {
+            Method::POST => self.post(request).await,
+            // The stateless era has no GET stream and no sessions to delete.
+            Method::GET | Method::DELETE if checks::era(request.headers()) == Era::Stateless => {
+                method_not_allowed("POST")
+            }
+            Method::GET => self.get(request.headers()),
+            Method::DELETE => self.delete(request.headers()),
+            _ => method_not_allowed("GET, POST, DELETE"),
+        }
+    }
+
+    async fn post<B>(self: Arc<Self>, request: Request<B>) -> Response<HttpBody>
+    where
+        B: Body + Send + 'static,
+        B::Data: Send,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        let (parts, body) = request.into_parts();
+        let principal = principal_of(&parts.extensions);
+        let headers = parts.headers;
+        if let Err(response) = checks::check_post_media(&headers) {
+            return response;
+        }
+        let era = checks::era(&headers);
+        let in_session = header_str(&headers, SESSION_ID_HEADER).is_some();
+        if era == Era::Unknown && in_session {
+            // A session speaks a handshake version; an unknown one is not
+            // a stateless request.
+            if let Err(response) = checks::check_protocol_version(&headers) {
+                return response;
+            }
+        }
+        let bytes = match read_body(body, self.config.max_body, self.config.body_read_timeout).await
+        {
+            Ok(bytes) => bytes,
+            Err(response) => return response,
+        };
+        let (messages, batch) = match JsonRpcPayload::from_slice(&bytes) {
+            Ok(JsonRpcPayload::Single(message)) => (vec![message], false),
+            Ok(JsonRpcPayload::Batch(messages)) => (messages, true),
+            Err(e) => {
+                let error = e.to_error_object();
+                return jsonrpc_error_with_id(StatusCode::BAD_REQUEST, None, error);
+            }
+        };
+        if messages.is_empty() {
+            return jsonrpc_error(
+                StatusCode::BAD_REQUEST,
+                ErrorCode::INVALID_REQUEST,
+                "an empty batch is not a valid request",
+            );
+        }
+        if era != Era::Handshake {
+            return stateless::exchange(
+                &self,
+                messages,
+                &headers,
+                principal,
+                self.config.keep_alive,
+            )
+            .await;
+        }
+        let initialize = messages
+            .iter()
+            .any(|m| matches!(m, JsonRpcMessage::Request(r) if r.method == "initialize"));
+        let session = if initialize && !in_session {
+            if batch {
+                return jsonrpc_error(
+                    StatusCode::BAD_REQUEST,
+                    ErrorCode::INVALID_REQUEST,
+                    "initialize must be sent alone, not in a batch",
+                );
+            }
+            match self.open_session() {
+                Ok(session) => session,
+                Err(response) => return response,
+            }
+        } else {
+            match self.session_for(&headers) {
+                Ok(session) => session,
+                Err(response) => return response,
+            }
+        };
+        session
+            .accept_post(messages, batch, &headers, initialize)
+            .await
+    }
+
+    fn session_for(&self, headers: &HeaderMap) -> Result<Arc<Session>, Response<HttpBody>> {
+        let Some(id) = header_str(headers, SESSION_ID_HEADER) else {
+            return Err(jsonrpc_error(
+                StatusCode::BAD_REQUEST,
+                ErrorCode::INVALID_REQUEST,
+                "Bad Request: the Mcp-Session-Id header is required; initialize a session first",
+            ));
+        };
+        let mut sessions = self.lock_sessions();
+        match sessions.get(id) {
+            Some(session) if !session.is_closed() => {
+                session.touch();
+                Ok(session.clone())
+            }
+            Some(_) => {
+                sessions.remove(id);
+                Err(body::session_not_found())
+            }
+            None => Err(body::session_not_found()),
+        }
+    }
+
+    fn open_session(self: &Arc<Self>) -> Result<Arc<Session>, Response<HttpBody>> {
+        if self.draining.is_cancelled() {
+            return Err(shutting_down());
+        }
+        self.start_sweeper();
+        self.sweep(Instant::now());
+        let mut sessions = self.lock_sessions();
+        if sessions.len() >= self.config.max_sessions {
+            let idle = sessions
+                .values()
+                .filter_map(|s| s.idle_since().map(|at| (at, s.clone())))
+                .min_by_key(|(at, _)| *at);
+            let Some((_, evicted)) = idle else {
+                tracing::warn!(
+                    max_sessions = self.config.max_sessions,
+                    "refused a new session: every session is busy; raise \
+                     HttpServerConfig::max_sessions to serve more clients at once"
+                );
+                return Err(jsonrpc_error(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    ErrorCode::INTERNAL_ERROR,
+                    "Service Unavailable: every session of this server is busy with a request \
+                     or stream; try again later",
+                ));
+            };
+            tracing::warn!(
+                max_sessions = self.config.max_sessions,
+                "session cap reached: evicting the least recently used idle session; raise \
+                 HttpServerConfig::max_sessions (or lower idle_timeout) if clients lose sessions"
+            );
+            tracing::debug!(session = %evicted.tag(), "session evicted");
+            sessions.remove(&evicted.id);
+            evicted.close();
+        }
+        let id: Arc<str> = session::new_session_id().into();
+        let (inbound_tx, inbound_rx) = mpsc::channel(self.config.inbound_queue.max(1));
+        let session = Arc::new(Session::new(id.clone(), inbound_tx, &self.config));
+        sessions.insert(id, session.clone());
+        drop(sessions);
+        tracing::debug!(session = %session.tag(), "session opened");
+        self.start(SessionTransport::session(session.clone(), inbound_rx));
+        Ok(session)
+    }
+
+    fn get(&self, headers: &HeaderMap) -> Response<HttpBody> {
+        if !checks::accepts(headers, "text/event-stream") {
+            return jsonrpc_error(
+                StatusCode::NOT_ACCEPTABLE,
+                ErrorCode::INVALID_REQUEST,
+                "Not Acceptable: the Accept header must list text/event-stream",
+            );
+        }
+        let session = match self.session_for(headers) {
+            Ok(session) => session,
+            Err(response) => return response,
+        };
+        if let Err(response) = checks::check_protocol_version(headers) {
+            return response;
+        }
+        match header_str(headers, LAST_EVENT_ID_HEADER) {
+            Some(last) => session.resume(last),
+            None if self.draining.is_cancelled() => shutting_down(),
+            None => session.open_standalone(headers),
+        }
+    }
+
+    fn delete(&self, headers: &HeaderMap) -> Response<HttpBody> {
+        let session = match self.session_for(headers) {
+            Ok(session) => session,
+            Err(response) => return response,
+        };
+        self.lock_sessions().remove(&session.id);
+        session.close();
+        tracing::debug!(session = %session.tag(), "session closed by the client");
+        plain_status(StatusCode::OK)
+    }
+}
+
+fn shutting_down() -> Response<HttpBody> {
+    jsonrpc_error(
+        StatusCode::SERVICE_UNAVAILABLE,
+        ErrorCode::INTERNAL_ERROR,
+        "Service Unavailable: the server is shutting down",
+    )
+}
+
+/// The request's headers as the dispatcher sees them (visible ASCII values).
+fn to_headers(map: &HeaderMap) -> Headers {
+    let mut headers = Headers::new();
+    for (name, value) in map {
+        if let Ok(value) = value.to_str() {
+            headers.append(name.as_str(), value);
+        }
+    }
+    headers
+}
+
+/// The principal `BearerGuard` verified for this request: the token's
+/// issuer, subject and client, unambiguously joined; `None` without a guard
+/// or without a subject or client in the token.
+#[cfg(feature = "auth-server")]
+fn principal_of(extensions: &http::Extensions) -> Option<Arc<str>> {
+    let claims = extensions.get::<crate::http::TokenClaims>()?;
+    if claims.subject.is_none() && claims.client_id.is_none() {
+        return None;
+    }
+    let who = serde_json::json!([claims.issuer, claims.subject, claims.client_id]);
+    Some(who.to_string().into())
+}
+
+#[cfg(not(feature = "auth-server"))]
+fn principal_of(_: &http::Extensions) -> Option<Arc<str>> {
+    None
+}

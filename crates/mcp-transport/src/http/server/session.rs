@@ -1,0 +1,686 @@
+//! One handshake-era session (2025-03-26 to 2025-11-25): its POST streams,
+//! its GET stream, resumption from the event store, and where each
+//! outbound message of its dispatcher goes.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http::{HeaderMap, Response, StatusCode};
+use mcp_core::{Headers, Inbound, Outbound, StreamControl, TransportContext, TransportError};
+use mcp_types::{ErrorCode, ErrorObject, JsonRpcMessage, RequestId, Revision};
+use tokio::sync::{mpsc, oneshot};
+
+use super::body::{
+    HttpBody, json_response, jsonrpc_error, jsonrpc_error_with_id, plain_status, session_not_found,
+    set_session_header, sse_response,
+};
+use super::checks::header_str;
+use super::{ServiceStats, to_headers};
+use crate::http::PROTOCOL_VERSION_HEADER;
+use crate::http::event_store::EventStore;
+use crate::http::sse::encode_event;
+
+/// One session: the routing state between its HTTP requests and its
+/// dispatcher.
+pub(super) struct Session {
+    pub(super) id: Arc<str>,
+    inbound: Mutex<Option<mpsc::Sender<Inbound>>>,
+    router: Mutex<Router>,
+    store: Arc<dyn EventStore>,
+    retry: Option<Duration>,
+    json_response: bool,
+    keep_alive: Option<Duration>,
+    sse_queue: usize,
+    resumption_window: Duration,
+    max_events: usize,
+    max_event_bytes: usize,
+}
+
+/// Where outbound messages of one session go.
+struct Router {
+    streams: HashMap<u64, Stream>,
+    by_key: HashMap<String, u64>,
+    by_request: HashMap<String, u64>,
+    standalone: Option<u64>,
+    next: u64,
+    closed: bool,
+    /// The last time a request arrived or a stream was answered.
+    last_active: Instant,
+    /// The `initialize` request, until its answer names the version.
+    initialize: Option<String>,
+    /// The negotiated protocol version, once `initialize` is answered.
+    version: Option<Revision>,
+    /// Events and bytes of all streams still in the event store.
+    events: usize,
+    event_bytes: usize,
+    /// Of those, the events and bytes of answered streams: what the budget
+    /// bounds (an open stream is bounded by the store's own per-stream cap).
+    answered_events: usize,
+    answered_event_bytes: usize,
+}
+
+enum Live {
+    None,
+    Sse(mpsc::Sender<Bytes>),
+    Json {
+        reply: Option<oneshot::Sender<Vec<Bytes>>>,
+        collected: Vec<Bytes>,
+    },
+}
+
+struct Stream {
+    key: String,
+    open_requests: usize,
+    live: Live,
+    standalone: bool,
+    /// When the last request of this POST stream was answered.
+    answered: Option<Instant>,
+    events: usize,
+    event_bytes: usize,
+}
+
+enum PostBody {
+    Sse(mpsc::Receiver<Bytes>),
+    Json(oneshot::Receiver<Vec<Bytes>>),
+}
+
+fn request_key(id: &RequestId) -> String {
+    id.to_string()
+}
+
+/// A new random session id: 24 bytes from the OS, URL-safe base64.
+pub(super) fn new_session_id() -> String {
+    use base64::Engine as _;
+    let mut bytes = [0u8; 24];
+    if getrandom::fill(&mut bytes).is_err() {
+        // The OS random source failing is not recoverable here; a
+        // predictable id would be worse than refusing to make one.
+        panic!("the operating system's random number generator is unavailable");
+    }
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+}
+
+impl Session {
+    /// A session whose dispatcher reads from the other end of `inbound`.
+    pub(super) fn new(
+        id: Arc<str>,
+        inbound: mpsc::Sender<Inbound>,
+        config: &super::HttpServerConfig,
+    ) -> Self {
+        Self {
+            id,
+            inbound: Mutex::new(Some(inbound)),
+            router: Mutex::new(Router {
+                streams: HashMap::new(),
+                by_key: HashMap::new(),
+                by_request: HashMap::new(),
+                standalone: None,
+                next: 0,
+                closed: false,
+                last_active: Instant::now(),
+                initialize: None,
+                version: None,
+                events: 0,
+                event_bytes: 0,
+                answered_events: 0,
+                answered_event_bytes: 0,
+            }),
+            store: config.event_store.clone(),
+            retry: config.retry,
+            json_response: config.json_response,
+            keep_alive: config.keep_alive,
+            sse_queue: config.sse_queue,
+            resumption_window: config.resumption_window,
+            max_events: config.max_session_events,
+            max_event_bytes: config.max_session_event_bytes,
+        }
+    }
+
+    /// The session in logs: the first characters of its id, which is a
+    /// credential and never logged whole.
+    pub(super) fn tag(&self) -> &str {
+        self.id.get(..8).unwrap_or("")
+    }
+
+    /// Notes a request of the client's: the session is in use.
+    pub(super) fn touch(&self) {
+        self.lock().last_active = Instant::now();
+    }
+
+    /// When the session went idle (no request running, no stream open);
+    /// `None` while it is busy.
+    pub(super) fn idle_since(&self) -> Option<Instant> {
+        let router = self.lock();
+        let busy = router
+            .streams
+            .values()
+            .any(|s| s.open_requests > 0 || matches!(&s.live, Live::Sse(tx) if !tx.is_closed()));
+        (!busy).then_some(router.last_active)
+    }
+
+    /// Releases the answered streams whose resumption window has passed.
+    pub(super) fn release_answered(&self, now: Instant) {
+        let mut router = self.lock();
+        let expired: Vec<u64> = router
+            .streams
+            .iter()
+            .filter(|(_, s)| {
+                s.answered
+                    .is_some_and(|at| now.saturating_duration_since(at) >= self.resumption_window)
+            })
+            .map(|(id, _)| *id)
+            .collect();
+        for id in expired {
+            self.release(&mut router, id);
+        }
+    }
+
+    /// Drops a stream and its stored events.
+    fn release(&self, router: &mut Router, id: u64) {
+        if let Some(stream) = router.streams.remove(&id) {
+            router.by_key.remove(&stream.key);
+            router.events -= stream.events;
+            router.event_bytes -= stream.event_bytes;
+            if stream.answered.is_some() {
+                router.answered_events -= stream.events;
+                router.answered_event_bytes -= stream.event_bytes;
+            }
+            self.store.forget(&stream.key);
+        }
+    }
+
+    /// Keeps the session's stored events within its budget by releasing
+    /// its oldest answered streams early.
+    fn enforce_budget(&self, router: &mut Router) {
+        while router.answered_events > self.max_events
+            || router.answered_event_bytes > self.max_event_bytes
+        {
+            let oldest = router
+                .streams
+                .iter()
+                .filter(|(_, s)| s.answered.is_some())
+                .map(|(id, _)| *id)
+                .min();
+            let Some(oldest) = oldest else { break };
+            tracing::debug!(
+                session = %self.tag(),
+                events = router.answered_events,
+                bytes = router.answered_event_bytes,
+                "event budget of the session reached; releasing its oldest answered stream \
+                 before its resumption window (raise HttpServerConfig::max_session_events to \
+                 keep more)"
+            );
+            self.release(router, oldest);
+        }
+    }
+
+    /// Ends the GET stream (the server is shutting down).
+    pub(super) fn end_standalone(&self) {
+        let mut router = self.lock();
+        if let Some(id) = router.standalone.take() {
+            self.release(&mut router, id);
+        }
+    }
+
+    /// Adds this session's numbers to `stats`.
+    pub(super) fn add_stats(&self, stats: &mut ServiceStats) {
+        let router = self.lock();
+        stats.streams += router.streams.len();
+        stats.stored_events += router.events;
+        stats.stored_event_bytes += router.event_bytes;
+    }
+
+    /// Whether a JSON array (batch) may be posted: only at 2025-03-26.
+    fn check_batch(&self, headers: &HeaderMap) -> Result<(), Response<HttpBody>> {
+        let version = self.lock().version.or_else(|| {
+            header_str(headers, PROTOCOL_VERSION_HEADER).and_then(Revision::from_version)
+        });
+        match version {
+            Some(Revision::V2025_03_26) => Ok(()),
+            version => Err(jsonrpc_error(
+                StatusCode::BAD_REQUEST,
+                ErrorCode::INVALID_REQUEST,
+                format!(
+                    "Bad Request: a JSON array (batch) is only allowed at protocol version \
+                     2025-03-26, and this session speaks {}: send one message per POST",
+                    version.map_or("a later version", |v| v.as_str())
+                ),
+            )),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Router> {
+        self.router.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(super) fn is_closed(&self) -> bool {
+        self.lock().closed
+    }
+
+    /// Ends the session: its streams end, its events are forgotten, and its
+    /// dispatcher sees the end of its inbound messages.
+    pub(super) fn close(&self) {
+        let mut router = self.lock();
+        router.closed = true;
+        for stream in router.streams.values_mut() {
+            stream.live = Live::None;
+            self.store.forget(&stream.key);
+        }
+        router.streams.clear();
+        drop(router);
+        self.inbound
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+    }
+
+    /// Counts an event stored for `stream`.
+    fn stored(router: &mut Router, stream: u64, bytes: usize) {
+        if let Some(s) = router.streams.get_mut(&stream) {
+            s.events += 1;
+            s.event_bytes += bytes;
+            router.events += 1;
+            router.event_bytes += bytes;
+            if s.answered.is_some() {
+                router.answered_events += 1;
+                router.answered_event_bytes += bytes;
+            }
+        }
+    }
+
+    fn new_stream(&self, router: &mut Router, live: Live, standalone: bool) -> u64 {
+        let n = router.next;
+        router.next += 1;
+        let key = format!("{}.{n}", self.id);
+        router.by_key.insert(key.clone(), n);
+        router.streams.insert(
+            n,
+            Stream {
+                key,
+                open_requests: 0,
+                live,
+                standalone,
+                answered: None,
+                events: 0,
+                event_bytes: 0,
+            },
+        );
+        n
+    }
+
+    /// Sends a priming event (an id and empty data) so the client can resume
+    /// the stream even before the first message.
+    fn prime(&self, router: &mut Router, stream: u64) {
+        let Some(s) = router.streams.get_mut(&stream) else {
+            return;
+        };
+        let id = self.store.append(&s.key, Bytes::new());
+        if let Live::Sse(tx) = &s.live {
+            let _ = tx.try_send(encode_event(Some(&id), self.retry, b""));
+        }
+        Self::stored(router, stream, 0);
+    }
+
+    /// Takes the messages of one POST: notifications and responses are
+    /// accepted with 202; requests are answered on a new SSE stream (or
+    /// with JSON).
+    pub(super) async fn accept_post(
+        self: Arc<Self>,
+        messages: Vec<JsonRpcMessage>,
+        batch: bool,
+        headers: &HeaderMap,
+        initialize: bool,
+    ) -> Response<HttpBody> {
+        if batch {
+            if let Err(response) = self.check_batch(headers) {
+                return response;
+            }
+        }
+        let requests: Vec<RequestId> = messages
+            .iter()
+            .filter_map(|m| match m {
+                JsonRpcMessage::Request(r) => Some(r.id.clone()),
+                _ => None,
+            })
+            .collect();
+        let context_headers = to_headers(headers);
+        let Some(inbound) = self
+            .inbound
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+        else {
+            return session_not_found();
+        };
+        if requests.is_empty() {
+            // Notifications and responses only: accepted, nothing to stream.
+            for message in messages {
+                let context = self.context(&context_headers, None);
+                if inbound
+                    .send(Inbound::Message(message, context))
+                    .await
+                    .is_err()
+                {
+                    return session_not_found();
+                }
+            }
+            return plain_status(StatusCode::ACCEPTED);
+        }
+
+        let use_json = initialize || self.json_response;
+        let (stream, body) = {
+            let mut router = self.lock();
+            if let Some(duplicate) = requests
+                .iter()
+                .find(|id| router.by_request.contains_key(&request_key(id)))
+            {
+                return jsonrpc_error_with_id(
+                    StatusCode::BAD_REQUEST,
+                    Some(duplicate.clone()),
+                    ErrorObject::invalid_request(format!(
+                        "request id {duplicate} is already in flight in this session"
+                    )),
+                );
+            }
+            let (live, body) = if use_json {
+                let (tx, rx) = oneshot::channel();
+                (
+                    Live::Json {
+                        reply: Some(tx),
+                        collected: Vec::new(),
+                    },
+                    PostBody::Json(rx),
+                )
+            } else {
+                let (tx, rx) = mpsc::channel(self.sse_queue);
+                (Live::Sse(tx), PostBody::Sse(rx))
+            };
+            let stream = self.new_stream(&mut router, live, false);
+            if let Some(s) = router.streams.get_mut(&stream) {
+                s.open_requests = requests.len();
+            }
+            for id in &requests {
+                router.by_request.insert(request_key(id), stream);
+            }
+            if initialize {
+                router.initialize = requests.first().map(request_key);
+            }
+            let primes = header_str(headers, PROTOCOL_VERSION_HEADER)
+                .is_some_and(|v| Revision::is_at_least(v, Revision::V2025_11_25));
+            if !use_json && primes {
+                self.prime(&mut router, stream);
+            }
+            (stream, body)
+        };
+        let control: Arc<dyn StreamControl> = Arc::new(StreamCloser {
+            session: Arc::downgrade(&self),
+            stream,
+        });
+        for message in messages {
+            let control = matches!(message, JsonRpcMessage::Request(_)).then(|| control.clone());
+            let context = self.context(&context_headers, control);
+            if inbound
+                .send(Inbound::Message(message, context))
+                .await
+                .is_err()
+            {
+                return session_not_found();
+            }
+        }
+        let session_id = initialize.then_some(&*self.id);
+        match body {
+            PostBody::Sse(rx) => sse_response(rx, session_id, self.keep_alive),
+            PostBody::Json(rx) => match rx.await {
+                Ok(mut bodies) => {
+                    let body = if bodies.len() == 1 {
+                        bodies.remove(0)
+                    } else {
+                        let mut joined = Vec::from(&b"["[..]);
+                        for (i, b) in bodies.iter().enumerate() {
+                            if i > 0 {
+                                joined.push(b',');
+                            }
+                            joined.extend_from_slice(b);
+                        }
+                        joined.push(b']');
+                        Bytes::from(joined)
+                    };
+                    let mut response = json_response(StatusCode::OK, body);
+                    set_session_header(response.headers_mut(), session_id);
+                    response
+                }
+                Err(_) => jsonrpc_error(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    ErrorCode::INTERNAL_ERROR,
+                    "the session ended before answering",
+                ),
+            },
+        }
+    }
+
+    fn context(
+        &self,
+        headers: &Headers,
+        stream: Option<Arc<dyn StreamControl>>,
+    ) -> TransportContext {
+        let mut context = TransportContext::with_headers(headers.clone());
+        context.session_id = Some(self.id.clone());
+        context.stream = stream;
+        context
+    }
+
+    /// Opens the session's GET stream (one at a time).
+    pub(super) fn open_standalone(&self, headers: &HeaderMap) -> Response<HttpBody> {
+        let mut router = self.lock();
+        if let Some(existing) = router.standalone {
+            let live = router
+                .streams
+                .get(&existing)
+                .is_some_and(|s| matches!(&s.live, Live::Sse(tx) if !tx.is_closed()));
+            if live {
+                return jsonrpc_error(
+                    StatusCode::CONFLICT,
+                    ErrorCode::INVALID_REQUEST,
+                    "Conflict: this session already has a GET stream open",
+                );
+            }
+        }
+        let (tx, rx) = mpsc::channel(self.sse_queue);
+        let stream = self.new_stream(&mut router, Live::Sse(tx), true);
+        router.standalone = Some(stream);
+        if header_str(headers, PROTOCOL_VERSION_HEADER)
+            .is_some_and(|v| Revision::is_at_least(v, Revision::V2025_11_25))
+        {
+            self.prime(&mut router, stream);
+        }
+        drop(router);
+        sse_response(rx, None, self.keep_alive)
+    }
+
+    /// Replays a stream after `last_event_id`, then goes on live if the
+    /// stream is still open.
+    pub(super) fn resume(&self, last_event_id: &str) -> Response<HttpBody> {
+        let mut router = self.lock();
+        let Some((key, events)) = self.store.replay_after(last_event_id) else {
+            return jsonrpc_error(
+                StatusCode::NOT_FOUND,
+                ErrorCode::INVALID_REQUEST,
+                format!("Not Found: event `{last_event_id}` cannot be resumed"),
+            );
+        };
+        let Some(&stream_id) = router.by_key.get(&key) else {
+            return jsonrpc_error(
+                StatusCode::NOT_FOUND,
+                ErrorCode::INVALID_REQUEST,
+                "Not Found: that stream belongs to no open session",
+            );
+        };
+        let (tx, rx) = mpsc::channel(self.sse_queue.max(events.len() + 1));
+        for (id, data) in events.iter().filter(|(_, d)| !d.is_empty()) {
+            let _ = tx.try_send(encode_event(Some(id), None, data));
+        }
+        if let Some(stream) = router.streams.get_mut(&stream_id) {
+            let finished = !stream.standalone && stream.open_requests == 0;
+            // A finished stream replays and ends; an open one goes on live.
+            stream.live = if finished { Live::None } else { Live::Sse(tx) };
+        }
+        drop(router);
+        sse_response(rx, None, self.keep_alive)
+    }
+
+    /// Routes one outbound message.
+    pub(super) fn route(&self, outbound: Outbound) -> Result<(), TransportError> {
+        let json = serde_json::to_vec(&outbound.message)?;
+        let json = Bytes::from(json);
+        let mut router = self.lock();
+        if router.closed {
+            return Err(TransportError::Closed);
+        }
+        let response_id = match &outbound.message {
+            JsonRpcMessage::Response(r) => Some(&r.id),
+            JsonRpcMessage::Error(e) => e.id.as_ref(),
+            _ => None,
+        };
+        if let Some(id) = response_id {
+            let key = request_key(id);
+            let Some(stream) = router.by_request.remove(&key) else {
+                tracing::debug!(%id, "no open request for this response; dropped");
+                return Ok(());
+            };
+            if router.initialize.as_ref() == Some(&key) {
+                router.initialize = None;
+                router.version = negotiated_version(&outbound.message);
+            }
+            self.deliver(&mut router, stream, json, true);
+            return Ok(());
+        }
+        let target = outbound
+            .related_request
+            .as_ref()
+            .and_then(|id| router.by_request.get(&request_key(id)).copied())
+            .filter(|s| {
+                router
+                    .streams
+                    .get(s)
+                    .is_some_and(|s| !matches!(s.live, Live::Json { .. }))
+            })
+            .or(router.standalone);
+        match target {
+            Some(stream) => self.deliver(&mut router, stream, json, false),
+            None => {
+                tracing::debug!(
+                    method = outbound.message.method().unwrap_or(""),
+                    "no stream to carry this message (no GET stream open); dropped"
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// Puts one message on a stream (and in the event store).
+    fn deliver(&self, router: &mut Router, stream_id: u64, json: Bytes, is_response: bool) {
+        let Some(stream) = router.streams.get_mut(&stream_id) else {
+            return;
+        };
+        if let Live::Json { reply, collected } = &mut stream.live {
+            collected.push(json);
+            if is_response {
+                stream.open_requests = stream.open_requests.saturating_sub(1);
+            }
+            if stream.open_requests == 0 {
+                if let Some(reply) = reply.take() {
+                    let _ = reply.send(std::mem::take(collected));
+                }
+                // A JSON answer cannot be resumed: nothing to keep.
+                router.last_active = Instant::now();
+                self.release(router, stream_id);
+            }
+            return;
+        }
+        let id = self.store.append(&stream.key, json.clone());
+        if let Live::Sse(tx) = &stream.live {
+            match tx.try_send(encode_event(Some(&id), None, &json)) {
+                Ok(()) => {}
+                Err(mpsc::error::TrySendError::Full(_)) => {
+                    tracing::warn!(
+                        session = %self.tag(),
+                        queue = self.sse_queue,
+                        "an SSE client fell behind; its stream is closed and it may resume \
+                         (raise HttpServerConfig::sse_queue if clients are slow readers)"
+                    );
+                    stream.live = Live::None;
+                }
+                // Gone: it can resume from the store.
+                Err(mpsc::error::TrySendError::Closed(_)) => stream.live = Live::None,
+            }
+        }
+        if is_response {
+            stream.open_requests = stream.open_requests.saturating_sub(1);
+            if stream.open_requests == 0 && !stream.standalone {
+                // Every request of this POST is answered: end its stream
+                // (dropping the sender lets the body write the last event
+                // and the end together), and keep its events for the
+                // resumption window.
+                stream.live = Live::None;
+                stream.answered = Some(Instant::now());
+                router.answered_events += stream.events;
+                router.answered_event_bytes += stream.event_bytes;
+                router.last_active = Instant::now();
+            }
+        }
+        Self::stored(router, stream_id, json.len());
+        self.enforce_budget(router);
+    }
+}
+
+/// The `protocolVersion` of an `initialize` result.
+fn negotiated_version(message: &JsonRpcMessage) -> Option<Revision> {
+    let JsonRpcMessage::Response(response) = message else {
+        return None;
+    };
+    #[derive(serde::Deserialize)]
+    struct Negotiated {
+        #[serde(rename = "protocolVersion")]
+        protocol_version: String,
+    }
+    let negotiated: Negotiated = response.result.parse().ok()?;
+    Revision::from_version(&negotiated.protocol_version)
+}
+
+/// Lets a handler close the SSE stream of its request (the client resumes
+/// it with `Last-Event-ID`).
+#[derive(Debug)]
+struct StreamCloser {
+    session: Weak<Session>,
+    stream: u64,
+}
+
+impl StreamControl for StreamCloser {
+    fn close_stream(&self) {
+        let Some(session) = self.session.upgrade() else {
+            return;
+        };
+        let mut router = session.lock();
+        if let Some(stream) = router.streams.get_mut(&self.stream) {
+            if matches!(stream.live, Live::Sse(_)) {
+                stream.live = Live::None;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn session_ids_are_random_visible_ascii() {
+        let a = new_session_id();
+        let b = new_session_id();
+        assert_ne!(a, b);
+        assert!(a.len() >= 32);
+        assert!(a.bytes().all(|c| (0x21..=0x7e).contains(&c)));
+    }
+}

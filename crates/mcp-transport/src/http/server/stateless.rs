@@ -1,0 +1,341 @@
+//! One stateless (2026-07-28) exchange: a single request validated against
+//! its headers, served by a dispatcher connection that lives as long as the
+//! exchange, answered with JSON, or with SSE once the handler sends a
+//! notification first.
+//!
+//! A stateless `notifications/cancelled` is a POST of its own: it reaches
+//! the exchange running that request on this server when both come from
+//! the same principal (the one `BearerGuard` verified, else the same
+//! `Authorization` header, or both none), so one client cannot cancel
+//! another's request. Without authentication every client counts as the
+//! same principal: on such a server a client that guesses another's
+//! request id can cancel it.
+//!
+//! The exchange still hands the factory a [`SessionTransport`] per POST (a
+//! dispatcher `Connection` per exchange); calling the handler directly
+//! would need a factory that takes a handler instead of a transport.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{HeaderMap, Response, StatusCode};
+use mcp_core::{Inbound, Outbound, TransportContext, TransportError};
+use mcp_types::{
+    CancelledNotificationParams, ErrorCode, JsonRpcMessage, JsonRpcNotification, RawJson, RequestId,
+};
+use tokio::sync::{mpsc, oneshot};
+
+use super::body::{
+    HttpBody, json_response, jsonrpc_error, jsonrpc_error_with_id, plain_status, sse_response,
+};
+use super::checks::{stateless_status, status_for, validate_stateless};
+use super::transport::SessionTransport;
+use super::{ServiceInner, to_headers};
+use crate::http::sse::encode_event;
+
+/// The exchanges running on this service, by who sent them and their
+/// request id, for `notifications/cancelled`.
+#[derive(Default)]
+pub(super) struct Exchanges {
+    running: Mutex<HashMap<ExchangeKey, Weak<Exchange>>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct ExchangeKey {
+    /// Who sent it: the verified principal, else the `Authorization` header.
+    principal: Option<Vec<u8>>,
+    id: RequestId,
+}
+
+impl ExchangeKey {
+    fn new(headers: &HeaderMap, principal: Option<&str>, id: RequestId) -> Self {
+        let principal = match principal {
+            Some(verified) => Some(verified.as_bytes().to_vec()),
+            None => headers
+                .get(http::header::AUTHORIZATION)
+                .map(|v| v.as_bytes().to_vec()),
+        };
+        Self { principal, id }
+    }
+}
+
+impl Exchanges {
+    fn lock(&self) -> MutexGuard<'_, HashMap<ExchangeKey, Weak<Exchange>>> {
+        self.running.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The number of exchanges running.
+    pub(super) fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    /// Ends every running exchange (the service is closing).
+    pub(super) fn close_all(&self) {
+        let running: Vec<_> = self.lock().drain().collect();
+        for (_, exchange) in running {
+            if let Some(exchange) = exchange.upgrade() {
+                exchange.cancel(None);
+                exchange.close();
+            }
+        }
+    }
+}
+
+/// The dispatcher side of one exchange.
+pub(super) struct Exchange {
+    id: RequestId,
+    inbound: Mutex<Option<mpsc::Sender<Inbound>>>,
+    state: Mutex<State>,
+    sse_queue: usize,
+}
+
+enum State {
+    /// Before the first message: JSON if that is the response, SSE if a
+    /// notification comes first.
+    Waiting(oneshot::Sender<First>),
+    Sse(mpsc::Sender<Bytes>),
+    Done,
+}
+
+enum First {
+    Json(Bytes),
+    Sse(mpsc::Receiver<Bytes>),
+}
+
+impl Exchange {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Ends the exchange: the dispatcher sees the end of its inbound
+    /// messages, and an SSE answer ends.
+    pub(super) fn close(&self) {
+        *self.lock() = State::Done;
+        self.inbound
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+    }
+
+    /// Tells the dispatcher the client gave up on the request: the client's
+    /// own `notifications/cancelled`, or one made for it when it went away.
+    fn cancel(&self, notification: Option<JsonRpcNotification>) {
+        if matches!(*self.lock(), State::Done) {
+            return;
+        }
+        let id = self.id.clone();
+        let notification = notification.or_else(|| {
+            let params = CancelledNotificationParams::new(id)
+                .with_reason("the client closed the exchange before its answer");
+            let params = RawJson::from_serialize(&params).ok()?;
+            Some(JsonRpcNotification::new(
+                "notifications/cancelled",
+                Some(params),
+            ))
+        });
+        let inbound = self.inbound.lock().unwrap_or_else(|p| p.into_inner());
+        if let (Some(inbound), Some(notification)) = (inbound.as_ref(), notification) {
+            let message = Inbound::Message(
+                JsonRpcMessage::Notification(notification),
+                TransportContext::default(),
+            );
+            if inbound.try_send(message).is_err() {
+                tracing::debug!(id = %self.id, "could not queue the cancellation of an exchange");
+            }
+        }
+    }
+
+    /// Routes one outbound message of the exchange's dispatcher.
+    pub(super) fn route(&self, outbound: Outbound) -> Result<(), TransportError> {
+        let is_response = match &outbound.message {
+            JsonRpcMessage::Response(_) | JsonRpcMessage::Error(_) => true,
+            JsonRpcMessage::Request(_) => {
+                // The stateless era has no server-to-client requests (they
+                // are input requests inside a result instead).
+                tracing::warn!(
+                    method = outbound.message.method().unwrap_or(""),
+                    "a server request in a stateless exchange was dropped"
+                );
+                return Ok(());
+            }
+            JsonRpcMessage::Notification(_) => false,
+        };
+        let json = Bytes::from(serde_json::to_vec(&outbound.message)?);
+        let mut state = self.lock();
+        let finished = match std::mem::replace(&mut *state, State::Done) {
+            State::Done => return Err(TransportError::Closed),
+            State::Waiting(first) if is_response => {
+                let _ = first.send(First::Json(json));
+                true
+            }
+            State::Waiting(first) => {
+                let (tx, rx) = mpsc::channel(self.sse_queue);
+                let _ = tx.try_send(encode_event(None, None, &json));
+                if first.send(First::Sse(rx)).is_ok() {
+                    *state = State::Sse(tx);
+                    false
+                } else {
+                    true
+                }
+            }
+            State::Sse(tx) => {
+                let sent = tx.try_send(encode_event(None, None, &json)).is_ok();
+                if sent && !is_response {
+                    *state = State::Sse(tx);
+                }
+                // Answered, or the client is gone or too slow: over.
+                is_response || !sent
+            }
+        };
+        drop(state);
+        if finished {
+            self.close();
+        }
+        Ok(())
+    }
+}
+
+/// Ends a stateless exchange when dropped (the client went away, or the
+/// answer was sent): an unanswered request is cancelled.
+pub(crate) struct ExchangeGuard {
+    exchange: Arc<Exchange>,
+    key: ExchangeKey,
+    exchanges: Arc<Exchanges>,
+}
+
+impl Drop for ExchangeGuard {
+    fn drop(&mut self) {
+        {
+            let mut running = self.exchanges.lock();
+            let ours = running
+                .get(&self.key)
+                .is_some_and(|e| std::ptr::eq(e.as_ptr(), Arc::as_ptr(&self.exchange)));
+            if ours {
+                running.remove(&self.key);
+            }
+        }
+        self.exchange.cancel(None);
+        self.exchange.close();
+    }
+}
+
+/// Serves a stateless `notifications/cancelled`: the named request is
+/// cancelled if it runs here for the same principal. Always 202: the
+/// request may have ended already, and the client needs no answer.
+fn cancelled(
+    service: &ServiceInner,
+    notification: JsonRpcNotification,
+    headers: &HeaderMap,
+    principal: Option<&str>,
+) {
+    let id = notification
+        .params
+        .as_ref()
+        .and_then(|p| p.parse::<CancelledNotificationParams>().ok())
+        .and_then(|p| p.request_id);
+    let Some(id) = id else { return };
+    let exchange = service
+        .exchanges
+        .lock()
+        .get(&ExchangeKey::new(headers, principal, id))
+        .and_then(Weak::upgrade);
+    if let Some(exchange) = exchange {
+        exchange.cancel(Some(notification));
+    }
+}
+
+/// Serves one stateless POST.
+pub(super) async fn exchange(
+    service: &ServiceInner,
+    mut messages: Vec<JsonRpcMessage>,
+    headers: &HeaderMap,
+    principal: Option<Arc<str>>,
+    keep_alive: Option<Duration>,
+) -> Response<HttpBody> {
+    if messages.len() != 1 {
+        return jsonrpc_error(
+            StatusCode::BAD_REQUEST,
+            ErrorCode::INVALID_REQUEST,
+            "a batch is not allowed at this protocol version: send one request per POST",
+        );
+    }
+    let request = match messages.remove(0) {
+        JsonRpcMessage::Request(request) => request,
+        JsonRpcMessage::Notification(notification) => {
+            // Of the stateless client's notifications the server acts on
+            // one: the cancellation of a request running in another POST.
+            if notification.method == "notifications/cancelled" {
+                cancelled(service, notification, headers, principal.as_deref());
+            }
+            return plain_status(StatusCode::ACCEPTED);
+        }
+        _ => {
+            return jsonrpc_error(
+                StatusCode::BAD_REQUEST,
+                ErrorCode::INVALID_REQUEST,
+                "a response cannot be posted at this protocol version",
+            );
+        }
+    };
+    if let Err(error) = validate_stateless(&request, headers) {
+        return jsonrpc_error_with_id(status_for(error.code), Some(request.id), error);
+    }
+    // Room for the request and a cancellation.
+    let (inbound_tx, inbound_rx) = mpsc::channel(2);
+    let (first_tx, first_rx) = oneshot::channel();
+    let exchange = Arc::new(Exchange {
+        id: request.id.clone(),
+        inbound: Mutex::new(Some(inbound_tx.clone())),
+        state: Mutex::new(State::Waiting(first_tx)),
+        sse_queue: service.config.sse_queue,
+    });
+    let key = ExchangeKey::new(headers, principal.as_deref(), request.id.clone());
+    service
+        .exchanges
+        .lock()
+        .entry(key.clone())
+        .and_modify(|e| {
+            if e.strong_count() == 0 {
+                *e = Arc::downgrade(&exchange);
+            }
+        })
+        .or_insert_with(|| Arc::downgrade(&exchange));
+    let guard = ExchangeGuard {
+        exchange: exchange.clone(),
+        key,
+        exchanges: service.exchanges.clone(),
+    };
+    service.start(SessionTransport::exchange(exchange, inbound_rx));
+    let mut context = TransportContext::with_headers(to_headers(headers));
+    // `requestState` is bound to it (2026-07-28 input-required results).
+    context.principal = principal;
+    if inbound_tx
+        .send(Inbound::Message(JsonRpcMessage::Request(request), context))
+        .await
+        .is_err()
+    {
+        return jsonrpc_error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            ErrorCode::INTERNAL_ERROR,
+            "the server could not take the request",
+        );
+    }
+    drop(inbound_tx);
+    match first_rx.await {
+        Ok(First::Json(body)) => json_response(stateless_status(&body), body),
+        Ok(First::Sse(rx)) => {
+            let mut response = sse_response(rx, None, keep_alive);
+            response
+                .headers_mut()
+                .insert("x-accel-buffering", http::HeaderValue::from_static("no"));
+            response.map(|body| body.guarded(guard))
+        }
+        Err(_) => jsonrpc_error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            ErrorCode::INTERNAL_ERROR,
+            "the server ended the exchange without answering",
+        ),
+    }
+}
