@@ -784,6 +784,7 @@ async fn read_loop<R: TransportReceiver, H: Handler>(
                 ));
                 send_error(&peer, id, error).await;
             }
+            Inbound::Closed => break ReadEnd::Closed,
             Inbound::RequestFailed { id, error } => {
                 tracing::debug!(%id, %error, "the transport failed a request");
                 answer(&peer, &id, Err(Failure::Transport(error)));

@@ -112,6 +112,11 @@ pub enum Inbound {
         /// (see [`crate::scan_id`]), so the refusal reaches its caller.
         id: Option<RequestId>,
     },
+    /// The peer is gone (an HTTP session ended by `DELETE`, expiry or
+    /// shutdown): requests still running are cancelled at once. The end of
+    /// input (`recv` answering `None`) means only that the peer finished
+    /// sending, and running requests may still finish and be answered.
+    Closed,
     /// A request this side sent could not be carried to the peer or its
     /// answer could not be read back (HTTP: the POST failed, or its response
     /// broke off). The dispatcher fails that request's caller with

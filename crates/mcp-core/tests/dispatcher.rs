@@ -801,6 +801,10 @@ fn field<'a>(fields: &'a [(String, String)], name: &str) -> Option<&'a str> {
 fn each_request_runs_in_its_span_and_each_outbound_request_has_one() {
     let spans = Spans::default();
     let _guard = tracing::subscriber::set_default(spans.clone());
+    // Tests run in parallel threads without a subscriber: one of them may
+    // have met these callsites first and cached "never interested". Ask
+    // again now that this thread has a subscriber.
+    tracing::callsite::rebuild_interest_cache();
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -517,6 +517,9 @@ mod tests {
             .build()
             .expect("runtime");
         tracing::subscriber::with_default(capture.clone(), || {
+            // Other tests' threads, with no subscriber, may have met these
+            // callsites first and cached "never interested": ask again.
+            tracing::callsite::rebuild_interest_cache();
             runtime.block_on(async {
                 let (client_end, server_end) = mcp_core::MemoryTransport::pair(16);
                 let runner = Runner {

@@ -141,7 +141,7 @@ impl Session {
     /// The session in logs: the first characters of its id, which is a
     /// credential and never logged whole.
     pub(super) fn tag(&self) -> &str {
-        self.id.get(..8).unwrap_or("")
+        mcp_core::session_tag(&self.id)
     }
 
     /// Notes a request of the client's: the session is in use.

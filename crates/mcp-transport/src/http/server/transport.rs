@@ -31,7 +31,7 @@ impl SessionTransport {
             sender: SessionSender {
                 route: Route::Session(session),
             },
-            receiver: SessionReceiver { rx },
+            receiver: SessionReceiver { rx, ended: false },
         }
     }
 
@@ -40,7 +40,7 @@ impl SessionTransport {
             sender: SessionSender {
                 route: Route::Exchange(exchange),
             },
-            receiver: SessionReceiver { rx },
+            receiver: SessionReceiver { rx, ended: false },
         }
     }
 
@@ -66,6 +66,10 @@ pub struct SessionSender {
 /// The receiving half of a [`SessionTransport`].
 pub struct SessionReceiver {
     rx: mpsc::Receiver<Inbound>,
+    /// Whether the end was reported: a session or exchange whose inbound
+    /// channel ends was closed (DELETE, expiry, shutdown, the client gone),
+    /// which is [`Inbound::Closed`], never a peer that merely finished sending.
+    ended: bool,
 }
 
 impl TransportSender for SessionSender {
@@ -86,7 +90,14 @@ impl TransportSender for SessionSender {
 
 impl TransportReceiver for SessionReceiver {
     async fn recv(&mut self) -> Option<Inbound> {
-        self.rx.recv().await
+        match self.rx.recv().await {
+            Some(inbound) => Some(inbound),
+            None if !self.ended => {
+                self.ended = true;
+                Some(Inbound::Closed)
+            }
+            None => None,
+        }
     }
 }
 
