@@ -1,15 +1,31 @@
 //! Build MCP servers: register tools, resources and prompts, then serve them
-//! over stdio, streamable HTTP or in memory.
+//! over stdio, streamable HTTP or in memory, in either protocol era.
 //!
-//! - [`input_schema_for`], [`parse_arguments`], [`IntoToolResult`], [`Json`]:
-//!   a tool's arguments and results from plain Rust types.
-//! - [`UriTemplate`]: RFC 6570 templates for resource templates, expanded and
-//!   matched back to their variables.
-//! - [`Server`] / [`ServerBuilder`]: what a server offers; [`Server::serve`]
-//!   runs it over any [`Transport`](mcp_core::Transport), and
-//!   `Server::serve_stdio` over this process's stdin and stdout.
-//! - [`Context`] / [`ServerSession`]: inside a handler, talk back to the
-//!   client: log, report progress, sample, elicit, list roots.
+//! Start with [`Server::builder`] (or `use mcp_server::prelude::*`):
+//!
+//! - Tools: [`ServerBuilder::tool`] takes a handler whose argument type gives
+//!   the input schema (derive `serde::Deserialize` and
+//!   [`schemars::JsonSchema`], schemars 1.x, re-exported here as
+//!   [`schemars`]); return anything [`IntoToolResult`] (text, [`Json<T>`] for
+//!   structured output, `Result<_, ToolError>` with `?` on any error).
+//! - Resources and templates: [`ServerBuilder::resource`],
+//!   [`ServerBuilder::resource_template`] (read typed variables with
+//!   [`ResourceRequest::variables_as`]); prompts ([`ServerBuilder::prompt`]) and
+//!   completions; they fail with [`ToolError`] like tools.
+//! - Shared state: [`ServerBuilder::with_state`] and [`Context::state`].
+//! - Asking the client (elicitation, sampling, roots) the same way in either
+//!   era: see [`ask`] and [`Context::elicit`].
+//! - Serving: [`Server::serve_stdio`], [`Server::serve_http`] or
+//!   [`Server::streamable_http_service`] to mount in your own hyper or axum
+//!   app (feature `http`), [`Server::in_memory`] for tests and embedding,
+//!   [`Server::serve`] over any [`Transport`](mcp_core::Transport).
+//!
+//! # Features
+//! - `stdio` (default): [`Server::serve_stdio`] on this process's stdin/stdout.
+//! - `http`: streamable HTTP ([`HttpServerConfig`], [`ServeConfig`],
+//!   [`StreamableHttpService`]).
+//! - `auth`: OAuth bearer tokens in front of the HTTP endpoint
+//!   (`mcp_transport::http::BearerGuard`).
 //!
 //! # Examples
 //! ```no_run
@@ -39,6 +55,7 @@ mod builder;
 mod changes;
 mod error;
 mod in_memory;
+pub mod prelude;
 mod registry;
 mod request_state;
 mod runner;
@@ -62,3 +79,17 @@ pub use tool_io::{
     input_schema_for, output_schema_for, parse_arguments,
 };
 pub use uri_template::{UriTemplate, UriTemplateError};
+
+/// The wire types of every protocol revision (the `mcp-types` crate).
+pub use mcp_types as types;
+pub use mcp_types::{
+    CallToolResult, ContentBlock, LoggingLevel, Prompt, PromptMessage, Resource, ResourceContents,
+    ResourceTemplate, Role, Tool,
+};
+/// The schemars version tool argument types must derive `JsonSchema` with.
+pub use schemars;
+
+#[cfg(feature = "http")]
+pub use mcp_transport::http::{
+    HttpServerConfig, ServeConfig, ShutdownHandle, StreamableHttpService,
+};
