@@ -1,6 +1,5 @@
 //! [`Server`]: what a tool author built, served over any transport.
 
-use std::future::Future;
 use std::sync::Arc;
 
 use mcp_core::{Connection, Transport};
@@ -9,7 +8,6 @@ use mcp_types::{
     ToolsCapability,
 };
 
-use crate::Error;
 use crate::session::{ServerSession, SessionState};
 
 use crate::builder::ServerBuilder;
@@ -104,7 +102,7 @@ impl Server {
     /// # Errors
     /// Never fails today; the `Result` leaves room for transport setup errors.
     #[cfg(feature = "stdio")]
-    pub async fn serve_stdio(&self) -> Result<(), Error> {
+    pub async fn serve_stdio(&self) -> Result<(), crate::Error> {
         let connection = self.serve(mcp_transport::stdio::stdio_server());
         connection.wait().await;
         Ok(())
@@ -139,7 +137,7 @@ impl Server {
         &self,
         listener: tokio::net::TcpListener,
         config: mcp_transport::http::HttpServerConfig,
-        shutdown: impl Future<Output = ()> + Send,
+        shutdown: impl std::future::Future<Output = ()> + Send,
     ) -> std::io::Result<()> {
         let service = self.streamable_http_service(config);
         let serve_config =
