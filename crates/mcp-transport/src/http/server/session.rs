@@ -58,6 +58,9 @@ struct Router {
     /// Of those, the events and bytes of answered streams: what the budget
     /// bounds (an open stream is bounded by the store's own per-stream cap).
     answered_events: usize,
+    /// The answered streams, oldest first (ids grow): the budget releases
+    /// from the front without scanning every stream.
+    answered: std::collections::BTreeSet<u64>,
     answered_event_bytes: usize,
 }
 
@@ -126,6 +129,7 @@ impl Session {
                 event_bytes: 0,
                 answered_events: 0,
                 answered_event_bytes: 0,
+                answered: std::collections::BTreeSet::new(),
             }),
             store: config.event_store.clone(),
             retry: config.retry,
@@ -186,6 +190,7 @@ impl Session {
             if stream.answered.is_some() {
                 router.answered_events -= stream.events;
                 router.answered_event_bytes -= stream.event_bytes;
+                router.answered.remove(&id);
             }
             self.store.forget(&stream.key);
         }
@@ -197,13 +202,9 @@ impl Session {
         while router.answered_events > self.max_events
             || router.answered_event_bytes > self.max_event_bytes
         {
-            let oldest = router
-                .streams
-                .iter()
-                .filter(|(_, s)| s.answered.is_some())
-                .map(|(id, _)| *id)
-                .min();
-            let Some(oldest) = oldest else { break };
+            let Some(&oldest) = router.answered.first() else {
+                break;
+            };
             tracing::debug!(
                 session = %self.tag(),
                 events = router.answered_events,
@@ -625,6 +626,7 @@ impl Session {
                 // resumption window.
                 stream.live = Live::None;
                 stream.answered = Some(Instant::now());
+                router.answered.insert(stream_id);
                 router.answered_events += stream.events;
                 router.answered_event_bytes += stream.event_bytes;
                 router.last_active = Instant::now();
