@@ -182,12 +182,7 @@ impl Context {
         message: &str,
         requested_schema: ElicitRequestedSchema,
     ) -> Result<ElicitResult, Error> {
-        let params =
-            ElicitRequestParams::Form(ElicitRequestFormParams::new(message, requested_schema));
-        match self.ask(InputRequest::Elicit(params)).await? {
-            InputResponse::Elicit(result) => Ok(result),
-            _ => Err(mismatch(methods::Elicit::NAME)),
-        }
+        elicited(self.ask(form_ask(message, requested_schema)).await?)
     }
 
     /// Asks the user to visit `url` (`elicitation/create`, URL mode), in
@@ -202,15 +197,7 @@ impl Context {
         url: &str,
         elicitation_id: &str,
     ) -> Result<ElicitResult, Error> {
-        let mut params = ElicitRequestUrlParams::new(message, url);
-        params.elicitation_id = Some(elicitation_id.to_owned());
-        match self
-            .ask(InputRequest::Elicit(ElicitRequestParams::Url(params)))
-            .await?
-        {
-            InputResponse::Elicit(result) => Ok(result),
-            _ => Err(mismatch(methods::Elicit::NAME)),
-        }
+        elicited(self.ask(url_ask(message, url, elicitation_id)).await?)
     }
 
     /// Asks the client's model for a completion (`sampling/createMessage`),
@@ -223,13 +210,10 @@ impl Context {
         &self,
         params: &CreateMessageRequestParams,
     ) -> Result<CreateMessageResult, Error> {
-        match self
-            .ask(InputRequest::CreateMessage(params.clone()))
-            .await?
-        {
-            InputResponse::CreateMessage(result) => Ok(result),
-            _ => Err(mismatch(methods::CreateMessage::NAME)),
-        }
+        sampled(
+            self.ask(InputRequest::CreateMessage(params.clone()))
+                .await?,
+        )
     }
 
     /// Asks for the client's roots (`roots/list`), in either era.
@@ -237,10 +221,7 @@ impl Context {
     /// # Errors
     /// As [`elicit_form`](Self::elicit_form), for the `roots` capability.
     pub async fn list_roots(&self) -> Result<ListRootsResult, Error> {
-        match self.ask(InputRequest::list_roots()).await? {
-            InputResponse::ListRoots(result) => Ok(result),
-            _ => Err(mismatch(methods::ListRoots::NAME)),
-        }
+        rooted(self.ask(InputRequest::list_roots()).await?)
     }
 
     /// One ask: sent now in the handshake era; in the stateless era
@@ -275,6 +256,45 @@ fn answers(request: &InputRequest, answer: &InputResponse) -> bool {
             )
             | (InputRequest::ListRoots(_), InputResponse::ListRoots(_))
     )
+}
+
+/// `elicitation/create` in form mode.
+pub(crate) fn form_ask(message: &str, requested_schema: ElicitRequestedSchema) -> InputRequest {
+    InputRequest::Elicit(ElicitRequestParams::Form(ElicitRequestFormParams::new(
+        message,
+        requested_schema,
+    )))
+}
+
+/// `elicitation/create` in URL mode.
+pub(crate) fn url_ask(message: &str, url: &str, elicitation_id: &str) -> InputRequest {
+    let mut params = ElicitRequestUrlParams::new(message, url);
+    params.elicitation_id = Some(elicitation_id.to_owned());
+    InputRequest::Elicit(ElicitRequestParams::Url(params))
+}
+
+/// The answer to an elicitation.
+pub(crate) fn elicited(answer: InputResponse) -> Result<ElicitResult, Error> {
+    match answer {
+        InputResponse::Elicit(result) => Ok(result),
+        _ => Err(mismatch(methods::Elicit::NAME)),
+    }
+}
+
+/// The answer to a sampling request.
+pub(crate) fn sampled(answer: InputResponse) -> Result<CreateMessageResult, Error> {
+    match answer {
+        InputResponse::CreateMessage(result) => Ok(result),
+        _ => Err(mismatch(methods::CreateMessage::NAME)),
+    }
+}
+
+/// The answer to `roots/list`.
+pub(crate) fn rooted(answer: InputResponse) -> Result<ListRootsResult, Error> {
+    match answer {
+        InputResponse::ListRoots(result) => Ok(result),
+        _ => Err(mismatch(methods::ListRoots::NAME)),
+    }
 }
 
 fn mismatch(method: &'static str) -> Error {

@@ -8,17 +8,16 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use mcp_core::{CancellationToken, Peer, RequestOptions, TransportContext};
 use mcp_types::method::{Method, NotificationMethod, RequestMethod};
 use mcp_types::{
-    ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitRequestFormParams,
-    ElicitRequestParams, ElicitRequestUrlParams, ElicitRequestedSchema, ElicitResult,
-    ElicitationCompleteParams, EmptyResult, Implementation, InitializeRequestParams, InputRequest,
-    InputResponse, InputResponses, ListRootsResult, LoggingLevel, LoggingMessageNotificationParams,
-    ProgressNotificationParams, ProgressToken, RawJson, RequestId, RequestMeta,
-    ResourceUpdatedNotificationParams, Revision, methods,
+    ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
+    ElicitRequestedSchema, ElicitResult, ElicitationCompleteParams, EmptyResult, Implementation,
+    InitializeRequestParams, InputRequest, InputResponse, InputResponses, ListRootsResult,
+    LoggingLevel, LoggingMessageNotificationParams, ProgressNotificationParams, ProgressToken,
+    RawJson, RequestId, RequestMeta, ResourceUpdatedNotificationParams, Revision, methods,
 };
 use serde_json::Value;
 
 use crate::Error;
-use crate::ask::Asks;
+use crate::ask::{Asks, elicited, form_ask, rooted, sampled, url_ask};
 
 #[derive(Default)]
 struct State {
@@ -340,13 +339,10 @@ impl ServerSession {
         &self,
         params: &CreateMessageRequestParams,
     ) -> Result<CreateMessageResult, Error> {
-        match self
-            .request_input(InputRequest::CreateMessage(params.clone()))
-            .await?
-        {
-            InputResponse::CreateMessage(result) => Ok(result),
-            _ => Err(wrong_answer(methods::CreateMessage::NAME)),
-        }
+        sampled(
+            self.request_input(InputRequest::CreateMessage(params.clone()))
+                .await?,
+        )
     }
 
     /// Asks the user to fill in a form (`elicitation/create`, form mode).
@@ -361,12 +357,10 @@ impl ServerSession {
         message: &str,
         requested_schema: ElicitRequestedSchema,
     ) -> Result<ElicitResult, Error> {
-        let params =
-            ElicitRequestParams::Form(ElicitRequestFormParams::new(message, requested_schema));
-        match self.request_input(InputRequest::Elicit(params)).await? {
-            InputResponse::Elicit(result) => Ok(result),
-            _ => Err(wrong_answer(methods::Elicit::NAME)),
-        }
+        elicited(
+            self.request_input(form_ask(message, requested_schema))
+                .await?,
+        )
     }
 
     /// Asks the user to visit `url` (`elicitation/create`, URL mode), for
@@ -383,15 +377,10 @@ impl ServerSession {
         url: &str,
         elicitation_id: &str,
     ) -> Result<ElicitResult, Error> {
-        let mut params = ElicitRequestUrlParams::new(message, url);
-        params.elicitation_id = Some(elicitation_id.to_owned());
-        match self
-            .request_input(InputRequest::Elicit(ElicitRequestParams::Url(params)))
-            .await?
-        {
-            InputResponse::Elicit(result) => Ok(result),
-            _ => Err(wrong_answer(methods::Elicit::NAME)),
-        }
+        elicited(
+            self.request_input(url_ask(message, url, elicitation_id))
+                .await?,
+        )
     }
 
     /// Asks for the client's roots (`roots/list`). Inside a handler,
@@ -402,10 +391,7 @@ impl ServerSession {
     /// [`Error::NoServerRequests`] in the stateless era; [`Error::Request`]
     /// when it fails.
     pub async fn list_roots(&self) -> Result<ListRootsResult, Error> {
-        match self.request_input(InputRequest::list_roots()).await? {
-            InputResponse::ListRoots(result) => Ok(result),
-            _ => Err(wrong_answer(methods::ListRoots::NAME)),
-        }
+        rooted(self.request_input(InputRequest::list_roots()).await?)
     }
 
     /// Checks and sends one ask as a server-to-client request.
@@ -502,12 +488,6 @@ impl ServerSession {
             Some(_) => Err(Error::NoServerRequests { method }),
             None => Ok(()),
         }
-    }
-}
-
-fn wrong_answer(method: &'static str) -> Error {
-    Error::InputMismatch {
-        key: method.to_owned(),
     }
 }
 
