@@ -1,8 +1,11 @@
 //! Asking the client from a handler, one way in either era: form and URL
 //! elicitation (accept, decline, cancel), sampling with tools, and roots, in
 //! the handshake era (server-to-client requests) and the stateless era
-//! (input-required results and retries), in memory and over HTTP. Each
-//! question reaches the client once, however many rounds a call takes.
+//! (input-required results and retries), in memory, over the stdio framing
+//! (newline-delimited JSON on a socket pair) and over HTTP. Each question
+//! reaches the client once, however many rounds a call takes. (The demo
+//! server's `sample` and `ask_name` run over a real child process's stdio in
+//! `examples/tests/stdio.rs`.)
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -194,7 +197,7 @@ fn host(era: Revision, reply: ElicitAction, asked: Arc<Asked>) -> ClientConfig {
                     _ => BTreeMap::from([("name".to_owned(), ElicitValue::String("Ada".into()))]),
                 };
                 Ok(match (reply, &params) {
-                    (_, ElicitRequestParams::Url(_)) => ElicitResult::new(ElicitAction::Accept),
+                    (action, ElicitRequestParams::Url(_)) => ElicitResult::new(action),
                     (ElicitAction::Accept, _) => ElicitResult::accept(content),
                     (action, _) => ElicitResult::new(action),
                 })
@@ -237,21 +240,37 @@ fn text(result: &mcp_types::CallToolResult) -> String {
 #[derive(Clone, Copy, Debug)]
 enum Via {
     Memory,
+    Stdio,
     Http,
 }
 
-async fn connect(
-    server: &Server,
-    via: Via,
-    config: ClientConfig,
-) -> (Client, Option<tokio::sync::oneshot::Sender<()>>) {
+/// What keeps a server running for one test: dropped at its end.
+#[allow(dead_code)]
+enum Keep {
+    Nothing,
+    Connection(mcp_server::ServerConnection),
+    Http(tokio::sync::oneshot::Sender<()>),
+}
+
+async fn connect(server: &Server, via: Via, config: ClientConfig) -> (Client, Keep) {
     match via {
         Via::Memory => (
             Client::connect(server.in_memory(), config)
                 .await
                 .expect("connected"),
-            None,
+            Keep::Nothing,
         ),
+        Via::Stdio => {
+            // The stdio transport's framing over a socket pair.
+            let (ours, theirs) = tokio::net::UnixStream::pair().expect("socket pair");
+            let (their_read, their_write) = theirs.into_split();
+            let connection =
+                server.serve(mcp_transport::LineTransport::new(their_read, their_write));
+            let (our_read, our_write) = ours.into_split();
+            let transport = mcp_transport::LineTransport::new(our_read, our_write);
+            let client = Client::connect(transport, config).await.expect("connected");
+            (client, Keep::Connection(connection))
+        }
         Via::Http => {
             let listener = TcpListener::bind("127.0.0.1:0").await.expect("bound");
             let url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
@@ -265,16 +284,16 @@ async fn connect(
                     .await;
             });
             let client = Client::connect_http(&url, config).await.expect("connected");
-            (client, Some(stop))
+            (client, Keep::Http(stop))
         }
     }
 }
 
 const ERAS: [Revision; 2] = [Revision::V2025_11_25, Revision::V2026_07_28];
-const VIAS: [Via; 2] = [Via::Memory, Via::Http];
+const VIAS: [Via; 3] = [Via::Memory, Via::Stdio, Via::Http];
 
 #[tokio::test]
-async fn a_form_is_accepted_declined_or_cancelled_in_either_era() {
+async fn forms_and_urls_are_accepted_declined_or_cancelled_in_either_era() {
     for era in ERAS {
         for via in VIAS {
             for (reply, expected) in [
@@ -290,12 +309,16 @@ async fn a_form_is_accepted_declined_or_cancelled_in_either_era() {
                 let result = client.call_tool("name", json!({})).await.expect("called");
                 assert_eq!(text(&result), expected, "{era} {via:?} {reply:?}");
                 assert_eq!(asked.all(), vec!["What is your name?"], "asked once");
+                let login = client.call_tool("login", json!({})).await.expect("login");
+                assert_eq!(
+                    text(&login),
+                    format!("{reply:?}"),
+                    "{era} {via:?}: URL mode"
+                );
                 let expected_runs = if era.is_stateless() { 2 } else { 1 };
                 assert_eq!(runs.of("name"), expected_runs, "{era}: runs of the handler");
                 client.close().await.expect("closed");
-                if let Some(stop) = stop {
-                    let _ = stop.send(());
-                }
+                drop(stop);
             }
         }
     }
@@ -321,9 +344,7 @@ async fn each_question_is_asked_once_across_rounds() {
             let expected_runs = if era.is_stateless() { 3 } else { 1 };
             assert_eq!(runs.of("two"), expected_runs, "{era} {via:?}");
             client.close().await.expect("closed");
-            if let Some(stop) = stop {
-                let _ = stop.send(());
-            }
+            drop(stop);
         }
     }
 }
@@ -349,9 +370,7 @@ async fn url_elicitation_sampling_with_tools_and_roots_work_in_either_era() {
                 "{era} {via:?}: each asked once"
             );
             client.close().await.expect("closed");
-            if let Some(stop) = stop {
-                let _ = stop.send(());
-            }
+            drop(stop);
         }
     }
 }
