@@ -1,0 +1,189 @@
+//! Discovery: the `WWW-Authenticate` challenge, the protected resource
+//! metadata (RFC 9728) and the authorization server metadata (RFC 8414 /
+//! OpenID), in the spec's order, with the issuer and resource checks.
+
+use serde::Deserialize;
+use url::Url;
+
+use super::*;
+
+#[derive(Debug, Clone, Deserialize)]
+pub(super) struct ResourceMetadata {
+    pub(super) resource: Option<String>,
+    #[serde(default)]
+    pub(super) authorization_servers: Vec<String>,
+    pub(super) scopes_supported: Option<Vec<String>>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub(super) struct ServerMetadata {
+    pub(super) issuer: String,
+    pub(super) authorization_endpoint: String,
+    pub(super) token_endpoint: String,
+    pub(super) registration_endpoint: Option<String>,
+    pub(super) scopes_supported: Option<Vec<String>>,
+    pub(super) code_challenge_methods_supported: Option<Vec<String>>,
+    pub(super) token_endpoint_auth_methods_supported: Option<Vec<String>>,
+    #[serde(default)]
+    pub(super) client_id_metadata_document_supported: bool,
+    #[serde(default)]
+    pub(super) authorization_response_iss_parameter_supported: bool,
+}
+
+/// A `WWW-Authenticate: Bearer` challenge's parameters.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(super) struct Bearer {
+    pub(super) resource_metadata: Option<String>,
+    pub(super) scope: Option<String>,
+    pub(super) error: Option<String>,
+}
+
+pub(super) fn parse_challenge(header: &str) -> Bearer {
+    let mut bearer = Bearer::default();
+    let Some(start) = header.to_ascii_lowercase().find("bearer") else {
+        return bearer;
+    };
+    let mut rest = &header[start + "bearer".len()..];
+    loop {
+        rest = rest.trim_start_matches([' ', ',']);
+        let Some(eq) = rest.find('=') else { break };
+        let key = rest[..eq].trim().to_ascii_lowercase();
+        rest = &rest[eq + 1..];
+        let value;
+        if let Some(quoted) = rest.strip_prefix('"') {
+            let end = quoted.find('"').unwrap_or(quoted.len());
+            value = quoted[..end].to_owned();
+            rest = quoted.get(end + 1..).unwrap_or("");
+        } else {
+            let end = rest.find(',').unwrap_or(rest.len());
+            value = rest[..end].trim().to_owned();
+            rest = &rest[end..];
+        }
+        match key.as_str() {
+            "resource_metadata" => bearer.resource_metadata = Some(value),
+            "scope" => bearer.scope = Some(value),
+            "error" => bearer.error = Some(value),
+            _ => {}
+        }
+    }
+    bearer
+}
+
+impl OAuthClient {
+    /// RFC 9728: the challenge's URL, else the path form, else the root.
+    pub(super) async fn resource_metadata(
+        &self,
+        server: &Url,
+        hinted: Option<&str>,
+    ) -> Result<ResourceMetadata, AuthError> {
+        let mut candidates = Vec::new();
+        if let Some(hint) = hinted {
+            candidates.push(hint.to_owned());
+        }
+        let origin = server.origin().ascii_serialization();
+        let path = server.path().trim_end_matches('/');
+        if !path.is_empty() {
+            candidates.push(format!(
+                "{origin}/.well-known/oauth-protected-resource{path}"
+            ));
+        }
+        candidates.push(format!("{origin}/.well-known/oauth-protected-resource"));
+        for candidate in candidates {
+            if let Some(metadata) = self.get_json::<ResourceMetadata>(&candidate).await? {
+                return Ok(metadata);
+            }
+        }
+        Err(AuthError::NoResourceMetadata {
+            server: redacted(server.as_str()),
+        })
+    }
+
+    /// RFC 8414 and OpenID discovery, in the spec's order, with the issuer check.
+    pub(super) async fn server_metadata(&self, issuer: &str) -> Result<ServerMetadata, AuthError> {
+        let url = Url::parse(issuer).map_err(|e| invalid_url("issuer", issuer, e))?;
+        let origin = url.origin().ascii_serialization();
+        let path = url.path().trim_end_matches('/');
+        let candidates = if path.is_empty() {
+            vec![
+                format!("{origin}/.well-known/oauth-authorization-server"),
+                format!("{origin}/.well-known/openid-configuration"),
+            ]
+        } else {
+            vec![
+                format!("{origin}/.well-known/oauth-authorization-server{path}"),
+                format!("{origin}/.well-known/openid-configuration{path}"),
+                format!("{origin}{path}/.well-known/openid-configuration"),
+            ]
+        };
+        for candidate in candidates {
+            if let Some(metadata) = self.get_json::<ServerMetadata>(&candidate).await? {
+                if metadata.issuer != issuer {
+                    return Err(AuthError::MetadataIssuerMismatch {
+                        url: candidate,
+                        expected: issuer.to_owned(),
+                        found: metadata.issuer,
+                    });
+                }
+                return Ok(metadata);
+            }
+        }
+        Err(AuthError::NoServerMetadata {
+            issuer: issuer.to_owned(),
+        })
+    }
+}
+
+/// Whether the authorization server lists `offline_access`, the only case
+/// where asking for it (and for refresh tokens) is allowed.
+pub(super) fn offline_supported(server: &ServerMetadata) -> bool {
+    server
+        .scopes_supported
+        .as_ref()
+        .is_some_and(|s| s.iter().any(|s| s == "offline_access"))
+}
+
+/// RFC 8707 / RFC 9728: the metadata's resource must be the server being
+/// accessed (same origin, and a prefix of its path).
+pub(super) fn check_resource(resource: &str, server: &Url) -> Result<(), AuthError> {
+    let parsed = Url::parse(resource).map_err(|e| invalid_url("resource", resource, e))?;
+    let same_origin = parsed.origin() == server.origin();
+    let path_ok = server
+        .path()
+        .starts_with(parsed.path().trim_end_matches('/'));
+    if same_origin && path_ok {
+        Ok(())
+    } else {
+        Err(AuthError::ForeignResource {
+            resource: redacted(resource),
+            server: redacted(server.as_str()),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn challenges_are_parsed_with_quoted_and_bare_values() {
+        let bearer = parse_challenge(
+            r#"Bearer resource_metadata="https://s/.well-known/oauth-protected-resource", scope="a b", error=insufficient_scope"#,
+        );
+        assert_eq!(
+            bearer.resource_metadata.as_deref(),
+            Some("https://s/.well-known/oauth-protected-resource")
+        );
+        assert_eq!(bearer.scope.as_deref(), Some("a b"));
+        assert_eq!(bearer.error.as_deref(), Some("insufficient_scope"));
+        assert_eq!(parse_challenge("Basic realm=x"), Bearer::default());
+    }
+
+    #[test]
+    fn the_resource_must_be_the_server_being_accessed() {
+        let server = Url::parse("http://localhost:3000/mcp").expect("url");
+        assert!(check_resource("http://localhost:3000/mcp", &server).is_ok());
+        assert!(check_resource("http://localhost:3000", &server).is_ok());
+        assert!(check_resource("https://evil.example.com/mcp", &server).is_err());
+        assert!(check_resource("http://localhost:3000/other", &server).is_err());
+    }
+}
