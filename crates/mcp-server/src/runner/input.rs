@@ -22,10 +22,10 @@ const MAX_HANDSHAKE_INPUT_ROUNDS: usize = 8;
 impl Runner {
     /// Verifies a retried request's `requestState` and hands the answers to
     /// the handler's context.
-    pub(super) fn with_input(
+    pub(super) fn with_input<'a>(
         &self,
         context: Context,
-        binding: &Binding,
+        binding: impl FnOnce() -> &'a Binding,
         responses: Option<InputResponses>,
         request_state: Option<String>,
     ) -> Result<Context, ErrorObject> {
@@ -35,7 +35,7 @@ impl Runner {
                 let opened = self
                     .registry
                     .sealer
-                    .open(binding, &sealed)
+                    .open(binding(), &sealed)
                     .map_err(|refusal| {
                         // The request span names the method and target; the
                         // state itself is attacker input and stays out.
@@ -58,11 +58,11 @@ impl Runner {
     /// (they win over whatever the handler made of the `AwaitingInput`
     /// error), else its own answer; any input-required answer carries the
     /// answers so far and the handler's state, sealed for `binding`.
-    pub(super) fn finish<R>(
+    pub(super) fn finish<'a, R>(
         &self,
         answer: Answer<R>,
         context: &Context,
-        binding: &Binding,
+        binding: impl FnOnce() -> &'a Binding,
     ) -> Answer<R> {
         let pending = context.asks().take_pending();
         let mut input = if pending.is_empty() {
@@ -82,7 +82,7 @@ impl Runner {
         let payload = serde_json::to_string(&sealed).map_err(|e| {
             ErrorObject::internal_error(format!("could not serialize the request state: {e}"))
         })?;
-        input.request_state = Some(self.registry.sealer.seal(binding, &payload));
+        input.request_state = Some(self.registry.sealer.seal(binding(), &payload));
         Ok(ResultOrInputRequired::InputRequired(input))
     }
 
@@ -100,7 +100,7 @@ impl Runner {
         meta: Option<RequestMeta>,
         retry: (Option<InputResponses>, Option<String>),
         target: &str,
-        bind: impl FnOnce() -> Binding,
+        bind: impl Fn() -> Binding,
         run: F,
     ) -> Answer<R>
     where
@@ -109,11 +109,14 @@ impl Runner {
     {
         let context = self.context(cx, era, meta.clone());
         if let Era::Stateless(_) = era {
-            let binding = bind();
+            // The binding hashes the arguments: only worth it when a state
+            // comes in or goes out, not on every call.
+            let binding = std::sync::OnceLock::new();
+            let bound = || binding.get_or_init(&bind);
             let (responses, request_state) = retry;
-            let context = self.with_input(context, &binding, responses, request_state)?;
+            let context = self.with_input(context, bound, responses, request_state)?;
             let answer = run(context.clone()).await;
-            return self.finish(answer, &context, &binding);
+            return self.finish(answer, &context, bound);
         }
         let mut answer = run(context.clone()).await?;
         for _ in 0..MAX_HANDSHAKE_INPUT_ROUNDS {
