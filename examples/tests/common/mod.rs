@@ -113,17 +113,7 @@ pub(crate) async fn check_contract(client: &Client, events: &Events) {
         .expect("echo");
     assert_eq!(text(&echo), "interop");
 
-    let sampled = client
-        .call_tool("sample", json!({"prompt": "hello"}))
-        .await
-        .expect("sample");
-    assert_eq!(text(&sampled), "sampled: hello", "{sampled:?}");
-
-    let named = client
-        .call_tool("ask_name", json!({}))
-        .await
-        .expect("ask_name");
-    assert_eq!(text(&named), "hi Ada", "{named:?}");
+    check_asks(client).await;
 
     let progress = Arc::new(Mutex::new(Vec::new()));
     let sink = progress.clone();
@@ -252,6 +242,11 @@ pub(crate) async fn check_contract(client: &Client, events: &Events) {
 #[allow(dead_code)]
 pub(crate) async fn check_stateless_asks(client: &Client) {
     assert_eq!(client.protocol_version(), mcp_types::Revision::V2026_07_28);
+    check_asks(client).await;
+}
+
+/// `sample` and `ask_name`, answered by the contract's callbacks.
+async fn check_asks(client: &Client) {
     let sampled = client
         .call_tool("sample", json!({"prompt": "hello"}))
         .await
