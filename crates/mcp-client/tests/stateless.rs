@@ -18,6 +18,12 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
+/// Arguments of the `log` tool: a tag to log, so a test can tell calls apart.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct LogArgs {
+    tag: Option<String>,
+}
+
 fn name_form() -> ElicitRequestedSchema {
     serde_json::from_value(json!({
         "type": "object",
@@ -95,9 +101,10 @@ fn server() -> Server {
         )
         .tool(
             "log",
-            "Logs at info",
-            |_: NoArguments, cx: Context| async move {
-                cx.log(LoggingLevel::Info, "info line").await?;
+            "Logs its tag (or \"info line\") at info",
+            |args: LogArgs, cx: Context| async move {
+                let line = args.tag.unwrap_or_else(|| "info line".into());
+                cx.log(LoggingLevel::Info, line).await?;
                 Ok::<_, ToolError>("logged")
             },
         )
@@ -320,14 +327,12 @@ async fn stateless_log_messages_follow_the_requests_log_level() {
         config().on_logging(move |m| {
             let tx = tx.clone();
             async move {
-                let _ = tx.send(m.level);
+                let _ = tx.send((m.level, m.data));
             }
         }),
     )
     .await
     .expect("connected");
-    client.call_tool("log", json!({})).await.expect("called");
-    assert!(rx.try_recv().is_err(), "no level on the request: no log");
     let refused = client
         .set_logging_level(LoggingLevel::Debug)
         .await
@@ -336,23 +341,40 @@ async fn stateless_log_messages_follow_the_requests_log_level() {
         matches!(refused, mcp_client::Error::NotInThisEra { .. }),
         "{refused}"
     );
-    client
-        .call_tool_with(
-            "log",
-            json!({}),
-            RequestOptions::new().with_log_level(LoggingLevel::Debug),
-        )
-        .await
-        .expect("called");
-    let level = tokio::time::timeout(Duration::from_secs(5), rx.recv())
-        .await
-        .expect("in time")
-        .expect("a log message");
-    assert_eq!(level, LoggingLevel::Info);
-    client.call_tool("log", json!({})).await.expect("called");
-    assert!(
-        rx.try_recv().is_err(),
-        "the level was for one call only: the next call without one gets no log"
+    // Calls a and c carry no level, b and d ask for debug and above.
+    let debug = || RequestOptions::new().with_log_level(LoggingLevel::Debug);
+    for (tag, options) in [
+        ("a", RequestOptions::new()),
+        ("b", debug()),
+        ("c", RequestOptions::new()),
+        ("d", debug()),
+    ] {
+        client
+            .call_tool_with("log", json!({ "tag": tag }), options)
+            .await
+            .expect("called");
+    }
+    // Log messages reach the callback in order, so once d's has arrived,
+    // anything a or c had sent would be in the channel before it.
+    let mut seen = Vec::new();
+    while seen
+        .last()
+        .map(|(_, data): &(LoggingLevel, serde_json::Value)| data.clone())
+        != Some(json!("d"))
+    {
+        let message = tokio::time::timeout(Duration::from_secs(5), rx.recv())
+            .await
+            .expect("d's log message in time")
+            .expect("a log message");
+        seen.push(message);
+    }
+    assert_eq!(
+        seen,
+        vec![
+            (LoggingLevel::Info, json!("b")),
+            (LoggingLevel::Info, json!("d"))
+        ],
+        "only the calls that asked for a level get log messages"
     );
     client.close().await.expect("closed");
     let _ = running.stop.send(());
