@@ -66,6 +66,10 @@ pub use config::{ClientConfig, RequestInfo};
 pub use error::Error;
 pub use group::{ClientSessionGroup, ServerId};
 pub use mcp_core::Progress;
+/// The OpenTelemetry bridge (feature `otel`): [`otel::init_otlp`] exports
+/// the SDK's spans and MCP metrics over OTLP.
+#[cfg(feature = "otel")]
+pub use mcp_core::otel;
 /// The wire types of every protocol revision (the `mcp-types` crate).
 pub use mcp_types as types;
 pub use negotiate::{Negotiated, Negotiation};

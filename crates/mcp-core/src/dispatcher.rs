@@ -20,7 +20,8 @@ use tracing::Instrument;
 use crate::error::{Error, TransportError};
 use crate::inbound::{Limits, Queued, Runner};
 use crate::pending::PendingRequests;
-use crate::span::request_span;
+use crate::span::{SessionClock, outbound_span, record_failure, record_outcome, request_span};
+use crate::trace_context;
 use crate::transport::{
     Headers, Inbound, Outbound, Transport, TransportContext, TransportReceiver, TransportSender,
 };
@@ -309,6 +310,10 @@ pub(crate) struct Shared {
     /// queued, then close.
     finish: CancellationToken,
     non_cancellable: Vec<String>,
+    /// The transport's `network.transport`, for spans.
+    pub(crate) network: Option<&'static str>,
+    /// The handshake-era session's start, for its duration metric.
+    pub(crate) session: SessionClock,
 }
 
 impl Shared {
@@ -396,8 +401,13 @@ impl Peer {
         params: Option<RawJson>,
         options: RequestOptions,
     ) -> Result<RawJson, Error> {
-        // The id is recorded once it is chosen; params never are.
-        let span = tracing::debug_span!("mcp.outbound", method, id = tracing::field::Empty);
+        // The id is recorded once it is chosen; arguments never are.
+        let span = outbound_span(
+            method,
+            params.as_ref(),
+            &options.headers,
+            self.shared.network,
+        );
         self.request_in(method, params, options, &span)
             .instrument(span.clone())
             .await
@@ -410,6 +420,9 @@ impl Peer {
         options: RequestOptions,
         span: &tracing::Span,
     ) -> Result<RawJson, Error> {
+        if method == "initialize" {
+            self.shared.session.start("client");
+        }
         let (tx, rx) = oneshot::channel();
         let (id, progress_token) = {
             let mut state = self.shared.lock();
@@ -434,7 +447,7 @@ impl Peer {
             }
             (id, token)
         };
-        span.record("id", tracing::field::display(&id));
+        span.record("jsonrpc.request.id", tracing::field::display(&id));
         let mut in_flight = InFlight {
             peer: self,
             id: id.clone(),
@@ -452,11 +465,24 @@ impl Peer {
             }
             None => params,
         };
+        let mut headers = options.headers;
+        let params = match trace_context::outgoing(span) {
+            Some(context) => {
+                // SEP-414 in `_meta`; the standard headers too where the
+                // transport carries headers (HTTP).
+                headers.append(trace_context::TRACEPARENT, context.traceparent());
+                if let Some(state) = context.tracestate() {
+                    headers.append(trace_context::TRACESTATE, state);
+                }
+                trace_context::inject(params, &context)
+            }
+            None => params,
+        };
         let message = JsonRpcRequest::new(id, method, params);
         if self
             .shared
             .outbound
-            .send(self.outbound(message.into(), options.headers))
+            .send(self.outbound(message.into(), headers))
             .await
             .is_err()
         {
@@ -469,6 +495,7 @@ impl Peer {
                 Ok(answer) => answer,
                 // `in_flight` drops below without `done`: cancelled on the wire.
                 Err(_) => {
+                    record_failure(span, "timeout");
                     return Err(Error::Timeout {
                         method: method.to_owned(),
                         timeout,
@@ -478,6 +505,12 @@ impl Peer {
             None => rx.await,
         };
         in_flight.done = true;
+        match &answer {
+            Ok(Ok(result)) => record_outcome(span, method, Ok(result)),
+            Ok(Err(Failure::Remote(error))) => record_outcome(span, method, Err(error)),
+            Ok(Err(Failure::Transport(_))) => record_failure(span, "transport"),
+            Err(_) => record_failure(span, "connection_closed"),
+        }
         match answer {
             Ok(Ok(result)) => Ok(result),
             Ok(Err(Failure::Remote(error))) => Err(Error::Remote(error)),
@@ -513,6 +546,10 @@ impl Peer {
         if self.is_closed() {
             return Err(Error::Closed);
         }
+        let params = match trace_context::outgoing(&tracing::Span::current()) {
+            Some(context) => trace_context::inject(params, &context),
+            None => params,
+        };
         let message = JsonRpcNotification::new(method, params);
         self.shared
             .outbound
@@ -611,6 +648,7 @@ impl Connection {
         handler: H,
         config: DispatcherConfig,
     ) -> Self {
+        let network = transport.network_transport();
         let (sender, receiver) = transport.split();
         let (outbound_tx, outbound_rx) = mpsc::channel(config.outbound_queue.max(1));
         let shared = Arc::new(Shared {
@@ -619,6 +657,8 @@ impl Connection {
             shutdown: CancellationToken::new(),
             finish: CancellationToken::new(),
             non_cancellable: config.non_cancellable.clone(),
+            network,
+            session: SessionClock::default(),
         });
         let peer = Peer {
             shared: shared.clone(),
@@ -799,6 +839,7 @@ async fn read_loop<R: TransportReceiver, H: Handler>(
         state.pending.drain()
     };
     drop(waiters);
+    shared.session.end(shared.network);
     runner.close();
     if let ReadEnd::PeerFinished = end {
         tracing::debug!("the peer finished sending; finishing the requests it sent");
@@ -869,8 +910,17 @@ async fn dispatch<H: Handler>(
                 send_error(peer, Some(request.id), error).await;
                 return Dispatched::Continue;
             }
+            if request.method == "initialize" {
+                shared.session.start("server");
+            }
             let id = request.id;
-            let span = request_span(&request.method, &id, &transport);
+            let span = request_span(
+                &request.method,
+                &id,
+                request.params.as_ref(),
+                &transport,
+                shared.network,
+            );
             let context = RequestContext {
                 id: id.clone(),
                 transport,

@@ -296,6 +296,7 @@ async fn run<H: Handler>(exec: Exec<H>, job: Job, _permit: OwnedSemaphorePermit)
             tracing::debug!("request cancelled; no response is sent");
             return;
         };
+        crate::span::record_outcome(&tracing::Span::current(), &method, outcome.as_ref());
         let message: JsonRpcMessage = match outcome {
             Ok(result) => JsonRpcResultResponse::new(id.clone(), result).into(),
             Err(error) => JsonRpcErrorResponse::new(Some(id.clone()), error).into(),

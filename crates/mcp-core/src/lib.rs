@@ -38,7 +38,11 @@ mod inbound;
 mod memory;
 mod pending;
 mod span;
+mod trace_context;
 mod transport;
+
+#[cfg(feature = "otel")]
+pub mod otel;
 
 pub use dispatcher::{
     Connection, DispatcherConfig, Handler, IncomingNotification, IncomingRequest,
@@ -48,8 +52,12 @@ pub use dispatcher::{
 pub use error::{BoxError, Error, TransportError};
 pub use id_scan::{ID_SCAN_PREFIX, scan_id};
 pub use memory::{MemoryReceiver, MemorySender, MemoryTransport};
-pub use span::{request_span, session_tag};
+pub use span::{
+    SESSION_EVENT_TARGET, SPAN_TARGET, TOOL_ERROR, outbound_span, record_error, record_failure,
+    record_protocol_version, request_span, session_tag,
+};
 pub use tokio_util::sync::CancellationToken;
+pub use trace_context::{Propagator, TRACEPARENT, TRACESTATE, TraceContext, set_propagator};
 pub use transport::{
     Headers, Inbound, Outbound, StreamControl, Transport, TransportContext, TransportReceiver,
     TransportSender,

@@ -1,32 +1,167 @@
-//! The tracing span every inbound request runs in, shared by every path that
-//! serves a request (the dispatcher, and transports that call a handler
-//! directly), so a subscriber sees one shape whatever the transport.
+//! The tracing spans of MCP operations, shaped to the OpenTelemetry semantic
+//! conventions for MCP (`docs/gen-ai/mcp.md` in
+//! open-telemetry/semantic-conventions-genai): one home for both sides, so a
+//! subscriber sees one shape whatever the transport or the peer.
+//!
+//! - [`request_span`] (`mcp.request`, kind server): an inbound request, served
+//!   by the dispatcher (or a transport that calls a handler directly);
+//! - [`outbound_span`] (`mcp.outbound`, kind client): a request this side
+//!   sends, covering the wait for its answer.
+//!
+//! Both are `debug` spans: with no subscriber, or one filtering at `info`,
+//! each costs a level check, and nothing below is parsed or formatted.
+//!
+//! Fields (the semantic-convention attribute names): `otel.name`
+//! (`{mcp.method.name} {target}`, the target being the tool or prompt name),
+//! `otel.kind`, `mcp.method.name`, `jsonrpc.request.id`, `mcp.session.id`
+//! (only the [`session_tag`]: a session id is a credential),
+//! `mcp.protocol.version`, `gen_ai.operation.name` (`execute_tool` for
+//! `tools/call`), `gen_ai.tool.name`, `gen_ai.prompt.name`,
+//! `mcp.resource.uri`, `network.transport`, `network.protocol.name`, and on
+//! failure `error.type`, `rpc.response.status_code` and `otel.status_code`.
+//! Arguments, results and credentials are never recorded.
 
-use mcp_types::RequestId;
+use std::sync::Mutex;
+use std::time::Instant;
+
+use mcp_types::{ErrorObject, JsonObject, RawJson, RequestId};
+use serde::Deserialize;
 use tracing::field::Empty;
 
-use crate::transport::TransportContext;
+use crate::trace_context;
+use crate::transport::{Headers, TransportContext};
 
-/// The span an inbound request is served in.
+/// The target of the SDK's operation spans (for subscriber filters).
+pub const SPAN_TARGET: &str = "mcp_core::span";
+/// The target of the event that ends a session (`mcp.session.side`,
+/// `mcp.session.duration` in seconds, `network.transport`).
+pub const SESSION_EVENT_TARGET: &str = "mcp_core::session";
+
+/// The `error.type` of a `tools/call` whose result says `isError: true`.
+pub const TOOL_ERROR: &str = "tool_error";
+
+/// The span an inbound request is served in (kind server).
 ///
-/// Fields: `method`, `id`, `session` (the [`session_tag`] of the transport
-/// session, when there is one) are set here; `revision` (the protocol revision the request was served
-/// at) and `name` (the tool, prompt or resource it targets) start empty and
-/// are recorded by the typed layer with
-/// `tracing::Span::current().record("name", ...)`. Never record arguments,
-/// results or credentials in it.
-///
-/// The span is at `debug` level: with no subscriber, or one filtering at
-/// `info`, it costs a level check.
-pub fn request_span(method: &str, id: &RequestId, transport: &TransportContext) -> tracing::Span {
-    tracing::debug_span!(
+/// The tool, prompt or resource the request targets is read from `params`
+/// here (only when the span is recorded); the typed layer records the
+/// protocol revision with [`record_protocol_version`]. When a trace context
+/// propagator is installed ([`crate::set_propagator`]), the context the peer
+/// sent in `params._meta` (or, on HTTP, the `traceparent` header) becomes
+/// the span's parent.
+pub fn request_span(
+    method: &str,
+    id: &RequestId,
+    params: Option<&RawJson>,
+    transport: &TransportContext,
+    network: Option<&'static str>,
+) -> tracing::Span {
+    let span = tracing::debug_span!(
         "mcp.request",
-        method,
-        id = %id,
-        session = transport.session_id.as_deref().map(session_tag),
-        revision = Empty,
-        name = Empty,
-    )
+        otel.name = method,
+        otel.kind = "server",
+        mcp.method.name = method,
+        jsonrpc.request.id = %id,
+        mcp.session.id = transport.session_id.as_deref().map(session_tag),
+        mcp.protocol.version = Empty,
+        gen_ai.operation.name = Empty,
+        gen_ai.tool.name = Empty,
+        gen_ai.prompt.name = Empty,
+        mcp.resource.uri = Empty,
+        network.transport = network,
+        network.protocol.name = Empty,
+        error.type = Empty,
+        rpc.response.status_code = Empty,
+        otel.status_code = Empty,
+    );
+    if !span.is_disabled() {
+        let meta = describe(&span, method, params, network);
+        trace_context::adopt(&span, meta.as_ref(), &transport.headers);
+    }
+    span
+}
+
+/// The span of a request this side sends (kind client), covering the wait
+/// for its answer; the dispatcher records `jsonrpc.request.id` once it is
+/// chosen.
+pub fn outbound_span(
+    method: &str,
+    params: Option<&RawJson>,
+    headers: &Headers,
+    network: Option<&'static str>,
+) -> tracing::Span {
+    let span = tracing::debug_span!(
+        "mcp.outbound",
+        otel.name = method,
+        otel.kind = "client",
+        mcp.method.name = method,
+        jsonrpc.request.id = Empty,
+        mcp.session.id = headers.get("mcp-session-id").map(session_tag),
+        mcp.protocol.version = headers.get("mcp-protocol-version"),
+        gen_ai.operation.name = Empty,
+        gen_ai.tool.name = Empty,
+        gen_ai.prompt.name = Empty,
+        mcp.resource.uri = Empty,
+        network.transport = network,
+        network.protocol.name = Empty,
+        error.type = Empty,
+        rpc.response.status_code = Empty,
+        otel.status_code = Empty,
+    );
+    if !span.is_disabled() {
+        describe(&span, method, params, network);
+    }
+    span
+}
+
+/// Records the protocol revision a request is served or sent at.
+pub fn record_protocol_version(span: &tracing::Span, revision: &str) {
+    span.record("mcp.protocol.version", revision);
+}
+
+/// Records a JSON-RPC error answer on an operation's span: `error.type` and
+/// `rpc.response.status_code` are its code (the message may quote what the
+/// peer sent, so it is not recorded).
+pub fn record_error(span: &tracing::Span, error: &ErrorObject) {
+    if span.is_disabled() {
+        return;
+    }
+    let code = error.code.to_string();
+    span.record("error.type", code.as_str());
+    span.record("rpc.response.status_code", code.as_str());
+    span.record("otel.status_code", "error");
+}
+
+/// Records how an operation ended: a JSON-RPC error answer, or a
+/// `tools/call` result with `isError: true` (`error.type` = [`TOOL_ERROR`]).
+pub(crate) fn record_outcome(
+    span: &tracing::Span,
+    method: &str,
+    outcome: Result<&RawJson, &ErrorObject>,
+) {
+    if span.is_disabled() {
+        return;
+    }
+    match outcome {
+        Err(error) => record_error(span, error),
+        Ok(result) if method == "tools/call" => {
+            #[derive(Deserialize)]
+            struct Outcome {
+                #[serde(rename = "isError", default)]
+                is_error: bool,
+            }
+            if result.parse::<Outcome>().is_ok_and(|o| o.is_error) {
+                record_failure(span, TOOL_ERROR);
+            }
+        }
+        Ok(_) => {}
+    }
+}
+
+/// Records a failure that is no JSON-RPC error (`tool_error`, `timeout`, a
+/// transport failure ...) as the span's `error.type`.
+pub fn record_failure(span: &tracing::Span, error_type: &str) {
+    span.record("error.type", error_type);
+    span.record("otel.status_code", "error");
 }
 
 /// The part of a session id that logs and spans may show: its first 8
@@ -34,4 +169,82 @@ pub fn request_span(method: &str, id: &RequestId, transport: &TransportContext) 
 /// never appears in telemetry.
 pub fn session_tag(session_id: &str) -> &str {
     session_id.get(..8).unwrap_or(session_id)
+}
+
+/// What a span needs from the params: the target and `_meta`. Everything
+/// else (arguments above all) is skipped unread.
+#[derive(Deserialize)]
+struct Probe {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    uri: Option<String>,
+    #[serde(rename = "_meta", default)]
+    meta: Option<JsonObject>,
+}
+
+/// Records the target and the network attributes; answers the params'
+/// `_meta` for trace context.
+fn describe(
+    span: &tracing::Span,
+    method: &str,
+    params: Option<&RawJson>,
+    network: Option<&'static str>,
+) -> Option<JsonObject> {
+    if network == Some("tcp") {
+        span.record("network.protocol.name", "http");
+    }
+    let probe = params.and_then(|p| p.parse::<Probe>().ok())?;
+    let target = match method {
+        "tools/call" => {
+            span.record("gen_ai.operation.name", "execute_tool");
+            probe.name.inspect(|name| {
+                span.record("gen_ai.tool.name", name.as_str());
+            })
+        }
+        "prompts/get" => probe.name.inspect(|name| {
+            span.record("gen_ai.prompt.name", name.as_str());
+        }),
+        "resources/read" | "resources/subscribe" | "resources/unsubscribe" => {
+            if let Some(uri) = &probe.uri {
+                span.record("mcp.resource.uri", uri.as_str());
+            }
+            // A URI is high-cardinality: never part of the span name.
+            None
+        }
+        _ => None,
+    };
+    if let Some(target) = target {
+        span.record("otel.name", format!("{method} {target}").as_str());
+    }
+    probe.meta
+}
+
+/// When a handshake-era session began and on which side, so its end can
+/// report `mcp.{client,server}.session.duration`. A connection becomes a
+/// session when `initialize` is sent (client) or received (server).
+#[derive(Debug, Default)]
+pub(crate) struct SessionClock(Mutex<Option<(&'static str, Instant)>>);
+
+impl SessionClock {
+    /// Starts the clock once, for `side` (`client` or `server`).
+    pub(crate) fn start(&self, side: &'static str) {
+        let mut clock = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        clock.get_or_insert_with(|| (side, Instant::now()));
+    }
+
+    /// Reports the session's end, if one began.
+    pub(crate) fn end(&self, network: Option<&'static str>) {
+        let started = self.0.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some((side, started)) = started {
+            tracing::event!(
+                target: SESSION_EVENT_TARGET,
+                tracing::Level::DEBUG,
+                mcp.session.side = side,
+                mcp.session.duration = started.elapsed().as_secs_f64(),
+                network.transport = network,
+                "mcp session ended"
+            );
+        }
+    }
 }

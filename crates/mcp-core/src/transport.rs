@@ -185,4 +185,9 @@ pub trait Transport: Send + 'static {
     type Receiver: TransportReceiver;
     /// Splits the transport so reading and writing proceed independently.
     fn split(self) -> (Self::Sender, Self::Receiver);
+    /// The `network.transport` of the semantic conventions, for spans:
+    /// `pipe` for stdio, `tcp` for HTTP; `None` (the default) for memory.
+    fn network_transport(&self) -> Option<&'static str> {
+        None
+    }
 }

@@ -29,7 +29,7 @@ impl Handler for Named {
         _: IncomingRequest,
         _: RequestContext,
     ) -> Result<RawJson, ErrorObject> {
-        tracing::Span::current().record("name", "the-tool");
+        tracing::Span::current().record("gen_ai.tool.name", "the-tool");
         Ok(RawJson::empty_object())
     }
 
@@ -138,14 +138,16 @@ fn each_request_runs_in_its_span_and_each_outbound_request_has_one() {
         });
     let outbound = spans.find("mcp.outbound");
     assert_eq!(outbound.len(), 1);
-    assert_eq!(field(&outbound[0], "method"), Some("spanned"));
-    assert_eq!(field(&outbound[0], "id"), Some("41"));
+    assert_eq!(field(&outbound[0], "mcp.method.name"), Some("spanned"));
+    assert_eq!(field(&outbound[0], "jsonrpc.request.id"), Some("41"));
+    assert_eq!(field(&outbound[0], "otel.kind"), Some("client"));
     let inbound = spans.find("mcp.request");
     assert_eq!(inbound.len(), 1);
-    assert_eq!(field(&inbound[0], "method"), Some("spanned"));
-    assert_eq!(field(&inbound[0], "id"), Some("41"));
+    assert_eq!(field(&inbound[0], "mcp.method.name"), Some("spanned"));
+    assert_eq!(field(&inbound[0], "jsonrpc.request.id"), Some("41"));
+    assert_eq!(field(&inbound[0], "otel.kind"), Some("server"));
     assert_eq!(
-        field(&inbound[0], "name"),
+        field(&inbound[0], "gen_ai.tool.name"),
         Some("the-tool"),
         "the handler runs inside the span"
     );

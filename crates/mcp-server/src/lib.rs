@@ -80,6 +80,10 @@ pub use tool_io::{
 };
 pub use uri_template::{UriTemplate, UriTemplateError};
 
+/// The OpenTelemetry bridge (feature `otel`): [`otel::init_otlp`] exports
+/// the SDK's spans and MCP metrics over OTLP.
+#[cfg(feature = "otel")]
+pub use mcp_core::otel;
 /// The wire types of every protocol revision (the `mcp-types` crate).
 pub use mcp_types as types;
 pub use mcp_types::{

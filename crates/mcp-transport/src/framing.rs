@@ -234,6 +234,10 @@ where
     type Sender = LineSender<W>;
     type Receiver = LineReceiver<R>;
 
+    fn network_transport(&self) -> Option<&'static str> {
+        Some("pipe")
+    }
+
     fn split(self) -> (LineSender<W>, LineReceiver<R>) {
         (self.sender, self.receiver)
     }

@@ -24,7 +24,7 @@ impl Runner {
             answered = %revision,
             "initialize"
         );
-        tracing::Span::current().record("revision", revision.as_str());
+        super::record_span(revision);
         self.state.set_client(params, revision);
         let r = &self.registry;
         let mut result = InitializeResult::new(
@@ -52,7 +52,7 @@ impl Runner {
         .map_err(|e| e.to_error_object())?;
         drop(params);
         if let Some(revision) = revision {
-            record_span(revision, &parsed);
+            record_span(revision);
         }
         let era = Era::Handshake;
         match parsed {

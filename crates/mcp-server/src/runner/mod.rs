@@ -48,21 +48,12 @@ pub(super) fn to_raw<T: Serialize>(value: &T) -> Result<RawJson, ErrorObject> {
         .map_err(|e| ErrorObject::internal_error(format!("could not serialize the result: {e}")))
 }
 
-/// Records the protocol revision and the tool, prompt or resource a request
-/// names on its span (`mcp_core::request_span`, which the dispatcher serves
-/// it in). Never arguments or credentials.
-pub(super) fn record_span(revision: Revision, request: &ClientRequest) {
-    let span = tracing::Span::current();
-    span.record("revision", revision.as_str());
-    let name = match request {
-        ClientRequest::CallTool(params) => &params.name,
-        ClientRequest::GetPrompt(params) => &params.name,
-        ClientRequest::ReadResource(params) => &params.uri,
-        ClientRequest::Subscribe(params) => &params.uri,
-        ClientRequest::Unsubscribe(params) => &params.uri,
-        _ => return,
-    };
-    span.record("name", name.as_str());
+/// Records the protocol revision a request is served at on its span
+/// (`mcp_core::request_span`, which the dispatcher serves it in and which
+/// already names the tool, prompt or resource). Never arguments or
+/// credentials.
+pub(super) fn record_span(revision: Revision) {
+    mcp_core::record_protocol_version(&tracing::Span::current(), revision.as_str());
 }
 
 /// Only `_meta` of a request's params, to choose the era.
@@ -415,14 +406,14 @@ mod tests {
             self.0.lock().unwrap_or_else(|p| p.into_inner())
         }
 
-        /// The fields of every `mcp.request` span whose `method` is `method`.
+        /// The fields of every `mcp.request` span whose `mcp.method.name` is `method`.
         fn requests(&self, method: &str) -> Vec<BTreeMap<String, String>> {
             self.lock()
                 .spans
                 .iter()
                 .filter(|(meta, fields)| {
                     meta.name() == "mcp.request"
-                        && fields.get("method").map(String::as_str) == Some(method)
+                        && fields.get("mcp.method.name").map(String::as_str) == Some(method)
                 })
                 .map(|(_, fields)| fields.clone())
                 .collect()
@@ -569,8 +560,16 @@ mod tests {
         let calls = capture.requests("tools/call");
         assert_eq!(calls.len(), 2, "{calls:?}");
         for (call, revision) in calls.iter().zip(["2026-07-28", "2025-06-18"]) {
-            assert_eq!(field(call, "name").as_deref(), Some("echo"));
-            assert_eq!(field(call, "revision").as_deref(), Some(revision));
+            assert_eq!(field(call, "gen_ai.tool.name").as_deref(), Some("echo"));
+            assert_eq!(field(call, "otel.name").as_deref(), Some("tools/call echo"));
+            assert_eq!(
+                field(call, "gen_ai.operation.name").as_deref(),
+                Some("execute_tool")
+            );
+            assert_eq!(
+                field(call, "mcp.protocol.version").as_deref(),
+                Some(revision)
+            );
             assert!(
                 !call.values().any(|v| v.contains("secret")),
                 "no arguments in the span: {call:?}"
@@ -579,7 +578,7 @@ mod tests {
         let initialize = capture.requests("initialize");
         assert_eq!(initialize.len(), 1, "{initialize:?}");
         assert_eq!(
-            field(&initialize[0], "revision").as_deref(),
+            field(&initialize[0], "mcp.protocol.version").as_deref(),
             Some("2025-06-18")
         );
     }

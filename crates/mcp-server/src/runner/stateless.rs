@@ -105,7 +105,7 @@ impl Runner {
         let parsed = ClientRequest::parse(&request.method, params.as_ref(), revision)
             .map_err(|e| e.to_error_object())?;
         drop(params);
-        record_span(revision, &parsed);
+        record_span(revision);
         let era = Era::Stateless(Arc::new(StatelessRequest {
             revision,
             capabilities,

@@ -229,6 +229,10 @@ impl Transport for StreamableHttpClient {
     type Sender = HttpClientSender;
     type Receiver = HttpClientReceiver;
 
+    fn network_transport(&self) -> Option<&'static str> {
+        Some("tcp")
+    }
+
     fn split(self) -> (HttpClientSender, HttpClientReceiver) {
         (
             HttpClientSender {

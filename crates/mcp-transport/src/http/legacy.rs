@@ -211,6 +211,10 @@ impl Transport for LegacySseClient {
     type Sender = LegacySseSender;
     type Receiver = LegacySseReceiver;
 
+    fn network_transport(&self) -> Option<&'static str> {
+        Some("tcp")
+    }
+
     fn split(self) -> (LegacySseSender, LegacySseReceiver) {
         (self.sender, self.receiver)
     }

@@ -105,6 +105,10 @@ impl Transport for SessionTransport {
     type Sender = SessionSender;
     type Receiver = SessionReceiver;
 
+    fn network_transport(&self) -> Option<&'static str> {
+        Some("tcp")
+    }
+
     fn split(self) -> (SessionSender, SessionReceiver) {
         (self.sender, self.receiver)
     }

@@ -1,0 +1,341 @@
+//! OpenTelemetry end to end (feature `otel`), with the SDK's in-memory
+//! exporters: for a tool call in each era, over the stdio framing and over
+//! streamable HTTP, one trace runs from our client's span to our server's
+//! span (its parent, through `params._meta`), both spans carry the semantic
+//! conventions' names and attributes, the duration histograms are recorded,
+//! and no argument or token value appears in any attribute.
+//!
+//! Each test runs on a current-thread runtime under a thread-local
+//! subscriber, so every span of both peers reaches it.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use mcp_client::{Client, ClientConfig, Negotiation};
+use mcp_server::{Context, Server};
+use mcp_transport::http::HttpServerConfig;
+use mcp_types::Revision;
+use opentelemetry::Value;
+use opentelemetry::trace::{SpanKind, Status};
+use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData, ResourceMetrics};
+use opentelemetry_sdk::metrics::{InMemoryMetricExporter, PeriodicReader, SdkMeterProvider};
+use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
+use serde_json::json;
+use tokio::net::TcpListener;
+use tracing_subscriber::Layer as _;
+use tracing_subscriber::layer::SubscriberExt as _;
+
+const LIMIT: Duration = Duration::from_secs(20);
+const SECRET: &str = "argument-secret-4711";
+const TOKEN: &str = "bearer-token-0815";
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct WeatherArgs {
+    city: String,
+}
+
+fn server() -> Server {
+    Server::builder("telemetry-test", "1")
+        .tool(
+            "get_weather",
+            "The weather in a city",
+            |args: WeatherArgs, _: Context| async move { format!("sunny in {}", args.city.len()) },
+        )
+        .build()
+        .expect("server")
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Via {
+    Stdio,
+    Http,
+}
+
+struct Pipeline {
+    spans: InMemorySpanExporter,
+    metrics: InMemoryMetricExporter,
+    tracer_provider: SdkTracerProvider,
+    meter_provider: SdkMeterProvider,
+}
+
+fn pipeline() -> Pipeline {
+    let spans = InMemorySpanExporter::default();
+    let metrics = InMemoryMetricExporter::default();
+    let tracer_provider = SdkTracerProvider::builder()
+        .with_simple_exporter(spans.clone())
+        .build();
+    let meter_provider = SdkMeterProvider::builder()
+        .with_reader(PeriodicReader::builder(metrics.clone()).build())
+        .build();
+    Pipeline {
+        spans,
+        metrics,
+        tracer_provider,
+        meter_provider,
+    }
+}
+
+/// Runs one tool call in `era` over `via` and answers what was exported.
+fn traced_call(era: Revision, via: Via) -> (Vec<SpanData>, Vec<ResourceMetrics>) {
+    let telemetry = pipeline();
+    let subscriber = tracing_subscriber::registry().with(
+        mcp_core::otel::layer(&telemetry.tracer_provider, &telemetry.meter_provider)
+            .with_filter(mcp_core::otel::filter()),
+    );
+    let guard = tracing::subscriber::set_default(subscriber);
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime")
+        .block_on(async {
+            tokio::time::timeout(LIMIT, call(era, via))
+                .await
+                .expect("the call finished in time");
+        });
+    drop(guard);
+    telemetry
+        .tracer_provider
+        .force_flush()
+        .expect("spans flushed");
+    telemetry
+        .meter_provider
+        .force_flush()
+        .expect("metrics flushed");
+    let spans = telemetry.spans.get_finished_spans().expect("spans");
+    let metrics = telemetry.metrics.get_finished_metrics().expect("metrics");
+    (spans, metrics)
+}
+
+async fn call(era: Revision, via: Via) {
+    let server = server();
+    let negotiation = if era.is_handshake() {
+        Negotiation::HandshakeOnly
+    } else {
+        Negotiation::StatelessOnly
+    };
+    let config = ClientConfig::new("telemetry-client", "1")
+        .protocol_version(era)
+        .negotiation(negotiation);
+    match via {
+        Via::Stdio => {
+            // The stdio transport's framing over a socket pair.
+            let (ours, theirs) = tokio::net::UnixStream::pair().expect("socket pair");
+            let (their_read, their_write) = theirs.into_split();
+            let served = server.serve(mcp_transport::LineTransport::new(their_read, their_write));
+            let (our_read, our_write) = ours.into_split();
+            let transport = mcp_transport::LineTransport::new(our_read, our_write);
+            let client = Client::connect(transport, config).await.expect("connected");
+            tool_call(&client).await;
+            client.close().await.expect("closed");
+            served.shutdown().await;
+        }
+        Via::Http => {
+            let listener = TcpListener::bind("127.0.0.1:0").await.expect("bound");
+            let url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
+            let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+            let served = server.clone();
+            let serving = tokio::spawn(async move {
+                let _ = served
+                    .serve_http(listener, HttpServerConfig::new(), async {
+                        let _ = stopped.await;
+                    })
+                    .await;
+            });
+            let client = Client::connect_http(&url, config).await.expect("connected");
+            tool_call(&client).await;
+            client.close().await.expect("closed");
+            let _ = stop.send(());
+            serving.await.expect("server stopped");
+        }
+    }
+}
+
+async fn tool_call(client: &Client) {
+    let result = client
+        .call_tool("get_weather", json!({"city": SECRET, "token": TOKEN}))
+        .await
+        .expect("called");
+    assert_ne!(result.is_error, Some(true), "{result:?}");
+}
+
+fn attributes(span: &SpanData) -> BTreeMap<String, Value> {
+    span.attributes
+        .iter()
+        .map(|kv| (kv.key.as_str().to_owned(), kv.value.clone()))
+        .collect()
+}
+
+fn string(attributes: &BTreeMap<String, Value>, key: &str) -> Option<String> {
+    attributes.get(key).map(|v| v.as_str().into_owned())
+}
+
+fn check_trace(era: Revision, via: Via, spans: &[SpanData]) {
+    let label = format!("{era} over {via:?}");
+    let named = |kind: SpanKind| {
+        spans
+            .iter()
+            .filter(|s| s.name == "tools/call get_weather" && s.span_kind == kind)
+            .collect::<Vec<_>>()
+    };
+    let (clients, servers) = (named(SpanKind::Client), named(SpanKind::Server));
+    assert_eq!(clients.len(), 1, "{label}: one client span: {spans:#?}");
+    assert_eq!(servers.len(), 1, "{label}: one server span: {spans:#?}");
+    let (client, server) = (clients[0], servers[0]);
+    assert_eq!(
+        client.span_context.trace_id(),
+        server.span_context.trace_id(),
+        "{label}: one trace id end to end"
+    );
+    assert_eq!(
+        server.parent_span_id,
+        client.span_context.span_id(),
+        "{label}: the client span is the server span's parent"
+    );
+    assert!(
+        server.parent_span_is_remote,
+        "{label}: the parent came from the peer"
+    );
+    let network = match via {
+        Via::Stdio => "pipe",
+        Via::Http => "tcp",
+    };
+    for span in [client, server] {
+        let attributes = attributes(span);
+        let get = |key| string(&attributes, key);
+        assert_eq!(
+            get("mcp.method.name").as_deref(),
+            Some("tools/call"),
+            "{label}"
+        );
+        assert_eq!(
+            get("gen_ai.tool.name").as_deref(),
+            Some("get_weather"),
+            "{label}"
+        );
+        assert_eq!(
+            get("gen_ai.operation.name").as_deref(),
+            Some("execute_tool"),
+            "{label}"
+        );
+        assert!(
+            get("jsonrpc.request.id").is_some(),
+            "{label}: {attributes:?}"
+        );
+        assert_eq!(
+            get("network.transport").as_deref(),
+            Some(network),
+            "{label}"
+        );
+        assert_eq!(get("error.type"), None, "{label}");
+        assert_eq!(span.status, Status::Unset, "{label}");
+    }
+    let served = attributes(server);
+    assert_eq!(
+        string(&served, "mcp.protocol.version").as_deref(),
+        Some(era.as_str()),
+        "{label}"
+    );
+    if era.is_handshake() {
+        if let Via::Http = via {
+            let tag = string(&served, "mcp.session.id").expect("a session tag");
+            assert_eq!(
+                tag.len(),
+                8,
+                "{label}: only the session id's tag is recorded"
+            );
+        }
+    }
+    // Nothing the caller sent as an argument or token is in any attribute
+    // of any span, nor in a span event.
+    let everything = format!("{spans:?}");
+    assert!(
+        !everything.contains(SECRET),
+        "{label}: an argument leaked: {everything}"
+    );
+    assert!(
+        !everything.contains(TOKEN),
+        "{label}: a token leaked: {everything}"
+    );
+}
+
+/// The data points of the histogram `name`, as (count, attributes).
+fn histogram(metrics: &[ResourceMetrics], name: &str) -> Vec<(u64, BTreeMap<String, String>)> {
+    let mut points = Vec::new();
+    for resource in metrics {
+        for scope in resource.scope_metrics() {
+            for metric in scope.metrics().filter(|m| m.name() == name) {
+                assert_eq!(metric.unit(), "s", "{name} is in seconds");
+                if let AggregatedMetrics::F64(MetricData::Histogram(data)) = metric.data() {
+                    for point in data.data_points() {
+                        let attributes = point
+                            .attributes()
+                            .map(|kv| (kv.key.as_str().to_owned(), kv.value.as_str().into_owned()))
+                            .collect();
+                        points.push((point.count(), attributes));
+                    }
+                }
+            }
+        }
+    }
+    points
+}
+
+fn check_metrics(era: Revision, via: Via, metrics: &[ResourceMetrics]) {
+    let label = format!("{era} over {via:?}");
+    for name in [
+        "mcp.server.operation.duration",
+        "mcp.client.operation.duration",
+    ] {
+        let points = histogram(metrics, name);
+        let call = points
+            .iter()
+            .find(|(_, a)| a.get("mcp.method.name").map(String::as_str) == Some("tools/call"))
+            .unwrap_or_else(|| panic!("{label}: {name} has the tool call: {points:?}"));
+        assert_eq!(call.0, 1, "{label}: {name}");
+        assert_eq!(
+            call.1.get("gen_ai.tool.name").map(String::as_str),
+            Some("get_weather")
+        );
+        let all = format!("{points:?}");
+        assert!(
+            !all.contains(SECRET) && !all.contains(TOKEN),
+            "{label}: {all}"
+        );
+    }
+    if era.is_handshake() {
+        for name in ["mcp.server.session.duration", "mcp.client.session.duration"] {
+            let points = histogram(metrics, name);
+            assert_eq!(
+                points.iter().map(|(count, _)| count).sum::<u64>(),
+                1,
+                "{label}: one session in {name}: {points:?}"
+            );
+        }
+    }
+}
+
+fn run(era: Revision, via: Via) {
+    let (spans, metrics) = traced_call(era, via);
+    check_trace(era, via, &spans);
+    check_metrics(era, via, &metrics);
+}
+
+#[test]
+fn a_handshake_era_tool_call_over_stdio_is_one_trace() {
+    run(Revision::V2025_11_25, Via::Stdio);
+}
+
+#[test]
+fn a_stateless_era_tool_call_over_stdio_is_one_trace() {
+    run(Revision::V2026_07_28, Via::Stdio);
+}
+
+#[test]
+fn a_handshake_era_tool_call_over_http_is_one_trace() {
+    run(Revision::V2025_11_25, Via::Http);
+}
+
+#[test]
+fn a_stateless_era_tool_call_over_http_is_one_trace() {
+    run(Revision::V2026_07_28, Via::Http);
+}
