@@ -689,14 +689,19 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                     .parse()
                     .map_err(|e| format!("--port: {e}"))?;
             }
+            // Read by `mcp_examples::telemetry`.
+            "--otlp" => {
+                args.next();
+            }
             other => {
                 return Err(format!(
-                    "unknown argument `{other}`; usage: everything-server [--port PORT]"
+                    "unknown argument `{other}`; usage: everything-server [--port PORT] [--otlp URL]"
                 )
                 .into());
             }
         }
     }
+    let telemetry = mcp_examples::telemetry("everything-server")?;
     let server = everything_server()?;
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
     eprintln!("everything-server: http://{}/mcp", listener.local_addr()?);
@@ -706,5 +711,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             let _ = tokio::signal::ctrl_c().await;
         })
         .await?;
+    if let Some(telemetry) = telemetry {
+        telemetry.shutdown();
+    }
     Ok(())
 }

@@ -205,3 +205,36 @@ mod tests {
         assert_eq!(super::demo_server().tools().len(), 7);
     }
 }
+
+/// Starts OpenTelemetry export for an example when asked: `--otlp URL` on
+/// the command line (an OTLP/HTTP base URL such as `http://127.0.0.1:4318`),
+/// else `OTEL_EXPORTER_OTLP_ENDPOINT` or `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`
+/// in the environment. `None` when neither is given: nothing is set up.
+/// Keep the answer until the program ends; its `shutdown` flushes.
+///
+/// # Errors
+/// When `--otlp` has no value, or the exporters cannot be built.
+#[cfg(feature = "otel")]
+pub fn telemetry(
+    service_name: &str,
+) -> Result<Option<mcp_server::otel::Telemetry>, Box<dyn std::error::Error>> {
+    use mcp_server::otel::{OtlpConfig, init_otlp};
+    let mut args = std::env::args().skip_while(|a| a != "--otlp");
+    let config = match args.nth(1) {
+        Some(url) => OtlpConfig::from_env().with_endpoint(url),
+        None if std::env::args().any(|a| a == "--otlp") => {
+            return Err("--otlp needs a URL, such as http://127.0.0.1:4318".into());
+        }
+        None if [
+            "OTEL_EXPORTER_OTLP_ENDPOINT",
+            "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+        ]
+        .iter()
+        .any(|v| std::env::var_os(v).is_some_and(|v| !v.is_empty())) =>
+        {
+            OtlpConfig::from_env()
+        }
+        None => return Ok(None),
+    };
+    Ok(Some(init_otlp(config.with_service_name(service_name))?))
+}

@@ -8,8 +8,15 @@
 //! protocol revision (2026-07-28); `--protocol 2025-11-25` (or any other
 //! revision) makes the client speak at most that one. The tools that ask the
 //! client (`sample`, `ask_name`) work the same in either era.
+//!
+//! `--otlp http://127.0.0.1:4318` (or `OTEL_EXPORTER_OTLP_ENDPOINT` set)
+//! exports both sides' spans and metrics over OTLP/HTTP: the host's run is
+//! one trace, each request a client span under it, and the server's spans
+//! continue it (see docs/observability.md).
 
 use std::collections::BTreeMap;
+
+use tracing::Instrument as _;
 
 use mcp_client::{Client, ClientConfig, RequestOptions};
 use mcp_transport::stdio::ServerCommand;
@@ -20,6 +27,26 @@ use serde_json::json;
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    // `--otlp URL` (or OTEL_EXPORTER_OTLP_ENDPOINT): export spans and metrics.
+    let telemetry = mcp_examples::telemetry(if std::env::args().any(|a| a == "--server") {
+        "stdio-demo-server"
+    } else {
+        "stdio-demo-host"
+    })?;
+    // The host's run is one root span, so the whole run is one trace.
+    let root = if std::env::args().any(|a| a == "--server") {
+        tracing::Span::none()
+    } else {
+        tracing::info_span!("stdio-demo")
+    };
+    let result = run().instrument(root).await;
+    if let Some(telemetry) = telemetry {
+        telemetry.shutdown();
+    }
+    result
+}
+
+async fn run() -> Result<(), Box<dyn std::error::Error>> {
     if std::env::args().any(|a| a == "--server") {
         // Server mode: stdout is the protocol channel; nothing else prints there.
         return Ok(mcp_examples::demo_server().serve_stdio().await?);
@@ -61,7 +88,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             println!("  server log [{}]: {}", message.level, message.data);
         });
 
-    let server = ServerCommand::new(std::env::current_exe()?).arg("--server");
+    let mut server = ServerCommand::new(std::env::current_exe()?).arg("--server");
+    // The server side exports to the same collector (and continues the
+    // host's trace through `_meta`).
+    if let Some(url) = std::env::args().skip_while(|a| a != "--otlp").nth(1) {
+        server = server.args(["--otlp", &url]);
+    }
     let client = Client::connect_stdio(server, config).await?;
     let (name, version) = client
         .server_info()

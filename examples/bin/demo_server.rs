@@ -1,12 +1,15 @@
 //! The demo server over stdio, for the stdio and interop tests.
 //!
-//! `mcp-demo-server [--with-crash-tool]`: with the flag it also offers
-//! `crash`, a tool that kills the process mid-call.
+//! `mcp-demo-server [--with-crash-tool] [--otlp URL]`: with the flag it also
+//! offers `crash`, a tool that kills the process mid-call; with `--otlp` (or
+//! `OTEL_EXPORTER_OTLP_ENDPOINT` set) it exports its spans and metrics over
+//! OTLP/HTTP.
 
 use mcp_server::{Context, NoArguments};
 
 #[tokio::main(flavor = "current_thread")]
-async fn main() -> Result<(), mcp_server::Error> {
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let telemetry = mcp_examples::telemetry("mcp-demo-server")?;
     let mut builder = mcp_examples::demo_builder();
     if std::env::args().any(|a| a == "--with-crash-tool") {
         builder = builder.tool(
@@ -19,5 +22,9 @@ async fn main() -> Result<(), mcp_server::Error> {
             },
         );
     }
-    builder.build()?.serve_stdio().await
+    let served = builder.build()?.serve_stdio().await;
+    if let Some(telemetry) = telemetry {
+        telemetry.shutdown();
+    }
+    Ok(served?)
 }

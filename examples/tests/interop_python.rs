@@ -6,6 +6,8 @@
 //! creates a venv and sets it); without it these tests say so and pass.
 
 mod common;
+#[cfg(feature = "otel")]
+mod otel_support;
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -159,4 +161,278 @@ async fn the_rust_client_drives_the_python_server_over_legacy_sse() {
     common::check_contract(&client, &events).await;
     client.close().await.expect("closed");
     let _ = child.kill().await;
+}
+
+/// Trace context across SDKs (SEP-414): the Python SDK's client span is the
+/// parent of our server's span, and our client span the parent of the
+/// Python server's span, in one trace, over stdio and streamable HTTP, in
+/// both eras. The Python side records with the OpenTelemetry SDK's
+/// in-memory exporter (`interop/python/traced.py`); ours with the in-memory
+/// exporters in this process, or, for our server as a child process, over
+/// OTLP to a collector in this test.
+#[cfg(feature = "otel")]
+mod traces {
+    use std::process::Stdio;
+    use std::time::Duration;
+
+    use mcp_client::{Client, ClientConfig, Negotiation};
+    use mcp_transport::http::HttpServerConfig;
+    use mcp_transport::stdio::ServerCommand;
+    use opentelemetry::trace::SpanKind;
+    use serde_json::{Value, json};
+
+    use super::{SERVER, free_port, python, script};
+
+    use super::otel_support;
+    use otel_support::collector::Collector;
+
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    enum Era {
+        Handshake,
+        Stateless,
+    }
+
+    impl Era {
+        fn flag(self) -> &'static str {
+            match self {
+                Era::Handshake => "handshake",
+                Era::Stateless => "stateless",
+            }
+        }
+    }
+
+    /// Runs `traced.py client` and answers its JSON report.
+    async fn python_client(python: &str, args: &[&str], env: &[(&str, &str)]) -> Value {
+        let mut command = tokio::process::Command::new(python);
+        command
+            .arg(script("traced.py"))
+            .arg("client")
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        for (key, value) in env {
+            command.env(key, value);
+        }
+        let child = command.spawn().expect("python starts");
+        let output = tokio::time::timeout(Duration::from_secs(120), child.wait_with_output())
+            .await
+            .expect("the Python client finishes in time")
+            .expect("output");
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            output.status.success(),
+            "the traced Python client failed ({}):\n{stdout}\n{}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let line = stdout.lines().last().unwrap_or_default();
+        serde_json::from_str(line).unwrap_or_else(|e| panic!("a JSON report ({e}): {stdout}"))
+    }
+
+    fn id(report: &Value, key: &str) -> String {
+        report[key].as_str().expect("an id").to_owned()
+    }
+
+    /// The Python client over stdio spawns our demo server, which exports
+    /// over OTLP to a collector here.
+    async fn python_client_our_stdio_server(python: &str, era: Era) {
+        let collector = Collector::start().await;
+        let report = python_client(
+            python,
+            &["--era", era.flag(), "--", SERVER],
+            &[
+                ("OTEL_EXPORTER_OTLP_ENDPOINT", collector.endpoint.as_str()),
+                ("OTEL_BSP_SCHEDULE_DELAY", "50"),
+                ("OTEL_SERVICE_NAME", "mcp-demo-server"),
+            ],
+        )
+        .await;
+        let (trace_id, parent) = (id(&report, "trace_id"), id(&report, "client_span_id"));
+        let served = collector
+            .wait_for("server span of the Python client's tools/call", |s| {
+                s.name == "tools/call echo" && s.kind == 2 && s.trace_id == trace_id
+            })
+            .await;
+        assert_eq!(
+            served.parent_span_id, parent,
+            "{era:?}: the Python client span is the parent"
+        );
+        assert_eq!(
+            served
+                .attributes
+                .get("network.transport")
+                .map(String::as_str),
+            Some("pipe")
+        );
+        assert_eq!(
+            served
+                .attributes
+                .get("gen_ai.tool.name")
+                .map(String::as_str),
+            Some("echo")
+        );
+    }
+
+    #[test]
+    fn a_python_client_trace_continues_in_our_stdio_server() {
+        let Some(python) = python() else { return };
+        let runtime = tokio::runtime::Runtime::new().expect("runtime");
+        for era in [Era::Handshake, Era::Stateless] {
+            runtime.block_on(python_client_our_stdio_server(&python, era));
+        }
+    }
+
+    /// The Python client over streamable HTTP to our server in this process.
+    #[test]
+    fn a_python_client_trace_continues_in_our_http_server() {
+        let Some(python) = python() else { return };
+        for era in [Era::Handshake, Era::Stateless] {
+            let mut report = Value::Null;
+            let recorded = otel_support::memory::record(|| async {
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+                    .await
+                    .expect("bound");
+                let url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
+                let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+                let serving = tokio::spawn(async move {
+                    let _ = mcp_examples::demo_server()
+                        .serve_http(listener, HttpServerConfig::new(), async {
+                            let _ = stopped.await;
+                        })
+                        .await;
+                });
+                report = python_client(&python, &["--era", era.flag(), "--url", &url], &[]).await;
+                let _ = stop.send(());
+                serving.await.expect("server stopped");
+            });
+            let (trace_id, parent) = (id(&report, "trace_id"), id(&report, "client_span_id"));
+            let served: Vec<_> = recorded
+                .spans
+                .iter()
+                .filter(|s| s.name == "tools/call echo" && s.span_kind == SpanKind::Server)
+                .collect();
+            assert_eq!(served.len(), 1, "{era:?}: {:#?}", recorded.spans);
+            assert_eq!(
+                format!("{:032x}", served[0].span_context.trace_id()),
+                trace_id,
+                "{era:?}"
+            );
+            assert_eq!(
+                format!("{:016x}", served[0].parent_span_id),
+                parent,
+                "{era:?}"
+            );
+            assert!(served[0].parent_span_is_remote);
+        }
+    }
+
+    /// Our client (in this process) calls `echo` on `traced.py server` and
+    /// reads back the Python server's spans.
+    async fn our_client_python_server(python: &str, era: Era, http: bool) -> Value {
+        let negotiation = match era {
+            Era::Handshake => Negotiation::HandshakeOnly,
+            Era::Stateless => Negotiation::StatelessOnly,
+        };
+        let config = ClientConfig::new("traced-rust-client", "1").negotiation(negotiation);
+        let mut child = None;
+        let client = if http {
+            let port = free_port();
+            let spawned = tokio::process::Command::new(python)
+                .arg(script("traced.py"))
+                .args([
+                    "server",
+                    "--transport",
+                    "streamable-http",
+                    "--port",
+                    &port.to_string(),
+                ])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .kill_on_drop(true)
+                .spawn()
+                .expect("python starts");
+            child = Some(spawned);
+            let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+            while tokio::net::TcpStream::connect(("127.0.0.1", port))
+                .await
+                .is_err()
+            {
+                assert!(
+                    tokio::time::Instant::now() < deadline,
+                    "the Python server did not start"
+                );
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            Client::connect_http(&format!("http://127.0.0.1:{port}/mcp"), config)
+                .await
+                .expect("connected over HTTP")
+        } else {
+            let command = ServerCommand::new(python)
+                .arg(script("traced.py"))
+                .arg("server");
+            Client::connect_stdio(command, config)
+                .await
+                .expect("connected over stdio")
+        };
+        client
+            .call_tool("echo", json!({"text": "traced"}))
+            .await
+            .expect("echo");
+        let recorded = client
+            .call_tool("recorded_spans", json!({}))
+            .await
+            .expect("recorded_spans");
+        client.close().await.expect("closed");
+        if let Some(mut child) = child {
+            let _ = child.kill().await;
+        }
+        let text = recorded
+            .content
+            .iter()
+            .find_map(|b| b.as_text())
+            .expect("text")
+            .to_owned();
+        serde_json::from_str(&text).expect("the spans as JSON")
+    }
+
+    #[test]
+    fn our_client_trace_continues_in_the_python_server() {
+        let Some(python) = python() else { return };
+        for http in [false, true] {
+            for era in [Era::Handshake, Era::Stateless] {
+                let label = format!("{era:?} over {}", if http { "HTTP" } else { "stdio" });
+                let mut python_spans = Value::Null;
+                let recorded = otel_support::memory::record(|| async {
+                    python_spans = our_client_python_server(&python, era, http).await;
+                });
+                let ours: Vec<_> = recorded
+                    .spans
+                    .iter()
+                    .filter(|s| s.name == "tools/call echo" && s.span_kind == SpanKind::Client)
+                    .collect();
+                assert_eq!(ours.len(), 1, "{label}: {:#?}", recorded.spans);
+                let theirs: Vec<&Value> = python_spans
+                    .as_array()
+                    .expect("a list")
+                    .iter()
+                    .filter(|s| {
+                        s["kind"] == "server" && s["attributes"]["gen_ai.tool.name"] == "echo"
+                    })
+                    .collect();
+                assert_eq!(theirs.len(), 1, "{label}: {python_spans:#}");
+                assert_eq!(
+                    theirs[0]["trace_id"],
+                    format!("{:032x}", ours[0].span_context.trace_id()),
+                    "{label}: one trace"
+                );
+                assert_eq!(
+                    theirs[0]["parent_span_id"],
+                    format!("{:016x}", ours[0].span_context.span_id()),
+                    "{label}: our client span is the parent"
+                );
+                assert_eq!(theirs[0]["parent_is_remote"], true, "{label}");
+            }
+        }
+    }
 }

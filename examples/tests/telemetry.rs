@@ -8,8 +8,9 @@
 //! Each test runs on a current-thread runtime under a thread-local
 //! subscriber, so every span of both peers reaches it.
 
+mod otel_support;
+
 use std::collections::BTreeMap;
-use std::time::Duration;
 
 use mcp_client::{Client, ClientConfig, Negotiation};
 use mcp_server::{Context, Server};
@@ -18,14 +19,9 @@ use mcp_types::Revision;
 use opentelemetry::Value;
 use opentelemetry::trace::{SpanKind, Status};
 use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData, ResourceMetrics};
-use opentelemetry_sdk::metrics::{InMemoryMetricExporter, PeriodicReader, SdkMeterProvider};
-use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
+use opentelemetry_sdk::trace::SpanData;
 use serde_json::json;
 use tokio::net::TcpListener;
-use tracing_subscriber::Layer as _;
-use tracing_subscriber::layer::SubscriberExt as _;
-
-const LIMIT: Duration = Duration::from_secs(20);
 const SECRET: &str = "argument-secret-4711";
 const TOKEN: &str = "bearer-token-0815";
 
@@ -51,59 +47,10 @@ enum Via {
     Http,
 }
 
-struct Pipeline {
-    spans: InMemorySpanExporter,
-    metrics: InMemoryMetricExporter,
-    tracer_provider: SdkTracerProvider,
-    meter_provider: SdkMeterProvider,
-}
-
-fn pipeline() -> Pipeline {
-    let spans = InMemorySpanExporter::default();
-    let metrics = InMemoryMetricExporter::default();
-    let tracer_provider = SdkTracerProvider::builder()
-        .with_simple_exporter(spans.clone())
-        .build();
-    let meter_provider = SdkMeterProvider::builder()
-        .with_reader(PeriodicReader::builder(metrics.clone()).build())
-        .build();
-    Pipeline {
-        spans,
-        metrics,
-        tracer_provider,
-        meter_provider,
-    }
-}
-
 /// Runs one tool call in `era` over `via` and answers what was exported.
 fn traced_call(era: Revision, via: Via) -> (Vec<SpanData>, Vec<ResourceMetrics>) {
-    let telemetry = pipeline();
-    let subscriber = tracing_subscriber::registry().with(
-        mcp_core::otel::layer(&telemetry.tracer_provider, &telemetry.meter_provider)
-            .with_filter(mcp_core::otel::filter()),
-    );
-    let guard = tracing::subscriber::set_default(subscriber);
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime")
-        .block_on(async {
-            tokio::time::timeout(LIMIT, call(era, via))
-                .await
-                .expect("the call finished in time");
-        });
-    drop(guard);
-    telemetry
-        .tracer_provider
-        .force_flush()
-        .expect("spans flushed");
-    telemetry
-        .meter_provider
-        .force_flush()
-        .expect("metrics flushed");
-    let spans = telemetry.spans.get_finished_spans().expect("spans");
-    let metrics = telemetry.metrics.get_finished_metrics().expect("metrics");
-    (spans, metrics)
+    let recorded = otel_support::memory::record(|| call(era, via));
+    (recorded.spans, recorded.metrics)
 }
 
 async fn call(era: Revision, via: Via) {
