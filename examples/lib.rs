@@ -198,14 +198,6 @@ fn action_name(action: ElicitAction) -> &'static str {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn the_demo_server_builds() {
-        assert_eq!(super::demo_server().tools().len(), 7);
-    }
-}
-
 /// Starts OpenTelemetry export for an example when asked: `--otlp URL` on
 /// the command line (an OTLP/HTTP base URL such as `http://127.0.0.1:4318`),
 /// else `OTEL_EXPORTER_OTLP_ENDPOINT` or `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`
@@ -237,4 +229,12 @@ pub fn telemetry(
         None => return Ok(None),
     };
     Ok(Some(init_otlp(config.with_service_name(service_name))?))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_demo_server_builds() {
+        assert_eq!(super::demo_server().tools().len(), 7);
+    }
 }
