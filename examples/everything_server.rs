@@ -711,8 +711,6 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             let _ = tokio::signal::ctrl_c().await;
         })
         .await?;
-    if let Some(telemetry) = telemetry {
-        telemetry.shutdown();
-    }
+    telemetry.shutdown();
     Ok(())
 }

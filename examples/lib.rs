@@ -198,37 +198,62 @@ fn action_name(action: ElicitAction) -> &'static str {
     }
 }
 
+/// What [`telemetry`] set up: OpenTelemetry export, or nothing.
+pub struct Telemetry(#[cfg(feature = "otel")] Option<mcp_server::otel::Telemetry>);
+
+impl Telemetry {
+    /// Flushes what is buffered and stops the exporters (a no-op when
+    /// nothing was set up).
+    pub fn shutdown(self) {
+        #[cfg(feature = "otel")]
+        if let Some(telemetry) = self.0 {
+            telemetry.shutdown();
+        }
+    }
+}
+
 /// Starts OpenTelemetry export for an example when asked: `--otlp URL` on
 /// the command line (an OTLP/HTTP base URL such as `http://127.0.0.1:4318`),
 /// else `OTEL_EXPORTER_OTLP_ENDPOINT` or `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`
-/// in the environment. `None` when neither is given: nothing is set up.
-/// Keep the answer until the program ends; its `shutdown` flushes.
+/// in the environment; nothing when neither is given. Keep the answer until
+/// the program ends and call its `shutdown` to flush.
 ///
 /// # Errors
-/// When `--otlp` has no value, or the exporters cannot be built.
-#[cfg(feature = "otel")]
-pub fn telemetry(
-    service_name: &str,
-) -> Result<Option<mcp_server::otel::Telemetry>, Box<dyn std::error::Error>> {
-    use mcp_server::otel::{OtlpConfig, init_otlp};
-    let mut args = std::env::args().skip_while(|a| a != "--otlp");
-    let config = match args.nth(1) {
-        Some(url) => OtlpConfig::from_env().with_endpoint(url),
-        None if std::env::args().any(|a| a == "--otlp") => {
-            return Err("--otlp needs a URL, such as http://127.0.0.1:4318".into());
-        }
-        None if [
-            "OTEL_EXPORTER_OTLP_ENDPOINT",
-            "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
-        ]
-        .iter()
-        .any(|v| std::env::var_os(v).is_some_and(|v| !v.is_empty())) =>
-        {
-            OtlpConfig::from_env()
-        }
-        None => return Ok(None),
-    };
-    Ok(Some(init_otlp(config.with_service_name(service_name))?))
+/// When `--otlp` has no value, the exporters cannot be built, or the
+/// examples were built without the `otel` feature and export is asked for.
+pub fn telemetry(service_name: &str) -> Result<Telemetry, Box<dyn std::error::Error>> {
+    let flag = std::env::args().skip_while(|a| a != "--otlp").nth(1);
+    if flag.is_none() && std::env::args().any(|a| a == "--otlp") {
+        return Err("--otlp needs a URL, such as http://127.0.0.1:4318".into());
+    }
+    let from_env = [
+        "OTEL_EXPORTER_OTLP_ENDPOINT",
+        "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+    ]
+    .iter()
+    .any(|v| std::env::var_os(v).is_some_and(|v| !v.is_empty()));
+    if flag.is_none() && !from_env {
+        return Ok(Telemetry(
+            #[cfg(feature = "otel")]
+            None,
+        ));
+    }
+    #[cfg(feature = "otel")]
+    {
+        use mcp_server::otel::{OtlpConfig, init_otlp};
+        let config = match flag {
+            Some(url) => OtlpConfig::from_env().with_endpoint(url),
+            None => OtlpConfig::from_env(),
+        };
+        Ok(Telemetry(Some(init_otlp(
+            config.with_service_name(service_name),
+        )?)))
+    }
+    #[cfg(not(feature = "otel"))]
+    {
+        let _ = service_name;
+        Err("OpenTelemetry export needs the examples built with the `otel` feature".into())
+    }
 }
 
 #[cfg(test)]

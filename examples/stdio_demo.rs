@@ -40,9 +40,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         tracing::info_span!("stdio-demo")
     };
     let result = run().instrument(root).await;
-    if let Some(telemetry) = telemetry {
-        telemetry.shutdown();
-    }
+    telemetry.shutdown();
     result
 }
 

@@ -23,8 +23,6 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         );
     }
     let served = builder.build()?.serve_stdio().await;
-    if let Some(telemetry) = telemetry {
-        telemetry.shutdown();
-    }
+    telemetry.shutdown();
     Ok(served?)
 }
