@@ -286,3 +286,130 @@ fn a_handshake_era_tool_call_over_http_is_one_trace() {
 fn a_stateless_era_tool_call_over_http_is_one_trace() {
     run(Revision::V2026_07_28, Via::Http);
 }
+
+/// A stateless request with the trace context only in the standard HTTP
+/// `traceparent`/`tracestate` headers (no `_meta` keys) is served as a
+/// child of it.
+#[test]
+fn the_standard_traceparent_header_parents_the_server_span() {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    const TRACE: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
+    const PARENT: &str = "00f067aa0ba902b7";
+    let recorded = otel_support::memory::record(|| async {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bound");
+        let addr = listener.local_addr().expect("addr");
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let serving = tokio::spawn(async move {
+            let _ = server()
+                .serve_http(listener, HttpServerConfig::new(), async {
+                    let _ = stopped.await;
+                })
+                .await;
+        });
+        let body = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
+            "name": "get_weather",
+            "arguments": {"city": "Oslo"},
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {}
+            }
+        }})
+        .to_string();
+        let request = format!(
+            "POST /mcp HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n\
+             Mcp-Method: tools/call\r\nMcp-Name: get_weather\r\n\
+             traceparent: 00-{TRACE}-{PARENT}-01\r\ntracestate: vendor=value\r\n\
+             Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        let mut stream = tokio::net::TcpStream::connect(addr)
+            .await
+            .expect("connected");
+        stream.write_all(request.as_bytes()).await.expect("sent");
+        let mut response = Vec::new();
+        stream
+            .read_to_end(&mut response)
+            .await
+            .expect("answer read");
+        let response = String::from_utf8_lossy(&response);
+        assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+        let _ = stop.send(());
+        serving.await.expect("server stopped");
+    });
+    let served: Vec<_> = recorded
+        .spans
+        .iter()
+        .filter(|s| s.name == "tools/call get_weather" && s.span_kind == SpanKind::Server)
+        .collect();
+    assert_eq!(served.len(), 1, "{:#?}", recorded.spans);
+    assert_eq!(format!("{:032x}", served[0].span_context.trace_id()), TRACE);
+    assert_eq!(format!("{:016x}", served[0].parent_span_id), PARENT);
+    assert_eq!(
+        served[0].span_context.trace_state().header(),
+        "vendor=value"
+    );
+}
+
+/// A tool error and a JSON-RPC error mark both sides' spans and the
+/// duration histograms with `error.type` (and the JSON-RPC code).
+#[test]
+fn failures_carry_their_error_type_on_both_sides() {
+    let recorded = otel_support::memory::record(|| async {
+        let server = Server::builder("failing", "1")
+            .tool(
+                "fail",
+                "Always fails",
+                |_: mcp_server::NoArguments, _: Context| async move {
+                    Err::<String, _>(mcp_server::ToolError::new("it failed"))
+                },
+            )
+            .build()
+            .expect("server");
+        let (ours, theirs) = tokio::net::UnixStream::pair().expect("socket pair");
+        let (their_read, their_write) = theirs.into_split();
+        let served = server.serve(mcp_transport::LineTransport::new(their_read, their_write));
+        let (our_read, our_write) = ours.into_split();
+        let config = ClientConfig::new("telemetry-client", "1")
+            .protocol_version(Revision::V2025_11_25)
+            .negotiation(Negotiation::HandshakeOnly);
+        let client = Client::connect(
+            mcp_transport::LineTransport::new(our_read, our_write),
+            config,
+        )
+        .await
+        .expect("connected");
+        let failed = client.call_tool("fail", json!({})).await.expect("answered");
+        assert_eq!(failed.is_error, Some(true));
+        let unknown = client.call_tool("no_such_tool", json!({})).await;
+        assert!(unknown.is_err(), "{unknown:?}");
+        client.close().await.expect("closed");
+        served.shutdown().await;
+    });
+    for kind in [SpanKind::Client, SpanKind::Server] {
+        let span = recorded
+            .spans
+            .iter()
+            .find(|s| s.name == "tools/call fail" && s.span_kind == kind)
+            .unwrap_or_else(|| panic!("a {kind:?} span: {:#?}", recorded.spans));
+        let failed = attributes(span);
+        assert_eq!(string(&failed, "error.type").as_deref(), Some("tool_error"));
+        assert!(matches!(span.status, Status::Error { .. }), "{kind:?}");
+        let span = recorded
+            .spans
+            .iter()
+            .find(|s| s.name == "tools/call no_such_tool" && s.span_kind == kind)
+            .unwrap_or_else(|| panic!("a {kind:?} span: {:#?}", recorded.spans));
+        let refused = attributes(span);
+        let code = string(&refused, "rpc.response.status_code").expect("a code");
+        assert!(code.starts_with('-'), "a JSON-RPC code: {code}");
+        assert_eq!(string(&refused, "error.type"), Some(code));
+    }
+    let points = histogram(&recorded.metrics, "mcp.server.operation.duration");
+    assert!(
+        points
+            .iter()
+            .any(|(_, a)| a.get("error.type").map(String::as_str) == Some("tool_error")),
+        "{points:?}"
+    );
+}
