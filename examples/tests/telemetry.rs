@@ -174,6 +174,7 @@ fn check_trace(era: Revision, via: Via, spans: &[SpanData]) {
             "{label}"
         );
         assert_eq!(get("error.type"), None, "{label}");
+        assert_eq!(get("mcp.protocol.version").as_deref(), Some(era.as_str()), "{label}");
         assert_eq!(span.status, Status::Unset, "{label}");
     }
     let served = attributes(server);
@@ -256,6 +257,11 @@ fn check_metrics(era: Revision, via: Via, metrics: &[ResourceMetrics]) {
                 points.iter().map(|(count, _)| count).sum::<u64>(),
                 1,
                 "{label}: one session in {name}: {points:?}"
+            );
+            assert_eq!(
+                points[0].1.get("mcp.protocol.version").map(String::as_str),
+                Some(era.as_str()),
+                "{label}: {name}"
             );
         }
     }

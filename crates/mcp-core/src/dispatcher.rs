@@ -20,7 +20,7 @@ use tracing::Instrument;
 use crate::error::{Error, TransportError};
 use crate::inbound::{Gate, Limits, Queued, Runner};
 use crate::pending::PendingRequests;
-use crate::span::{SessionClock, outbound_span, record_failure, record_outcome, request_span};
+use crate::span::{SessionClock, outbound_span_at, record_failure, record_outcome, request_span};
 use crate::trace_context;
 use crate::transport::{
     Headers, Inbound, Outbound, Transport, TransportContext, TransportReceiver, TransportSender,
@@ -422,11 +422,12 @@ impl Peer {
         options: RequestOptions,
     ) -> Result<RawJson, Error> {
         // The id is recorded once it is chosen; arguments never are.
-        let span = outbound_span(
+        let span = outbound_span_at(
             method,
             params.as_ref(),
             &options.headers,
             self.shared.network,
+            self.shared.session.version(),
         );
         self.request_in(method, params, options, &span)
             .instrument(span.clone())
@@ -526,7 +527,10 @@ impl Peer {
         };
         in_flight.done = true;
         match &answer {
-            Ok(Ok(result)) => record_outcome(span, method, Ok(result)),
+            Ok(Ok(result)) => {
+                self.shared.session.initialized(method, result);
+                record_outcome(span, method, Ok(result));
+            }
             Ok(Err(Failure::Remote(error))) => record_outcome(span, method, Err(error)),
             Ok(Err(Failure::Transport(_))) => record_failure(span, "transport"),
             Err(_) => record_failure(span, "connection_closed"),

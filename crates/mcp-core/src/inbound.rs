@@ -368,6 +368,9 @@ async fn run<H: Handler>(exec: Exec<H>, job: Job, _permit: OwnedSemaphorePermit)
             tracing::debug!("request cancelled; no response is sent");
             return;
         };
+        if let Ok(result) = &outcome {
+            shared.session.initialized(&method, result);
+        }
         crate::span::record_outcome(&tracing::Span::current(), &method, outcome.as_ref());
         let message: JsonRpcMessage = match outcome {
             Ok(result) => JsonRpcResultResponse::new(id.clone(), result).into(),

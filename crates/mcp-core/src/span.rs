@@ -89,6 +89,17 @@ pub fn outbound_span(
     headers: &Headers,
     network: Option<&'static str>,
 ) -> tracing::Span {
+    outbound_span_at(method, params, headers, network, None)
+}
+
+/// [`outbound_span`] on a connection whose session settled on `revision`.
+pub(crate) fn outbound_span_at(
+    method: &str,
+    params: Option<&RawJson>,
+    headers: &Headers,
+    network: Option<&'static str>,
+    revision: Option<&str>,
+) -> tracing::Span {
     let span = tracing::debug_span!(
         "mcp.outbound",
         otel.name = method,
@@ -96,7 +107,7 @@ pub fn outbound_span(
         mcp.method.name = method,
         jsonrpc.request.id = Empty,
         mcp.session.id = headers.get("mcp-session-id").map(session_tag),
-        mcp.protocol.version = headers.get("mcp-protocol-version"),
+        mcp.protocol.version = headers.get("mcp-protocol-version").or(revision),
         gen_ai.operation.name = Empty,
         gen_ai.tool.name = Empty,
         gen_ai.prompt.name = Empty,
@@ -220,28 +231,61 @@ fn describe(
     probe.meta
 }
 
-/// When a handshake-era session began and on which side, so its end can
-/// report `mcp.{client,server}.session.duration`. A connection becomes a
-/// session when `initialize` is sent (client) or received (server).
+/// When a handshake-era session began, on which side, and at which
+/// revision, so its requests' spans and its end can say so
+/// (`mcp.{client,server}.session.duration`). A connection becomes a session
+/// when `initialize` is sent (client) or received (server).
 #[derive(Debug, Default)]
-pub(crate) struct SessionClock(Mutex<Option<(&'static str, Instant)>>);
+pub(crate) struct SessionClock {
+    started: Mutex<Option<(&'static str, Instant)>>,
+    version: std::sync::OnceLock<Box<str>>,
+}
 
 impl SessionClock {
     /// Starts the clock once, for `side` (`client` or `server`).
     pub(crate) fn start(&self, side: &'static str) {
-        let mut clock = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let mut clock = self.started.lock().unwrap_or_else(|p| p.into_inner());
         clock.get_or_insert_with(|| (side, Instant::now()));
+    }
+
+    /// Notes the revision an `initialize` result settled on (read once per
+    /// session, only while a subscriber records spans).
+    pub(crate) fn initialized(&self, method: &str, result: &RawJson) {
+        if method != "initialize"
+            || self.version.get().is_some()
+            || !tracing::enabled!(target: SPAN_TARGET, tracing::Level::DEBUG)
+        {
+            return;
+        }
+        #[derive(Deserialize)]
+        struct Answer {
+            #[serde(rename = "protocolVersion")]
+            protocol_version: String,
+        }
+        if let Ok(answer) = result.parse::<Answer>() {
+            let _ = self.version.set(answer.protocol_version.into());
+        }
+    }
+
+    /// The session's revision, once `initialize` was answered.
+    pub(crate) fn version(&self) -> Option<&str> {
+        self.version.get().map(|v| &**v)
     }
 
     /// Reports the session's end, if one began.
     pub(crate) fn end(&self, network: Option<&'static str>) {
-        let started = self.0.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let started = self
+            .started
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
         if let Some((side, started)) = started {
             tracing::event!(
                 target: SESSION_EVENT_TARGET,
                 tracing::Level::DEBUG,
                 mcp.session.side = side,
                 mcp.session.duration = started.elapsed().as_secs_f64(),
+                mcp.protocol.version = self.version(),
                 network.transport = network,
                 "mcp session ended"
             );
