@@ -174,7 +174,11 @@ fn check_trace(era: Revision, via: Via, spans: &[SpanData]) {
             "{label}"
         );
         assert_eq!(get("error.type"), None, "{label}");
-        assert_eq!(get("mcp.protocol.version").as_deref(), Some(era.as_str()), "{label}");
+        assert_eq!(
+            get("mcp.protocol.version").as_deref(),
+            Some(era.as_str()),
+            "{label}"
+        );
         assert_eq!(span.status, Status::Unset, "{label}");
     }
     let served = attributes(server);
