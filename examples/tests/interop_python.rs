@@ -135,10 +135,17 @@ fn free_port() -> u16 {
 
 /// Starts `server.py` on an HTTP transport and waits until it listens.
 async fn python_http_server(python: &str, transport: &str) -> (tokio::process::Child, u16) {
+    python_listening(python, &["server.py", "--transport", transport]).await
+}
+
+/// Starts a Python script (`args[0]`, then its arguments) with `--port` on a
+/// free port and waits until it listens.
+async fn python_listening(python: &str, args: &[&str]) -> (tokio::process::Child, u16) {
     let port = free_port();
     let child = tokio::process::Command::new(python)
-        .arg(script("server.py"))
-        .args(["--transport", transport, "--port", &port.to_string()])
+        .arg(script(args[0]))
+        .args(&args[1..])
+        .args(["--port", &port.to_string()])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .kill_on_drop(true)
@@ -151,7 +158,7 @@ async fn python_http_server(python: &str, transport: &str) -> (tokio::process::C
     {
         assert!(
             tokio::time::Instant::now() < deadline,
-            "the Python {transport} server did not start"
+            "the Python server ({args:?}) did not start"
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
@@ -210,7 +217,7 @@ mod traces {
     use opentelemetry::trace::SpanKind;
     use serde_json::{Value, json};
 
-    use super::{SERVER, free_port, python, script};
+    use super::{SERVER, python, python_listening, script};
 
     use super::otel_support;
     use otel_support::collector::Collector;
@@ -374,33 +381,12 @@ mod traces {
         let config = ClientConfig::new("traced-rust-client", "1").negotiation(negotiation);
         let mut child = None;
         let client = if http {
-            let port = free_port();
-            let spawned = tokio::process::Command::new(python)
-                .arg(script("traced.py"))
-                .args([
-                    "server",
-                    "--transport",
-                    "streamable-http",
-                    "--port",
-                    &port.to_string(),
-                ])
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .kill_on_drop(true)
-                .spawn()
-                .expect("python starts");
+            let (spawned, port) = python_listening(
+                python,
+                &["traced.py", "server", "--transport", "streamable-http"],
+            )
+            .await;
             child = Some(spawned);
-            let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-            while tokio::net::TcpStream::connect(("127.0.0.1", port))
-                .await
-                .is_err()
-            {
-                assert!(
-                    tokio::time::Instant::now() < deadline,
-                    "the Python server did not start"
-                );
-                tokio::time::sleep(Duration::from_millis(100)).await;
-            }
             Client::connect_http(&format!("http://127.0.0.1:{port}/mcp"), config)
                 .await
                 .expect("connected over HTTP")

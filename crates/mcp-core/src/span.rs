@@ -31,6 +31,31 @@ use tracing::field::Empty;
 use crate::trace_context;
 use crate::transport::{Headers, TransportContext};
 
+/// An operation span with every semantic-convention field, the ones known
+/// later `Empty`.
+macro_rules! operation_span {
+    ($name:literal, $kind:literal, $method:expr, $session:expr, $version:expr, $network:expr) => {
+        tracing::debug_span!(
+            $name,
+            otel.name = $method,
+            otel.kind = $kind,
+            mcp.method.name = $method,
+            jsonrpc.request.id = Empty,
+            mcp.session.id = $session,
+            mcp.protocol.version = $version,
+            gen_ai.operation.name = Empty,
+            gen_ai.tool.name = Empty,
+            gen_ai.prompt.name = Empty,
+            mcp.resource.uri = Empty,
+            network.transport = $network,
+            network.protocol.name = Empty,
+            error.type = Empty,
+            rpc.response.status_code = Empty,
+            otel.status_code = Empty,
+        )
+    };
+}
+
 /// The target of the SDK's operation spans (for subscriber filters).
 pub const SPAN_TARGET: &str = "mcp_core::span";
 /// The target of the event that ends a session (`mcp.session.side`,
@@ -55,25 +80,16 @@ pub fn request_span(
     transport: &TransportContext,
     network: Option<&'static str>,
 ) -> tracing::Span {
-    let span = tracing::debug_span!(
+    let span = operation_span!(
         "mcp.request",
-        otel.name = method,
-        otel.kind = "server",
-        mcp.method.name = method,
-        jsonrpc.request.id = %id,
-        mcp.session.id = transport.session_id.as_deref().map(session_tag),
-        mcp.protocol.version = Empty,
-        gen_ai.operation.name = Empty,
-        gen_ai.tool.name = Empty,
-        gen_ai.prompt.name = Empty,
-        mcp.resource.uri = Empty,
-        network.transport = network,
-        network.protocol.name = Empty,
-        error.type = Empty,
-        rpc.response.status_code = Empty,
-        otel.status_code = Empty,
+        "server",
+        method,
+        transport.session_id.as_deref().map(session_tag),
+        Empty,
+        network
     );
     if !span.is_disabled() {
+        span.record("jsonrpc.request.id", tracing::field::display(id));
         let meta = describe(&span, method, params, network);
         trace_context::adopt(&span, meta.as_ref(), &transport.headers);
     }
@@ -100,23 +116,13 @@ pub(crate) fn outbound_span_at(
     network: Option<&'static str>,
     revision: Option<&str>,
 ) -> tracing::Span {
-    let span = tracing::debug_span!(
+    let span = operation_span!(
         "mcp.outbound",
-        otel.name = method,
-        otel.kind = "client",
-        mcp.method.name = method,
-        jsonrpc.request.id = Empty,
-        mcp.session.id = headers.get("mcp-session-id").map(session_tag),
-        mcp.protocol.version = headers.get("mcp-protocol-version").or(revision),
-        gen_ai.operation.name = Empty,
-        gen_ai.tool.name = Empty,
-        gen_ai.prompt.name = Empty,
-        mcp.resource.uri = Empty,
-        network.transport = network,
-        network.protocol.name = Empty,
-        error.type = Empty,
-        rpc.response.status_code = Empty,
-        otel.status_code = Empty,
+        "client",
+        method,
+        headers.get("mcp-session-id").map(session_tag),
+        headers.get("mcp-protocol-version").or(revision),
+        network
     );
     if !span.is_disabled() {
         describe(&span, method, params, network);
