@@ -102,6 +102,11 @@ impl ServeConfig {
 /// # Errors
 /// Only if accepting connections fails persistently; per-connection errors
 /// are logged.
+///
+/// # Cancel safety
+/// Dropping the future stops accepting but does not drain: connections
+/// already accepted run on in their tasks, and the service is not closed.
+/// Resolve `shutdown` instead to stop gracefully.
 pub async fn serve<S>(
     listener: tokio::net::TcpListener,
     service: S,
