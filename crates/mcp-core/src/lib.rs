@@ -1,10 +1,13 @@
 #![doc = include_str!("../README.md")]
+#![doc = document_features::document_features!()]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod dispatcher;
 mod error;
 mod id_scan;
 mod inbound;
+#[cfg(feature = "rate-limit")]
+pub mod limit;
 mod memory;
 mod pending;
 mod span;
