@@ -10,3 +10,5 @@ mod index {}
 mod quickstart_server {}
 #[doc = include_str!("../docs/guide/quickstart-host.md")]
 mod quickstart_host {}
+#[doc = include_str!("../docs/guide/cli.md")]
+mod cli {}
