@@ -120,13 +120,18 @@ impl Authorizer for SavedLogin {
     fn headers(&self, method: String, url: String) -> AuthHeaders<'_> {
         Box::pin(async move {
             let mut headers = self.oauth.headers(method, url).await;
-            let fresh = headers
+            let authorization = headers
                 .iter()
                 .find(|(name, _)| name.eq_ignore_ascii_case("authorization"))
-                .and_then(|(_, value)| value.strip_prefix("Bearer "))
-                .map(str::to_owned);
-            match fresh {
-                Some(token) => {
+                .map(|(_, value)| value.clone());
+            match authorization {
+                // Only bearer tokens are kept (a DPoP token is bound to a
+                // key that lives as long as this process).
+                Some(value) => {
+                    let Some(token) = value.strip_prefix("Bearer ") else {
+                        return headers;
+                    };
+                    let token = token.to_owned();
                     let changed = self.saved().as_deref() != Some(token.as_str());
                     if changed {
                         *self.saved() = Some(token.clone());
