@@ -26,3 +26,5 @@ mod authorization {}
 mod testing {}
 #[doc = include_str!("../docs/guide/deployment.md")]
 mod deployment {}
+#[doc = include_str!("../docs/guide/cli.md")]
+mod cli {}
