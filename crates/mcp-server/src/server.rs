@@ -148,9 +148,9 @@ impl Server {
     /// When accepting connections fails persistently.
     ///
     /// # Cancel safety
-    /// Dropping the future stops accepting but does not drain: connections
-    /// already accepted run on in their tasks and sessions stay open. Resolve
-    /// `shutdown` instead to stop gracefully.
+    /// Dropping the future stops accepting and ends the connections it
+    /// accepted at once, without the grace. Resolve `shutdown` instead to
+    /// stop gracefully.
     pub async fn serve_http(
         &self,
         listener: tokio::net::TcpListener,
