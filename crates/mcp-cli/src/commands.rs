@@ -213,13 +213,12 @@ async fn tools_call(run: &Run<'_>, args: &CallArgs) -> Outcome {
 
 /// One content block as text: its text, or a line saying what it is.
 fn content_block(block: &Value) -> String {
-    let size = |data: &Value| data.as_str().map_or(0, |d| d.len() / 4 * 3);
     match block["type"].as_str() {
         Some("text") => text(&block["text"]),
         Some(kind @ ("image" | "audio")) => format!(
             "[{kind}: {}, {} bytes]",
             text(&block["mimeType"]),
-            size(&block["data"])
+            decoded_size(&block["data"])
         ),
         Some("resource_link") => format!(
             "[resource link: {} ({})]",
@@ -239,9 +238,17 @@ fn resource_contents(contents: &Value) -> String {
             "[blob: {} {}, {} bytes]",
             text(&contents["uri"]),
             text(&contents["mimeType"]),
-            contents["blob"].as_str().map_or(0, |d| d.len() / 4 * 3)
+            decoded_size(&contents["blob"])
         ),
     }
+}
+
+/// The size in bytes of the base64 `data` once decoded (padding counted
+/// out), without decoding it.
+fn decoded_size(data: &Value) -> usize {
+    let data = data.as_str().unwrap_or_default().trim_end();
+    let padding = data.bytes().rev().take_while(|&b| b == b'=').count();
+    (data.len() / 4 * 3 + data.len() % 4 * 3 / 4).saturating_sub(padding)
 }
 
 async fn resources_list(run: &Run<'_>) -> Outcome {

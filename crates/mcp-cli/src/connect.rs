@@ -118,10 +118,7 @@ fn authorizer(url: &str, no_browser: bool) -> Result<Arc<SavedLogin>, CliError> 
             doing: signing_in.into(),
             source: Box::new(e),
         })?;
-    Ok(Arc::new(SavedLogin::new(
-        oauth,
-        TokenFile::for_server(url)?,
-    )))
+    Ok(Arc::new(SavedLogin::new(oauth, TokenFile::for_server(url))))
 }
 
 /// The protocol's level for `--log-level`.

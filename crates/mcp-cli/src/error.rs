@@ -64,12 +64,6 @@ pub(crate) enum UsageError {
     /// `complete` without `--prompt` or `--template`.
     #[error("say what to complete: --prompt NAME or --template URI_TEMPLATE")]
     NoReference,
-    /// The config directory for stored sign-ins cannot be found.
-    #[error(
-        "no configuration directory: set MCP_CLI_CONFIG_DIR, XDG_CONFIG_HOME or HOME to keep \
-         sign-ins"
-    )]
-    NoConfigDir,
 }
 
 impl CliError {

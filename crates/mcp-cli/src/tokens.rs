@@ -11,11 +11,11 @@ use mcp_client::auth::{AuthChallenge, AuthHeaders, AuthOutcome, Authorizer, OAut
 use mcp_client::types::JsonObject;
 use serde_json::Value;
 
-use crate::error::{CliError, UsageError};
-
 /// Where the token of one server is kept.
 pub(crate) struct TokenFile {
-    path: PathBuf,
+    /// `None` when no configuration directory can be found: nothing is
+    /// kept, and the user is told when there is something to keep.
+    path: Option<PathBuf>,
     server: String,
 }
 
@@ -24,16 +24,17 @@ impl TokenFile {
     /// directory: `$MCP_CLI_CONFIG_DIR`, else the platform's (`$XDG_CONFIG_HOME`
     /// or `~/.config` on Linux, `~/Library/Application Support` on macOS,
     /// `%APPDATA%` on Windows) with `mcp-cli` under it.
-    pub(crate) fn for_server(server: &str) -> Result<Self, CliError> {
-        Ok(Self {
-            path: config_dir()?.join("logins.json"),
+    pub(crate) fn for_server(server: &str) -> Self {
+        Self {
+            path: config_dir().map(|dir| dir.join("logins.json")),
             server: server.to_owned(),
-        })
+        }
     }
 
     fn read_all(&self) -> JsonObject {
-        std::fs::read(&self.path)
-            .ok()
+        self.path
+            .as_ref()
+            .and_then(|path| std::fs::read(path).ok())
             .and_then(|bytes| serde_json::from_slice::<JsonObject>(&bytes).ok())
             .unwrap_or_default()
     }
@@ -50,6 +51,11 @@ impl TokenFile {
     /// temporary file created with mode 0600 and renamed over the old one,
     /// so the file is never readable by others, not even half-written.
     fn store(&self, token: Option<&str>) -> std::io::Result<()> {
+        let Some(path) = &self.path else {
+            return Err(std::io::Error::other(
+                "no configuration directory: set MCP_CLI_CONFIG_DIR, XDG_CONFIG_HOME or HOME",
+            ));
+        };
         let mut all = self.read_all();
         match token {
             Some(token) => {
@@ -60,12 +66,12 @@ impl TokenFile {
                 all.remove(&self.server);
             }
         }
-        let dir = self.path.parent().unwrap_or(Path::new("."));
+        let dir = path.parent().unwrap_or(Path::new("."));
         create_private_dir(dir)?;
         let temporary = dir.join(format!("logins.json.{}", std::process::id()));
         let bytes = serde_json::to_vec_pretty(&Value::Object(all))?;
         write_private(&temporary, &bytes)?;
-        std::fs::rename(&temporary, &self.path)
+        std::fs::rename(&temporary, path)
     }
 }
 
@@ -101,9 +107,10 @@ impl SavedLogin {
 
     fn keep(&self, token: Option<&str>) {
         if let Err(error) = self.file.store(token) {
+            let place = self.file.path.as_ref().map(|p| p.display().to_string());
             eprintln!(
                 "could not keep the sign-in in {}: {error}; you will be asked to sign in again",
-                self.file.path.display()
+                place.as_deref().unwrap_or("the configuration directory")
             );
         }
     }
@@ -113,13 +120,18 @@ impl Authorizer for SavedLogin {
     fn headers(&self, method: String, url: String) -> AuthHeaders<'_> {
         Box::pin(async move {
             let mut headers = self.oauth.headers(method, url).await;
-            let fresh = headers
+            let authorization = headers
                 .iter()
                 .find(|(name, _)| name.eq_ignore_ascii_case("authorization"))
-                .and_then(|(_, value)| value.strip_prefix("Bearer "))
-                .map(str::to_owned);
-            match fresh {
-                Some(token) => {
+                .map(|(_, value)| value.clone());
+            match authorization {
+                // Only bearer tokens are kept (a DPoP token is bound to a
+                // key that lives as long as this process).
+                Some(value) => {
+                    let Some(token) = value.strip_prefix("Bearer ") else {
+                        return headers;
+                    };
+                    let token = token.to_owned();
                     let changed = self.saved().as_deref() != Some(token.as_str());
                     if changed {
                         *self.saved() = Some(token.clone());
@@ -147,14 +159,14 @@ impl Authorizer for SavedLogin {
     }
 }
 
-fn config_dir() -> Result<PathBuf, CliError> {
+fn config_dir() -> Option<PathBuf> {
     let var = |name: &str| {
         std::env::var_os(name)
             .filter(|v| !v.is_empty())
             .map(PathBuf::from)
     };
     if let Some(dir) = var("MCP_CLI_CONFIG_DIR") {
-        return Ok(dir);
+        return Some(dir);
     }
     let base = if cfg!(windows) {
         var("APPDATA")
@@ -164,7 +176,6 @@ fn config_dir() -> Result<PathBuf, CliError> {
         var("XDG_CONFIG_HOME").or_else(|| var("HOME").map(|home| home.join(".config")))
     };
     base.map(|base| base.join("mcp-cli"))
-        .ok_or(UsageError::NoConfigDir.into())
 }
 
 #[cfg(unix)]
@@ -191,6 +202,8 @@ fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         .truncate(true)
         .mode(0o600)
         .open(path)?;
+    // A file left by an earlier run keeps its mode on open: set it again.
+    file.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(0o600))?;
     file.write_all(bytes)?;
     file.sync_all()
 }

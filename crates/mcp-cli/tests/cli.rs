@@ -31,6 +31,8 @@ const CHECKS: &[(&str, Check)] = checks![
     stdio_handshake_every_subcommand,
     http_stateless_every_subcommand,
     http_handshake_every_subcommand,
+    the_default_era_is_the_newest_both_speak,
+    content_that_is_not_text_is_described,
     exit_codes_for_usage_and_connection_failures,
     elicitation_is_declined_without_a_terminal,
     sampling_is_declined_unless_a_reply_is_given,
@@ -234,6 +236,26 @@ async fn http_handshake_every_subcommand() {
     let served = Served::http().await;
     every_subcommand(served.mcp(Era::Handshake), Era::Handshake).await;
     served.stop().await;
+}
+
+async fn the_default_era_is_the_newest_both_speak() {
+    let info = Mcp::stdio_auto("demo-stdio").json(&["info"]).await;
+    assert_eq!(info["protocolVersion"], "2026-07-28", "{info}");
+    assert_eq!(info["era"], "stateless");
+}
+
+async fn content_that_is_not_text_is_described() {
+    for era in [Era::Stateless, Era::Handshake] {
+        let shown = Mcp::stdio(era).ok(&["tools", "call", "picture"]).await;
+        assert_eq!(
+            shown.lines().collect::<Vec<_>>(),
+            ["[image: image/png, 70 bytes]", "a note"],
+            "{era:?}"
+        );
+        let raw = Mcp::stdio(era).json(&["tools", "call", "picture"]).await;
+        assert_eq!(raw["content"][0]["type"], "image");
+        assert_eq!(raw["content"][1]["resource"]["uri"], "file:///note");
+    }
 }
 
 // ---------------------------------------------------------------------------

@@ -80,6 +80,18 @@ async fn check(server: &[&str], revision: &str) {
     assert!(prompts["prompts"].is_array(), "{prompts}");
     let pong = json(server, &["ping"]).await;
     assert_eq!(pong["ok"], true);
+    // A tool's own error: exit 1.
+    let (code, _, stderr) = mcp(server, &["tools", "call", "fail"]).await;
+    assert_eq!(code, 1, "{stderr}");
+    // stdin is not a terminal: the elicitation is declined, with a notice
+    // (the Python server elicits with a server-to-client request, which
+    // exists in the handshake era only).
+    if revision == "2025-11-25" {
+        let (code, stdout, stderr) = mcp(server, &["tools", "call", "ask_name"]).await;
+        assert_eq!(code, 0, "{stderr}");
+        assert!(stderr.contains("declined"), "{stderr}");
+        assert!(stdout.contains("decline"), "{stdout}");
+    }
     let (code, _, stderr) = mcp(server, &["tools", "call", "no_such_tool"]).await;
     assert!(
         code == 1 || code == 4,

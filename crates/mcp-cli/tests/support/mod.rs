@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 use std::process::{ExitCode, Stdio};
 use std::time::Duration;
 
-use mcp_server::{Context, Server, ServerBuilder, ToolError};
-use mcp_types::Completion;
+use mcp_server::{Context, NoArguments, Server, ServerBuilder, ToolError};
+use mcp_types::{Completion, ContentBlock, EmbeddedResource, TextResourceContents};
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt as _, AsyncReadExt as _, BufReader};
 use tokio::process::{Child, ChildStderr};
@@ -22,6 +22,9 @@ pub const MCP: &str = env!("CARGO_BIN_EXE_mcp");
 const RUN_LIMIT: Duration = Duration::from_secs(60);
 /// The argument that makes this test binary a stdio server.
 const ROLE_FLAG: &str = "--mcp-test-role=";
+
+/// A 1x1 PNG, base64 (70 bytes decoded).
+const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
 
 /// The era a check asks for with `--era`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,6 +49,17 @@ pub fn test_server() -> Server {
         mcp_examples::demo_builder().list_changed(true)
     }
     builder()
+        .tool(
+            "picture",
+            "Returns an image and an embedded resource",
+            |_: NoArguments, _cx: Context| async move {
+                let embedded = TextResourceContents::new("file:///note", "a note");
+                vec![
+                    ContentBlock::image(PNG, "image/png"),
+                    ContentBlock::from(EmbeddedResource::new(embedded)),
+                ]
+            },
+        )
         .completion(|params, _cx: Context| async move {
             let candidates: &[&str] = match params.argument.name.as_str() {
                 "language" => &["python", "ruby", "rust"],
@@ -136,10 +150,17 @@ impl Mcp {
 
     /// This binary as the stdio server of `role`.
     pub fn stdio_role(role: &str, era: Era) -> Self {
+        let mut mcp = Self::stdio_auto(role);
+        mcp.args.extend(["--era".into(), era.name().into()]);
+        mcp
+    }
+
+    /// This binary as the stdio server of `role`, without `--era`.
+    pub fn stdio_auto(role: &str) -> Self {
         let exe = std::env::current_exe().expect("the test binary");
         let command = format!("'{}' {ROLE_FLAG}{role}", exe.display());
         let mut mcp = Self::bare();
-        mcp.args = vec!["--stdio".into(), command, "--era".into(), era.name().into()];
+        mcp.args = vec!["--stdio".into(), command];
         mcp
     }
 

@@ -371,3 +371,74 @@ fn open_browser(browser: &Browser, url: &Url) -> bool {
         .spawn()
         .is_ok()
 }
+
+#[cfg(test)]
+mod tests {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+
+    use super::*;
+
+    /// One GET to the listener: the status line of its answer.
+    async fn get(port: u16, target: &str) -> String {
+        let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .expect("connected");
+        let request = format!("GET {target} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+        stream.write_all(request.as_bytes()).await.expect("sent");
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).await.expect("read");
+        answer.lines().next().unwrap_or_default().to_owned()
+    }
+
+    #[tokio::test]
+    async fn the_loopback_step_takes_only_the_redirect_with_its_state() {
+        let (shown, mut shown_rx) = tokio::sync::mpsc::unbounded_channel();
+        let step = LoopbackRedirect::bind()
+            .expect("bound")
+            .with_browser(Browser::PrintOnly)
+            .with_notice(move |url, opened| {
+                let _ = shown.send((url.to_string(), opened));
+            });
+        let port = step.port;
+        assert_eq!(
+            step.redirect_uri(),
+            format!("http://127.0.0.1:{port}/callback")
+        );
+        let url =
+            Url::parse("https://as.example/authorize?state=right&code_challenge=x").expect("url");
+        let browser = async {
+            let (url, opened) = shown_rx.recv().await.expect("the URL is shown");
+            assert!(url.starts_with("https://as.example/authorize") && !opened);
+            // Another path, then a forged state: refused, the step waits on.
+            assert!(get(port, "/favicon.ico").await.contains("404"));
+            assert!(
+                get(port, "/callback?code=evil&state=wrong")
+                    .await
+                    .contains("400")
+            );
+            let ok = get(
+                port,
+                "/callback?code=good&state=right&iss=https%3A%2F%2Fas.example",
+            )
+            .await;
+            assert!(ok.contains("200"), "{ok}");
+        };
+        let (answer, ()) = tokio::join!(step.authorize(url), browser);
+        let answer = answer.expect("signed in");
+        assert_eq!(answer.code.as_deref(), Some("good"));
+        assert_eq!(answer.state.as_deref(), Some("right"));
+        assert_eq!(answer.iss.as_deref(), Some("https://as.example"));
+    }
+
+    #[tokio::test]
+    async fn the_loopback_step_gives_up_after_its_time_limit() {
+        let step = LoopbackRedirect::bind()
+            .expect("bound")
+            .with_browser(Browser::PrintOnly)
+            .with_notice(|_, _| {})
+            .with_timeout(Duration::from_millis(50));
+        let url = Url::parse("https://as.example/authorize?state=s").expect("url");
+        let error = step.authorize(url).await.expect_err("nobody signed in");
+        assert!(matches!(error, AuthError::SignInTimedOut { .. }), "{error}");
+    }
+}
