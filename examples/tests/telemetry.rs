@@ -423,3 +423,58 @@ fn failures_carry_their_error_type_on_both_sides() {
         "{points:?}"
     );
 }
+
+/// In the handshake era a server-to-client request made by a tool (here
+/// `elicitation/create`) is a CLIENT span in the server under the tool
+/// call's SERVER span, and the host serves it in a SERVER span whose remote
+/// parent is that CLIENT span: one trace, both directions.
+#[test]
+fn a_server_to_client_request_continues_the_tool_calls_trace() {
+    use mcp_types::{ElicitResult, ElicitValue};
+    use std::collections::BTreeMap;
+    let recorded = otel_support::memory::record(|| async {
+        let (ours, theirs) = tokio::net::UnixStream::pair().expect("socket pair");
+        let (their_read, their_write) = theirs.into_split();
+        let served = mcp_examples::demo_server()
+            .serve(mcp_transport::LineTransport::new(their_read, their_write));
+        let (our_read, our_write) = ours.into_split();
+        let config = ClientConfig::new("telemetry-client", "1")
+            .protocol_version(Revision::V2025_11_25)
+            .negotiation(Negotiation::HandshakeOnly)
+            .on_elicitation(|_, _| async move {
+                Ok(ElicitResult::accept(BTreeMap::from([(
+                    "name".to_owned(),
+                    ElicitValue::String("Ada".into()),
+                )])))
+            });
+        let client = Client::connect(
+            mcp_transport::LineTransport::new(our_read, our_write),
+            config,
+        )
+        .await
+        .expect("connected");
+        let answer = client
+            .call_tool("ask_name", json!({}))
+            .await
+            .expect("answered");
+        assert_ne!(answer.is_error, Some(true), "{answer:?}");
+        client.close().await.expect("closed");
+        served.shutdown().await;
+    });
+    let find = |name: &str, kind: SpanKind| {
+        recorded
+            .spans
+            .iter()
+            .find(|s| s.name == name && s.span_kind == kind)
+            .unwrap_or_else(|| panic!("a {kind:?} span {name}: {:#?}", recorded.spans))
+    };
+    let tool_call = find("tools/call ask_name", SpanKind::Server);
+    let asked = find("elicitation/create", SpanKind::Client);
+    let answered = find("elicitation/create", SpanKind::Server);
+    let trace = tool_call.span_context.trace_id();
+    assert_eq!(asked.span_context.trace_id(), trace);
+    assert_eq!(answered.span_context.trace_id(), trace);
+    assert_eq!(asked.parent_span_id, tool_call.span_context.span_id());
+    assert_eq!(answered.parent_span_id, asked.span_context.span_id());
+    assert!(answered.parent_span_is_remote);
+}

@@ -21,8 +21,15 @@ pub struct Recorded {
     pub metrics: Vec<ResourceMetrics>,
 }
 
+/// A second dispatcher registered for the whole process. With only one
+/// registered, tracing takes a new callsite's interest from the default of
+/// whichever thread meets it first, and a test thread with no subscriber
+/// answers "never" for every thread: the recorder would miss that span.
+static SECOND: std::sync::OnceLock<tracing::Dispatch> = std::sync::OnceLock::new();
+
 /// Runs `work` to its end (within [`LIMIT`]) and answers what it exported.
 pub fn record<F: Future<Output = ()>>(work: impl FnOnce() -> F) -> Recorded {
+    SECOND.get_or_init(|| tracing::Dispatch::new(tracing::subscriber::NoSubscriber::default()));
     let spans = InMemorySpanExporter::default();
     let metrics = InMemoryMetricExporter::default();
     let tracer_provider = SdkTracerProvider::builder()
