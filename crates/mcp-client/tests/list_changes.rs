@@ -286,3 +286,51 @@ async fn a_session_that_fell_behind_is_told_everything_may_have_changed() {
     assert_eq!(next(&mut rx).await, format!("updated {B}"));
     client.close().await.expect("closed");
 }
+
+#[tokio::test]
+async fn a_listen_stream_that_fell_behind_is_told_what_it_asked_for_may_have_changed() {
+    use mcp_types::{SubscriptionFilter, SubscriptionsListenRequestParams, methods};
+    let server = server(true);
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let config = ClientConfig::new("listen-client", "1")
+        .negotiation(Negotiation::StatelessOnly)
+        .on_notification(move |notification| {
+            let seen = match &notification {
+                ServerNotification::ResourceUpdated(p) => format!("updated {}", p.uri),
+                other => other.method().to_owned(),
+            };
+            let _ = tx.send(seen);
+            async {}
+        });
+    let client = Client::connect(server.in_memory(), config)
+        .await
+        .expect("connected");
+    assert!(client.is_stateless());
+    let mut filter = SubscriptionFilter::new();
+    filter.tools_list_changed = Some(true);
+    filter.resource_subscriptions = Some(vec![B.to_owned()]);
+    let params = SubscriptionsListenRequestParams::new(filter);
+    let listening = client
+        .session()
+        .request::<methods::SubscriptionsListen>(&params, mcp_client::RequestOptions::new());
+    let checks = async {
+        assert_eq!(
+            next(&mut rx).await,
+            "notifications/subscriptions/acknowledged"
+        );
+        // One thread, no yield: the stream reads none of these before the
+        // broadcast overflows.
+        let changes = server.list_changes();
+        for _ in 0..200 {
+            changes.resource_updated(A);
+        }
+        // Only what it asked for: tools and B (not prompts or resources).
+        assert_eq!(next(&mut rx).await, "notifications/tools/list_changed");
+        assert_eq!(next(&mut rx).await, format!("updated {B}"));
+    };
+    tokio::select! {
+        ended = listening => panic!("the listen request ended early: {ended:?}"),
+        () = checks => {}
+    }
+    client.close().await.expect("closed");
+}
