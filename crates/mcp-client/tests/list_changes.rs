@@ -30,21 +30,27 @@ fn server(list_changed: bool) -> Server {
         .expect("server")
 }
 
-/// A handshake-era client whose notifications arrive on the returned
-/// channel, as `"updated <uri>"` for resource updates and the method otherwise.
+/// A handshake-era client whose notifications arrive on the returned channel.
 fn config() -> (ClientConfig, mpsc::UnboundedReceiver<String>) {
+    recording(
+        ClientConfig::new("changes-client", "1")
+            .protocol_version(Revision::V2025_11_25)
+            .negotiation(Negotiation::HandshakeOnly),
+    )
+}
+
+/// `config`, with its notifications sent to the returned channel as
+/// `"updated <uri>"` for resource updates and the method otherwise.
+fn recording(config: ClientConfig) -> (ClientConfig, mpsc::UnboundedReceiver<String>) {
     let (tx, rx) = mpsc::unbounded_channel();
-    let config = ClientConfig::new("changes-client", "1")
-        .protocol_version(Revision::V2025_11_25)
-        .negotiation(Negotiation::HandshakeOnly)
-        .on_notification(move |notification| {
-            let seen = match &notification {
-                ServerNotification::ResourceUpdated(p) => format!("updated {}", p.uri),
-                other => other.method().to_owned(),
-            };
-            let _ = tx.send(seen);
-            async {}
-        });
+    let config = config.on_notification(move |notification| {
+        let seen = match &notification {
+            ServerNotification::ResourceUpdated(p) => format!("updated {}", p.uri),
+            other => other.method().to_owned(),
+        };
+        let _ = tx.send(seen);
+        async {}
+    });
     (config, rx)
 }
 
@@ -291,17 +297,8 @@ async fn a_session_that_fell_behind_is_told_everything_may_have_changed() {
 async fn a_listen_stream_that_fell_behind_is_told_what_it_asked_for_may_have_changed() {
     use mcp_types::{SubscriptionFilter, SubscriptionsListenRequestParams, methods};
     let server = server(true);
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let config = ClientConfig::new("listen-client", "1")
-        .negotiation(Negotiation::StatelessOnly)
-        .on_notification(move |notification| {
-            let seen = match &notification {
-                ServerNotification::ResourceUpdated(p) => format!("updated {}", p.uri),
-                other => other.method().to_owned(),
-            };
-            let _ = tx.send(seen);
-            async {}
-        });
+    let (config, mut rx) =
+        recording(ClientConfig::new("listen-client", "1").negotiation(Negotiation::StatelessOnly));
     let client = Client::connect(server.in_memory(), config)
         .await
         .expect("connected");
