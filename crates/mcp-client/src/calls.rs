@@ -409,7 +409,7 @@ fn paginated(cursor: Option<String>) -> Option<PaginatedRequestParams> {
     })
 }
 
-fn tool_arguments(arguments: impl Serialize) -> Result<Option<JsonObject>, Error> {
+pub(crate) fn tool_arguments(arguments: impl Serialize) -> Result<Option<JsonObject>, Error> {
     let serialize_error = |source| Error::Serialize {
         method: methods::CallTool::NAME,
         source,

@@ -106,6 +106,12 @@ pub enum Error {
         /// How many rounds were answered.
         rounds: usize,
     },
+    /// A task was cancelled before it produced a result.
+    #[error("task `{task_id}` was cancelled before it produced a result")]
+    TaskCancelled {
+        /// The task.
+        task_id: String,
+    },
     /// A session group has no component of that name.
     #[error("no {kind} named `{name}` in the group")]
     UnknownComponent {

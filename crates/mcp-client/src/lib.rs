@@ -59,6 +59,7 @@ mod negotiate;
 mod options;
 mod session;
 mod stateless;
+mod tasks;
 mod validation;
 
 pub use client::Client;
@@ -71,6 +72,9 @@ pub use mcp_types as types;
 pub use negotiate::{Negotiated, Negotiation};
 pub use options::RequestOptions;
 pub use session::ClientSession;
+pub use tasks::{
+    DEFAULT_TASK_POLL_INTERVAL, MAX_TASK_POLL_INTERVAL, MIN_TASK_POLL_INTERVAL, poll_interval,
+};
 
 #[cfg(feature = "http")]
 pub use mcp_transport::http::{HttpClientConfig, LegacySseClient, StreamableHttpClient};

@@ -76,6 +76,7 @@ impl ServerBuilder {
                 list_changed: false,
                 dispatcher: DispatcherConfig::default(),
                 state: None,
+                tasks: None,
             },
             errors: Vec::new(),
         }
@@ -177,6 +178,15 @@ impl ServerBuilder {
     /// The dispatcher settings of each connection (queues, message limits).
     pub fn dispatcher_config(mut self, config: DispatcherConfig) -> Self {
         self.registry.dispatcher = config;
+        self
+    }
+
+    /// Runs tools as tasks: a tool whose `execution.taskSupport` is
+    /// `optional` or `required` (see [`Tool`]'s `execution`) can be called
+    /// as a task, answered at once with a handle while its code runs on
+    /// (the 2025-11-25 core tasks and the 2026-07-28 tasks extension).
+    pub fn tasks(mut self, config: crate::tasks::TasksConfig) -> Self {
+        self.registry.tasks = Some(Arc::new(crate::tasks::TaskEngine::new(config)));
         self
     }
 

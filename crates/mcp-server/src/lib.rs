@@ -61,6 +61,7 @@ mod request_state;
 mod runner;
 mod server;
 mod session;
+pub mod tasks;
 mod tool_io;
 mod uri_template;
 
@@ -73,6 +74,7 @@ pub use in_memory::{InMemorySender, InMemoryTransport};
 pub use registry::DEFAULT_PAGE_SIZE;
 pub use server::{Server, ServerConnection};
 pub use session::{Context, ServerSession};
+pub use tasks::{InMemoryTaskStore, TaskStore, TasksConfig};
 
 pub use tool_io::{
     Answer, InputRequired, IntoToolResult, Json, SchemaError, ToolError, empty_input_schema,

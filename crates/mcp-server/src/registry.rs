@@ -96,4 +96,6 @@ pub(crate) struct Registry {
     pub(crate) dispatcher: DispatcherConfig,
     /// What the application handed [`ServerBuilder::with_state`](crate::ServerBuilder::with_state).
     pub(crate) state: Option<AppState>,
+    /// The task engine, when the server runs tasks ([`ServerBuilder::tasks`](crate::ServerBuilder::tasks)).
+    pub(crate) tasks: Option<Arc<crate::tasks::TaskEngine>>,
 }

@@ -11,6 +11,7 @@ mod handshake;
 mod input;
 mod pages;
 mod stateless;
+mod tasks;
 
 use stateless::check_param_headers;
 use std::collections::BTreeMap;
