@@ -81,6 +81,7 @@ mod sampling;
 mod subscription;
 pub mod tag;
 mod task;
+pub mod tasks_ext;
 mod tools;
 
 pub use error_code::ErrorCode;

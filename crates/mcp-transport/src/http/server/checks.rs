@@ -190,6 +190,8 @@ pub(super) fn validate_stateless(
         name: Option<serde_json::Value>,
         #[serde(default)]
         uri: Option<serde_json::Value>,
+        #[serde(default, rename = "taskId")]
+        task_id: Option<serde_json::Value>,
     }
     // A method this era does not have (`initialize`, `ping`, …) is 404 +
     // -32601 whatever else is wrong with the request.
@@ -229,6 +231,7 @@ pub(super) fn validate_stateless(
     }
     let body_name = match routing::name_field(&request.method) {
         Some("uri") => envelope.uri,
+        Some("taskId") => envelope.task_id,
         Some(_) => envelope.name,
         None => None,
     };
