@@ -54,6 +54,7 @@ pub mod ask;
 mod builder;
 mod changes;
 mod error;
+pub mod extension;
 mod in_memory;
 pub mod prelude;
 mod registry;

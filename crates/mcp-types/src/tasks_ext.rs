@@ -169,8 +169,10 @@ impl GetTaskResult {
 pub struct UpdateTaskParams {
     /// The task.
     pub task_id: String,
-    /// Answers, by the keys of the task's `inputRequests`.
-    pub input_responses: InputResponses,
+    /// Answers, by the keys of the task's `inputRequests`. Kept as sent:
+    /// a server ignores answers to keys that are not open, whatever their
+    /// shape, and reads the others as [`InputResponses`].
+    pub input_responses: JsonObject,
     /// Request metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<RequestMeta>,
@@ -178,7 +180,11 @@ pub struct UpdateTaskParams {
 
 impl UpdateTaskParams {
     /// Answers `responses` for task `task_id`.
-    pub fn new(task_id: impl Into<String>, input_responses: InputResponses) -> Self {
+    pub fn new(task_id: impl Into<String>, responses: &InputResponses) -> Self {
+        let input_responses = match serde_json::to_value(responses) {
+            Ok(serde_json::Value::Object(object)) => object,
+            _ => JsonObject::new(),
+        };
         Self {
             task_id: task_id.into(),
             input_responses,

@@ -40,13 +40,21 @@ impl Runner {
     /// Whose tasks a request may see: the verified principal, else the
     /// HTTP session, else this connection.
     pub(crate) fn task_owner(&self, cx: &RequestContext) -> String {
-        if let Some(principal) = &cx.transport.principal {
-            return format!("principal:{principal}");
-        }
-        if let Some(session) = &cx.transport.session_id {
-            return format!("session:{session}");
-        }
-        format!("connection:{:p}", std::sync::Arc::as_ptr(&self.state))
+        crate::tasks::owner(&cx.transport, &self.state, false)
+    }
+
+    /// Whether a handshake-era request is one of the 2025-11-25 core tasks
+    /// methods for a client that did not declare the tasks extension (which
+    /// redefines `tasks/get` and `tasks/cancel`).
+    pub(super) fn is_core_tasks_request(&self, method: &str) -> bool {
+        self.registry.tasks.is_some()
+            && matches!(
+                method,
+                "tasks/get" | "tasks/result" | "tasks/list" | "tasks/cancel"
+            )
+            && !self
+                .state
+                .client_declares_extension(mcp_types::tasks_ext::EXTENSION_ID)
     }
 
     /// Whether a handshake-era `tools/call` goes through the task path: it

@@ -11,6 +11,7 @@
 //!   running work (each task's tool code runs as a tokio task the engine
 //!   can cancel, and aborts when the server goes away).
 
+mod extension;
 pub mod store;
 
 use std::collections::HashMap;
@@ -108,6 +109,8 @@ impl TasksConfig {
     }
 }
 
+pub(crate) use extension::extension;
+
 /// The 2025-11-25 `tasks` capability of a server that runs tasks:
 /// `tasks/list`, `tasks/cancel` and task-augmented `tools/call`.
 pub(crate) fn core_capability() -> mcp_types::ServerTasksCapability {
@@ -137,7 +140,9 @@ pub(crate) struct TaskEngine {
 
 struct Running {
     cancel: CancellationToken,
-    handle: tokio::task::AbortHandle,
+    /// The supervising task and the work itself (its own task, so a panic
+    /// in tool code fails the task instead of leaving it `working`).
+    handles: [tokio::task::AbortHandle; 2],
 }
 
 impl Drop for TaskEngine {
@@ -146,9 +151,31 @@ impl Drop for TaskEngine {
         let running = self.running.get_mut().unwrap_or_else(|p| p.into_inner());
         for (_, work) in running.drain() {
             work.cancel.cancel();
-            work.handle.abort();
+            for handle in &work.handles {
+                handle.abort();
+            }
         }
     }
+}
+
+/// Whose tasks a request may see: the verified principal, else the HTTP
+/// session, else (handshake era) this connection; a stateless request
+/// without either is anonymous (its connection lasts one request).
+pub(crate) fn owner(
+    transport: &mcp_core::TransportContext,
+    state: &Arc<crate::session::SessionState>,
+    stateless: bool,
+) -> String {
+    if let Some(principal) = &transport.principal {
+        return format!("principal:{principal}");
+    }
+    if let Some(session) = &transport.session_id {
+        return format!("session:{session}");
+    }
+    if stateless {
+        return "anonymous".to_owned();
+    }
+    format!("connection:{:p}", Arc::as_ptr(state))
 }
 
 /// Milliseconds since the Unix epoch, now.
@@ -260,6 +287,7 @@ impl TaskEngine {
             outcome: None,
             input_requests: None,
             request_state: None,
+            answers: None,
         };
         self.store().create(record.clone()).await?;
         Ok(record)
@@ -281,10 +309,25 @@ impl TaskEngine {
         // Hold the table while spawning, so the task cannot finish and
         // remove itself before it is registered.
         let mut running = self.running();
+        let inner = tokio::spawn(work);
+        let inner_abort = inner.abort_handle();
+        let kept_abort = inner.abort_handle();
         let handle = tokio::spawn(async move {
             let update = tokio::select! {
-                () = token.cancelled() => None,
-                update = work => Some(update),
+                () = token.cancelled() => {
+                    inner_abort.abort();
+                    None
+                }
+                joined = inner => match joined {
+                    Ok(update) => Some(update),
+                    Err(e) if e.is_panic() => {
+                        tracing::warn!("a task's tool code panicked; the task failed");
+                        Some(TaskUpdate::failed(mcp_types::ErrorObject::internal_error(
+                            "the tool's code panicked",
+                        )))
+                    }
+                    Err(_) => None,
+                },
             };
             let Some(engine) = engine.upgrade() else {
                 return;
@@ -310,7 +353,7 @@ impl TaskEngine {
             task_id,
             Running {
                 cancel,
-                handle: handle.abort_handle(),
+                handles: [handle.abort_handle(), kept_abort],
             },
         );
     }

@@ -63,6 +63,9 @@ pub struct TaskRecord {
     pub input_requests: Option<JsonObject>,
     /// While `input_required`: the sealed state of the answers so far.
     pub request_state: Option<String>,
+    /// While `input_required`: answers received for some of the open
+    /// requests (a partial `tasks/update`), by key.
+    pub answers: Option<JsonObject>,
 }
 
 /// A change to a task, applied atomically by [`TaskStore::transition`].
@@ -79,6 +82,12 @@ pub struct TaskUpdate {
     pub input_requests: Option<JsonObject>,
     /// The sealed answers so far (`input_required`).
     pub request_state: Option<String>,
+    /// Answers received so far for the open requests (`input_required`).
+    pub answers: Option<JsonObject>,
+    /// Applies only if the task is in this status (compare-and-set, so two
+    /// processes never both resume a task); else
+    /// [`TaskStoreError::Conflict`].
+    pub expect_status: Option<TaskStatus>,
 }
 
 impl TaskUpdate {
@@ -117,6 +126,12 @@ impl TaskUpdate {
             request_state,
             ..Self::default()
         }
+    }
+
+    /// Only if the task is in `status` now.
+    pub fn expecting(mut self, status: TaskStatus) -> Self {
+        self.expect_status = Some(status);
+        self
     }
 
     /// With a status message.
@@ -159,6 +174,16 @@ pub enum TaskStoreError {
         from: TaskStatus,
         /// The status asked for.
         to: TaskStatus,
+    },
+    /// The task is no longer in the status the update expected.
+    #[error("task `{task_id}` is {found:?}, not {expected:?}; it changed meanwhile")]
+    Conflict {
+        /// The task.
+        task_id: String,
+        /// The status the update expected.
+        expected: TaskStatus,
+        /// The status it has.
+        found: TaskStatus,
     },
     /// The store holds as many live tasks as it may.
     #[error(
@@ -421,6 +446,15 @@ pub fn apply(
     update: TaskUpdate,
     now_ms: u64,
 ) -> Result<(), TaskStoreError> {
+    if let Some(expected) = update.expect_status {
+        if record.status != expected {
+            return Err(TaskStoreError::Conflict {
+                task_id: record.task_id.clone(),
+                expected,
+                found: record.status,
+            });
+        }
+    }
     if let Some(to) = update.status {
         if !can_move(record.status, to) {
             return Err(TaskStoreError::InvalidTransition {
@@ -433,6 +467,7 @@ pub fn apply(
         if to != TaskStatus::InputRequired {
             record.input_requests = None;
             record.request_state = None;
+            record.answers = None;
         }
     } else if record.status.is_terminal() {
         return Err(TaskStoreError::InvalidTransition {
@@ -452,6 +487,9 @@ pub fn apply(
     }
     if let Some(state) = update.request_state {
         record.request_state = Some(state);
+    }
+    if let Some(answers) = update.answers {
+        record.answers = Some(answers);
     }
     record.last_updated_at_ms = now_ms.max(record.last_updated_at_ms);
     Ok(())
@@ -475,6 +513,7 @@ mod tests {
             outcome: None,
             input_requests: None,
             request_state: None,
+            answers: None,
         }
     }
 
