@@ -123,6 +123,15 @@ pub enum Error {
         /// The task.
         task_id: String,
     },
+    /// A task failed with a JSON-RPC error (2026-07-28, where the error is
+    /// part of the task's state rather than the answer to a request).
+    #[error("task `{task_id}` failed: {}", .error.message)]
+    TaskFailed {
+        /// The task.
+        task_id: String,
+        /// The error the server recorded for it.
+        error: ErrorObject,
+    },
     /// A session group has no component of that name.
     #[error("no {kind} named `{name}` in the group")]
     UnknownComponent {

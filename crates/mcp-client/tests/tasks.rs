@@ -1,14 +1,20 @@
 //! Tasks end to end: our client against our server, in memory and over
 //! HTTP on 127.0.0.1. The 2025-11-25 core methods (`tasks/get`,
 //! `tasks/result`, `tasks/list`, `tasks/cancel`, task-augmented
-//! `tools/call`).
+//! `tools/call`) and the 2026-07-28 tasks extension (server-directed
+//! creation, `tasks/get`, `tasks/update`, `tasks/cancel`, -32021).
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_client::{Client, ClientConfig, Error};
-use mcp_server::{Context, NoArguments, Server, TasksConfig};
-use mcp_types::{ErrorCode, Revision, TaskStatus, TaskSupport, Tool, ToolExecution};
+use mcp_client::{Client, ClientConfig, Error, TaskStart};
+use std::collections::BTreeMap;
+
+use mcp_server::{Context, NoArguments, Server, TasksConfig, ToolError};
+use mcp_types::{
+    ElicitRequestedSchema, ElicitResult, ElicitValue, ErrorCode, InputResponse, InputResponses,
+    Revision, TaskStatus, TaskSupport, Tool, ToolExecution, tasks_ext,
+};
 use serde_json::json;
 use tokio::net::TcpListener;
 use tokio::sync::{Semaphore, mpsc};
@@ -70,6 +76,29 @@ fn server() -> (Server, Controls) {
             |_: NoArguments, _cx: Context| async move { "ran as a task" },
         )
         .tool_with(
+            tool("ask", Some(TaskSupport::Optional)),
+            |_: NoArguments, cx: Context| async move {
+                cx.run_as_task().await;
+                let answer = cx
+                    .elicit_form("What is your name?", name_form())
+                    .await
+                    .map_err(|e| ToolError::new(e.to_string()))?;
+                Ok::<_, ToolError>(format!("Hello, {}!", name_of(&answer)))
+            },
+        )
+        .tool_with(
+            tool("gathers_then_task", Some(TaskSupport::Required)),
+            |_: NoArguments, cx: Context| async move {
+                // Asked within the request (a round trip), then a task.
+                let answer = cx
+                    .elicit_form("What is your name?", name_form())
+                    .await
+                    .map_err(|e| ToolError::new(e.to_string()))?;
+                cx.run_as_task().await;
+                Ok::<_, ToolError>(format!("Hello from a task, {}!", name_of(&answer)))
+            },
+        )
+        .tool_with(
             tool("plain", None),
             |_: NoArguments, _cx: Context| async move { "plain" },
         )
@@ -78,10 +107,55 @@ fn server() -> (Server, Controls) {
     (server, Controls { gate, dropped })
 }
 
+fn name_form() -> ElicitRequestedSchema {
+    serde_json::from_value(json!({
+        "type": "object",
+        "properties": {"name": {"type": "string"}},
+        "required": ["name"]
+    }))
+    .expect("a form")
+}
+
+fn name_of(answer: &ElicitResult) -> String {
+    match answer.content.as_ref().and_then(|c| c.get("name")) {
+        Some(ElicitValue::String(name)) => name.clone(),
+        _ => "nobody".to_owned(),
+    }
+}
+
+fn ada() -> ElicitResult {
+    ElicitResult::accept(BTreeMap::from([(
+        "name".to_owned(),
+        ElicitValue::String("Ada".to_owned()),
+    )]))
+}
+
+/// A 2026-07-28 client; with the tasks extension when `tasks` is set.
+fn stateless_config(tasks: bool) -> ClientConfig {
+    let config = ClientConfig::new("tasks-client", "1")
+        .protocol_version(Revision::V2026_07_28)
+        .request_timeout(Duration::from_secs(10))
+        .on_elicitation(|_, _| async move { Ok(ada()) });
+    if tasks {
+        config
+            .claim::<tasks_ext::CreateTaskResult>()
+            .expect("the task claim")
+    } else {
+        config
+    }
+}
+
 fn config() -> ClientConfig {
     ClientConfig::new("tasks-client", "1")
         .protocol_version(Revision::V2025_11_25)
         .request_timeout(Duration::from_secs(10))
+}
+
+fn started(start: Result<TaskStart, Error>) -> mcp_types::Task {
+    match start.expect("started") {
+        TaskStart::Task(task) => task,
+        other => panic!("expected a task, got {other:?}"),
+    }
 }
 
 fn code(error: &Error) -> Option<ErrorCode> {
@@ -121,10 +195,11 @@ async fn core_lifecycle(client: Client, mut controls: Controls) {
     .expect("ran as a task");
     assert_eq!(result.content[0].as_text(), Some("ran as a task"));
 
-    let task = client
-        .call_tool_as_task("slow", json!({}), Some(Duration::from_secs(60)))
-        .await
-        .expect("created");
+    let task = started(
+        client
+            .call_tool_as_task("slow", json!({}), Some(Duration::from_secs(60)))
+            .await,
+    );
     assert_eq!(task.status, TaskStatus::Working);
     assert_eq!(task.ttl, Some(60_000));
     assert_eq!(task.poll_interval, Some(20));
@@ -141,14 +216,12 @@ async fn core_lifecycle(client: Client, mut controls: Controls) {
     let done = client.get_task(&task.task_id).await.expect("polled");
     assert_eq!(done.status, TaskStatus::Completed);
 
-    let endless = client
-        .call_tool_as_task("forever", json!({}), None)
-        .await
-        .expect("created");
-    let cancelled = client
+    let endless = started(client.call_tool_as_task("forever", json!({}), None).await);
+    client
         .cancel_task(&endless.task_id)
         .await
         .expect("cancelled");
+    let cancelled = client.get_task(&endless.task_id).await.expect("polled");
     assert_eq!(cancelled.status, TaskStatus::Cancelled);
     in_time(
         "the cancelled tool's code to be dropped",
@@ -234,4 +307,162 @@ async fn a_server_without_tasks_refuses_the_core_methods() {
         Some(ErrorCode::METHOD_NOT_FOUND)
     );
     client.close().await.expect("closed");
+}
+
+/// Polls until the task reaches `status` (bounded by `in_time`).
+async fn until_status(client: &Client, task_id: &str, status: TaskStatus) -> mcp_client::TaskState {
+    in_time("the task's status", async {
+        loop {
+            let state = client.task_state(task_id).await.expect("polled");
+            if state.task.status == status {
+                return state;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+}
+
+/// The 2026-07-28 extension: -32021 without it; with it, server-directed
+/// tasks, polled, answered through `tasks/update`, composed with a round
+/// trip, cancelled (idempotently), an unknown task.
+async fn extension_lifecycle(plain: Client, client: Client, mut controls: Controls) {
+    let required = plain.call_tool("only_as_task", json!({})).await;
+    let error = required.as_ref().err().and_then(Error::remote).cloned();
+    assert_eq!(
+        error.as_ref().map(|e| e.code),
+        Some(ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY),
+        "{required:?}"
+    );
+    assert_eq!(
+        error.and_then(|e| e.data).expect("data")["requiredCapabilities"]["extensions"]
+            [tasks_ext::EXTENSION_ID],
+        json!({})
+    );
+    let get = plain.get_task("anything").await;
+    assert_eq!(
+        get.as_ref().err().and_then(code),
+        Some(ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY)
+    );
+    assert!(
+        matches!(
+            plain.list_tasks(None).await,
+            Err(Error::NotInThisEra { .. })
+        ),
+        "no task list at 2026-07-28"
+    );
+
+    assert!(client.server_supports_extension(tasks_ext::EXTENSION_ID));
+    let task = started(client.call_tool_as_task("slow", json!({}), None).await);
+    assert_eq!(task.status, TaskStatus::Working);
+    assert_eq!(task.poll_interval, Some(20));
+    assert!(task.ttl.is_some());
+    let polled = client.get_task(&task.task_id).await.expect("polled");
+    assert_eq!(polled.status, TaskStatus::Working, "the gate is closed");
+    controls.gate.add_permits(1);
+    let result = in_time("the slow task", client.wait_for_task(&task))
+        .await
+        .expect("finished");
+    assert_eq!(result.content[0].as_text(), Some("done"));
+
+    // Answered by hand through tasks/update.
+    let asking = started(client.call_tool_as_task("ask", json!({}), None).await);
+    let waiting = until_status(&client, &asking.task_id, TaskStatus::InputRequired).await;
+    let requests = waiting.input_requests.expect("open requests");
+    assert_eq!(requests.len(), 1);
+    let key = requests.keys().next().expect("a key").clone();
+    let responses = InputResponses::from([(key, InputResponse::Elicit(ada()))]);
+    client
+        .update_task(&asking.task_id, &responses)
+        .await
+        .expect("acknowledged");
+    let result = in_time("the answered task", client.wait_for_task(&asking))
+        .await
+        .expect("finished");
+    assert_eq!(result.content[0].as_text(), Some("Hello, Ada!"));
+
+    // Answered by the callbacks: wait_for_task does it.
+    let result = in_time("an asking task", client.call_tool_in_task("ask", json!({})))
+        .await
+        .expect("finished");
+    assert_eq!(result.content[0].as_text(), Some("Hello, Ada!"));
+
+    // A round trip in the request, then a task.
+    let result = in_time(
+        "a round trip, then a task",
+        client.call_tool_in_task("gathers_then_task", json!({})),
+    )
+    .await
+    .expect("finished");
+    assert_eq!(result.content[0].as_text(), Some("Hello from a task, Ada!"));
+
+    let endless = started(client.call_tool_as_task("forever", json!({}), None).await);
+    client
+        .cancel_task(&endless.task_id)
+        .await
+        .expect("acknowledged");
+    let cancelled = client.get_task(&endless.task_id).await.expect("polled");
+    assert_eq!(cancelled.status, TaskStatus::Cancelled);
+    in_time(
+        "the cancelled tool's code to be dropped",
+        controls.dropped.recv(),
+    )
+    .await
+    .expect("dropped");
+    client
+        .cancel_task(&endless.task_id)
+        .await
+        .expect("cancelling an ended task is acknowledged too");
+    let waited = client.wait_for_task(&endless).await;
+    assert!(
+        matches!(waited, Err(Error::TaskCancelled { .. })),
+        "{waited:?}"
+    );
+
+    let unknown = client.get_task("no-such-task").await;
+    assert_eq!(
+        unknown.as_ref().err().and_then(code),
+        Some(ErrorCode::INVALID_PARAMS)
+    );
+    plain.close().await.expect("closed");
+    client.close().await.expect("closed");
+}
+
+#[tokio::test]
+async fn extension_tasks_in_memory() {
+    let (server, controls) = server();
+    let plain = Client::connect(server.in_memory(), stateless_config(false))
+        .await
+        .expect("connected");
+    let client = Client::connect(server.in_memory(), stateless_config(true))
+        .await
+        .expect("connected");
+    extension_lifecycle(plain, client, controls).await;
+}
+
+#[tokio::test]
+async fn extension_tasks_over_http() {
+    let (server, controls) = server();
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bound");
+    let url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let serving = tokio::spawn(async move {
+        server
+            .serve_http(listener, mcp_server::HttpServerConfig::new(), async {
+                let _ = stopped.await;
+            })
+            .await
+    });
+    let plain = Client::connect_http(&url, stateless_config(false))
+        .await
+        .expect("connected");
+    let client = Client::connect_http(&url, stateless_config(true))
+        .await
+        .expect("connected");
+    extension_lifecycle(plain, client, controls).await;
+    let _ = stop.send(());
+    in_time("the server to stop", serving)
+        .await
+        .expect("joined")
+        .expect("served");
 }

@@ -94,8 +94,7 @@ pub(crate) fn extension(engine: Arc<TaskEngine>) -> Extension {
         engine,
         resumable: Mutex::new(Resumable::default()),
     });
-    let (intercept, get, update, cancel) =
-        (tasks.clone(), tasks.clone(), tasks.clone(), tasks);
+    let (intercept, get, update, cancel) = (tasks.clone(), tasks.clone(), tasks.clone(), tasks);
     Extension::new(tasks_ext::EXTENSION_ID)
         .unwrap_or_else(|_| unreachable!("the tasks extension's identifier is valid"))
         // Its methods answer a non-declaring client -32021 (SEP-2663), not
@@ -181,11 +180,12 @@ pub(crate) fn detailed(record: &TaskRecord) -> DetailedTask {
 /// What a run of the call leaves in the store.
 fn settle(outcome: Result<CallOutcome, ErrorObject>) -> TaskUpdate {
     match outcome {
-        Ok(CallOutcome::Tool(ResultOrInputRequired::Complete(result))) => match to_object(&result)
-        {
-            Ok(result) => TaskUpdate::completed(result),
-            Err(error) => TaskUpdate::failed(error),
-        },
+        Ok(CallOutcome::Tool(ResultOrInputRequired::Complete(result))) => {
+            match to_object(&result) {
+                Ok(result) => TaskUpdate::completed(result),
+                Err(error) => TaskUpdate::failed(error),
+            }
+        }
         Ok(CallOutcome::Tool(ResultOrInputRequired::InputRequired(input))) => {
             match to_object(&input.input_requests.unwrap_or_default()) {
                 Ok(requests) => TaskUpdate::input_required(requests, input.request_state),
@@ -241,7 +241,11 @@ impl Tasks {
     }
 
     /// `tools/call`: the task path for a declaring client and a task tool.
-    async fn call(self: Arc<Self>, call: ToolCall, cx: Context) -> Result<CallOutcome, ErrorObject> {
+    async fn call(
+        self: Arc<Self>,
+        call: ToolCall,
+        cx: Context,
+    ) -> Result<CallOutcome, ErrorObject> {
         let support = call
             .tool()
             .and_then(|t| t.execution.as_ref())
