@@ -62,6 +62,7 @@ mod request_state;
 mod runner;
 mod server;
 mod session;
+pub mod skills;
 mod tool_io;
 mod uri_template;
 
