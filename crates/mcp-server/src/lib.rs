@@ -50,6 +50,7 @@
 //! ```
 
 mod answer;
+pub mod apps;
 pub mod ask;
 mod builder;
 mod changes;
