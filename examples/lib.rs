@@ -6,6 +6,8 @@
 //! implements too, so the same client checks run against either.
 
 pub mod extensions;
+#[cfg(doctest)]
+mod guide;
 
 use mcp_server::{Context, Json, NoArguments, ResourceRequest, Server, ToolError};
 use mcp_types::{

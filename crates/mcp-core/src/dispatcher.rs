@@ -18,7 +18,7 @@ use tokio_util::task::TaskTracker;
 use tracing::Instrument;
 
 use crate::error::{Error, TransportError};
-use crate::inbound::{Limits, Queued, Runner};
+use crate::inbound::{Gate, Limits, Queued, Runner};
 use crate::pending::PendingRequests;
 use crate::span::request_span;
 use crate::transport::{
@@ -134,6 +134,14 @@ pub struct DispatcherConfig {
     /// written, after the peer finished sending (stdio: stdin reached its
     /// end). Default 10 s; what is still running then is cancelled.
     pub eof_grace: Duration,
+    /// Per-key limits on the peer's requests (feature `rate-limit`): keyed
+    /// by the principal, else the session, else the connection; a refused
+    /// request is answered with [`ErrorCode::RATE_LIMITED`](mcp_types::ErrorCode::RATE_LIMITED).
+    /// Share one limiter between connections to limit across them. Default
+    /// `None`. Over HTTP, `mcp_transport::http::RateLimitLayer` refuses
+    /// earlier, with 429 and `Retry-After`.
+    #[cfg(feature = "rate-limit")]
+    pub rate_limit: Option<Arc<crate::limit::Limiter>>,
 }
 
 impl Default for DispatcherConfig {
@@ -146,6 +154,8 @@ impl Default for DispatcherConfig {
             max_queued_requests: 1024,
             request_timeout: None,
             eof_grace: Duration::from_secs(10),
+            #[cfg(feature = "rate-limit")]
+            rate_limit: None,
         }
     }
 }
@@ -174,6 +184,16 @@ impl DispatcherConfig {
     pub fn with_request_timeout(self, timeout: Duration) -> Self {
         Self {
             request_timeout: Some(timeout),
+            ..self
+        }
+    }
+
+    /// Sets [`rate_limit`](Self::rate_limit).
+    #[cfg(feature = "rate-limit")]
+    #[must_use]
+    pub fn with_rate_limit(self, limiter: Arc<crate::limit::Limiter>) -> Self {
+        Self {
+            rate_limit: Some(limiter),
             ..self
         }
     }
@@ -635,6 +655,7 @@ impl Connection {
                 max_queued: config.max_queued_requests,
                 timeout: config.request_timeout,
             },
+            Gate::new(&config),
         );
         tasks.spawn(write_loop(sender, outbound_rx, shared.clone()));
         tasks.spawn(notification_loop(handler, notify_rx, peer.clone()));
@@ -850,6 +871,13 @@ async fn dispatch<H: Handler>(
     let shared = &peer.shared;
     match message {
         JsonRpcMessage::Request(request) => {
+            let admission = match runner.gate().admit(&transport) {
+                Ok(admission) => admission,
+                Err(error) => {
+                    send_error(peer, Some(request.id), error).await;
+                    return Dispatched::Continue;
+                }
+            };
             let cancel = runner.request_token();
             let duplicate = {
                 let mut state = shared.lock();
@@ -884,7 +912,7 @@ async fn dispatch<H: Handler>(
                 method: request.method,
                 params: request.params,
             };
-            return match runner.submit(incoming, context, span).await {
+            return match runner.submit(incoming, context, span, admission).await {
                 Queued::Accepted => Dispatched::Continue,
                 Queued::Closed => Dispatched::Closed,
             };
