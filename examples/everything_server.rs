@@ -705,6 +705,8 @@ fn everything_server() -> Result<Server, mcp_server::Error> {
             .collect();
         Ok::<_, ToolError>(Completion::new(values))
     })
+    .extension(mcp_examples::extensions::skills())
+    .extension(mcp_examples::extensions::apps())
     .build()
 }
 

@@ -12,3 +12,5 @@ mod quickstart_server {}
 mod quickstart_host {}
 #[doc = include_str!("../docs/guide/cli.md")]
 mod cli {}
+#[doc = include_str!("../docs/guide/extensions.md")]
+mod extensions {}

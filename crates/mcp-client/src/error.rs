@@ -35,6 +35,15 @@ pub enum Error {
         /// The claimed result, parsed into its claim's type.
         result: crate::extension::ClaimedResult,
     },
+    /// A skill file read from the server does not match its skill entry
+    /// (SEP-2640); the content was not used.
+    #[error("skill file `{uri}` failed verification: {reason}; it was not used")]
+    SkillVerification {
+        /// The file's URI.
+        uri: String,
+        /// What did not match.
+        reason: crate::skills::SkillMismatch,
+    },
     /// The server's answer does not match the method's result schema.
     #[error("the server's answer to `{method}` is not a valid result: {source}")]
     InvalidResult {

@@ -59,6 +59,7 @@ mod input_rounds;
 mod negotiate;
 mod options;
 mod session;
+pub mod skills;
 mod stateless;
 mod tasks;
 mod validation;

@@ -50,6 +50,7 @@
 //! ```
 
 mod answer;
+pub mod apps;
 pub mod ask;
 mod builder;
 mod changes;
@@ -62,6 +63,7 @@ mod request_state;
 mod runner;
 mod server;
 mod session;
+pub mod skills;
 pub mod tasks;
 mod tool_io;
 mod uri_template;

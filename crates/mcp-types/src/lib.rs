@@ -79,6 +79,7 @@ mod revision;
 mod roots;
 pub mod routing;
 mod sampling;
+pub mod skills;
 mod subscription;
 pub mod tag;
 mod task;
