@@ -12,8 +12,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use mcp_server::{
-    Answer, Context, InputRequired, NoArguments, ResourceRequest, Server, ServerBuilder,
-    TasksConfig, ToolError,
+    Answer, Context, InputRequired, NoArguments, ResourceRequest, Server, TasksConfig, ToolError,
 };
 use mcp_transport::http::HttpServerConfig;
 use mcp_types::{
@@ -146,568 +145,653 @@ fn everything_server() -> Result<Server, mcp_server::Error> {
         tool
     };
 
-    with_task_tools(Server::builder(
-        "mcp-rust-everything-server",
-        env!("CARGO_PKG_VERSION"),
-    ))
-    .list_changed(true)
-    .tool_raw(
-        {
-            let mut tool = Tool::without_arguments("test_simple_text");
-            tool.description = Some("Returns a simple text response".into());
-            tool
-        },
-        |_: Option<JsonObject>, _cx: Context| async move {
-            "This is a simple text response for testing."
-        },
-    )
-    .tool(
-        "test_image_content",
-        "Returns an image",
-        |_: NoArguments, _cx: Context| async move { ContentBlock::image(PNG, "image/png") },
-    )
-    .tool(
-        "test_audio_content",
-        "Returns audio",
-        |_: NoArguments, _cx: Context| async move { ContentBlock::audio(WAV, "audio/wav") },
-    )
-    .tool(
-        "test_embedded_resource",
-        "Returns an embedded resource",
-        |_: NoArguments, _cx: Context| async move {
-            text_resource(
-                "test://embedded-resource",
-                "text/plain",
-                "This is an embedded resource content.",
-            )
-        },
-    )
-    .tool(
-        "test_multiple_content_types",
-        "Returns text, an image and an embedded resource",
-        |_: NoArguments, _cx: Context| async move {
-            vec![
-                ContentBlock::text("Multiple content types test:"),
-                ContentBlock::image(PNG, "image/png"),
-                text_resource(
-                    "test://mixed-content-resource",
-                    "application/json",
-                    r#"{"test":"data","value":123}"#,
-                ),
-            ]
-        },
-    )
-    .tool(
-        "test_error_handling",
-        "Always fails with a tool error",
-        |_: NoArguments, _cx: Context| async move {
-            CallToolResult::error("This tool intentionally returns an error for testing")
-        },
-    )
-    .tool(
-        "test_tool_with_progress",
-        "Reports progress 0, 50 and 100 of 100",
-        |_: NoArguments, cx: Context| async move {
-            for (i, progress) in [0.0, 50.0, 100.0].into_iter().enumerate() {
-                if i > 0 {
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                }
-                cx.report_progress(progress, Some(100.0), Some(&format!("step {}", i + 1)))
-                    .await?;
-            }
-            Ok::<_, ToolError>("Progress tool completed")
-        },
-    )
-    .tool(
-        "test_tool_with_logging",
-        "Sends three log messages while running",
-        |_: NoArguments, cx: Context| async move {
-            for (i, message) in [
-                "Tool execution started",
-                "Tool processing data",
-                "Tool execution completed",
-            ]
-            .into_iter()
-            .enumerate()
+    Server::builder("mcp-rust-everything-server", env!("CARGO_PKG_VERSION"))
+        .list_changed(true)
+        .tool_raw(
             {
-                if i > 0 {
-                    tokio::time::sleep(Duration::from_millis(50)).await;
+                let mut tool = Tool::without_arguments("test_simple_text");
+                tool.description = Some("Returns a simple text response".into());
+                tool
+            },
+            |_: Option<JsonObject>, _cx: Context| async move {
+                "This is a simple text response for testing."
+            },
+        )
+        .tool("test_image_content", "Returns an image", |_: NoArguments, _cx: Context| async move {
+            ContentBlock::image(PNG, "image/png")
+        })
+        .tool("test_audio_content", "Returns audio", |_: NoArguments, _cx: Context| async move {
+            ContentBlock::audio(WAV, "audio/wav")
+        })
+        .tool(
+            "test_embedded_resource",
+            "Returns an embedded resource",
+            |_: NoArguments, _cx: Context| async move {
+                text_resource(
+                    "test://embedded-resource",
+                    "text/plain",
+                    "This is an embedded resource content.",
+                )
+            },
+        )
+        .tool(
+            "test_multiple_content_types",
+            "Returns text, an image and an embedded resource",
+            |_: NoArguments, _cx: Context| async move {
+                vec![
+                    ContentBlock::text("Multiple content types test:"),
+                    ContentBlock::image(PNG, "image/png"),
+                    text_resource(
+                        "test://mixed-content-resource",
+                        "application/json",
+                        r#"{"test":"data","value":123}"#,
+                    ),
+                ]
+            },
+        )
+        .tool(
+            "test_error_handling",
+            "Always fails with a tool error",
+            |_: NoArguments, _cx: Context| async move {
+                CallToolResult::error("This tool intentionally returns an error for testing")
+            },
+        )
+        .tool(
+            "test_tool_with_progress",
+            "Reports progress 0, 50 and 100 of 100",
+            |_: NoArguments, cx: Context| async move {
+                for (i, progress) in [0.0, 50.0, 100.0].into_iter().enumerate() {
+                    if i > 0 {
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                    }
+                    cx.report_progress(progress, Some(100.0), Some(&format!("step {}", i + 1)))
+                        .await?;
                 }
-                cx.send_log_message(LoggingLevel::Info, message, Some("everything-server"))
-                    .await?;
-            }
-            Ok::<_, ToolError>("Logging tool completed")
-        },
-    )
-    .tool(
-        "test_sampling",
-        "Asks the client's model",
-        |args: SamplingArgs, cx: Context| async move {
-            let params =
-                CreateMessageRequestParams::new(vec![SamplingMessage::user_text(args.prompt)], 100);
-            let result = cx.create_message(&params).await?;
-            let text = result
-                .content
-                .blocks()
-                .iter()
-                .find_map(|b| b.as_text())
-                .unwrap_or("(no text)")
-                .to_owned();
-            Ok::<_, ToolError>(format!("LLM response: {text}"))
-        },
-    )
-    .tool(
-        "test_elicitation",
-        "Asks the user for details",
-        |args: ElicitationArgs, cx: Context| async move {
-            let requested = schema(json!({
-                "type": "object",
-                "properties": {
-                    "username": {"type": "string", "description": "Your username"},
-                    "email": {"type": "string", "format": "email", "description": "Your email"}
-                },
-                "required": ["username", "email"]
-            }));
-            let answer = cx.elicit_form(&args.message, requested).await?;
-            Ok::<_, ToolError>(format!(
-                "User response: action={}, content={}",
-                serde_json::to_value(answer.action).unwrap_or_default(),
-                serde_json::to_value(&answer.content).unwrap_or_default()
-            ))
-        },
-    )
-    .tool(
-        "test_elicitation_sep1034_defaults",
-        "Elicits fields that carry defaults",
-        |_: NoArguments, cx: Context| async move {
-            let requested = schema(json!({
-                "type": "object",
-                "properties": {
-                    "name": {"type": "string", "description": "User name", "default": "John Doe"},
-                    "age": {"type": "integer", "description": "User age", "default": 30},
-                    "score": {"type": "number", "description": "User score", "default": 95.5},
-                    "status": {
-                        "type": "string",
-                        "description": "User status",
-                        "enum": ["active", "inactive", "pending"],
-                        "default": "active"
+                Ok::<_, ToolError>("Progress tool completed")
+            },
+        )
+        .tool(
+            "test_tool_with_logging",
+            "Sends three log messages while running",
+            |_: NoArguments, cx: Context| async move {
+                for (i, message) in [
+                    "Tool execution started",
+                    "Tool processing data",
+                    "Tool execution completed",
+                ]
+                .into_iter()
+                .enumerate()
+                {
+                    if i > 0 {
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                    }
+                    cx.send_log_message(LoggingLevel::Info, message, Some("everything-server"))
+                        .await?;
+                }
+                Ok::<_, ToolError>("Logging tool completed")
+            },
+        )
+        .tool(
+            "test_sampling",
+            "Asks the client's model",
+            |args: SamplingArgs, cx: Context| async move {
+                let params =
+                    CreateMessageRequestParams::new(vec![SamplingMessage::user_text(args.prompt)], 100);
+                let result = cx.create_message(&params).await?;
+                let text = result
+                    .content
+                    .blocks()
+                    .iter()
+                    .find_map(|b| b.as_text())
+                    .unwrap_or("(no text)")
+                    .to_owned();
+                Ok::<_, ToolError>(format!("LLM response: {text}"))
+            },
+        )
+        .tool(
+            "test_elicitation",
+            "Asks the user for details",
+            |args: ElicitationArgs, cx: Context| async move {
+                let requested = schema(json!({
+                    "type": "object",
+                    "properties": {
+                        "username": {"type": "string", "description": "Your username"},
+                        "email": {"type": "string", "format": "email", "description": "Your email"}
                     },
-                    "verified": {"type": "boolean", "description": "Verified user", "default": true}
+                    "required": ["username", "email"]
+                }));
+                let answer = cx.elicit_form(&args.message, requested).await?;
+                Ok::<_, ToolError>(format!(
+                    "User response: action={}, content={}",
+                    serde_json::to_value(answer.action).unwrap_or_default(),
+                    serde_json::to_value(&answer.content).unwrap_or_default()
+                ))
+            },
+        )
+        .tool(
+            "test_elicitation_sep1034_defaults",
+            "Elicits fields that carry defaults",
+            |_: NoArguments, cx: Context| async move {
+                let requested = schema(json!({
+                    "type": "object",
+                    "properties": {
+                        "name": {"type": "string", "description": "User name", "default": "John Doe"},
+                        "age": {"type": "integer", "description": "User age", "default": 30},
+                        "score": {"type": "number", "description": "User score", "default": 95.5},
+                        "status": {
+                            "type": "string",
+                            "description": "User status",
+                            "enum": ["active", "inactive", "pending"],
+                            "default": "active"
+                        },
+                        "verified": {"type": "boolean", "description": "Verified user", "default": true}
+                    }
+                }));
+                let answer = cx.elicit_form("Please review and update the form fields", requested).await?;
+                Ok::<_, ToolError>(format!(
+                    "Elicitation completed: action={}, content={}",
+                    serde_json::to_value(answer.action).unwrap_or_default(),
+                    serde_json::to_value(&answer.content).unwrap_or_default()
+                ))
+            },
+        )
+        .tool(
+            "test_elicitation_sep1330_enums",
+            "Elicits every enum shape",
+            |_: NoArguments, cx: Context| async move {
+                let requested = schema(json!({
+                    "type": "object",
+                    "properties": {
+                        "untitledSingle": {"type": "string", "enum": ["option1", "option2", "option3"]},
+                        "titledSingle": {"type": "string", "oneOf": [
+                            {"const": "value1", "title": "First Option"},
+                            {"const": "value2", "title": "Second Option"},
+                            {"const": "value3", "title": "Third Option"}
+                        ]},
+                        "legacyEnum": {"type": "string", "enum": ["opt1", "opt2", "opt3"],
+                            "enumNames": ["Option One", "Option Two", "Option Three"]},
+                        "untitledMulti": {"type": "array", "minItems": 1, "maxItems": 3,
+                            "items": {"type": "string", "enum": ["option1", "option2", "option3"]}},
+                        "titledMulti": {"type": "array", "minItems": 1, "maxItems": 3,
+                            "items": {"anyOf": [
+                                {"const": "value1", "title": "First Choice"},
+                                {"const": "value2", "title": "Second Choice"},
+                                {"const": "value3", "title": "Third Choice"}
+                            ]}}
+                    }
+                }));
+                let answer = cx.elicit_form("Choose your options", requested).await?;
+                Ok::<_, ToolError>(format!(
+                    "Elicitation completed: action={}",
+                    serde_json::to_value(answer.action).unwrap_or_default()
+                ))
+            },
+        )
+        .tool(
+            "test_reconnection",
+            "Closes its SSE stream mid-call; the client resumes it",
+            |_: NoArguments, cx: Context| async move {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                cx.close_sse_stream();
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                "Reconnection test completed"
+            },
+        )
+        // 2026-07-28 tools: per-request capabilities, logging by request,
+        // list-change fan-out and Multi Round-Trip Requests.
+        .tool(
+            "test_missing_capability",
+            "Needs the client's sampling capability",
+            |_: NoArguments, cx: Context| async move {
+                let mut sampling = ClientCapabilities::new();
+                sampling.sampling = Some(SamplingCapability::new());
+                if !cx.check_client_capability(&sampling) {
+                    return Err(ToolError::protocol(
+                        MissingRequiredClientCapabilityData::new(sampling)
+                            .into_error("this tool needs the client's sampling capability"),
+                    ));
                 }
-            }));
-            let answer = cx
-                .elicit_form("Please review and update the form fields", requested)
-                .await?;
-            Ok::<_, ToolError>(format!(
-                "Elicitation completed: action={}, content={}",
-                serde_json::to_value(answer.action).unwrap_or_default(),
-                serde_json::to_value(&answer.content).unwrap_or_default()
-            ))
-        },
-    )
-    .tool(
-        "test_elicitation_sep1330_enums",
-        "Elicits every enum shape",
-        |_: NoArguments, cx: Context| async move {
-            let requested = schema(json!({
-                "type": "object",
-                "properties": {
-                    "untitledSingle": {"type": "string", "enum": ["option1", "option2", "option3"]},
-                    "titledSingle": {"type": "string", "oneOf": [
-                        {"const": "value1", "title": "First Option"},
-                        {"const": "value2", "title": "Second Option"},
-                        {"const": "value3", "title": "Third Option"}
-                    ]},
-                    "legacyEnum": {"type": "string", "enum": ["opt1", "opt2", "opt3"],
-                        "enumNames": ["Option One", "Option Two", "Option Three"]},
-                    "untitledMulti": {"type": "array", "minItems": 1, "maxItems": 3,
-                        "items": {"type": "string", "enum": ["option1", "option2", "option3"]}},
-                    "titledMulti": {"type": "array", "minItems": 1, "maxItems": 3,
-                        "items": {"anyOf": [
-                            {"const": "value1", "title": "First Choice"},
-                            {"const": "value2", "title": "Second Choice"},
-                            {"const": "value3", "title": "Third Choice"}
-                        ]}}
+                Ok("the client can sample")
+            },
+        )
+        .tool(
+            "test_streaming_elicitation",
+            "Streams notifications only, never a request",
+            |_: NoArguments, cx: Context| async move {
+                cx.report_progress(1.0, Some(1.0), Some("streaming")).await?;
+                Ok::<_, ToolError>("streamed without server requests")
+            },
+        )
+        .tool(
+            "test_logging_tool",
+            "Logs at the level the request asks for",
+            |_: NoArguments, cx: Context| async move {
+                cx.log(LoggingLevel::Info, "logging tool: info").await?;
+                cx.log(LoggingLevel::Error, "logging tool: error").await?;
+                Ok::<_, ToolError>("logged")
+            },
+        )
+        .tool(
+            "test_trigger_tool_change",
+            "Announces a tool list change to listening clients",
+            |_: NoArguments, cx: Context| async move {
+                if let Some(changes) = cx.list_changes() {
+                    changes.tools_changed();
                 }
-            }));
-            let answer = cx.elicit_form("Choose your options", requested).await?;
-            Ok::<_, ToolError>(format!(
-                "Elicitation completed: action={}",
-                serde_json::to_value(answer.action).unwrap_or_default()
-            ))
-        },
-    )
-    .tool(
-        "test_reconnection",
-        "Closes its SSE stream mid-call; the client resumes it",
-        |_: NoArguments, cx: Context| async move {
-            tokio::time::sleep(Duration::from_millis(50)).await;
-            cx.close_sse_stream();
-            tokio::time::sleep(Duration::from_millis(300)).await;
-            "Reconnection test completed"
-        },
-    )
-    // 2026-07-28 tools: per-request capabilities, logging by request,
-    // list-change fan-out and Multi Round-Trip Requests.
-    .tool(
-        "test_missing_capability",
-        "Needs the client's sampling capability",
-        |_: NoArguments, cx: Context| async move {
-            let mut sampling = ClientCapabilities::new();
-            sampling.sampling = Some(SamplingCapability::new());
-            if !cx.check_client_capability(&sampling) {
-                return Err(ToolError::protocol(
-                    MissingRequiredClientCapabilityData::new(sampling)
-                        .into_error("this tool needs the client's sampling capability"),
-                ));
-            }
-            Ok("the client can sample")
-        },
-    )
-    .tool(
-        "test_streaming_elicitation",
-        "Streams notifications only, never a request",
-        |_: NoArguments, cx: Context| async move {
-            cx.report_progress(1.0, Some(1.0), Some("streaming"))
-                .await?;
-            Ok::<_, ToolError>("streamed without server requests")
-        },
-    )
-    .tool(
-        "test_logging_tool",
-        "Logs at the level the request asks for",
-        |_: NoArguments, cx: Context| async move {
-            cx.log(LoggingLevel::Info, "logging tool: info").await?;
-            cx.log(LoggingLevel::Error, "logging tool: error").await?;
-            Ok::<_, ToolError>("logged")
-        },
-    )
-    .tool(
-        "test_trigger_tool_change",
-        "Announces a tool list change to listening clients",
-        |_: NoArguments, cx: Context| async move {
-            if let Some(changes) = cx.list_changes() {
-                changes.tools_changed();
-            }
-            "tools/list_changed sent"
-        },
-    )
-    .tool(
-        "test_trigger_prompt_change",
-        "Announces a prompt list change to listening clients",
-        |_: NoArguments, cx: Context| async move {
-            if let Some(changes) = cx.list_changes() {
-                changes.prompts_changed();
-            }
-            "prompts/list_changed sent"
-        },
-    )
-    .tool(
-        "test_input_required_result_elicitation",
-        "Asks the user's name in its result",
-        |_: NoArguments, cx: Context| async move {
-            match accepted_field(&cx, "user_name", "name") {
-                Some(name) => Answer::Complete(format!("Hello, {name}!")),
-                None => Answer::InputRequired(InputRequired::new().elicit_form(
-                    "user_name",
-                    "What is your name?",
-                    string_form("name"),
-                )),
-            }
-        },
-    )
-    .tool(
-        "test_input_required_result_sampling",
-        "Asks the client's model in its result",
-        |_: NoArguments, cx: Context| async move {
-            match cx.input_response("sample_request") {
-                Some(InputResponse::CreateMessage(result)) => Answer::Complete(format!(
-                    "The model said: {}",
-                    result
-                        .content
-                        .blocks()
-                        .iter()
-                        .find_map(|b| b.as_text())
-                        .unwrap_or("")
-                )),
-                _ => Answer::InputRequired(
-                    InputRequired::new().create_message("sample_request", capital_question()),
-                ),
-            }
-        },
-    )
-    .tool(
-        "test_input_required_result_list_roots",
-        "Asks for the client's roots in its result",
-        |_: NoArguments, cx: Context| async move {
-            match cx.input_response("roots_request") {
-                Some(InputResponse::ListRoots(result)) => {
-                    Answer::Complete(format!("The client has {} root(s)", result.roots.len()))
+                "tools/list_changed sent"
+            },
+        )
+        .tool(
+            "test_trigger_prompt_change",
+            "Announces a prompt list change to listening clients",
+            |_: NoArguments, cx: Context| async move {
+                if let Some(changes) = cx.list_changes() {
+                    changes.prompts_changed();
                 }
-                _ => Answer::InputRequired(InputRequired::new().list_roots("roots_request")),
-            }
-        },
-    )
-    .tool(
-        "test_input_required_result_request_state",
-        "Asks for a confirmation and keeps state across the round trip",
-        |_: NoArguments, cx: Context| async move {
-            let confirmed = cx.input_response("confirm").is_some();
-            if confirmed && cx.request_state() == Some("awaiting-confirmation") {
-                return Answer::Complete("state-ok: the request state came back intact".to_owned());
-            }
-            Answer::InputRequired(
-                InputRequired::new()
-                    .elicit_form("confirm", "Please confirm", boolean_form("ok"))
-                    .state("awaiting-confirmation"),
-            )
-        },
-    )
-    .tool(
-        "test_input_required_result_multiple_inputs",
-        "Asks for an elicitation, a sample and the roots at once",
-        |_: NoArguments, cx: Context| async move {
-            let all = ["user_name", "sample_request", "roots_request"]
-                .iter()
-                .all(|key| cx.input_response(key).is_some());
-            if all && cx.request_state() == Some("multiple-inputs") {
-                return Answer::Complete("All three inputs received".to_owned());
-            }
-            Answer::InputRequired(
-                InputRequired::new()
-                    .elicit_form("user_name", "What is your name?", string_form("name"))
-                    .create_message("sample_request", capital_question())
-                    .list_roots("roots_request")
-                    .state("multiple-inputs"),
-            )
-        },
-    )
-    .tool(
-        "test_input_required_result_multi_round",
-        "Asks for input over two rounds",
-        |_: NoArguments, cx: Context| async move {
-            match cx.request_state() {
-                Some("round-2") if cx.input_response("step2").is_some() => {
-                    Answer::Complete("Both rounds complete".to_owned())
+                "prompts/list_changed sent"
+            },
+        )
+        .tool(
+            "test_input_required_result_elicitation",
+            "Asks the user's name in its result",
+            |_: NoArguments, cx: Context| async move {
+                match accepted_field(&cx, "user_name", "name") {
+                    Some(name) => Answer::Complete(format!("Hello, {name}!")),
+                    None => Answer::InputRequired(InputRequired::new().elicit_form(
+                        "user_name",
+                        "What is your name?",
+                        string_form("name"),
+                    )),
                 }
-                Some("round-1") if cx.input_response("step1").is_some() => Answer::InputRequired(
-                    InputRequired::new()
-                        .elicit_form("step2", "Step 2: confirm", boolean_form("ok"))
-                        .state("round-2"),
-                ),
-                _ => Answer::InputRequired(
-                    InputRequired::new()
-                        .elicit_form("step1", "Step 1: your name", string_form("name"))
-                        .state("round-1"),
-                ),
-            }
-        },
-    )
-    .tool(
-        "test_input_required_result_tampered_state",
-        "Refuses a requestState the client altered",
-        |_: NoArguments, cx: Context| async move {
-            // A tampered state is refused before this runs.
-            match (cx.request_state(), cx.input_response("confirm")) {
-                (Some("untampered"), Some(_)) => Answer::Complete("state verified".to_owned()),
-                _ => Answer::InputRequired(
+            },
+        )
+        .tool(
+            "test_input_required_result_sampling",
+            "Asks the client's model in its result",
+            |_: NoArguments, cx: Context| async move {
+                match cx.input_response("sample_request") {
+                    Some(InputResponse::CreateMessage(result)) => Answer::Complete(format!(
+                        "The model said: {}",
+                        result.content.blocks().iter().find_map(|b| b.as_text()).unwrap_or("")
+                    )),
+                    _ => Answer::InputRequired(
+                        InputRequired::new().create_message("sample_request", capital_question()),
+                    ),
+                }
+            },
+        )
+        .tool(
+            "test_input_required_result_list_roots",
+            "Asks for the client's roots in its result",
+            |_: NoArguments, cx: Context| async move {
+                match cx.input_response("roots_request") {
+                    Some(InputResponse::ListRoots(result)) => {
+                        Answer::Complete(format!("The client has {} root(s)", result.roots.len()))
+                    }
+                    _ => Answer::InputRequired(InputRequired::new().list_roots("roots_request")),
+                }
+            },
+        )
+        .tool(
+            "test_input_required_result_request_state",
+            "Asks for a confirmation and keeps state across the round trip",
+            |_: NoArguments, cx: Context| async move {
+                let confirmed = cx.input_response("confirm").is_some();
+                if confirmed && cx.request_state() == Some("awaiting-confirmation") {
+                    return Answer::Complete("state-ok: the request state came back intact".to_owned());
+                }
+                Answer::InputRequired(
                     InputRequired::new()
                         .elicit_form("confirm", "Please confirm", boolean_form("ok"))
-                        .state("untampered"),
-                ),
-            }
-        },
-    )
-    .tool(
-        "test_input_required_result_capabilities",
-        "Asks only for what the client can do",
-        |_: NoArguments, cx: Context| async move {
-            let capabilities = cx.client_capabilities().unwrap_or_default();
-            let answered = cx.input_responses().is_some_and(|r| !r.is_empty());
-            if answered {
-                return Answer::Complete("inputs received".to_owned());
-            }
-            let mut input = InputRequired::new();
-            if capabilities.sampling.is_some() {
-                input = input.create_message("sample_request", capital_question());
-            }
-            if capabilities.elicitation.is_some() {
-                input = input.elicit_form("user_name", "What is your name?", string_form("name"));
-            }
-            if capabilities.roots.is_some() {
-                input = input.list_roots("roots_request");
-            }
-            if input.is_empty() {
-                return Answer::Complete("the client declared no way to give input".to_owned());
-            }
-            Answer::InputRequired(input)
-        },
-    )
-    .prompt_with(
-        {
-            let mut p = Prompt::new("test_input_required_result_prompt");
-            p.description = Some("A prompt that asks for context first".into());
-            p
-        },
-        |_: BTreeMap<String, String>, cx: Context| async move {
-            Ok(match accepted_field(&cx, "user_context", "context") {
-                Some(context) => Answer::Complete(format!("Use this context: {context}")),
-                None => Answer::InputRequired(InputRequired::new().elicit_form(
-                    "user_context",
-                    "What context should the prompt use?",
-                    string_form("context"),
-                )),
-            })
-        },
-    )
-    .tool_raw(
-        {
-            let schema = json!({
-                "type": "object",
-                "properties": {
-                    "region": {"type": "string", "x-mcp-header": "Region"}
-                },
-                "required": ["region"]
-            });
-            let mut tool = Tool::new(
-                "test_header_param",
-                schema.as_object().cloned().unwrap_or_default(),
-            );
-            tool.description =
-                Some("Takes a region that is mirrored into the Mcp-Param-Region header".into());
-            tool
-        },
-        |arguments: Option<JsonObject>, _cx: Context| async move {
-            let region = arguments
-                .as_ref()
-                .and_then(|a| a.get("region"))
-                .and_then(|r| r.as_str())
-                .unwrap_or("")
-                .to_owned();
-            format!("region: {region}")
-        },
-    )
-    .tool_raw(
-        json_schema_tool,
-        |_: Option<JsonObject>, _cx: Context| async move { "json_schema_2020_12_tool called" },
-    )
-    .resource(
-        {
-            let mut r = Resource::new("test://static-text", "static-text");
-            r.mime_type = Some("text/plain".into());
-            r.description = Some("A static text resource".into());
-            r
-        },
-        |_: ResourceRequest, _cx: Context| async move {
-            Ok("This is the content of the static text resource.")
-        },
-    )
-    .resource(
-        {
-            let mut r = Resource::new("test://static-binary", "static-binary");
-            r.mime_type = Some("image/png".into());
-            r.description = Some("A static binary resource".into());
-            r
-        },
-        |request: ResourceRequest, _cx: Context| async move {
-            let mut blob = BlobResourceContents::new(request.uri, PNG);
-            blob.mime_type = Some("image/png".into());
-            Ok(mcp_types::ResourceContents::from(blob))
-        },
-    )
-    .resource(
-        {
-            let mut r = Resource::new("test://watched-resource", "watched-resource");
-            r.mime_type = Some("text/plain".into());
-            r.description = Some("A resource to subscribe to".into());
-            r
-        },
-        |_: ResourceRequest, _cx: Context| async move { Ok("Watched resource content") },
-    )
-    .resource_template(
-        {
-            let mut t = ResourceTemplate::new("test://template/{id}/data", "template-data");
-            t.mime_type = Some("application/json".into());
-            t.description = Some("Data by id".into());
-            t
-        },
-        |request: ResourceRequest, _cx: Context| async move {
-            let id = request.variables.get("id").cloned().unwrap_or_default();
-            Ok(
-                json!({"id": id, "templateTest": true, "data": format!("Data for ID: {id}")})
-                    .to_string(),
-            )
-        },
-    )
-    .prompt(
-        "test_simple_prompt",
-        "A prompt without arguments",
-        |_: NoArguments, _cx: Context| async move {
-            Ok("This is a simple prompt for testing.".to_owned())
-        },
-    )
-    .prompt(
-        "test_prompt_with_arguments",
-        "A prompt with two required arguments",
-        |args: PromptArgs, _cx: Context| async move {
-            Ok(format!(
-                "Prompt with arguments: arg1='{}', arg2='{}'",
-                args.arg1, args.arg2
-            ))
-        },
-    )
-    .prompt(
-        "test_prompt_with_embedded_resource",
-        "A prompt that embeds a resource",
-        |args: EmbeddedResourceArgs, _cx: Context| async move {
-            Ok(vec![
-                PromptMessage::new(
-                    Role::User,
-                    text_resource(
-                        &args.resource_uri,
-                        "text/plain",
-                        "Embedded resource content for testing.",
+                        .state("awaiting-confirmation"),
+                )
+            },
+        )
+        .tool(
+            "test_input_required_result_multiple_inputs",
+            "Asks for an elicitation, a sample and the roots at once",
+            |_: NoArguments, cx: Context| async move {
+                let all = ["user_name", "sample_request", "roots_request"]
+                    .iter()
+                    .all(|key| cx.input_response(key).is_some());
+                if all && cx.request_state() == Some("multiple-inputs") {
+                    return Answer::Complete("All three inputs received".to_owned());
+                }
+                Answer::InputRequired(
+                    InputRequired::new()
+                        .elicit_form("user_name", "What is your name?", string_form("name"))
+                        .create_message("sample_request", capital_question())
+                        .list_roots("roots_request")
+                        .state("multiple-inputs"),
+                )
+            },
+        )
+        .tool(
+            "test_input_required_result_multi_round",
+            "Asks for input over two rounds",
+            |_: NoArguments, cx: Context| async move {
+                match cx.request_state() {
+                    Some("round-2") if cx.input_response("step2").is_some() => {
+                        Answer::Complete("Both rounds complete".to_owned())
+                    }
+                    Some("round-1") if cx.input_response("step1").is_some() => Answer::InputRequired(
+                        InputRequired::new()
+                            .elicit_form("step2", "Step 2: confirm", boolean_form("ok"))
+                            .state("round-2"),
                     ),
+                    _ => Answer::InputRequired(
+                        InputRequired::new()
+                            .elicit_form("step1", "Step 1: your name", string_form("name"))
+                            .state("round-1"),
+                    ),
+                }
+            },
+        )
+        .tool(
+            "test_input_required_result_tampered_state",
+            "Refuses a requestState the client altered",
+            |_: NoArguments, cx: Context| async move {
+                // A tampered state is refused before this runs.
+                match (cx.request_state(), cx.input_response("confirm")) {
+                    (Some("untampered"), Some(_)) => Answer::Complete("state verified".to_owned()),
+                    _ => Answer::InputRequired(
+                        InputRequired::new()
+                            .elicit_form("confirm", "Please confirm", boolean_form("ok"))
+                            .state("untampered"),
+                    ),
+                }
+            },
+        )
+        .tool(
+            "test_input_required_result_capabilities",
+            "Asks only for what the client can do",
+            |_: NoArguments, cx: Context| async move {
+                let capabilities = cx.client_capabilities().unwrap_or_default();
+                let answered = cx.input_responses().is_some_and(|r| !r.is_empty());
+                if answered {
+                    return Answer::Complete("inputs received".to_owned());
+                }
+                let mut input = InputRequired::new();
+                if capabilities.sampling.is_some() {
+                    input = input.create_message("sample_request", capital_question());
+                }
+                if capabilities.elicitation.is_some() {
+                    input = input.elicit_form("user_name", "What is your name?", string_form("name"));
+                }
+                if capabilities.roots.is_some() {
+                    input = input.list_roots("roots_request");
+                }
+                if input.is_empty() {
+                    return Answer::Complete("the client declared no way to give input".to_owned());
+                }
+                Answer::InputRequired(input)
+            },
+        )
+        .prompt_with(
+            {
+                let mut p = Prompt::new("test_input_required_result_prompt");
+                p.description = Some("A prompt that asks for context first".into());
+                p
+            },
+            |_: BTreeMap<String, String>, cx: Context| async move {
+                Ok(match accepted_field(&cx, "user_context", "context") {
+                    Some(context) => Answer::Complete(format!("Use this context: {context}")),
+                    None => Answer::InputRequired(InputRequired::new().elicit_form(
+                        "user_context",
+                        "What context should the prompt use?",
+                        string_form("context"),
+                    )),
+                })
+            },
+        )
+        .tool_raw(
+            {
+                let schema = json!({
+                    "type": "object",
+                    "properties": {
+                        "region": {"type": "string", "x-mcp-header": "Region"}
+                    },
+                    "required": ["region"]
+                });
+                let mut tool = Tool::new(
+                    "test_header_param",
+                    schema.as_object().cloned().unwrap_or_default(),
+                );
+                tool.description =
+                    Some("Takes a region that is mirrored into the Mcp-Param-Region header".into());
+                tool
+            },
+            |arguments: Option<JsonObject>, _cx: Context| async move {
+                let region = arguments
+                    .as_ref()
+                    .and_then(|a| a.get("region"))
+                    .and_then(|r| r.as_str())
+                    .unwrap_or("")
+                    .to_owned();
+                format!("region: {region}")
+            },
+        )
+        .tool_raw(json_schema_tool, |_: Option<JsonObject>, _cx: Context| async move {
+            "json_schema_2020_12_tool called"
+        })
+        .resource(
+            {
+                let mut r = Resource::new("test://static-text", "static-text");
+                r.mime_type = Some("text/plain".into());
+                r.description = Some("A static text resource".into());
+                r
+            },
+            |_: ResourceRequest, _cx: Context| async move {
+                Ok("This is the content of the static text resource.")
+            },
+        )
+        .resource(
+            {
+                let mut r = Resource::new("test://static-binary", "static-binary");
+                r.mime_type = Some("image/png".into());
+                r.description = Some("A static binary resource".into());
+                r
+            },
+            |request: ResourceRequest, _cx: Context| async move {
+                let mut blob = BlobResourceContents::new(request.uri, PNG);
+                blob.mime_type = Some("image/png".into());
+                Ok(mcp_types::ResourceContents::from(blob))
+            },
+        )
+        .resource(
+            {
+                let mut r = Resource::new("test://watched-resource", "watched-resource");
+                r.mime_type = Some("text/plain".into());
+                r.description = Some("A resource to subscribe to".into());
+                r
+            },
+            |_: ResourceRequest, _cx: Context| async move { Ok("Watched resource content") },
+        )
+        .resource_template(
+            {
+                let mut t = ResourceTemplate::new("test://template/{id}/data", "template-data");
+                t.mime_type = Some("application/json".into());
+                t.description = Some("Data by id".into());
+                t
+            },
+            |request: ResourceRequest, _cx: Context| async move {
+                let id = request.variables.get("id").cloned().unwrap_or_default();
+                Ok(json!({"id": id, "templateTest": true, "data": format!("Data for ID: {id}")})
+                    .to_string())
+            },
+        )
+        .prompt(
+            "test_simple_prompt",
+            "A prompt without arguments",
+            |_: NoArguments, _cx: Context| async move {
+                Ok("This is a simple prompt for testing.".to_owned())
+            },
+        )
+        .prompt(
+            "test_prompt_with_arguments",
+            "A prompt with two required arguments",
+            |args: PromptArgs, _cx: Context| async move {
+                Ok(format!(
+                    "Prompt with arguments: arg1='{}', arg2='{}'",
+                    args.arg1, args.arg2
+                ))
+            },
+        )
+        .prompt(
+            "test_prompt_with_embedded_resource",
+            "A prompt that embeds a resource",
+            |args: EmbeddedResourceArgs, _cx: Context| async move {
+                Ok(vec![
+                    PromptMessage::new(
+                        Role::User,
+                        text_resource(&args.resource_uri, "text/plain", "Embedded resource content for testing."),
+                    ),
+                    PromptMessage::new(Role::User, ContentBlock::text("Please process the embedded resource above.")),
+                ])
+            },
+        )
+        .prompt_with(
+            {
+                let mut p = Prompt::new("test_prompt_with_image");
+                p.description = Some("A prompt with an image".into());
+                p
+            },
+            |_: BTreeMap<String, String>, _cx: Context| async move {
+                Ok(GetPromptResult::new(vec![
+                    PromptMessage::new(Role::User, ContentBlock::image(PNG, "image/png")),
+                    PromptMessage::new(Role::User, ContentBlock::text("Please analyze the image above.")),
+                ]))
+            },
+        )
+        .completion(|params, _cx| async move {
+            let candidates: &[&str] = match params.argument.name.as_str() {
+                "arg1" => &["paris", "park", "party"],
+                "arg2" => &["red", "green", "blue"],
+                _ => &[],
+            };
+            let values = candidates
+                .iter()
+                .filter(|c| c.starts_with(&params.argument.value))
+                .map(|c| (*c).to_owned())
+                .collect();
+            Ok::<_, ToolError>(Completion::new(values))
+        })
+        // The tasks extension's fixtures (SEP-2663): tools that run as tasks,
+        // ask for input inside a task, fail, and gather input before becoming one.
+            .tasks(TasksConfig::new().poll_interval(Duration::from_millis(200)))
+            .tool(
+                "greet",
+                "Greets someone (never a task)",
+                |args: GreetArgs, _cx: Context| async move { format!("Hello, {}!", args.name) },
+            )
+            .tool_with(
+                task_tool(
+                    "slow_compute",
+                    "Computes for `seconds` seconds",
+                    TaskSupport::Optional,
                 ),
-                PromptMessage::new(
-                    Role::User,
-                    ContentBlock::text("Please process the embedded resource above."),
+                |args: SlowComputeArgs, _cx: Context| async move {
+                    let label = args.label.unwrap_or_default();
+                    if args.seconds > 0.0 {
+                        tokio::time::sleep(Duration::from_secs_f64(args.seconds.min(3600.0))).await;
+                    }
+                    format!("computed `{label}` in {}s", args.seconds)
+                },
+            )
+            .tool_with(
+                task_tool(
+                    "failing_job",
+                    "Fails after a moment (a tool error)",
+                    TaskSupport::Required,
                 ),
-            ])
-        },
-    )
-    .prompt_with(
-        {
-            let mut p = Prompt::new("test_prompt_with_image");
-            p.description = Some("A prompt with an image".into());
-            p
-        },
-        |_: BTreeMap<String, String>, _cx: Context| async move {
-            Ok(GetPromptResult::new(vec![
-                PromptMessage::new(Role::User, ContentBlock::image(PNG, "image/png")),
-                PromptMessage::new(
-                    Role::User,
-                    ContentBlock::text("Please analyze the image above."),
+                |_: NoArguments, _cx: Context| async move {
+                    tokio::time::sleep(Duration::from_millis(500)).await;
+                    Err::<String, _>(ToolError::new("the job failed"))
+                },
+            )
+            .tool_with(
+                task_tool(
+                    "protocol_error_job",
+                    "Fails with a protocol error",
+                    TaskSupport::Optional,
                 ),
-            ]))
-        },
-    )
-    .completion(|params, _cx| async move {
-        let candidates: &[&str] = match params.argument.name.as_str() {
-            "arg1" => &["paris", "park", "party"],
-            "arg2" => &["red", "green", "blue"],
-            _ => &[],
-        };
-        let values = candidates
-            .iter()
-            .filter(|c| c.starts_with(&params.argument.value))
-            .map(|c| (*c).to_owned())
-            .collect();
-        Ok::<_, ToolError>(Completion::new(values))
-    })
-    .extension(mcp_examples::extensions::skills())
-    .extension(mcp_examples::extensions::apps())
-    .build()
+                |_: NoArguments, cx: Context| async move {
+                    cx.run_as_task().await;
+                    Err::<String, _>(ToolError::protocol(mcp_types::ErrorObject::internal_error(
+                        "the job hit an internal error",
+                    )))
+                },
+            )
+            .tool_with(
+                task_tool(
+                    "confirm_delete",
+                    "Asks for a confirmation inside a task",
+                    TaskSupport::Optional,
+                ),
+                |_: NoArguments, cx: Context| async move {
+                    cx.run_as_task().await;
+                    let answer = cx
+                        .elicit_form("Really delete the file?", boolean_form("confirm"))
+                        .await
+                        .map_err(|e| ToolError::new(e.to_string()))?;
+                    let confirmed = answer.action == ElicitAction::Accept
+                        && matches!(
+                            answer.content.as_ref().and_then(|c| c.get("confirm")),
+                            Some(ElicitValue::Boolean(true))
+                        );
+                    Ok::<_, ToolError>(if confirmed { "deleted" } else { "kept" })
+                },
+            )
+            .tool_with(
+                task_tool(
+                    "multi_input",
+                    "Asks two questions at once inside a task",
+                    TaskSupport::Optional,
+                ),
+                |_: NoArguments, cx: Context| async move {
+                    cx.run_as_task().await;
+                    let (first, second) = tokio::join!(
+                        cx.elicit_form("First name?", string_form("first")),
+                        cx.elicit_form("Last name?", string_form("last")),
+                    );
+                    let field = |answer: &mcp_types::ElicitResult, key: &str| match answer
+                        .content
+                        .as_ref()
+                        .and_then(|c| c.get(key))
+                    {
+                        Some(ElicitValue::String(value)) => value.clone(),
+                        _ => String::new(),
+                    };
+                    let first = first.map_err(|e| ToolError::new(e.to_string()))?;
+                    let second = second.map_err(|e| ToolError::new(e.to_string()))?;
+                    Ok::<_, ToolError>(format!(
+                        "Hello, {} {}!",
+                        field(&first, "first"),
+                        field(&second, "last")
+                    ))
+                },
+            )
+            .tool_with(
+                task_tool(
+                    "test_tool_with_task",
+                    "Asks for a name by round trip, then runs as a task",
+                    TaskSupport::Required,
+                ),
+                |_: NoArguments, cx: Context| async move {
+                    let Some(name) = accepted_field(&cx, "user_name", "name") else {
+                        return Answer::InputRequired(InputRequired::new().elicit_form(
+                            "user_name",
+                            "What is your name?",
+                            string_form("name"),
+                        ));
+                    };
+                    cx.run_as_task().await;
+                    Answer::Complete(format!("Hello, {name}! (from a task)"))
+                },
+            )
+        .extension(mcp_examples::extensions::skills())
+        .extension(mcp_examples::extensions::apps())
+        .build()
 }
 
 #[derive(Deserialize, schemars::JsonSchema)]
@@ -732,123 +816,6 @@ fn task_tool(name: &str, description: &str, support: TaskSupport) -> Tool {
     tool.description = Some(description.into());
     tool.execution = Some(ToolExecution::new().with_task_support(support));
     tool
-}
-
-/// The tasks extension's fixtures (SEP-2663): tools that run as tasks,
-/// ask for input inside a task, fail, and gather input before becoming one.
-fn with_task_tools(builder: ServerBuilder) -> ServerBuilder {
-    builder
-        .tasks(TasksConfig::new().poll_interval(Duration::from_millis(200)))
-        .tool(
-            "greet",
-            "Greets someone (never a task)",
-            |args: GreetArgs, _cx: Context| async move { format!("Hello, {}!", args.name) },
-        )
-        .tool_with(
-            task_tool(
-                "slow_compute",
-                "Computes for `seconds` seconds",
-                TaskSupport::Optional,
-            ),
-            |args: SlowComputeArgs, _cx: Context| async move {
-                let label = args.label.unwrap_or_default();
-                if args.seconds > 0.0 {
-                    tokio::time::sleep(Duration::from_secs_f64(args.seconds.min(3600.0))).await;
-                }
-                format!("computed `{label}` in {}s", args.seconds)
-            },
-        )
-        .tool_with(
-            task_tool(
-                "failing_job",
-                "Fails after a moment (a tool error)",
-                TaskSupport::Required,
-            ),
-            |_: NoArguments, _cx: Context| async move {
-                tokio::time::sleep(Duration::from_millis(500)).await;
-                Err::<String, _>(ToolError::new("the job failed"))
-            },
-        )
-        .tool_with(
-            task_tool(
-                "protocol_error_job",
-                "Fails with a protocol error",
-                TaskSupport::Optional,
-            ),
-            |_: NoArguments, cx: Context| async move {
-                cx.run_as_task().await;
-                Err::<String, _>(ToolError::protocol(mcp_types::ErrorObject::internal_error(
-                    "the job hit an internal error",
-                )))
-            },
-        )
-        .tool_with(
-            task_tool(
-                "confirm_delete",
-                "Asks for a confirmation inside a task",
-                TaskSupport::Optional,
-            ),
-            |_: NoArguments, cx: Context| async move {
-                cx.run_as_task().await;
-                let answer = cx
-                    .elicit_form("Really delete the file?", boolean_form("confirm"))
-                    .await
-                    .map_err(|e| ToolError::new(e.to_string()))?;
-                let confirmed = answer.action == ElicitAction::Accept
-                    && matches!(
-                        answer.content.as_ref().and_then(|c| c.get("confirm")),
-                        Some(ElicitValue::Boolean(true))
-                    );
-                Ok::<_, ToolError>(if confirmed { "deleted" } else { "kept" })
-            },
-        )
-        .tool_with(
-            task_tool(
-                "multi_input",
-                "Asks two questions at once inside a task",
-                TaskSupport::Optional,
-            ),
-            |_: NoArguments, cx: Context| async move {
-                cx.run_as_task().await;
-                let (first, second) = tokio::join!(
-                    cx.elicit_form("First name?", string_form("first")),
-                    cx.elicit_form("Last name?", string_form("last")),
-                );
-                let field = |answer: &mcp_types::ElicitResult, key: &str| match answer
-                    .content
-                    .as_ref()
-                    .and_then(|c| c.get(key))
-                {
-                    Some(ElicitValue::String(value)) => value.clone(),
-                    _ => String::new(),
-                };
-                let first = first.map_err(|e| ToolError::new(e.to_string()))?;
-                let second = second.map_err(|e| ToolError::new(e.to_string()))?;
-                Ok::<_, ToolError>(format!(
-                    "Hello, {} {}!",
-                    field(&first, "first"),
-                    field(&second, "last")
-                ))
-            },
-        )
-        .tool_with(
-            task_tool(
-                "test_tool_with_task",
-                "Asks for a name by round trip, then runs as a task",
-                TaskSupport::Required,
-            ),
-            |_: NoArguments, cx: Context| async move {
-                let Some(name) = accepted_field(&cx, "user_name", "name") else {
-                    return Answer::InputRequired(InputRequired::new().elicit_form(
-                        "user_name",
-                        "What is your name?",
-                        string_form("name"),
-                    ));
-                };
-                cx.run_as_task().await;
-                Answer::Complete(format!("Hello, {name}! (from a task)"))
-            },
-        )
 }
 
 #[tokio::main]

@@ -258,9 +258,8 @@ async fn core_tasks_in_memory() {
     core_lifecycle(client, controls).await;
 }
 
-#[tokio::test]
-async fn core_tasks_over_http() {
-    let (server, controls) = server();
+/// `server` over HTTP on 127.0.0.1: its URL, and a stop that waits for it.
+async fn serve(server: Server) -> (String, impl std::future::Future<Output = ()>) {
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bound");
     let url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -271,15 +270,25 @@ async fn core_tasks_over_http() {
             })
             .await
     });
+    let stop = async move {
+        let _ = stop.send(());
+        in_time("the server to stop", serving)
+            .await
+            .expect("joined")
+            .expect("served");
+    };
+    (url, stop)
+}
+
+#[tokio::test]
+async fn core_tasks_over_http() {
+    let (server, controls) = server();
+    let (url, stop) = serve(server).await;
     let client = Client::connect_http(&url, config())
         .await
         .expect("connected");
     core_lifecycle(client, controls).await;
-    let _ = stop.send(());
-    in_time("the server to stop", serving)
-        .await
-        .expect("joined")
-        .expect("served");
+    stop.await;
 }
 
 #[tokio::test]
@@ -443,16 +452,7 @@ async fn extension_tasks_in_memory() {
 #[tokio::test]
 async fn extension_tasks_over_http() {
     let (server, controls) = server();
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bound");
-    let url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let serving = tokio::spawn(async move {
-        server
-            .serve_http(listener, mcp_server::HttpServerConfig::new(), async {
-                let _ = stopped.await;
-            })
-            .await
-    });
+    let (url, stop) = serve(server).await;
     let plain = Client::connect_http(&url, stateless_config(false))
         .await
         .expect("connected");
@@ -460,9 +460,5 @@ async fn extension_tasks_over_http() {
         .await
         .expect("connected");
     extension_lifecycle(plain, client, controls).await;
-    let _ = stop.send(());
-    in_time("the server to stop", serving)
-        .await
-        .expect("joined")
-        .expect("served");
+    stop.await;
 }
