@@ -56,20 +56,6 @@ pub fn poll_interval(task: &Task) -> Duration {
         .clamp(MIN_TASK_POLL_INTERVAL, MAX_TASK_POLL_INTERVAL)
 }
 
-/// A 2026-07-28 task in the era-neutral shape.
-fn from_wire(task: tasks_ext::Task) -> Task {
-    let mut neutral = Task::new(
-        task.task_id,
-        task.status,
-        task.created_at,
-        task.last_updated_at,
-    );
-    neutral.status_message = task.status_message;
-    neutral.ttl = task.ttl_ms;
-    neutral.poll_interval = task.poll_interval_ms;
-    neutral
-}
-
 /// What a tool called as a task gave back.
 #[derive(Debug)]
 #[non_exhaustive]
@@ -146,7 +132,7 @@ impl ClientSession {
                 ToolOutcome::Complete(result) => Ok(TaskStart::Complete(result)),
                 ToolOutcome::Claimed(claimed) => {
                     match claimed.downcast::<tasks_ext::CreateTaskResult>() {
-                        Ok(created) => Ok(TaskStart::Task(from_wire(created.task))),
+                        Ok(created) => Ok(TaskStart::Task(Task::from(created.task))),
                         Err(other) => Err(Error::UnexpectedClaimedResult { result: other }),
                     }
                 }
@@ -201,7 +187,7 @@ impl ClientSession {
             None => None,
         };
         Ok(TaskState {
-            task: from_wire(got.task),
+            task: got.task.into(),
             input_requests: got.input_requests,
             result,
             error: got.error,

@@ -158,6 +158,24 @@ fn started(start: Result<TaskStart, Error>) -> mcp_types::Task {
     }
 }
 
+/// Starts `forever` as a task and cancels it: cancelled, its code dropped.
+async fn cancel_forever(client: &Client, controls: &mut Controls) -> mcp_types::Task {
+    let endless = started(client.call_tool_as_task("forever", json!({}), None).await);
+    client
+        .cancel_task(&endless.task_id)
+        .await
+        .expect("cancelled");
+    let cancelled = client.get_task(&endless.task_id).await.expect("polled");
+    assert_eq!(cancelled.status, TaskStatus::Cancelled);
+    in_time(
+        "the cancelled tool's code to be dropped",
+        controls.dropped.recv(),
+    )
+    .await
+    .expect("dropped");
+    endless
+}
+
 fn code(error: &Error) -> Option<ErrorCode> {
     error.remote().map(|e| e.code)
 }
@@ -216,19 +234,7 @@ async fn core_lifecycle(client: Client, mut controls: Controls) {
     let done = client.get_task(&task.task_id).await.expect("polled");
     assert_eq!(done.status, TaskStatus::Completed);
 
-    let endless = started(client.call_tool_as_task("forever", json!({}), None).await);
-    client
-        .cancel_task(&endless.task_id)
-        .await
-        .expect("cancelled");
-    let cancelled = client.get_task(&endless.task_id).await.expect("polled");
-    assert_eq!(cancelled.status, TaskStatus::Cancelled);
-    in_time(
-        "the cancelled tool's code to be dropped",
-        controls.dropped.recv(),
-    )
-    .await
-    .expect("dropped");
+    let endless = cancel_forever(&client, &mut controls).await;
     let again = client.cancel_task(&endless.task_id).await;
     assert_eq!(
         again.as_ref().err().and_then(code),
@@ -405,19 +411,7 @@ async fn extension_lifecycle(plain: Client, client: Client, mut controls: Contro
     .expect("finished");
     assert_eq!(result.content[0].as_text(), Some("Hello from a task, Ada!"));
 
-    let endless = started(client.call_tool_as_task("forever", json!({}), None).await);
-    client
-        .cancel_task(&endless.task_id)
-        .await
-        .expect("acknowledged");
-    let cancelled = client.get_task(&endless.task_id).await.expect("polled");
-    assert_eq!(cancelled.status, TaskStatus::Cancelled);
-    in_time(
-        "the cancelled tool's code to be dropped",
-        controls.dropped.recv(),
-    )
-    .await
-    .expect("dropped");
+    let endless = cancel_forever(&client, &mut controls).await;
     client
         .cancel_task(&endless.task_id)
         .await

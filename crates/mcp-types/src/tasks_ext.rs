@@ -73,6 +73,38 @@ impl Task {
     }
 }
 
+/// The same task on the 2025-11-25 wire (`ttl`, `pollInterval`, in
+/// milliseconds too).
+impl From<Task> for crate::task::Task {
+    fn from(task: Task) -> Self {
+        let mut core = crate::task::Task::new(
+            task.task_id,
+            task.status,
+            task.created_at,
+            task.last_updated_at,
+        );
+        core.status_message = task.status_message;
+        core.ttl = task.ttl_ms;
+        core.poll_interval = task.poll_interval_ms;
+        core
+    }
+}
+
+/// The same task on this extension's wire (`ttlMs`, `pollIntervalMs`).
+impl From<crate::task::Task> for Task {
+    fn from(task: crate::task::Task) -> Self {
+        Self {
+            task_id: task.task_id,
+            status: task.status,
+            status_message: task.status_message,
+            created_at: task.created_at,
+            last_updated_at: task.last_updated_at,
+            ttl_ms: task.ttl,
+            poll_interval_ms: task.poll_interval,
+        }
+    }
+}
+
 /// A task with what its status carries: the open input requests
 /// (`input_required`), the result (`completed`) or the JSON-RPC error
 /// (`failed`). What `tasks/get` answers and `notifications/tasks` carries.

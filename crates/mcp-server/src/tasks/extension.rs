@@ -36,7 +36,7 @@ use mcp_types::{
 };
 use serde_json::Value;
 
-use super::{TaskEngine, TaskOutcome, TaskRecord, TaskStoreError, TaskUpdate, iso8601};
+use super::{TaskEngine, TaskOutcome, TaskRecord, TaskStoreError, TaskUpdate};
 use crate::extension::{CallOutcome, Extension, ToolCall};
 use crate::runner::tasks::{store_error, to_object};
 use crate::session::Context;
@@ -144,16 +144,7 @@ fn owner(cx: &Context) -> String {
 
 /// The task as the extension's wire describes it.
 pub(crate) fn wire_task(record: &TaskRecord) -> tasks_ext::Task {
-    let mut task = tasks_ext::Task::new(
-        record.task_id.clone(),
-        record.status,
-        iso8601(record.created_at_ms),
-        iso8601(record.last_updated_at_ms),
-    );
-    task.status_message = record.status_message.clone();
-    task.ttl_ms = record.ttl_ms;
-    task.poll_interval_ms = record.poll_interval_ms;
-    task
+    record.to_task().into()
 }
 
 /// The task with what its status carries (never any `requestState`).
