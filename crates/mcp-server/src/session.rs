@@ -144,6 +144,11 @@ impl ServerSession {
         self.changes.as_ref()
     }
 
+    /// The connection's state (tasks key a connection's own tasks by it).
+    pub(crate) fn session_state(&self) -> &Arc<SessionState> {
+        &self.state
+    }
+
     pub(crate) fn for_stateless_request(mut self, request: Arc<StatelessRequest>) -> Self {
         self.stateless = Some(request);
         self

@@ -12,6 +12,7 @@ mod handshake;
 mod input;
 mod pages;
 mod stateless;
+pub(crate) mod tasks;
 
 pub(crate) use extensions::declares;
 use stateless::check_param_headers;
