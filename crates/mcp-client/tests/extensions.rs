@@ -3,16 +3,16 @@
 //! did not declare stays invisible, a claimed result reaches the caller
 //! typed, and a notification binding receives a vendor notification.
 
+mod common;
+
 use std::time::Duration;
 
 use mcp_client::extension::{ResultClaim, ToolOutcome};
 use mcp_client::{Client, ClientConfig, Error, RequestOptions};
 use mcp_server::extension::{CallOutcome, Extension};
 use mcp_server::{Context, NoArguments, Server};
-use mcp_transport::http::{HttpServerConfig, ServeConfig};
 use mcp_types::{ErrorCode, ErrorObject, JsonObject, Method, RequestMethod, Revision};
 use serde_json::{Value, json};
-use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 
 const RECEIPTS: &str = "com.example/receipts";
@@ -148,22 +148,6 @@ enum Wire {
 const WIRES: [Wire; 2] = [Wire::Memory, Wire::Http];
 const ERAS: [Revision; 2] = [Revision::V2025_11_25, Revision::V2026_07_28];
 
-/// A server on 127.0.0.1 until the returned sender is dropped.
-async fn serve_http() -> (String, tokio::sync::oneshot::Sender<()>) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bound");
-    let addr = listener.local_addr().expect("addr");
-    let service = server().streamable_http_service(HttpServerConfig::new());
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(async move {
-        let config = ServeConfig::new().service_shutdown(service.shutdown_handle());
-        let _ = mcp_transport::http::serve(listener, service, config, async {
-            let _ = stopped.await;
-        })
-        .await;
-    });
-    (format!("http://{addr}/mcp"), stop)
-}
-
 async fn connect(
     wire: Wire,
     config: ClientConfig,
@@ -171,7 +155,7 @@ async fn connect(
     let connected = match wire {
         Wire::Memory => (Client::connect(server().in_memory(), config).await, None),
         Wire::Http => {
-            let (url, stop) = serve_http().await;
+            let (url, stop) = common::serve_http(server()).await;
             (Client::connect_http(&url, config).await, Some(stop))
         }
     };
