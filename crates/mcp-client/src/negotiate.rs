@@ -116,6 +116,7 @@ impl ClientSession {
             state.initialized = Some(result.clone());
             state.revision = revision;
         }
+        self.config.extensions.check_bindings(revision);
         self.notify::<methods::Initialized>(&None).await?;
         Ok(result)
     }
@@ -156,6 +157,7 @@ impl ClientSession {
                 let result = Arc::new(result);
                 state.discovered = Some(result.clone());
                 state.revision = revision;
+                self.config.extensions.check_bindings(revision);
                 Ok(result)
             }
             Err(error) => {
@@ -175,6 +177,7 @@ impl ClientSession {
         state.stateless = Some(revision);
         state.revision = revision;
         state.discovered = Some(discovered.clone());
+        self.config.extensions.check_bindings(revision);
         discovered
     }
 }

@@ -350,3 +350,70 @@ fn claims_and_bindings_refuse_mistakes() {
         .and_then(|c| c.bind_notification::<Printed, _, _>(|_| async {}));
     assert!(twice.is_err());
 }
+
+/// `notifications/receipts/torn`: a vendor notification from the client.
+#[derive(Debug, Clone, Copy)]
+enum Torn {}
+
+impl Method for Torn {
+    const NAME: &'static str = "notifications/receipts/torn";
+    const PARAMS_OPTIONAL: bool = false;
+    type Params = PrintedParams;
+    fn absent_params() -> Option<Self::Params> {
+        None
+    }
+    fn is_absent(_: &Self::Params) -> bool {
+        false
+    }
+}
+
+impl mcp_types::NotificationMethod for Torn {}
+
+#[tokio::test]
+async fn a_server_extension_receives_its_notifications_from_a_client_that_declared_it() {
+    for wire in WIRES {
+        let (torn, mut received) = mpsc::channel::<String>(4);
+        let listening = Extension::new(RECEIPTS)
+            .expect("identifier")
+            .notification::<Torn, _, _>(move |params, _session| {
+                let torn = torn.clone();
+                async move {
+                    let _ = torn.send(params.receipt).await;
+                }
+            });
+        let server = Server::builder("notified", "1")
+            .extension(listening)
+            .build()
+            .expect("server");
+        let declared = config(Revision::V2025_11_25)
+            .extension(RECEIPTS, JsonObject::new())
+            .expect("identifier");
+        let (client, _stop) = match wire {
+            Wire::Memory => (
+                Client::connect(server.in_memory(), declared)
+                    .await
+                    .expect("connected"),
+                None,
+            ),
+            Wire::Http => {
+                let (url, stop) = common::serve_http(server).await;
+                (
+                    Client::connect_http(&url, declared)
+                        .await
+                        .expect("connected"),
+                    Some(stop),
+                )
+            }
+        };
+        let params = PrintedParams {
+            receipt: "r-9".into(),
+        };
+        client.notify::<Torn>(&params).await.expect("sent");
+        let receipt = tokio::time::timeout(Duration::from_secs(10), received.recv())
+            .await
+            .expect("delivered in time")
+            .expect("a receipt");
+        assert_eq!(receipt, "r-9", "{wire:?}");
+        client.close().await.expect("closed");
+    }
+}
