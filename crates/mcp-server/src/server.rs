@@ -110,6 +110,10 @@ impl Server {
     ///
     /// # Errors
     /// Never fails today; the `Result` leaves room for transport setup errors.
+    ///
+    /// # Cancel safety
+    /// Dropping the future stops waiting but not serving: the connection runs
+    /// on in its tasks until stdin closes.
     #[cfg(feature = "stdio")]
     pub async fn serve_stdio(&self) -> Result<(), crate::Error> {
         let connection = self.serve(mcp_transport::stdio::stdio_server());
@@ -142,6 +146,11 @@ impl Server {
     ///
     /// # Errors
     /// When accepting connections fails persistently.
+    ///
+    /// # Cancel safety
+    /// Dropping the future stops accepting and ends the connections it
+    /// accepted at once, without the grace. Resolve `shutdown` instead to
+    /// stop gracefully.
     pub async fn serve_http(
         &self,
         listener: tokio::net::TcpListener,
@@ -169,11 +178,18 @@ impl ServerConnection {
     }
 
     /// Resolves when the client disconnects.
+    ///
+    /// # Cancel safety
+    /// Dropping the future only stops waiting; the connection runs on.
     pub async fn wait(&self) {
         self.connection.wait().await
     }
 
     /// Closes the connection and waits for its tasks to end.
+    ///
+    /// # Cancel safety
+    /// Dropping the future after it started leaves the connection closed and its
+    /// tasks ending on their own.
     pub async fn shutdown(self) {
         self.connection.shutdown().await
     }
