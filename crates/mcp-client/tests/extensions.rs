@@ -37,28 +37,38 @@ impl RequestMethod for CountReceipts {
     type Result = JsonObject;
 }
 
-/// `notifications/receipts/printed`: a vendor notification of the extension.
-#[derive(Debug, Clone, Copy)]
-enum Printed {}
+/// A vendor notification marker carrying [`PrintedParams`].
+macro_rules! receipt_notification {
+    ($(#[$doc:meta])* $marker:ident = $wire:literal) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy)]
+        enum $marker {}
+
+        impl Method for $marker {
+            const NAME: &'static str = $wire;
+            const PARAMS_OPTIONAL: bool = false;
+            type Params = PrintedParams;
+            fn absent_params() -> Option<Self::Params> {
+                None
+            }
+            fn is_absent(_: &Self::Params) -> bool {
+                false
+            }
+        }
+
+        impl mcp_types::NotificationMethod for $marker {}
+    };
+}
+
+receipt_notification! {
+    /// `notifications/receipts/printed`: from the server to the client.
+    Printed = "notifications/receipts/printed"
+}
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 struct PrintedParams {
     receipt: String,
 }
-
-impl Method for Printed {
-    const NAME: &'static str = "notifications/receipts/printed";
-    const PARAMS_OPTIONAL: bool = false;
-    type Params = PrintedParams;
-    fn absent_params() -> Option<Self::Params> {
-        None
-    }
-    fn is_absent(_: &Self::Params) -> bool {
-        false
-    }
-}
-
-impl mcp_types::NotificationMethod for Printed {}
 
 /// The extension's own `tools/call` result shape.
 #[derive(Debug, serde::Deserialize)]
@@ -351,23 +361,10 @@ fn claims_and_bindings_refuse_mistakes() {
     assert!(twice.is_err());
 }
 
-/// `notifications/receipts/torn`: a vendor notification from the client.
-#[derive(Debug, Clone, Copy)]
-enum Torn {}
-
-impl Method for Torn {
-    const NAME: &'static str = "notifications/receipts/torn";
-    const PARAMS_OPTIONAL: bool = false;
-    type Params = PrintedParams;
-    fn absent_params() -> Option<Self::Params> {
-        None
-    }
-    fn is_absent(_: &Self::Params) -> bool {
-        false
-    }
+receipt_notification! {
+    /// `notifications/receipts/torn`: from the client to the server.
+    Torn = "notifications/receipts/torn"
 }
-
-impl mcp_types::NotificationMethod for Torn {}
 
 #[tokio::test]
 async fn a_server_extension_receives_its_notifications_from_a_client_that_declared_it() {
