@@ -98,7 +98,9 @@ impl ServerBuilder {
     }
 
     /// Declares `listChanged` for tools, resources and prompts: this server
-    /// will send the `*/list_changed` notifications.
+    /// will send the `*/list_changed` notifications (announced with
+    /// [`Server::list_changes`](crate::Server::list_changes)) to handshake-era
+    /// sessions. Off by default: such sessions then get none.
     pub fn list_changed(mut self, enabled: bool) -> Self {
         self.registry.list_changed = enabled;
         self

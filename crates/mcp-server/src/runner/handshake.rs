@@ -9,6 +9,8 @@ use mcp_types::{
 };
 
 use super::{Era, Runner, record_span, to_raw};
+use crate::changes::{Advertised, forward};
+use crate::session::ServerSession;
 
 impl Runner {
     pub(super) fn initialize(
@@ -34,6 +36,24 @@ impl Runner {
         );
         result.instructions = r.instructions.clone();
         to_raw(&result)
+    }
+
+    /// Starts forwarding the server's list changes to this session (once per
+    /// connection), subscribed before `initialize` is answered.
+    fn forward_changes(&self, cx: &RequestContext) {
+        if !self.state.claim_forwarding() {
+            return;
+        }
+        let changes = self.registry.changes.subscribe();
+        // Not tied to the `initialize` request: over HTTP, the session's
+        // notifications go on its GET stream.
+        let session = ServerSession::new(cx.peer.unrelated(), self.state.clone())
+            .with_changes(self.registry.changes.clone());
+        let advertised = Advertised::from(&self.server().capabilities());
+        let state = self.state.clone();
+        let initialized = async move { state.initialized().await };
+        self.tasks
+            .spawn(forward(changes, session, advertised, initialized));
     }
 
     pub(super) async fn handshake(
@@ -65,7 +85,13 @@ impl Runner {
         }
         let era = Era::Handshake;
         match parsed {
-            ClientRequest::Initialize(params) => self.initialize(params),
+            ClientRequest::Initialize(params) => {
+                let result = self.initialize(params);
+                if result.is_ok() {
+                    self.forward_changes(&cx);
+                }
+                result
+            }
             ClientRequest::Ping(_) => to_raw(&EmptyResult::new()),
             _ if revision.is_none() => Err(ErrorObject::invalid_request(format!(
                 "`{}` before initialization: send `initialize` first",
