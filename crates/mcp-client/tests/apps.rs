@@ -3,15 +3,15 @@
 //! `ui://` view, the view is served as `text/html;profile=mcp-app`, and the
 //! tool degrades to text for a host that did not declare Apps.
 
+mod common;
+
 use std::time::Duration;
 
 use mcp_client::{Client, ClientConfig};
 use mcp_server::apps::{APP_MIME_TYPE, Apps, UI};
 use mcp_server::{Context, NoArguments, Server, Tool};
-use mcp_transport::http::{HttpServerConfig, ServeConfig};
 use mcp_types::{ContentBlock, JsonObject, ResourceContents, Revision};
 use serde_json::json;
-use tokio::net::TcpListener;
 
 const VIEW: &str = "ui://clock/view";
 const HTML: &str = "<!DOCTYPE html><html><body><output>12:00</output></body></html>";
@@ -44,20 +44,8 @@ async fn connect(
             .expect("connected");
         return (client, None);
     }
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bound");
-    let addr = listener.local_addr().expect("addr");
-    let service = server().streamable_http_service(HttpServerConfig::new());
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(async move {
-        let config = ServeConfig::new().service_shutdown(service.shutdown_handle());
-        let _ = mcp_transport::http::serve(listener, service, config, async {
-            let _ = stopped.await;
-        })
-        .await;
-    });
-    let client = Client::connect_http(&format!("http://{addr}/mcp"), config)
-        .await
-        .expect("connected");
+    let (url, stop) = common::serve_http(server()).await;
+    let client = Client::connect_http(&url, config).await.expect("connected");
     (client, Some(stop))
 }
 

@@ -3,6 +3,8 @@
 //! listed, loaded lazily and verified; a skill whose digest, size or
 //! frontmatter does not match is refused.
 
+mod common;
+
 use std::time::Duration;
 
 use mcp_client::skills::SkillMismatch;
@@ -10,14 +12,12 @@ use mcp_client::{Client, ClientConfig, Error, RequestOptions};
 use mcp_server::extension::Extension;
 use mcp_server::skills::{Skill, Skills};
 use mcp_server::{Context, Server};
-use mcp_transport::http::{HttpServerConfig, ServeConfig};
 use mcp_types::skills::{
     GetSkill, ListSkills, ListSkillsResult, ReadDirectory, SkillEntry, SkillFile, SkillResources,
     SkillUriParams,
 };
 use mcp_types::{ErrorCode, ErrorObject, JsonObject, Resource, Revision};
 use serde_json::json;
-use tokio::net::TcpListener;
 
 const GREETING: &str = "---\nname: greeting\ndescription: Greets people warmly\nmetadata:\n  version: 2\n---\n# Greeting\n\nSay hello, then read references/TONE.md.\n";
 
@@ -70,21 +70,6 @@ fn server(tree: &Tree) -> Server {
         .expect("server")
 }
 
-async fn serve_http(server: Server) -> (String, tokio::sync::oneshot::Sender<()>) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bound");
-    let addr = listener.local_addr().expect("addr");
-    let service = server.streamable_http_service(HttpServerConfig::new());
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(async move {
-        let config = ServeConfig::new().service_shutdown(service.shutdown_handle());
-        let _ = mcp_transport::http::serve(listener, service, config, async {
-            let _ = stopped.await;
-        })
-        .await;
-    });
-    (format!("http://{addr}/mcp"), stop)
-}
-
 fn config(revision: Revision) -> ClientConfig {
     ClientConfig::new("skills-client", "1")
         .protocol_version(revision)
@@ -98,7 +83,7 @@ async fn connect(
     revision: Revision,
 ) -> (Client, Option<tokio::sync::oneshot::Sender<()>>) {
     if http {
-        let (url, stop) = serve_http(server).await;
+        let (url, stop) = common::serve_http(server).await;
         let client = Client::connect_http(&url, config(revision))
             .await
             .expect("connected");
