@@ -99,6 +99,7 @@ impl Runner {
         let runner = Runner {
             registry: self.registry.clone(),
             state: self.state.clone(),
+            tasks: self.tasks.clone(),
         };
         engine.spawn(
             owner.to_owned(),
