@@ -30,3 +30,5 @@ mod testing {}
 mod deployment {}
 #[doc = include_str!("../docs/guide/cli.md")]
 mod cli {}
+#[doc = include_str!("../docs/guide/extensions.md")]
+mod extensions {}

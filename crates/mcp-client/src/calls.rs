@@ -21,7 +21,7 @@ use crate::validation::OutputSchemas;
 use crate::{ClientSession, Error, RequestOptions};
 
 /// One page of a list method: its items and the cursor of the next page.
-trait Page {
+pub(crate) trait Page {
     type Item;
     fn into_parts(self) -> (Vec<Self::Item>, Option<String>);
 }
@@ -45,6 +45,11 @@ page!(
     ResourceTemplate
 );
 page!(ListPromptsResult, prompts, Prompt);
+page!(
+    mcp_types::skills::ListSkillsResult,
+    skills,
+    mcp_types::skills::SkillEntry
+);
 
 /// Pages a server may hand out to one `list_all_*` call; a server that keeps
 /// returning cursors past this is refused rather than followed forever.
@@ -90,7 +95,7 @@ impl ClientSession {
     }
 
     /// Follows `nextCursor` through every page of `list`.
-    async fn list_all<R: Page, F, Fut>(
+    pub(crate) async fn list_all<R: Page, F, Fut>(
         &self,
         method: &'static str,
         list: F,
@@ -490,7 +495,7 @@ fn paginated(cursor: Option<String>) -> Option<PaginatedRequestParams> {
     })
 }
 
-fn tool_arguments(arguments: impl Serialize) -> Result<Option<JsonObject>, Error> {
+pub(crate) fn tool_arguments(arguments: impl Serialize) -> Result<Option<JsonObject>, Error> {
     let serialize_error = |source| Error::Serialize {
         method: methods::CallTool::NAME,
         source,

@@ -16,7 +16,9 @@ mod input_rounds;
 mod negotiate;
 mod options;
 mod session;
+pub mod skills;
 mod stateless;
+mod tasks;
 mod validation;
 
 pub use client::Client;
@@ -33,6 +35,10 @@ pub use mcp_types as types;
 pub use negotiate::{Negotiated, Negotiation};
 pub use options::RequestOptions;
 pub use session::ClientSession;
+pub use tasks::{
+    DEFAULT_TASK_POLL_INTERVAL, MAX_TASK_POLL_INTERVAL, MIN_TASK_POLL_INTERVAL, TaskStart,
+    TaskState, poll_interval,
+};
 
 #[cfg(feature = "http")]
 pub use mcp_transport::http::{HttpClientConfig, LegacySseClient, StreamableHttpClient};

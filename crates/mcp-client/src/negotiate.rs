@@ -124,6 +124,7 @@ impl ClientSession {
             state.initialized = Some(result.clone());
             state.revision = revision;
         }
+        self.config.extensions.check_bindings(revision);
         self.notify::<methods::Initialized>(&None).await?;
         Ok(result)
     }
@@ -168,6 +169,7 @@ impl ClientSession {
                 let result = Arc::new(result);
                 state.discovered = Some(result.clone());
                 state.revision = revision;
+                self.config.extensions.check_bindings(revision);
                 Ok(result)
             }
             Err(error) => {
@@ -187,6 +189,7 @@ impl ClientSession {
         state.stateless = Some(revision);
         state.revision = revision;
         state.discovered = Some(discovered.clone());
+        self.config.extensions.check_bindings(revision);
         discovered
     }
 }

@@ -3,6 +3,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod answer;
+pub mod apps;
 pub mod ask;
 mod builder;
 mod changes;
@@ -15,6 +16,8 @@ mod request_state;
 mod runner;
 mod server;
 mod session;
+pub mod skills;
+pub mod tasks;
 mod tool_io;
 mod uri_template;
 
@@ -27,6 +30,7 @@ pub use in_memory::{InMemorySender, InMemoryTransport};
 pub use registry::DEFAULT_PAGE_SIZE;
 pub use server::{Server, ServerConnection};
 pub use session::{Context, ServerSession};
+pub use tasks::{InMemoryTaskStore, TaskStore, TasksConfig};
 
 pub use tool_io::{
     Answer, InputRequired, IntoToolResult, Json, SchemaError, ToolError, empty_input_schema,

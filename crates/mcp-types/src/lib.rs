@@ -31,9 +31,11 @@ mod revision;
 mod roots;
 pub mod routing;
 mod sampling;
+pub mod skills;
 mod subscription;
 pub mod tag;
 mod task;
+pub mod tasks_ext;
 mod tools;
 
 pub use error_code::ErrorCode;
