@@ -47,6 +47,7 @@ pub use dispatcher::{
 };
 pub use error::{BoxError, Error, TransportError};
 pub use id_scan::{ID_SCAN_PREFIX, scan_id};
+pub use inbound::{Direct, DirectAnswer, DirectRun, RequestSink};
 pub use memory::{MemoryReceiver, MemorySender, MemoryTransport};
 pub use span::{request_span, session_tag};
 pub use tokio_util::sync::CancellationToken;

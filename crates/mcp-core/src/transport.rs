@@ -185,4 +185,13 @@ pub trait Transport: Send + 'static {
     type Receiver: TransportReceiver;
     /// Splits the transport so reading and writing proceed independently.
     fn split(self) -> (Self::Sender, Self::Receiver);
+
+    /// Called by [`crate::Connection::start`] before [`split`](Self::split)
+    /// with the way to run the peer's requests in the transport's own task
+    /// and get their answers back (HTTP answers a request in the task that
+    /// read it). Transports that pass every message through
+    /// [`TransportReceiver::recv`] ignore it (the default).
+    fn attach(&mut self, direct: crate::Direct) {
+        let _ = direct;
+    }
 }
