@@ -80,6 +80,8 @@ struct Served {
     direct: Direct,
     tokens: mpsc::UnboundedReceiver<CancellationToken>,
     peer: mcp_core::MemoryReceiver,
+    /// Kept open: the peer has not finished sending.
+    _sending: mcp_core::MemorySender,
 }
 
 async fn serve() -> Served {
@@ -100,12 +102,13 @@ async fn serve() -> Served {
         DispatcherConfig::default(),
     );
     let direct = rx.await.expect("the connection lends its Direct");
-    let (_, peer) = b.split();
+    let (sending, peer) = b.split();
     Served {
         _connection: connection,
         direct,
         tokens,
         peer,
+        _sending: sending,
     }
 }
 
