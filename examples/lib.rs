@@ -5,6 +5,9 @@
 //! interop tests share: the "interop contract" that `interop/python/server.py`
 //! implements too, so the same client checks run against either.
 
+#[cfg(doctest)]
+mod guide;
+
 use mcp_server::{Context, Json, NoArguments, ResourceRequest, Server, ToolError};
 use mcp_types::{
     ContentBlock, CreateMessageRequestParams, ElicitAction, ElicitRequestedSchema, ElicitValue,

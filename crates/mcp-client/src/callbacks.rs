@@ -4,6 +4,7 @@
 //! the input requests of an `input_required` result ([`ClientSession::fulfil`]).
 //! Either way each ask reaches the same config callback through [`answer`].
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use mcp_core::{
@@ -17,6 +18,7 @@ use mcp_types::{
 use serde::Serialize;
 
 use crate::config::{ClientConfig, RequestInfo};
+use crate::extension::BindingQueue;
 use crate::session::Shared;
 use crate::{ClientSession, Error};
 
@@ -95,11 +97,21 @@ impl ClientSession {
 pub(crate) struct Callbacks {
     config: ClientConfig,
     shared: Arc<Shared>,
+    /// The FIFOs of the config's notification bindings, by method.
+    bindings: HashMap<&'static str, Arc<BindingQueue>>,
 }
 
 impl Callbacks {
-    pub(crate) fn new(config: ClientConfig, shared: Arc<Shared>) -> Self {
-        Self { config, shared }
+    pub(crate) fn new(
+        config: ClientConfig,
+        shared: Arc<Shared>,
+        bindings: HashMap<&'static str, Arc<BindingQueue>>,
+    ) -> Self {
+        Self {
+            config,
+            shared,
+            bindings,
+        }
     }
 }
 
@@ -154,7 +166,12 @@ impl Handler for Callbacks {
         ) {
             Ok(parsed) => parsed,
             Err(e) => {
-                tracing::debug!(error = %e, "ignored a notification");
+                // Only methods the core protocol does not define at this
+                // revision reach the bindings.
+                match self.bindings.get(notification.method.as_str()) {
+                    Some(queue) => queue.push(notification.params),
+                    None => tracing::debug!(error = %e, "ignored a notification"),
+                }
                 return;
             }
         };

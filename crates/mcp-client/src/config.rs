@@ -80,6 +80,7 @@ pub struct ClientConfig {
     pub(crate) logging: Option<LoggingFn>,
     pub(crate) notification: Option<NotificationFn>,
     pub(crate) validate_tool_output: bool,
+    pub(crate) extensions: crate::extension::ExtensionConfig,
 }
 
 impl ClientConfig {
@@ -104,6 +105,7 @@ impl ClientConfig {
             logging: None,
             notification: None,
             validate_tool_output: true,
+            extensions: Default::default(),
         }
     }
 
@@ -223,9 +225,18 @@ impl ClientConfig {
         self
     }
 
-    /// The capabilities this configuration declares.
+    /// The capabilities this configuration declares at the newest revision
+    /// it speaks (see [`capabilities_at`](Self::capabilities_at)).
     pub fn capabilities(&self) -> ClientCapabilities {
+        self.capabilities_at(self.protocol_version)
+    }
+
+    /// The capabilities this configuration declares to a server speaking
+    /// `revision`: extensions whose [result claims](crate::extension) are
+    /// all inactive there are left out.
+    pub fn capabilities_at(&self, revision: Revision) -> ClientCapabilities {
         let mut capabilities = ClientCapabilities::new();
+        capabilities.extensions = self.extensions.advertised(revision);
         if self.sampling.is_some() {
             let mut sampling = SamplingCapability::new();
             if self.sampling_tools {

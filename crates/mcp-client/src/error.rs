@@ -24,6 +24,17 @@ pub enum Error {
         /// What this client speaks.
         supported: String,
     },
+    /// `tools/call` answered with a result of an extension's own shape (a
+    /// [claim](crate::extension::ResultClaim)); it carries the parsed value.
+    #[error(
+        "the tool answered with a `{}` result of extension `{}`; call `call_tool_claimed` to receive it",
+        .result.result_type(),
+        .result.extension()
+    )]
+    UnexpectedClaimedResult {
+        /// The claimed result, parsed into its claim's type.
+        result: crate::extension::ClaimedResult,
+    },
     /// The server's answer does not match the method's result schema.
     #[error("the server's answer to `{method}` is not a valid result: {source}")]
     InvalidResult {

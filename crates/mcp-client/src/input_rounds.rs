@@ -3,6 +3,7 @@
 //! `prompts/get`): answer the input requests through the config's callbacks
 //! and retry with `inputResponses` and the server's `requestState`.
 
+use mcp_types::method::Method;
 use mcp_types::{
     CallToolRequestParams, GetPromptRequestParams, InputResponses, ReadResourceRequestParams,
     ResultOrInputRequired,
@@ -49,6 +50,17 @@ impl ClientSession {
     ) -> Result<ResultOrInputRequired<R>, Error> {
         let raw = to_raw(P::METHOD, params)?;
         let answer = self.request_raw(P::METHOD, Some(raw), options).await?;
+        if P::METHOD == mcp_types::methods::CallTool::NAME {
+            let revision = self.shared.lock().revision;
+            if let Some(result) =
+                self.config
+                    .extensions
+                    .claims
+                    .claimed(P::METHOD, &answer, revision)?
+            {
+                return Err(Error::UnexpectedClaimedResult { result });
+            }
+        }
         parse_result(P::METHOD, &answer)
     }
 

@@ -53,6 +53,7 @@ mod calls;
 mod client;
 mod config;
 mod error;
+pub mod extension;
 mod group;
 mod input_rounds;
 mod negotiate;

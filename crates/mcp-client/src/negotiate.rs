@@ -92,7 +92,7 @@ impl ClientSession {
         self.shared.lock().stateless = None;
         let params = InitializeRequestParams::new(
             requested.as_str(),
-            self.config.capabilities(),
+            self.config.capabilities_at(requested),
             self.config.info.clone(),
         );
         let result = self

@@ -53,6 +53,8 @@ impl Shared {
 /// session directly to drive negotiation yourself or bring your own transport.
 pub struct ClientSession {
     connection: Connection,
+    /// The consumers of the config's notification bindings.
+    bindings: crate::extension::Bindings,
     pub(crate) shared: Arc<Shared>,
     pub(crate) config: ClientConfig,
 }
@@ -73,10 +75,12 @@ impl ClientSession {
                 cache: ResultCache::default(),
             }),
         });
-        let handler = Callbacks::new(config.clone(), shared.clone());
+        let bindings = crate::extension::Bindings::start(&config.extensions.bindings);
+        let handler = Callbacks::new(config.clone(), shared.clone(), bindings.queues.clone());
         let connection = Connection::start(transport, handler, config.dispatcher.clone());
         Self {
             connection,
+            bindings,
             shared,
             config,
         }
@@ -194,7 +198,7 @@ impl ClientSession {
                     params,
                     revision,
                     &self.config.info,
-                    &self.config.capabilities(),
+                    &self.config.capabilities_at(revision),
                     log_level,
                     tool.as_ref(),
                 )
@@ -220,8 +224,9 @@ impl ClientSession {
     }
 
     /// Closes the session and waits for its tasks to end.
-    pub async fn close(self) {
-        self.connection.shutdown().await
+    pub async fn close(mut self) {
+        self.connection.shutdown().await;
+        self.bindings.stop().await;
     }
 
     /// Resolves when the connection ends (the server went away or it was closed).

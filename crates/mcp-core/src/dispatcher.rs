@@ -19,7 +19,7 @@ use tokio_util::task::TaskTracker;
 use tracing::Instrument;
 
 use crate::error::{Error, TransportError};
-use crate::inbound::{Limits, Queued, Runner};
+use crate::inbound::{Gate, Limits, Queued, Runner};
 use crate::pending::PendingRequests;
 use crate::span::request_span;
 use crate::transport::{
@@ -140,6 +140,14 @@ pub struct DispatcherConfig {
     /// written, after the peer finished sending (stdio: stdin reached its
     /// end). Default 10 s; what is still running then is cancelled.
     pub eof_grace: Duration,
+    /// Per-key limits on the peer's requests (feature `rate-limit`): keyed
+    /// by the principal, else the session, else the connection; a refused
+    /// request is answered with [`ErrorCode::RATE_LIMITED`](mcp_types::ErrorCode::RATE_LIMITED).
+    /// Share one limiter between connections to limit across them. Default
+    /// `None`. Over HTTP, `mcp_transport::http::RateLimitLayer` refuses
+    /// earlier, with 429 and `Retry-After`.
+    #[cfg(feature = "rate-limit")]
+    pub rate_limit: Option<Arc<crate::limit::Limiter>>,
 }
 
 impl Default for DispatcherConfig {
@@ -153,6 +161,8 @@ impl Default for DispatcherConfig {
             request_timeout: None,
             max_unwritten_bytes: 256 * 1024,
             eof_grace: Duration::from_secs(10),
+            #[cfg(feature = "rate-limit")]
+            rate_limit: None,
         }
     }
 }
@@ -190,6 +200,16 @@ impl DispatcherConfig {
     pub fn with_max_unwritten_bytes(self, limit: usize) -> Self {
         Self {
             max_unwritten_bytes: limit,
+            ..self
+        }
+    }
+
+    /// Sets [`rate_limit`](Self::rate_limit).
+    #[cfg(feature = "rate-limit")]
+    #[must_use]
+    pub fn with_rate_limit(self, limiter: Arc<crate::limit::Limiter>) -> Self {
+        Self {
+            rate_limit: Some(limiter),
             ..self
         }
     }
@@ -738,6 +758,7 @@ impl Connection {
                 max_queued: config.max_queued_requests,
                 timeout: config.request_timeout,
             },
+            Gate::new(&config),
         );
         // A transport that can run requests in the task that received them
         // (HTTP) keeps this; the rest ignore it.
@@ -966,6 +987,13 @@ async fn dispatch<H: Handler>(
     let shared = &peer.shared;
     match message {
         JsonRpcMessage::Request(request) => {
+            let admission = match runner.gate().admit(&transport) {
+                Ok(admission) => admission,
+                Err(error) => {
+                    send_error(peer, Some(request.id), error).await;
+                    return Dispatched::Continue;
+                }
+            };
             let cancel = runner.request_token();
             let duplicate = {
                 let mut state = shared.lock();
@@ -1001,7 +1029,7 @@ async fn dispatch<H: Handler>(
                 method: request.method,
                 params: request.params,
             };
-            return match runner.submit(incoming, context, span).await {
+            return match runner.submit(incoming, context, span, admission).await {
                 Queued::Accepted => Dispatched::Continue,
                 Queued::Closed => Dispatched::Closed,
             };

@@ -40,11 +40,72 @@ pub(crate) struct Limits {
     pub(crate) timeout: Option<Duration>,
 }
 
+/// What a request admitted past the rate limit holds while it runs: its
+/// concurrency slot (feature `rate-limit`), else nothing.
+#[cfg(feature = "rate-limit")]
+pub(crate) type Admission = crate::limit::Admitted;
+#[cfg(not(feature = "rate-limit"))]
+pub(crate) type Admission = ();
+
+/// The per-key rate limit of a connection (feature `rate-limit`): admits
+/// each request or refuses it with the error to answer.
+#[derive(Clone, Default)]
+pub(crate) struct Gate {
+    #[cfg(feature = "rate-limit")]
+    limit: Option<(Arc<crate::limit::Limiter>, u64)>,
+}
+
+impl Gate {
+    /// The gate of a connection under `config`.
+    pub(crate) fn new(config: &crate::dispatcher::DispatcherConfig) -> Self {
+        #[cfg(feature = "rate-limit")]
+        {
+            Gate {
+                limit: config
+                    .rate_limit
+                    .clone()
+                    .map(|limiter| (limiter, crate::limit::next_connection_number())),
+            }
+        }
+        #[cfg(not(feature = "rate-limit"))]
+        {
+            let _ = config;
+            Gate {}
+        }
+    }
+
+    /// Admits a request that came with `transport`, keyed by its principal,
+    /// else its session, else this connection.
+    #[cfg_attr(not(feature = "rate-limit"), allow(clippy::unnecessary_wraps))]
+    pub(crate) fn admit(
+        &self,
+        transport: &crate::transport::TransportContext,
+    ) -> Result<Option<Admission>, ErrorObject> {
+        #[cfg(feature = "rate-limit")]
+        if let Some((limiter, connection)) = &self.limit {
+            use crate::limit::LimitKey;
+            let key = LimitKey::for_request(
+                transport.principal.as_ref(),
+                transport.session_id.as_ref(),
+                LimitKey::Connection(*connection),
+            );
+            return limiter
+                .admit(key)
+                .map(Some)
+                .map_err(|limited| limited.to_error_object());
+        }
+        let _ = transport;
+        Ok(None)
+    }
+}
+
 /// A request read off the wire, waiting to run.
 struct Job {
     request: IncomingRequest,
     context: RequestContext,
     span: tracing::Span,
+    /// Held until the request's answer is sent.
+    admission: Option<Admission>,
 }
 
 /// What a queued request got when it was handed over.
@@ -79,6 +140,7 @@ impl<H> Clone for Exec<H> {
 pub(crate) struct Runner<H> {
     exec: Exec<H>,
     limits: Limits,
+    gate: Gate,
     permits: Arc<Semaphore>,
     /// Requests handed to the queue and not yet started.
     waiting: Arc<AtomicUsize>,
@@ -92,7 +154,7 @@ pub(crate) struct Runner<H> {
 }
 
 impl<H: Handler> Runner<H> {
-    pub(crate) fn new(handler: Arc<H>, shared: Arc<Shared>, limits: Limits) -> Self {
+    pub(crate) fn new(handler: Arc<H>, shared: Arc<Shared>, limits: Limits, gate: Gate) -> Self {
         let limits = Limits {
             max_concurrent: limits.max_concurrent.max(1),
             max_queued: limits.max_queued.max(1),
@@ -119,6 +181,7 @@ impl<H: Handler> Runner<H> {
         Runner {
             exec,
             limits,
+            gate,
             permits,
             waiting,
             queue: Some(queue),
@@ -134,12 +197,18 @@ impl<H: Handler> Runner<H> {
         Direct {
             inner: Arc::new(Directly {
                 exec: self.exec.clone(),
+                gate: self.gate.clone(),
                 permits: self.permits.clone(),
                 stop: self.stop.clone(),
                 max_concurrent: self.limits.max_concurrent,
                 warned_busy: self.warned_busy.clone(),
             }),
         }
+    }
+
+    /// The rate limit each request passes before it is queued.
+    pub(crate) fn gate(&self) -> &Gate {
+        &self.gate
     }
 
     /// The token a new request's cancellation token descends from.
@@ -154,6 +223,7 @@ impl<H: Handler> Runner<H> {
         request: IncomingRequest,
         context: RequestContext,
         span: tracing::Span,
+        admission: Option<Admission>,
     ) -> Queued {
         if self.waiting.load(Ordering::Acquire) == 0 {
             if let Ok(permit) = self.permits.clone().try_acquire_owned() {
@@ -161,6 +231,7 @@ impl<H: Handler> Runner<H> {
                     request,
                     context,
                     span,
+                    admission,
                 };
                 self.tasks.spawn(run(self.exec.clone(), job, permit));
                 return Queued::Accepted;
@@ -181,6 +252,7 @@ impl<H: Handler> Runner<H> {
             request,
             context,
             span,
+            admission,
         };
         self.waiting.fetch_add(1, Ordering::AcqRel);
         let job = match queue.try_send(job) {
@@ -271,6 +343,7 @@ async fn run<H: Handler>(exec: Exec<H>, job: Job, _permit: OwnedSemaphorePermit)
         request,
         context,
         span,
+        admission: _admission,
     } = job;
     let shared = exec.shared.clone();
     async move {
@@ -436,6 +509,7 @@ trait RunDirect: Send + Sync + 'static {
 /// What [`Direct`] holds of a connection's [`Runner`].
 struct Directly<H> {
     exec: Exec<H>,
+    gate: Gate,
     permits: Arc<Semaphore>,
     stop: CancellationToken,
     max_concurrent: usize,
@@ -452,6 +526,7 @@ impl<H: Handler> RunDirect for Directly<H> {
         let cancel = self.stop.child_token();
         let span = request_span(&request.method, &request.id, &transport);
         let exec = self.exec.clone();
+        let admission = self.gate.admit(&transport);
         let permits = self.permits.clone();
         let max_concurrent = self.max_concurrent;
         let warned_busy = self.warned_busy.clone();
@@ -459,6 +534,13 @@ impl<H: Handler> RunDirect for Directly<H> {
         let answer = async move {
             let shared = exec.shared.clone();
             let id = request.id;
+            // Held until the answer is out.
+            let _admission = match admission {
+                Ok(admission) => admission,
+                Err(error) => {
+                    return DirectAnswer::Alone(JsonRpcErrorResponse::new(Some(id), error).into());
+                }
+            };
             let own = sink.is_none();
             if own {
                 let mut state = shared.lock();

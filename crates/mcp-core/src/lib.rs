@@ -35,6 +35,8 @@ mod dispatcher;
 mod error;
 mod id_scan;
 mod inbound;
+#[cfg(feature = "rate-limit")]
+pub mod limit;
 mod memory;
 mod pending;
 mod span;

@@ -76,6 +76,9 @@ impl ServerBuilder {
                 list_changed: false,
                 dispatcher: DispatcherConfig::default(),
                 state: None,
+                extensions: Vec::new(),
+                extension_requests: HashMap::new(),
+                extension_notifications: HashMap::new(),
             },
             errors: Vec::new(),
         }
@@ -260,6 +263,15 @@ impl ServerBuilder {
     }
 
     fn add_tool(&mut self, tool: Tool, call: ToolFn) {
+        self.add_tool_of(ToolEntry {
+            tool,
+            call,
+            owner: None,
+        });
+    }
+
+    fn add_tool_of(&mut self, entry: ToolEntry) {
+        let tool = &entry.tool;
         if self.registry.tool_index.contains_key(&tool.name) {
             self.errors.push(Error::Registration {
                 what: format!("tool `{}`", tool.name),
@@ -270,7 +282,7 @@ impl ServerBuilder {
         self.registry
             .tool_index
             .insert(tool.name.clone(), self.registry.tools.len());
-        self.registry.tools.push(ToolEntry { tool, call });
+        self.registry.tools.push(entry);
     }
 
     /// Registers a resource at a fixed URI.
@@ -280,20 +292,95 @@ impl ServerBuilder {
         F: Fn(ResourceRequest, Context) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<R, ToolError>> + Send + 'static,
     {
-        if self.registry.resource_index.contains_key(&resource.uri) {
+        let read = resource_fn(handler, resource.mime_type.clone());
+        self.add_resource_of(ResourceEntry {
+            resource,
+            read,
+            owner: None,
+        });
+        self
+    }
+
+    fn add_resource_of(&mut self, entry: ResourceEntry) {
+        let uri = &entry.resource.uri;
+        if self.registry.resource_index.contains_key(uri) {
             self.errors.push(Error::Registration {
-                what: format!("resource `{}`", resource.uri),
+                what: format!("resource `{uri}`"),
                 reason: "a resource with this URI is already registered".into(),
+            });
+            return;
+        }
+        self.registry
+            .resource_index
+            .insert(uri.clone(), self.registry.resources.len());
+        self.registry.resources.push(entry);
+    }
+
+    /// Registers an extension (SEP-2133): advertises it under
+    /// `capabilities.extensions` and serves its tools, resources, methods
+    /// and `tools/call` interceptor; see [`crate::extension`].
+    pub fn extension(mut self, extension: crate::extension::Extension) -> Self {
+        let crate::extension::Extension {
+            entry,
+            items,
+            errors,
+        } = extension;
+        let what = format!("extension `{}`", entry.id);
+        self.errors.extend(errors);
+        self.errors.extend(items.errors);
+        if self.registry.extensions.iter().any(|e| e.id == entry.id) {
+            self.errors.push(Error::Registration {
+                what,
+                reason: "an extension with this identifier is already registered".into(),
             });
             return self;
         }
-        let read = resource_fn(handler, resource.mime_type.clone());
-        self.registry
-            .resource_index
-            .insert(resource.uri.clone(), self.registry.resources.len());
-        self.registry
-            .resources
-            .push(ResourceEntry { resource, read });
+        let index = self.registry.extensions.len();
+        for method in entry.requests.keys() {
+            let core = mcp_types::MethodInfo::lookup(
+                method,
+                mcp_types::Revision::LATEST,
+                mcp_types::Side::Client,
+            )
+            .is_some();
+            if core || self.registry.extension_requests.contains_key(method) {
+                self.errors.push(Error::Registration {
+                    what: format!("method `{method}` of {what}"),
+                    reason: "the core protocol or another extension already defines it; \
+                             intercept `tools/call` instead of redefining a core method"
+                        .into(),
+                });
+                continue;
+            }
+            self.registry
+                .extension_requests
+                .insert(method.clone(), index);
+        }
+        for method in entry.notifications.keys() {
+            self.registry
+                .extension_notifications
+                .insert(method.clone(), index);
+        }
+        let items = items.registry;
+        for tool in items.tools {
+            self.add_tool_of(ToolEntry {
+                owner: Some(index),
+                ..tool
+            });
+        }
+        for resource in items.resources {
+            self.add_resource_of(ResourceEntry {
+                owner: Some(index),
+                ..resource
+            });
+        }
+        for template in items.templates {
+            self.registry.templates.push(TemplateEntry {
+                owner: Some(index),
+                ..template
+            });
+        }
+        self.registry.extensions.push(entry);
         self
     }
 
@@ -320,6 +407,7 @@ impl ServerBuilder {
             template,
             matcher,
             read,
+            owner: None,
         });
         self
     }

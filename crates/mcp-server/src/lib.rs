@@ -54,6 +54,7 @@ pub mod ask;
 mod builder;
 mod changes;
 mod error;
+pub mod extension;
 mod in_memory;
 pub mod prelude;
 mod registry;
@@ -89,6 +90,14 @@ pub use mcp_types::{
 /// The schemars version tool argument types must derive `JsonSchema` with.
 pub use schemars;
 
+/// Per-client rate and concurrency limits (feature `rate-limit`): give a
+/// shared [`limit::Limiter`] to [`DispatcherConfig::with_rate_limit`](mcp_core::DispatcherConfig::with_rate_limit)
+/// for every connection, or wrap the HTTP endpoint in
+/// [`RateLimitLayer`](mcp_transport::http::RateLimitLayer).
+#[cfg(feature = "rate-limit")]
+pub use mcp_core::limit;
+#[cfg(all(feature = "rate-limit", feature = "http"))]
+pub use mcp_transport::http::RateLimitLayer;
 #[cfg(feature = "http")]
 pub use mcp_transport::http::{
     HttpServerConfig, ServeConfig, ShutdownHandle, StreamableHttpService,

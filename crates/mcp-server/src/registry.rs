@@ -19,7 +19,7 @@ use crate::UriTemplate;
 use crate::request_state::StateSealer;
 use crate::session::{Context, ServerSession};
 
-type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
+pub(crate) type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
 pub(crate) type ToolFn = Arc<
     dyn Fn(
             Option<JsonObject>,
@@ -57,17 +57,23 @@ pub const DEFAULT_PAGE_SIZE: usize = 100;
 pub(crate) struct ToolEntry {
     pub(crate) tool: Tool,
     pub(crate) call: ToolFn,
+    /// The extension that contributed it (an index into `extensions`).
+    pub(crate) owner: Option<usize>,
 }
 
 pub(crate) struct ResourceEntry {
     pub(crate) resource: Resource,
     pub(crate) read: ResourceFn,
+    /// The extension that contributed it (an index into `extensions`).
+    pub(crate) owner: Option<usize>,
 }
 
 pub(crate) struct TemplateEntry {
     pub(crate) template: ResourceTemplate,
     pub(crate) matcher: UriTemplate,
     pub(crate) read: ResourceFn,
+    /// The extension that contributed it (an index into `extensions`).
+    pub(crate) owner: Option<usize>,
 }
 
 pub(crate) struct PromptEntry {
@@ -96,4 +102,10 @@ pub(crate) struct Registry {
     pub(crate) dispatcher: DispatcherConfig,
     /// What the application handed [`ServerBuilder::with_state`](crate::ServerBuilder::with_state).
     pub(crate) state: Option<AppState>,
+    /// The registered extensions, in registration order.
+    pub(crate) extensions: Vec<crate::extension::ExtensionEntry>,
+    /// Which extension serves each extension request method.
+    pub(crate) extension_requests: HashMap<String, usize>,
+    /// Which extension receives each extension notification method.
+    pub(crate) extension_notifications: HashMap<String, usize>,
 }

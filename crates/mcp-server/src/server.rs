@@ -14,6 +14,7 @@ use crate::builder::ServerBuilder;
 use crate::changes::ListChanges;
 use crate::registry::Registry;
 use crate::runner::Runner;
+use serde_json::Value;
 
 /// An MCP server: what it offers, ready to serve any number of connections.
 /// Cheap to clone.
@@ -73,6 +74,14 @@ impl Server {
         }
         if r.completion.is_some() {
             capabilities.completions = Some(JsonObject::new());
+        }
+        if !r.extensions.is_empty() {
+            let extensions = r
+                .extensions
+                .iter()
+                .map(|e| (e.id.to_string(), Value::Object(e.settings.clone())))
+                .collect();
+            capabilities.extensions = Some(extensions);
         }
         capabilities
     }

@@ -64,6 +64,14 @@ impl SessionState {
     pub(crate) fn unsubscribe(&self, uri: &str) {
         self.lock().subscriptions.remove(uri);
     }
+
+    /// Whether the client's `initialize` declared extension `id`.
+    pub(crate) fn client_declares_extension(&self, id: &str) -> bool {
+        self.lock()
+            .client
+            .as_ref()
+            .is_some_and(|p| crate::runner::declares(&p.capabilities, id))
+    }
 }
 
 /// What a stateless (2026-07-28) request says about its client: the era's
@@ -128,6 +136,17 @@ impl ServerSession {
         match &self.stateless {
             Some(request) => Some(request.capabilities.clone()),
             None => self.client_params().map(|p| p.capabilities.clone()),
+        }
+    }
+
+    /// Whether the client declared extension `id` (SEP-2133) under
+    /// `capabilities.extensions`: in `initialize`, or in this stateless
+    /// request's `_meta`. An extension such as Apps degrades to plain
+    /// results when this is `false`.
+    pub fn client_supports_extension(&self, id: &str) -> bool {
+        match &self.stateless {
+            Some(request) => crate::runner::declares(&request.capabilities, id),
+            None => self.state.client_declares_extension(id),
         }
     }
 
@@ -668,6 +687,19 @@ impl Context {
     /// The id of the request being served.
     pub fn request_id(&self) -> &RequestId {
         &self.request_id
+    }
+
+    /// Whether the client declared extension `id`: for its session or
+    /// this stateless request (as [`ServerSession::client_supports_extension`]),
+    /// or in this request's own `_meta` client capabilities (a per-request
+    /// opt-in within a session that did not declare it).
+    pub fn client_supports_extension(&self, id: &str) -> bool {
+        self.session.client_supports_extension(id)
+            || self
+                .meta
+                .as_deref()
+                .and_then(|m| m.client_capabilities.as_ref())
+                .is_some_and(|c| crate::runner::declares(c, id))
     }
 
     /// The request's `_meta`, if it had one.

@@ -46,6 +46,11 @@ impl ErrorCode {
     /// `-32602` instead, and clients accept both.
     pub const RESOURCE_NOT_FOUND: ErrorCode = ErrorCode(-32002);
 
+    /// `-32010`: SDK convention for "rate or concurrency limit reached; retry
+    /// later"; `data.retryAfterSeconds` says when. The specification assigns
+    /// no code for this, so it is taken from the implementation-defined range.
+    pub const RATE_LIMITED: ErrorCode = ErrorCode(-32010);
+
     /// `-32020`: an HTTP routing header is missing, malformed, or disagrees with
     /// the body (2026-07-28; HTTP 400).
     pub const HEADER_MISMATCH: ErrorCode = ErrorCode(-32020);
@@ -75,6 +80,7 @@ impl ErrorCode {
             Self::CONNECTION_CLOSED => "Connection closed",
             Self::REQUEST_TIMEOUT => "Request timeout",
             Self::RESOURCE_NOT_FOUND => "Resource not found",
+            Self::RATE_LIMITED => "Rate limited",
             Self::HEADER_MISMATCH => "Header mismatch",
             Self::MISSING_REQUIRED_CLIENT_CAPABILITY => "Missing required client capability",
             Self::UNSUPPORTED_PROTOCOL_VERSION => "Unsupported protocol version",

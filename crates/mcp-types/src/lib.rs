@@ -60,6 +60,7 @@ mod dispatch;
 mod elicitation;
 mod error_code;
 mod errors;
+pub mod extension;
 pub mod jsonrpc;
 mod lifecycle;
 mod logging;

@@ -192,6 +192,20 @@ pub enum AuthError {
     /// The HTTP client for the OAuth flow could not be set up.
     #[error(transparent)]
     Setup(#[from] mcp_transport::Error),
+    /// The loopback redirect listener of
+    /// [`LoopbackRedirect`](super::LoopbackRedirect) could not be bound or
+    /// failed.
+    #[error("the sign-in redirect listener on 127.0.0.1 failed: {0}")]
+    Listener(#[source] std::io::Error),
+    /// The user did not finish signing in within the step's time limit.
+    #[error(
+        "nobody signed in within {seconds} s; open the printed URL in a browser and sign in, \
+         or raise the sign-in timeout"
+    )]
+    SignInTimedOut {
+        /// The limit, in seconds.
+        seconds: u64,
+    },
     /// An [`AuthorizationStep`](super::AuthorizationStep) of the
     /// application failed (the browser could not be opened, the user closed
     /// it, ...).

@@ -5,7 +5,8 @@
 //!
 //! [`OAuthClient`] plugs into the HTTP transport as its
 //! [`Authorizer`]; how the user signs in is an [`AuthorizationStep`]
-//! (a browser in a desktop host; [`HeadlessRedirect`] in tests).
+//! ([`LoopbackRedirect`] in a desktop host: the browser and a 127.0.0.1
+//! redirect listener; [`HeadlessRedirect`] in tests).
 
 use std::collections::{BTreeSet, HashMap};
 use std::fmt;
@@ -15,7 +16,7 @@ use std::time::Instant;
 use bytes::Bytes;
 use http::{Request, StatusCode};
 use http_body_util::{BodyExt, Full};
-use mcp_transport::http::{AuthChallenge, AuthHeaders, AuthOutcome, Authorizer, HttpsClient};
+use mcp_transport::http::HttpsClient;
 
 mod authorize;
 mod config;
@@ -33,8 +34,14 @@ use discovery::{ServerMetadata, check_resource, offline_supported, parse_challen
 pub use error::AuthError;
 use error::redacted;
 use jose::Es256Key;
+/// The HTTP transport's credential hook that [`OAuthClient`] implements,
+/// for hosts that wrap it (keeping tokens between runs, say).
+pub use mcp_transport::http::{AuthChallenge, AuthHeaders, AuthOutcome, Authorizer};
 use pkce::random_token;
-pub use redirect::{AuthorizationResponse, AuthorizationStep, HeadlessRedirect, StepOutcome};
+pub use redirect::{
+    AuthorizationResponse, AuthorizationStep, Browser, HeadlessRedirect, LoopbackRedirect,
+    SignInNotice, StepOutcome,
+};
 use registration::Registration;
 use token::{Tokens, json_answer};
 

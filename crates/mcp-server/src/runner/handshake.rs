@@ -42,6 +42,15 @@ impl Runner {
         cx: RequestContext,
     ) -> Result<RawJson, ErrorObject> {
         let revision = self.state.revision();
+        let mut request = request;
+        if revision.is_some() && !self.registry.extension_requests.is_empty() {
+            if let Some(answer) = self
+                .extension_request(&mut request, &cx, &Era::Handshake)
+                .await
+            {
+                return answer;
+            }
+        }
         // The raw params go once parsed: a large message is held once, not twice.
         let params = request.params;
         let parsed = ClientRequest::parse(

@@ -7,11 +7,13 @@
 //! hints). [`input`] runs handlers that ask the client, in either era;
 //! [`pages`] pages every list.
 
+mod extensions;
 mod handshake;
 mod input;
 mod pages;
 mod stateless;
 
+pub(crate) use extensions::declares;
 use stateless::check_param_headers;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -38,6 +40,7 @@ use crate::registry::*;
 use crate::server::Server;
 
 /// Serves one connection (or, stateless, each request) with a registry.
+#[derive(Clone)]
 pub(crate) struct Runner {
     pub(crate) registry: Arc<Registry>,
     pub(crate) state: Arc<SessionState>,
@@ -87,7 +90,8 @@ pub(super) enum Cache {
 }
 
 /// The era of the request being served.
-pub(super) enum Era {
+#[derive(Clone)]
+pub(crate) enum Era {
     Handshake,
     Stateless(Arc<StatelessRequest>),
 }
@@ -131,24 +135,35 @@ impl Runner {
         era: &Era,
     ) -> Result<RawJson, ErrorObject> {
         match request {
-            ClientRequest::ListTools(params) => {
-                self.shape(era, &self.list::<ListToolsResult>(&params)?, Cache::List)
-            }
+            ClientRequest::ListTools(params) => self.shape(
+                era,
+                &self.list::<ListToolsResult>(&params, era)?,
+                Cache::List,
+            ),
             ClientRequest::ListResources(params) => self.shape(
                 era,
-                &self.list::<ListResourcesResult>(&params)?,
+                &self.list::<ListResourcesResult>(&params, era)?,
                 Cache::List,
             ),
             ClientRequest::ListResourceTemplates(params) => self.shape(
                 era,
-                &self.list::<ListResourceTemplatesResult>(&params)?,
+                &self.list::<ListResourceTemplatesResult>(&params, era)?,
                 Cache::List,
             ),
-            ClientRequest::ListPrompts(params) => {
-                self.shape(era, &self.list::<ListPromptsResult>(&params)?, Cache::List)
-            }
+            ClientRequest::ListPrompts(params) => self.shape(
+                era,
+                &self.list::<ListPromptsResult>(&params, era)?,
+                Cache::List,
+            ),
             ClientRequest::CallTool(params) => {
-                self.shape(era, &self.call_tool(params, cx, era).await?, Cache::None)
+                match self.call_intercepted(params, cx, era).await? {
+                    crate::extension::CallOutcome::Tool(answer) => {
+                        self.shape(era, &answer, Cache::None)
+                    }
+                    crate::extension::CallOutcome::Extension(result) => {
+                        self.shape(era, &result, Cache::None)
+                    }
+                }
             }
             ClientRequest::ReadResource(params) => {
                 match self.read_resource(params, cx, era).await? {
@@ -189,13 +204,18 @@ impl Runner {
         }
     }
 
-    async fn call_tool(
+    pub(super) async fn call_tool(
         &self,
         params: CallToolRequestParams,
         cx: &RequestContext,
         era: &Era,
     ) -> Answer<CallToolResult> {
-        let Some(&index) = self.registry.tool_index.get(&params.name) else {
+        let Some(&index) = self
+            .registry
+            .tool_index
+            .get(&params.name)
+            .filter(|&&i| self.is_active(self.registry.tools[i].owner, era))
+        else {
             return Err(ErrorObject::invalid_params(format!(
                 "unknown tool `{}`",
                 params.name
@@ -226,12 +246,18 @@ impl Runner {
         era: &Era,
     ) -> Answer<ReadResourceResult> {
         let uri = params.uri;
-        let (read, variables) = if let Some(&i) = self.registry.resource_index.get(&uri) {
+        let (read, variables) = if let Some(&i) = self
+            .registry
+            .resource_index
+            .get(&uri)
+            .filter(|&&i| self.is_active(self.registry.resources[i].owner, era))
+        {
             (&self.registry.resources[i].read, BTreeMap::new())
         } else if let Some((entry, variables)) = self
             .registry
             .templates
             .iter()
+            .filter(|t| self.is_active(t.owner, era))
             .find_map(|t| t.matcher.match_uri(&uri).map(|v| (t, v)))
         {
             (&entry.read, variables)
@@ -385,7 +411,11 @@ impl Handler for Runner {
                 }
             }
             Ok(other) => tracing::debug!(method = other.method(), "notification"),
-            Err(e) => tracing::debug!(error = %e, "ignored a notification"),
+            Err(e) => {
+                if !self.extension_notification(&notification, &cx).await {
+                    tracing::debug!(error = %e, "ignored a notification");
+                }
+            }
         }
     }
 }

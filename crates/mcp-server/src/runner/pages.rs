@@ -5,7 +5,7 @@ use mcp_types::{
     ListToolsResult, PaginatedRequestParams, Prompt, Resource, ResourceTemplate, Tool,
 };
 
-use super::Runner;
+use super::{Era, Runner};
 use crate::registry::*;
 
 fn page<T: Clone>(
@@ -34,8 +34,9 @@ fn cursor_of(params: &Option<PaginatedRequestParams>) -> Option<&str> {
 pub(super) trait Listing: Sized {
     /// The item listed.
     type Item: Clone;
-    /// Every item the registry holds, in registration order.
-    fn items(registry: &Registry) -> Vec<Self::Item>;
+    /// Every item the registry holds, in registration order, but those of
+    /// an extension not active for this client (`active(owner)` false).
+    fn items(registry: &Registry, active: impl Fn(Option<usize>) -> bool) -> Vec<Self::Item>;
     /// The result for one page and the cursor of the next.
     fn from_page(items: Vec<Self::Item>, next_cursor: Option<String>) -> Self;
 }
@@ -44,8 +45,13 @@ macro_rules! listing {
     ($result:ident, $item:ty, $field:ident, $entry:ident) => {
         impl Listing for $result {
             type Item = $item;
-            fn items(registry: &Registry) -> Vec<$item> {
-                registry.$field.iter().map(|e| e.$entry.clone()).collect()
+            fn items(registry: &Registry, active: impl Fn(Option<usize>) -> bool) -> Vec<$item> {
+                registry
+                    .$field
+                    .iter()
+                    .filter(|e| active(e.owner()))
+                    .map(|e| e.$entry.clone())
+                    .collect()
             }
             fn from_page(items: Vec<$item>, next_cursor: Option<String>) -> Self {
                 let mut result = $result::new(items);
@@ -54,6 +60,29 @@ macro_rules! listing {
             }
         }
     };
+}
+
+/// The extension an entry belongs to, if any.
+trait Owned {
+    fn owner(&self) -> Option<usize>;
+}
+
+macro_rules! owned {
+    ($($entry:ty),*) => {
+        $(impl Owned for $entry {
+            fn owner(&self) -> Option<usize> {
+                self.owner
+            }
+        })*
+    };
+}
+
+owned!(ToolEntry, ResourceEntry, TemplateEntry);
+
+impl Owned for PromptEntry {
+    fn owner(&self) -> Option<usize> {
+        None
+    }
 }
 
 listing!(ListToolsResult, Tool, tools, tool);
@@ -71,8 +100,12 @@ impl Runner {
     pub(super) fn list<R: Listing>(
         &self,
         params: &Option<PaginatedRequestParams>,
+        era: &Era,
     ) -> Result<R, ErrorObject> {
-        let all = R::items(&self.registry);
+        let active = self.active_extensions(era);
+        let all = R::items(&self.registry, |owner| {
+            owner.is_none_or(|i| active.get(i).copied().unwrap_or(false))
+        });
         let (items, next) = page(&all, cursor_of(params), self.registry.page_size)?;
         Ok(R::from_page(items, next))
     }

@@ -100,18 +100,24 @@ impl Runner {
                 mcp_types::meta::CLIENT_CAPABILITIES
             )));
         };
-        // The raw params go once parsed: a large message is held once, not twice.
-        let params = request.params;
-        let parsed = ClientRequest::parse(&request.method, params.as_ref(), revision)
-            .map_err(|e| e.to_error_object())?;
-        drop(params);
-        record_span(revision, &parsed);
         let era = Era::Stateless(Arc::new(StatelessRequest {
             revision,
             capabilities,
             client_info: meta.client_info.clone(),
             log_level: meta.log_level,
         }));
+        let mut request = request;
+        if !self.registry.extension_requests.is_empty() {
+            if let Some(answer) = self.extension_request(&mut request, &cx, &era).await {
+                return answer;
+            }
+        }
+        // The raw params go once parsed: a large message is held once, not twice.
+        let params = request.params;
+        let parsed = ClientRequest::parse(&request.method, params.as_ref(), revision)
+            .map_err(|e| e.to_error_object())?;
+        drop(params);
+        record_span(revision, &parsed);
         match parsed {
             ClientRequest::Discover(_) => {
                 let supported = Revision::ALL

@@ -53,6 +53,8 @@ pub use event_store::{EventStore, InMemoryEventStore};
 pub use legacy::{LegacySseClient, LegacySseReceiver, LegacySseSender};
 #[cfg(feature = "http-server")]
 pub use server::{
-    HttpBody, HttpServerConfig, ServeConfig, ServiceStats, SessionReceiver, SessionSender,
-    SessionTransport, ShutdownHandle, StreamableHttpService, serve,
+    HttpBody, HttpServerConfig, PeerAddr, ServeConfig, ServiceStats, SessionReceiver,
+    SessionSender, SessionTransport, ShutdownHandle, StreamableHttpService, serve,
 };
+#[cfg(feature = "rate-limit")]
+pub use server::{PeekedBody, RateLimitLayer, RateLimitService};

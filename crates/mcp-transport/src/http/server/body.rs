@@ -23,6 +23,9 @@ pub struct HttpBody {
     /// For a stateless exchange: dropping the body (the client went away)
     /// ends the exchange, which cancels the request.
     guard: Option<ExchangeGuard>,
+    /// Something that must live as long as the response (a rate limit's
+    /// concurrency slot, say), dropped with the body.
+    held: Option<Box<dyn std::any::Any + Send + Sync>>,
 }
 
 enum BodyKind {
@@ -45,6 +48,7 @@ impl HttpBody {
         Self {
             kind: BodyKind::Full(None),
             guard: None,
+            held: None,
         }
     }
 
@@ -53,7 +57,16 @@ impl HttpBody {
         Self {
             kind: BodyKind::Full(Some(bytes.into())),
             guard: None,
+            held: None,
         }
+    }
+
+    /// Keeps `value` until this body is dropped (the response was sent, or
+    /// the client went away).
+    #[cfg_attr(not(feature = "rate-limit"), allow(dead_code))]
+    pub(super) fn holding(mut self, value: impl std::any::Any + Send + Sync) -> Self {
+        self.held = Some(Box::new(value));
+        self
     }
 
     /// Ties a stateless exchange to this body: the exchange ends when the
@@ -210,6 +223,7 @@ pub(super) fn sse_response(
             keep_alive,
         },
         guard: None,
+        held: None,
     });
     let headers = response.headers_mut();
     headers.insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));

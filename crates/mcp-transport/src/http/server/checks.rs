@@ -191,15 +191,17 @@ pub(super) fn validate_stateless(
         #[serde(default)]
         uri: Option<serde_json::Value>,
     }
-    // A method this era does not have (`initialize`, `ping`, …) is 404 +
-    // -32601 whatever else is wrong with the request.
+    // A core method this era does not have (`initialize`, `ping`, …) is
+    // 404 + -32601 whatever else is wrong with the request. A method the
+    // core protocol does not define may be an extension's (SEP-2133): the
+    // server that serves the request decides.
     let exists = mcp_types::MethodInfo::lookup(
         &request.method,
         Revision::LATEST_STATELESS,
         mcp_types::Side::Client,
     )
     .is_some_and(|m| m.kind == mcp_types::MessageKind::Request);
-    if !exists {
+    if !exists && mcp_types::MethodInfo::find(&request.method).is_some() {
         return Err(ErrorObject::method_not_found(&request.method));
     }
     let envelope: Envelope = match &request.params {

@@ -15,6 +15,8 @@
 mod body;
 mod checks;
 mod config;
+#[cfg(feature = "rate-limit")]
+mod rate_limit;
 mod serve;
 mod session;
 mod stateless;
@@ -39,7 +41,9 @@ use tokio_util::task::TaskTracker;
 
 pub use body::HttpBody;
 pub use config::HttpServerConfig;
-pub use serve::{ServeConfig, serve};
+#[cfg(feature = "rate-limit")]
+pub use rate_limit::{PeekedBody, RateLimitLayer, RateLimitService};
+pub use serve::{PeerAddr, ServeConfig, serve};
 pub use transport::{SessionReceiver, SessionSender, SessionTransport};
 
 use body::{jsonrpc_error, jsonrpc_error_with_id, method_not_allowed, plain_status, read_body};

@@ -87,6 +87,14 @@ impl ServeConfig {
     }
 }
 
+/// The address of the client that sent a request, as a request extension:
+/// [`serve`] inserts it. `RateLimitLayer` (feature `rate-limit`) keys on it
+/// when a request has neither a principal nor a session; mounted in your own
+/// server, insert it yourself (behind a proxy, from the address the proxy
+/// reports).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PeerAddr(pub std::net::SocketAddr);
+
 /// Serves `service` (a [`StreamableHttpService`](super::StreamableHttpService),
 /// or any tower service of the MCP endpoint such as a `BearerGuard` around
 /// one) on `listener` (HTTP/1.1) until `shutdown` resolves, then shuts down
@@ -151,7 +159,8 @@ where
         let forced = forced.clone();
         connections.spawn(async move {
             let io = hyper_util::rt::TokioIo::new(stream);
-            let hyper_service = hyper::service::service_fn(move |request| {
+            let hyper_service = hyper::service::service_fn(move |mut request: Request<_>| {
+                request.extensions_mut().insert(PeerAddr(peer));
                 let mut service = service.clone();
                 async move { service.call(request).await }
             });

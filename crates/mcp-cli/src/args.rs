@@ -1,0 +1,201 @@
+//! The command line: how to reach the server and what to do there.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// Poke an MCP server from the terminal: list and call its tools, read its
+/// resources, get its prompts, watch its notifications.
+#[derive(Debug, Parser)]
+#[command(name = "mcp", version, about, long_about = None)]
+#[command(
+    after_help = "Exit codes: 0 ok, 1 the tool reported an error, 2 usage, \
+                        3 connection (spawn, network, sign-in), 4 protocol (the server refused \
+                        or answered wrongly)."
+)]
+pub(crate) struct Cli {
+    /// How to reach the server.
+    #[command(flatten)]
+    pub(crate) server: ServerArgs,
+
+    /// Print results as JSON (one document; `watch` prints one per line).
+    #[arg(long, global = true)]
+    pub(crate) json: bool,
+
+    /// Answer the server's sampling requests with this text (without it
+    /// they are declined: the CLI has no model).
+    #[arg(long, value_name = "TEXT", global = true)]
+    pub(crate) sampling_reply: Option<String>,
+
+    /// Ask the server for log messages at this level and above (printed on
+    /// stderr).
+    #[arg(long, value_enum, value_name = "LEVEL", global = true)]
+    pub(crate) log_level: Option<LogLevel>,
+
+    /// Seconds to wait for each request (default 60; `watch` waits until
+    /// interrupted).
+    #[arg(long, value_name = "SECONDS", default_value_t = 60, global = true)]
+    pub(crate) timeout: u64,
+
+    /// What to do.
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+/// Where the server is.
+#[derive(Debug, Args)]
+pub(crate) struct ServerArgs {
+    /// Spawn the server and talk over its stdin/stdout: a command line,
+    /// split on spaces (quote arguments with spaces: "server --name 'a b'").
+    #[arg(long, value_name = "COMMAND", global = true, conflicts_with = "url")]
+    pub(crate) stdio: Option<String>,
+
+    /// Connect to a streamable HTTP endpoint.
+    #[arg(long, value_name = "URL", global = true)]
+    pub(crate) url: Option<String>,
+
+    /// An HTTP header sent with every request (`--url` only), as `Name: value`.
+    #[arg(long = "header", short = 'H', value_name = "NAME:VALUE", global = true)]
+    pub(crate) headers: Vec<String>,
+
+    /// Which protocol era to speak: the newest both sides know (auto), the
+    /// stateless 2026-07-28 revision only, or the initialize handshake only.
+    #[arg(long, value_enum, default_value_t = Era::Auto, global = true)]
+    pub(crate) era: Era,
+
+    /// Do not start a browser to sign in to a protected server: print the
+    /// URL instead.
+    #[arg(long, global = true)]
+    pub(crate) no_browser: bool,
+}
+
+/// `--era`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Era {
+    /// The newest era both sides speak.
+    Auto,
+    /// 2026-07-28 (`server/discover`, no session).
+    Stateless,
+    /// The `initialize` handshake (2025-11-25 and older).
+    Handshake,
+}
+
+/// `--log-level`: the protocol's syslog levels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[allow(missing_docs)]
+pub(crate) enum LogLevel {
+    Debug,
+    Info,
+    Notice,
+    Warning,
+    Error,
+    Critical,
+    Alert,
+    Emergency,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// The negotiated revision, the server's name and version, its
+    /// capabilities and instructions.
+    Info,
+    /// List or call tools.
+    #[command(subcommand)]
+    Tools(ToolsCommand),
+    /// List, read resources and their templates.
+    #[command(subcommand)]
+    Resources(ResourcesCommand),
+    /// List or get prompts.
+    #[command(subcommand)]
+    Prompts(PromptsCommand),
+    /// Ask for completions of a prompt's or a resource template's argument.
+    Complete(CompleteArgs),
+    /// Check that the server answers.
+    Ping,
+    /// Print the server's notifications until interrupted (Ctrl-C) or
+    /// `--count` have arrived: list changes, updates of the resources given
+    /// with `--resource`, log messages.
+    Watch(WatchArgs),
+}
+
+/// `tools ...`.
+#[derive(Debug, Subcommand)]
+pub(crate) enum ToolsCommand {
+    /// Every tool with its description.
+    List,
+    /// Call a tool: arguments as `--args JSON` or `key=value` pairs (values
+    /// typed from the tool's input schema).
+    Call(CallArgs),
+}
+
+/// `tools call`.
+#[derive(Debug, Args)]
+pub(crate) struct CallArgs {
+    /// The tool's name.
+    pub(crate) name: String,
+    /// The arguments as one JSON object.
+    #[arg(long, value_name = "JSON", conflicts_with = "pairs")]
+    pub(crate) args: Option<String>,
+    /// The arguments as `key=value` pairs.
+    #[arg(value_name = "KEY=VALUE")]
+    pub(crate) pairs: Vec<String>,
+}
+
+/// `resources ...`.
+#[derive(Debug, Subcommand)]
+pub(crate) enum ResourcesCommand {
+    /// Every resource.
+    List,
+    /// Every resource template.
+    Templates,
+    /// Read a resource.
+    Read {
+        /// The resource's URI.
+        uri: String,
+    },
+}
+
+/// `prompts ...`.
+#[derive(Debug, Subcommand)]
+pub(crate) enum PromptsCommand {
+    /// Every prompt with its arguments.
+    List,
+    /// Get a prompt's messages.
+    Get {
+        /// The prompt's name.
+        name: String,
+        /// Its arguments as `key=value` pairs.
+        #[arg(value_name = "KEY=VALUE")]
+        pairs: Vec<String>,
+    },
+}
+
+/// `complete`.
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("reference").required(true).args(["prompt", "template"])))]
+pub(crate) struct CompleteArgs {
+    /// Complete an argument of this prompt.
+    #[arg(long, value_name = "NAME")]
+    pub(crate) prompt: Option<String>,
+    /// Complete a variable of this resource template (its URI template).
+    #[arg(long, value_name = "URI_TEMPLATE")]
+    pub(crate) template: Option<String>,
+    /// The argument to complete.
+    pub(crate) argument: String,
+    /// What has been typed of it so far.
+    #[arg(default_value = "")]
+    pub(crate) value: String,
+    /// Arguments already filled in, as `key=value` (repeatable).
+    #[arg(long = "context", value_name = "KEY=VALUE")]
+    pub(crate) context: Vec<String>,
+}
+
+/// `watch`.
+#[derive(Debug, Args)]
+pub(crate) struct WatchArgs {
+    /// Also watch this resource for updates (repeatable).
+    #[arg(long = "resource", value_name = "URI")]
+    pub(crate) resources: Vec<String>,
+    /// Stop after this many notifications.
+    #[arg(long, value_name = "N")]
+    pub(crate) count: Option<u64>,
+}

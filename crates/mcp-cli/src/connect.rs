@@ -1,0 +1,200 @@
+//! Reaching the server: the transport from `--stdio` or `--url`, the era
+//! policy, and the client's answers to the server (log lines, elicitation,
+//! sampling).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcp_client::auth::{Browser, LoopbackRedirect, OAuthClient, OAuthConfig};
+use mcp_client::types::ServerNotification;
+use mcp_client::{Client, ClientConfig, HttpClientConfig, Negotiation, ServerCommand};
+use tokio::sync::mpsc;
+
+use crate::args::{Era, LogLevel, ServerArgs};
+use crate::ask;
+use crate::error::{CliError, UsageError};
+use crate::output::Output;
+use crate::tokens::{SavedLogin, TokenFile};
+
+/// What the session needs besides the connection.
+pub(crate) struct Settings<'a> {
+    pub(crate) server: &'a ServerArgs,
+    pub(crate) sampling_reply: Option<String>,
+    pub(crate) timeout: Duration,
+    pub(crate) output: Output,
+    /// Where the server's notifications go (`watch`), if anywhere.
+    pub(crate) notifications: Option<mpsc::Sender<ServerNotification>>,
+}
+
+/// Connects and negotiates as the command line says.
+pub(crate) async fn connect(settings: Settings<'_>) -> Result<Client, CliError> {
+    let server = settings.server;
+    let config = client_config(&settings);
+    let connecting = "connecting to the server";
+    match (&server.stdio, &server.url) {
+        (Some(command), None) => {
+            if !server.headers.is_empty() {
+                return Err(UsageError::HeaderWithStdio.into());
+            }
+            let words = split_command(command)?;
+            let (program, args) = words.split_first().ok_or(UsageError::Command(
+                "give the server's command, e.g. --stdio \"python server.py\"",
+            ))?;
+            let command = ServerCommand::new(program).args(args);
+            Client::connect_stdio(command, config)
+                .await
+                .map_err(|e| CliError::from_client(connecting, e))
+        }
+        (None, Some(url)) => {
+            let mut http = HttpClientConfig::new();
+            for header in &server.headers {
+                let (name, value) = header
+                    .split_once(':')
+                    .ok_or_else(|| UsageError::Header(header.clone()))?;
+                http = http
+                    .header(name.trim(), value.trim())
+                    .map_err(|_| UsageError::Header(header.clone()))?;
+            }
+            http = http.authorizer(authorizer(url, server.no_browser)?);
+            Client::connect_http_with(url, http, config)
+                .await
+                .map_err(|e| CliError::from_client(connecting, e))
+        }
+        _ => Err(UsageError::NoServer.into()),
+    }
+}
+
+fn client_config(settings: &Settings<'_>) -> ClientConfig {
+    let negotiation = match settings.server.era {
+        Era::Auto => Negotiation::Newest,
+        Era::Stateless => Negotiation::StatelessOnly,
+        Era::Handshake => Negotiation::HandshakeOnly,
+    };
+    let output = settings.output.clone();
+    let mut config = ClientConfig::new("mcp-cli", env!("CARGO_PKG_VERSION"))
+        .negotiation(negotiation)
+        .request_timeout(settings.timeout)
+        .on_logging(move |message| {
+            let output = output.clone();
+            async move { output.log_message(&message) }
+        });
+    if let Some(sink) = settings.notifications.clone() {
+        let output = settings.output.clone();
+        config = config.on_notification(move |notification| {
+            // The read loop must not wait on the printer: a full queue
+            // drops the notification and says so.
+            if sink.try_send(notification).is_err() {
+                output.notice("notifications arrive faster than they print; one was dropped");
+            }
+            async {}
+        });
+    }
+    config = ask::answer_elicitation(config, settings.output.clone());
+    ask::answer_sampling(
+        config,
+        settings.sampling_reply.clone(),
+        settings.output.clone(),
+    )
+}
+
+/// OAuth for protected servers: sign in through the browser once, then
+/// reuse the token kept for this server.
+fn authorizer(url: &str, no_browser: bool) -> Result<Arc<SavedLogin>, CliError> {
+    let signing_in = "preparing to sign in";
+    let browser = if no_browser {
+        Browser::PrintOnly
+    } else {
+        Browser::System
+    };
+    let step = LoopbackRedirect::bind()
+        .map_err(|e| CliError::Connection {
+            doing: signing_in.into(),
+            source: Box::new(e),
+        })?
+        .with_browser(browser);
+    let redirect_uri = step.redirect_uri();
+    let oauth = OAuthClient::new(OAuthConfig::new("mcp-cli", redirect_uri, Arc::new(step)))
+        .map_err(|e| CliError::Connection {
+            doing: signing_in.into(),
+            source: Box::new(e),
+        })?;
+    Ok(Arc::new(SavedLogin::new(oauth, TokenFile::for_server(url))))
+}
+
+/// The protocol's level for `--log-level`.
+pub(crate) fn logging_level(level: LogLevel) -> mcp_client::types::LoggingLevel {
+    use mcp_client::types::LoggingLevel as L;
+    match level {
+        LogLevel::Debug => L::Debug,
+        LogLevel::Info => L::Info,
+        LogLevel::Notice => L::Notice,
+        LogLevel::Warning => L::Warning,
+        LogLevel::Error => L::Error,
+        LogLevel::Critical => L::Critical,
+        LogLevel::Alert => L::Alert,
+        LogLevel::Emergency => L::Emergency,
+    }
+}
+
+/// Splits a command line on whitespace, honouring single and double quotes
+/// and backslash escapes (no expansion: nothing runs through a shell).
+pub(crate) fn split_command(line: &str) -> Result<Vec<String>, UsageError> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut in_word = false;
+    let mut quote: Option<char> = None;
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some('"'), '\\') | (None, '\\') => {
+                word.push(
+                    chars
+                        .next()
+                        .ok_or(UsageError::Command("a trailing backslash"))?,
+                );
+                in_word = true;
+            }
+            (Some(_), c) => word.push(c),
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                in_word = true;
+            }
+            (None, c) if c.is_whitespace() => {
+                if in_word {
+                    words.push(std::mem::take(&mut word));
+                    in_word = false;
+                }
+            }
+            (None, c) => {
+                word.push(c);
+                in_word = true;
+            }
+        }
+    }
+    if quote.is_some() {
+        return Err(UsageError::Command("a quote is not closed"));
+    }
+    if in_word {
+        words.push(word);
+    }
+    Ok(words)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn command_lines_split_like_a_shell_without_expansion() {
+        let words =
+            split_command(r#"python3 "my server.py" --name 'a b' x\ y $HOME"#).expect("splits");
+        assert_eq!(
+            words,
+            ["python3", "my server.py", "--name", "a b", "x y", "$HOME"]
+        );
+        assert_eq!(split_command("  ").expect("splits"), Vec::<String>::new());
+        assert_eq!(split_command("a ''").expect("splits"), ["a", ""]);
+        assert!(split_command("a 'b").is_err());
+    }
+}

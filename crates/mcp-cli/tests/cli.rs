@@ -1,0 +1,486 @@
+//! The `mcp` binary, run as a child process against the project's demo
+//! server (`mcp_examples::demo_builder`, with completions and list changes
+//! added) over stdio and streamable HTTP in both eras, and against a
+//! protected server after a scripted browser sign-in.
+//!
+//! This test binary has its own `main` (`harness = false`): run with
+//! `MCP_CLI_TEST_ROLE=demo-stdio` or `watch-stdio` it *is* the stdio server
+//! the CLI spawns; otherwise it runs every check below in order and fails
+//! with the names of those that failed. `cargo test -p mcp-cli --test cli
+//! -- <filter>` runs the checks whose names contain `<filter>`.
+
+mod support;
+
+use std::future::Future;
+use std::pin::Pin;
+use std::process::ExitCode;
+
+use serde_json::Value;
+use support::{Era, Mcp, Served};
+
+type Check = fn() -> Pin<Box<dyn Future<Output = ()> + Send>>;
+
+macro_rules! checks {
+    ($($name:ident),* $(,)?) => {
+        &[$((stringify!($name), || Box::pin($name()) as Pin<Box<dyn Future<Output = ()> + Send>>)),*]
+    };
+}
+
+const CHECKS: &[(&str, Check)] = checks![
+    stdio_stateless_every_subcommand,
+    stdio_handshake_every_subcommand,
+    http_stateless_every_subcommand,
+    http_handshake_every_subcommand,
+    the_default_era_is_the_newest_both_speak,
+    content_that_is_not_text_is_described,
+    exit_codes_for_usage_and_connection_failures,
+    elicitation_is_declined_without_a_terminal,
+    sampling_is_declined_unless_a_reply_is_given,
+    progress_and_log_messages_go_to_stderr,
+    watch_prints_list_changes_in_the_stateless_era,
+    watch_prints_resource_updates_in_the_handshake_era,
+    protected_server_after_a_browser_sign_in,
+];
+
+fn main() -> ExitCode {
+    if let Some(code) = support::serve_role() {
+        return code;
+    }
+    let filter: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    if std::env::args().any(|a| a == "--list") {
+        for (name, _) in CHECKS {
+            println!("{name}: test");
+        }
+        return ExitCode::SUCCESS;
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let mut failed = Vec::new();
+    let mut passed = 0;
+    for (name, check) in CHECKS {
+        if !filter.is_empty() && !filter.iter().any(|f| name.contains(f.as_str())) {
+            continue;
+        }
+        eprintln!("check {name} ...");
+        // Each check runs as a task: a panic fails it, not the run.
+        let outcome = runtime.block_on(runtime.spawn(check()));
+        match outcome {
+            Ok(()) => {
+                passed += 1;
+                eprintln!("check {name} ... ok");
+            }
+            Err(_) => {
+                eprintln!("check {name} ... FAILED");
+                failed.push(*name);
+            }
+        }
+    }
+    println!(
+        "\ntest result: {}. {passed} passed; {} failed",
+        if failed.is_empty() { "ok" } else { "FAILED" },
+        failed.len()
+    );
+    if failed.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        eprintln!("failed: {}", failed.join(", "));
+        ExitCode::FAILURE
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Every subcommand, in each transport and era.
+
+async fn every_subcommand(mcp: Mcp, era: Era) {
+    // info: the negotiated revision says the era.
+    let info = mcp.json(&["info"]).await;
+    let revision = info["protocolVersion"].as_str().expect("a revision");
+    match era {
+        Era::Stateless => assert_eq!(revision, "2026-07-28", "{info}"),
+        Era::Handshake => assert_eq!(revision, "2025-11-25", "{info}"),
+    }
+    assert_eq!(info["era"], era.name());
+    assert_eq!(info["serverInfo"]["name"], "mcp-rust-demo");
+    assert!(info["capabilities"]["tools"].is_object(), "{info}");
+    assert!(
+        info["instructions"]
+            .as_str()
+            .is_some_and(|i| i.starts_with("A demo server")),
+        "{info}"
+    );
+    let human = mcp.ok(&["info"]).await;
+    assert!(
+        human.contains("Protocol") && human.contains(revision),
+        "{human}"
+    );
+
+    // tools list
+    let tools = mcp.json(&["tools", "list"]).await;
+    let names: Vec<&str> = tools["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    for name in [
+        "add", "echo", "sample", "ask_name", "progress", "log", "fail",
+    ] {
+        assert!(names.contains(&name), "{name} missing from {names:?}");
+    }
+    let table = mcp.ok(&["tools", "list"]).await;
+    let header = table.lines().next().expect("a header");
+    assert!(
+        header.starts_with("NAME") && header.contains("DESCRIPTION"),
+        "{table}"
+    );
+    // Aligned: every description starts in the same column.
+    let column = header.find("DESCRIPTION").expect("column");
+    let add = table
+        .lines()
+        .find(|l| l.starts_with("add "))
+        .expect("add row");
+    assert_eq!(add.find("Adds two integers"), Some(column), "{table}");
+
+    // tools call with typed key=value pairs and with --args.
+    let sum = mcp.json(&["tools", "call", "add", "a=2", "b=3"]).await;
+    assert_eq!(sum["structuredContent"]["sum"], 5, "{sum}");
+    let sum = mcp
+        .json(&["tools", "call", "add", "--args", r#"{"a": 40, "b": 2}"#])
+        .await;
+    assert_eq!(sum["structuredContent"]["sum"], 42, "{sum}");
+    let echoed = mcp.ok(&["tools", "call", "echo", "text=hello there"]).await;
+    assert_eq!(echoed.trim(), "hello there");
+
+    // A tool's own error: exit 1, the result still printed.
+    let failed = mcp.run(&["--json", "tools", "call", "fail"]).await;
+    assert_eq!(failed.code, 1, "{failed:?}");
+    let result: Value = serde_json::from_str(&failed.stdout).expect("JSON result");
+    assert_eq!(result["isError"], true);
+    // A protocol error (unknown tool): exit 4.
+    let unknown = mcp.run(&["tools", "call", "no_such_tool"]).await;
+    assert_eq!(unknown.code, 4, "{unknown:?}");
+    assert!(unknown.stderr.contains("no_such_tool"), "{unknown:?}");
+    // A value the schema types as an integer: exit 2 before any call.
+    let mistyped = mcp.run(&["tools", "call", "add", "a=two", "b=3"]).await;
+    assert_eq!(mistyped.code, 2, "{mistyped:?}");
+    assert!(
+        mistyped.stderr.contains("must be an integer"),
+        "{mistyped:?}"
+    );
+
+    // resources
+    let resources = mcp.json(&["resources", "list"]).await;
+    assert_eq!(resources["resources"][0]["uri"], "file:///readme");
+    let templates = mcp.json(&["resources", "templates"]).await;
+    assert_eq!(
+        templates["resourceTemplates"][0]["uriTemplate"],
+        "users://{id}/profile"
+    );
+    let read = mcp.json(&["resources", "read", "file:///readme"]).await;
+    assert_eq!(read["contents"][0]["text"], "Read me.");
+    let profile = mcp.ok(&["resources", "read", "users://ada/profile"]).await;
+    assert_eq!(profile.trim(), "profile of ada");
+
+    // prompts
+    let prompts = mcp.json(&["prompts", "list"]).await;
+    assert_eq!(prompts["prompts"][0]["name"], "review");
+    let prompt = mcp
+        .json(&["prompts", "get", "review", "code=x = 1", "language=python"])
+        .await;
+    assert_eq!(
+        prompt["messages"][0]["content"]["text"],
+        "Review this python: x = 1"
+    );
+    let human = mcp.ok(&["prompts", "get", "review", "code=y"]).await;
+    assert_eq!(human.trim(), "user: Review this code: y");
+
+    // complete
+    let completed = mcp
+        .json(&["complete", "--prompt", "review", "language", "ru"])
+        .await;
+    assert_eq!(
+        completed["completion"]["values"],
+        serde_json::json!(["ruby", "rust"])
+    );
+    let completed = mcp
+        .ok(&["complete", "--template", "users://{id}/profile", "id", "a"])
+        .await;
+    assert_eq!(completed.lines().collect::<Vec<_>>(), ["ada", "alan"]);
+
+    // ping
+    let pong = mcp.json(&["ping"]).await;
+    assert_eq!(pong["ok"], true);
+}
+
+async fn stdio_stateless_every_subcommand() {
+    every_subcommand(Mcp::stdio(Era::Stateless), Era::Stateless).await;
+}
+
+async fn stdio_handshake_every_subcommand() {
+    every_subcommand(Mcp::stdio(Era::Handshake), Era::Handshake).await;
+}
+
+async fn http_stateless_every_subcommand() {
+    let served = Served::http().await;
+    every_subcommand(served.mcp(Era::Stateless), Era::Stateless).await;
+    served.stop().await;
+}
+
+async fn http_handshake_every_subcommand() {
+    let served = Served::http().await;
+    every_subcommand(served.mcp(Era::Handshake), Era::Handshake).await;
+    served.stop().await;
+}
+
+async fn the_default_era_is_the_newest_both_speak() {
+    let info = Mcp::stdio_auto("demo-stdio").json(&["info"]).await;
+    assert_eq!(info["protocolVersion"], "2026-07-28", "{info}");
+    assert_eq!(info["era"], "stateless");
+}
+
+async fn content_that_is_not_text_is_described() {
+    for era in [Era::Stateless, Era::Handshake] {
+        let shown = Mcp::stdio(era).ok(&["tools", "call", "picture"]).await;
+        assert_eq!(
+            shown.lines().collect::<Vec<_>>(),
+            ["[image: image/png, 70 bytes]", "a note"],
+            "{era:?}"
+        );
+        let raw = Mcp::stdio(era).json(&["tools", "call", "picture"]).await;
+        assert_eq!(raw["content"][0]["type"], "image");
+        assert_eq!(raw["content"][1]["resource"]["uri"], "file:///note");
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Exit codes and the client's side of the conversation.
+
+async fn exit_codes_for_usage_and_connection_failures() {
+    let bare = Mcp::bare();
+    // No server named: usage.
+    let none = bare.run(&["tools", "list"]).await;
+    assert_eq!(none.code, 2, "{none:?}");
+    assert!(none.stderr.contains("--stdio"), "{none:?}");
+    // An unknown flag (clap): usage.
+    let flag = bare.run(&["--no-such-flag", "ping"]).await;
+    assert_eq!(flag.code, 2, "{flag:?}");
+    // --help is not a mistake.
+    let help = bare.run(&["--help"]).await;
+    assert_eq!(help.code, 0, "{help:?}");
+    assert!(help.stdout.contains("Exit codes"), "{help:?}");
+    // A --args that is not an object: usage.
+    let args = Mcp::stdio(Era::Stateless)
+        .run(&["tools", "call", "add", "--args", "[1]"])
+        .await;
+    assert_eq!(args.code, 2, "{args:?}");
+    // A program that does not exist: connection.
+    let missing = bare
+        .run(&["--stdio", "/nonexistent/mcp-server --flag", "ping"])
+        .await;
+    assert_eq!(missing.code, 3, "{missing:?}");
+    // Nothing listening: connection.
+    let port = support::closed_port();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let refused = bare.run(&["--url", &url, "ping"]).await;
+    assert_eq!(refused.code, 3, "{refused:?}");
+    // A method the server does not offer: protocol.
+    let stdio = Mcp::stdio(Era::Handshake);
+    let unsupported = stdio.run(&["complete", "--prompt", "nope", "x", "y"]).await;
+    assert_eq!(unsupported.code, 4, "{unsupported:?}");
+}
+
+async fn elicitation_is_declined_without_a_terminal() {
+    for era in [Era::Stateless, Era::Handshake] {
+        // The child's stdin is not a terminal (a null device).
+        let asked = Mcp::stdio(era).run(&["tools", "call", "ask_name"]).await;
+        assert_eq!(asked.code, 0, "{asked:?}");
+        assert_eq!(asked.stdout.trim(), "no name: decline", "{asked:?}");
+        assert!(
+            asked.stderr.contains("declined")
+                && asked.stderr.contains("not a terminal")
+                && asked.stderr.contains("What is your name?"),
+            "{asked:?}"
+        );
+    }
+}
+
+async fn sampling_is_declined_unless_a_reply_is_given() {
+    for era in [Era::Stateless, Era::Handshake] {
+        let mcp = Mcp::stdio(era);
+        let declined = mcp.run(&["tools", "call", "sample", "prompt=hi"]).await;
+        assert!(
+            declined.stderr.contains("--sampling-reply"),
+            "{era:?}: {declined:?}"
+        );
+        assert_ne!(declined.code, 0, "{era:?}: {declined:?}");
+        let answered = mcp
+            .ok(&[
+                "--sampling-reply",
+                "a fine answer",
+                "tools",
+                "call",
+                "sample",
+                "prompt=hi",
+            ])
+            .await;
+        assert_eq!(answered.trim(), "a fine answer");
+    }
+}
+
+async fn progress_and_log_messages_go_to_stderr() {
+    let served = Served::http().await;
+    for era in [Era::Stateless, Era::Handshake] {
+        for mcp in [Mcp::stdio(era), served.mcp(era)] {
+            let progress = mcp.run(&["tools", "call", "progress", "steps=3"]).await;
+            assert_eq!(progress.code, 0, "{progress:?}");
+            assert_eq!(progress.stdout.trim(), "done");
+            for step in ["progress: 1/3", "progress: 2/3", "progress: 3/3"] {
+                assert!(progress.stderr.contains(step), "{era:?}: {progress:?}");
+            }
+            let logged = mcp
+                .run(&["--log-level", "info", "tools", "call", "log"])
+                .await;
+            assert_eq!(logged.stdout.trim(), "logged", "{logged:?}");
+            assert!(
+                logged.stderr.contains("[info] info message")
+                    && logged.stderr.contains("[error] error message"),
+                "{era:?}: {logged:?}"
+            );
+            let quiet = mcp
+                .run(&["--log-level", "error", "tools", "call", "log"])
+                .await;
+            assert!(
+                !quiet.stderr.contains("info message") && quiet.stderr.contains("error message"),
+                "{era:?}: {quiet:?}"
+            );
+        }
+    }
+    served.stop().await;
+}
+
+// ---------------------------------------------------------------------------
+// watch
+
+async fn watch_prints_list_changes_in_the_stateless_era() {
+    let served = Served::http().await;
+    let mcp = served.mcp(Era::Stateless);
+    let mut watch = mcp.spawn(&["--json", "watch", "--count", "2"]);
+    watch.wait_for_stderr("watching for notifications").await;
+    served.changes.tools_changed();
+    served.changes.prompts_changed();
+    let done = watch.finish().await;
+    assert_eq!(done.code, 0, "{done:?}");
+    let methods: Vec<String> = done
+        .stdout
+        .lines()
+        .map(|line| {
+            let value: Value = serde_json::from_str(line).expect("one JSON object per line");
+            value["method"].as_str().expect("a method").to_owned()
+        })
+        .collect();
+    assert_eq!(
+        methods,
+        [
+            "notifications/tools/list_changed",
+            "notifications/prompts/list_changed"
+        ]
+    );
+    served.stop().await;
+}
+
+async fn watch_prints_resource_updates_in_the_handshake_era() {
+    // The watch-stdio server announces an update of every resource the
+    // client subscribes to, then a tool list change.
+    let mcp = Mcp::stdio_role("watch-stdio", Era::Handshake);
+    let done = mcp
+        .run(&["watch", "--resource", "file:///readme", "--count", "2"])
+        .await;
+    assert_eq!(done.code, 0, "{done:?}");
+    let lines: Vec<&str> = done.stdout.lines().collect();
+    assert_eq!(lines.len(), 2, "{done:?}");
+    assert!(
+        lines[0].starts_with("notifications/resources/updated")
+            && lines[0].contains("file:///readme"),
+        "{done:?}"
+    );
+    assert_eq!(lines[1], "notifications/tools/list_changed", "{done:?}");
+}
+
+// ---------------------------------------------------------------------------
+// OAuth
+
+async fn protected_server_after_a_browser_sign_in() {
+    let server = support::auth::start().await;
+    let config = support::TempDir::new("mcp-cli-auth");
+    for era in [Era::Stateless, Era::Handshake] {
+        let mcp = Mcp::url(&server.url(), era).with_config_dir(config.path());
+        // First run: no token kept; the CLI prints the sign-in URL and waits.
+        let before = server.authorizations();
+        let mut first = mcp.spawn(&["--no-browser", "tools", "call", "whoami"]);
+        let url = first.wait_for_stderr("http://").await;
+        let url = url
+            .split_whitespace()
+            .find(|w| w.starts_with("http://"))
+            .expect("a URL")
+            .to_owned();
+        // The "browser": follows the authorization server's redirect to
+        // the CLI's loopback listener.
+        support::auth::browse(&url).await;
+        let first = first.finish().await;
+        assert_eq!(first.code, 0, "{era:?}: {first:?}");
+        assert_eq!(first.stdout.trim(), "hello", "{first:?}");
+        assert!(server.authorizations() > before, "the user signed in");
+
+        // The token is kept for the next run: mode 0600, never printed.
+        let file = config.path().join("logins.json");
+        let kept: Value =
+            serde_json::from_slice(&std::fs::read(&file).expect("logins.json")).expect("JSON");
+        let token = kept[server.url()]["access_token"]
+            .as_str()
+            .expect("a token kept for the server")
+            .to_owned();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            let mode = std::fs::metadata(&file)
+                .expect("metadata")
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o777, 0o600, "logins.json is private");
+        }
+        assert!(
+            !first.stdout.contains(&token) && !first.stderr.contains(&token),
+            "the token is never printed"
+        );
+
+        // Second run: the kept token is used, nobody signs in.
+        let signed_in = server.authorizations();
+        let second = mcp.run(&["--no-browser", "tools", "call", "whoami"]).await;
+        assert_eq!(second.code, 0, "{second:?}");
+        assert_eq!(second.stdout.trim(), "hello");
+        assert_eq!(server.authorizations(), signed_in, "no new sign-in");
+        assert!(!second.stderr.contains("http://"), "{second:?}");
+
+        // A kept token the server no longer takes is replaced by signing in.
+        server.revoke_all();
+        let mut third = mcp.spawn(&["--no-browser", "ping"]);
+        let url = third.wait_for_stderr("http://").await;
+        let url = url
+            .split_whitespace()
+            .find(|w| w.starts_with("http://"))
+            .expect("a URL")
+            .to_owned();
+        support::auth::browse(&url).await;
+        let third = third.finish().await;
+        assert_eq!(third.code, 0, "{third:?}");
+        // Ready for the next era's first run: forget the sign-in.
+        std::fs::remove_file(&file).expect("removed");
+    }
+    server.stop();
+}

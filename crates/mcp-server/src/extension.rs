@@ -1,0 +1,449 @@
+//! Server extensions (SEP-2133): how an application adds to the protocol.
+//!
+//! An [`Extension`] is a value named by a validated reverse-DNS identifier
+//! ([`ExtensionId`], such as `com.example/weather`) and registered with
+//! [`ServerBuilder::extension`](crate::ServerBuilder::extension). The server
+//! advertises it, with its [settings](Extension::settings), under
+//! `capabilities.extensions` in both eras (the `initialize` result and
+//! `server/discover`). An extension contributes:
+//!
+//! - **tools and resources**: [`Extension::tool`], [`Extension::tool_with`],
+//!   [`Extension::tool_raw`], [`Extension::resource`] and
+//!   [`Extension::resource_template`] take exactly what the
+//!   [`ServerBuilder`](crate::ServerBuilder) methods of the same name take;
+//! - **request methods**: [`Extension::request`] for a typed method marker
+//!   (a [`RequestMethod`] the extension declares: its wire name, params and
+//!   result types), [`Extension::cacheable_request`] for one whose results
+//!   carry the 2026-07-28 cache hints;
+//! - **notification methods**: [`Extension::notification`];
+//! - **interception of `tools/call`**: [`Extension::intercept_tool_calls`]
+//!   sees every call first and either answers it itself (a result of the
+//!   extension's own shape, [`CallOutcome::Extension`]) or lets it
+//!   [`proceed`](ToolCall::proceed) to the next interceptor and the tool.
+//!
+//! **Negotiation.** By default the client must declare the extension too
+//! (in `initialize`, or in a stateless request's `_meta`): until it does,
+//! the extension's methods answer `-32601` as if they did not exist, its
+//! tools are not listed and cannot be called, and its resources are neither
+//! listed nor read. An extension that any client may use once the server
+//! offers it (Skills: a client just calls `skills/list`) says so with
+//! [`Extension::client_must_declare`]`(false)`. Interceptors run on every
+//! call and decide for themselves with [`Context::client_supports_extension`]
+//! (which also reads a per-request `_meta` declaration).
+//!
+//! # Examples
+//! ```
+//! use mcp_server::extension::Extension;
+//! use mcp_server::{Context, NoArguments, Server};
+//! use mcp_server::types::{ErrorObject, JsonObject};
+//!
+//! // A method of the extension: its wire name, params and result.
+//! #[derive(Debug, Clone, Copy)]
+//! enum Forecast {}
+//! impl mcp_server::types::Method for Forecast {
+//!     const NAME: &'static str = "weather/forecast";
+//!     const PARAMS_OPTIONAL: bool = true;
+//!     type Params = Option<JsonObject>;
+//!     fn absent_params() -> Option<Self::Params> { Some(None) }
+//!     fn is_absent(params: &Self::Params) -> bool { params.is_none() }
+//! }
+//! impl mcp_server::types::RequestMethod for Forecast {
+//!     type Result = JsonObject;
+//! }
+//!
+//! let weather = Extension::new("com.example/weather")
+//!     .expect("a valid identifier")
+//!     .tool("sky", "Looks at the sky", |_: NoArguments, _: Context| async { "blue" })
+//!     .request::<Forecast, _, _>(|_params, _cx: Context| async {
+//!         let mut result = JsonObject::new();
+//!         result.insert("forecast".into(), "sunny".into());
+//!         Ok::<_, ErrorObject>(result)
+//!     });
+//! let server = Server::builder("weather", "1.0.0").extension(weather).build().unwrap();
+//! let extensions = server.capabilities().extensions.unwrap();
+//! assert!(extensions.contains_key("com.example/weather"));
+//! ```
+
+use std::future::Future;
+use std::sync::Arc;
+
+use mcp_core::{CancellationToken, RequestContext};
+use mcp_types::extension::{ExtensionId, InvalidExtensionId};
+use mcp_types::method::{NotificationMethod, RequestMethod};
+use mcp_types::{
+    CallToolRequestParams, CallToolResult, ErrorObject, Implementation, JsonObject, RawJson,
+    Resource, ResourceTemplate, ResultOrInputRequired, Tool,
+};
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+
+use crate::answer::{IntoResourceContents, ResourceRequest};
+use crate::builder::ServerBuilder;
+use crate::registry::BoxFuture;
+use crate::runner::{Era, Runner};
+use crate::session::Context;
+use crate::tool_io::{IntoToolResult, ToolError};
+
+/// What an extension's request handler is given back to the runner: the
+/// result, or a protocol error.
+pub(crate) type ExtRequestFn =
+    Arc<dyn Fn(Option<RawJson>, Context) -> BoxFuture<Result<RawJson, ErrorObject>> + Send + Sync>;
+pub(crate) type ExtNotificationFn =
+    Arc<dyn Fn(Option<RawJson>, crate::ServerSession) -> BoxFuture<()> + Send + Sync>;
+pub(crate) type InterceptFn =
+    Arc<dyn Fn(ToolCall, Context) -> BoxFuture<Result<CallOutcome, ErrorObject>> + Send + Sync>;
+
+/// One request method an extension serves.
+#[derive(Clone)]
+pub(crate) struct ExtRequest {
+    pub(crate) handle: ExtRequestFn,
+    /// Whether its 2026-07-28 results carry the list cache hints.
+    pub(crate) cacheable: bool,
+}
+
+/// A registered extension, as the runner serves it.
+pub(crate) struct ExtensionEntry {
+    pub(crate) id: ExtensionId,
+    pub(crate) settings: JsonObject,
+    pub(crate) client_must_declare: bool,
+    pub(crate) requests: std::collections::HashMap<String, ExtRequest>,
+    pub(crate) notifications: std::collections::HashMap<String, ExtNotificationFn>,
+    pub(crate) interceptor: Option<InterceptFn>,
+}
+
+/// An extension of the protocol, registered with
+/// [`ServerBuilder::extension`](crate::ServerBuilder::extension). See the
+/// [module documentation](self).
+pub struct Extension {
+    pub(crate) entry: ExtensionEntry,
+    /// The extension's tools and resources, built with the same code as the
+    /// server's own, moved into the server's registry at registration.
+    pub(crate) items: ServerBuilder,
+    pub(crate) errors: Vec<crate::Error>,
+}
+
+impl std::fmt::Debug for Extension {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Extension")
+            .field("id", &self.entry.id)
+            .field("settings", &self.entry.settings)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Extension {
+    /// An extension named `id`, with empty settings, contributing nothing yet.
+    ///
+    /// # Errors
+    /// [`InvalidExtensionId`] when `id` is not `vendor.prefix/name`.
+    pub fn new(id: impl Into<String>) -> Result<Self, InvalidExtensionId> {
+        Ok(Self::with_id(ExtensionId::new(id)?))
+    }
+
+    /// An extension named by an already validated identifier.
+    pub fn with_id(id: ExtensionId) -> Self {
+        Self {
+            entry: ExtensionEntry {
+                id,
+                settings: JsonObject::new(),
+                client_must_declare: true,
+                requests: Default::default(),
+                notifications: Default::default(),
+                interceptor: None,
+            },
+            items: ServerBuilder::new(Implementation::new("extension", "0")),
+            errors: Vec::new(),
+        }
+    }
+
+    /// The identifier.
+    pub fn id(&self) -> &ExtensionId {
+        &self.entry.id
+    }
+
+    /// The settings advertised under `capabilities.extensions[id]` (`{}`
+    /// by default), placed there as given (SEP-2133 has no envelope).
+    pub fn settings(mut self, settings: JsonObject) -> Self {
+        self.entry.settings = settings;
+        self
+    }
+
+    /// Whether a client must declare this extension before its methods,
+    /// tools and resources exist for it (`true` by default).
+    pub fn client_must_declare(mut self, required: bool) -> Self {
+        self.entry.client_must_declare = required;
+        self
+    }
+
+    /// A tool of this extension; as [`ServerBuilder::tool`].
+    pub fn tool<A, R, F, Fut>(
+        mut self,
+        name: impl Into<String>,
+        description: impl Into<String>,
+        handler: F,
+    ) -> Self
+    where
+        A: DeserializeOwned + JsonSchema + Send + 'static,
+        R: IntoToolResult + 'static,
+        F: Fn(A, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = R> + Send + 'static,
+    {
+        self.items = self.items.tool(name, description, handler);
+        self
+    }
+
+    /// A tool of this extension described by `tool`; as [`ServerBuilder::tool_with`].
+    pub fn tool_with<A, R, F, Fut>(mut self, tool: Tool, handler: F) -> Self
+    where
+        A: DeserializeOwned + JsonSchema + Send + 'static,
+        R: IntoToolResult + 'static,
+        F: Fn(A, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = R> + Send + 'static,
+    {
+        self.items = self.items.tool_with(tool, handler);
+        self
+    }
+
+    /// A tool of this extension with raw arguments; as [`ServerBuilder::tool_raw`].
+    pub fn tool_raw<R, F, Fut>(mut self, tool: Tool, handler: F) -> Self
+    where
+        R: IntoToolResult + 'static,
+        F: Fn(Option<JsonObject>, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = R> + Send + 'static,
+    {
+        self.items = self.items.tool_raw(tool, handler);
+        self
+    }
+
+    /// A resource of this extension; as [`ServerBuilder::resource`].
+    pub fn resource<R, F, Fut>(mut self, resource: Resource, handler: F) -> Self
+    where
+        R: IntoResourceContents + 'static,
+        F: Fn(ResourceRequest, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<R, ToolError>> + Send + 'static,
+    {
+        self.items = self.items.resource(resource, handler);
+        self
+    }
+
+    /// A resource template of this extension; as [`ServerBuilder::resource_template`].
+    pub fn resource_template<R, F, Fut>(mut self, template: ResourceTemplate, handler: F) -> Self
+    where
+        R: IntoResourceContents + 'static,
+        F: Fn(ResourceRequest, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<R, ToolError>> + Send + 'static,
+    {
+        self.items = self.items.resource_template(template, handler);
+        self
+    }
+
+    fn add_request(mut self, method: &str, request: ExtRequest) -> Self {
+        if self
+            .entry
+            .requests
+            .insert(method.to_owned(), request)
+            .is_some()
+        {
+            self.errors.push(crate::Error::Registration {
+                what: format!("method `{method}` of extension `{}`", self.entry.id),
+                reason: "the extension already serves this method".into(),
+            });
+        }
+        self
+    }
+
+    /// Serves request method `M`: `handler` gets its parsed params (a
+    /// `-32602` answers params that do not fit) and a [`Context`], and its
+    /// result is sent as the era shapes results (`resultType` and the
+    /// server's identity at 2026-07-28).
+    pub fn request<M, F, Fut>(self, handler: F) -> Self
+    where
+        M: RequestMethod,
+        M::Params: Send,
+        F: Fn(M::Params, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<M::Result, ErrorObject>> + Send + 'static,
+    {
+        let handle = typed_request::<M, F, Fut>(handler);
+        self.add_request(
+            M::NAME,
+            ExtRequest {
+                handle,
+                cacheable: false,
+            },
+        )
+    }
+
+    /// As [`request`](Self::request), for a method whose 2026-07-28
+    /// results carry the server's list cache hints (`ttlMs`, `cacheScope`;
+    /// see [`ServerBuilder::list_cache`](crate::ServerBuilder::list_cache)).
+    pub fn cacheable_request<M, F, Fut>(self, handler: F) -> Self
+    where
+        M: RequestMethod,
+        M::Params: Send,
+        F: Fn(M::Params, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<M::Result, ErrorObject>> + Send + 'static,
+    {
+        let handle = typed_request::<M, F, Fut>(handler);
+        self.add_request(
+            M::NAME,
+            ExtRequest {
+                handle,
+                cacheable: true,
+            },
+        )
+    }
+
+    /// Receives notification method `M` from clients that negotiated the
+    /// extension. The handler runs on the connection's read path: keep it
+    /// short, and spawn (with an owner) anything long.
+    pub fn notification<M, F, Fut>(mut self, handler: F) -> Self
+    where
+        M: NotificationMethod,
+        M::Params: Send,
+        F: Fn(M::Params, crate::ServerSession) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        let handler = Arc::new(handler);
+        let handle: ExtNotificationFn = Arc::new(move |params, session| {
+            let handler = handler.clone();
+            Box::pin(async move {
+                match mcp_types::parse_params::<M>(params.as_ref()) {
+                    Ok(params) => handler(params, session).await,
+                    Err(e) => {
+                        tracing::debug!(method = M::NAME, error = %e, "ignored a notification")
+                    }
+                }
+            })
+        });
+        if self
+            .entry
+            .notifications
+            .insert(M::NAME.to_owned(), handle)
+            .is_some()
+        {
+            self.errors.push(crate::Error::Registration {
+                what: format!(
+                    "notification `{}` of extension `{}`",
+                    M::NAME,
+                    self.entry.id
+                ),
+                reason: "the extension already receives this notification".into(),
+            });
+        }
+        self
+    }
+
+    /// Sees every `tools/call` before the tool runs (interceptors of several
+    /// extensions run in registration order). `interceptor` either answers
+    /// the call itself or returns `call.proceed().await`.
+    pub fn intercept_tool_calls<F, Fut>(mut self, interceptor: F) -> Self
+    where
+        F: Fn(ToolCall, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<CallOutcome, ErrorObject>> + Send + 'static,
+    {
+        let interceptor = Arc::new(interceptor);
+        self.entry.interceptor = Some(Arc::new(move |call, cx| {
+            let interceptor = interceptor.clone();
+            Box::pin(async move { interceptor(call, cx).await })
+        }));
+        self
+    }
+}
+
+fn typed_request<M, F, Fut>(handler: F) -> ExtRequestFn
+where
+    M: RequestMethod,
+    M::Params: Send,
+    F: Fn(M::Params, Context) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<M::Result, ErrorObject>> + Send + 'static,
+{
+    let handler = Arc::new(handler);
+    Arc::new(move |params, cx| {
+        let handler = handler.clone();
+        Box::pin(async move {
+            let params = mcp_types::parse_params::<M>(params.as_ref())
+                .map_err(|e| ErrorObject::invalid_params(e.to_string()))?;
+            let result = handler(params, cx).await?;
+            RawJson::from_serialize(&result).map_err(|e| {
+                ErrorObject::internal_error(format!("could not serialize the result: {e}"))
+            })
+        })
+    })
+}
+
+/// How an interceptor answers a `tools/call`.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+// Moved once per call, never stored in bulk: boxing would only add an allocation.
+#[allow(clippy::large_enum_variant)]
+pub enum CallOutcome {
+    /// The tool's own answer (a result, or a request for input).
+    Tool(ResultOrInputRequired<CallToolResult>),
+    /// A result of the extension's own shape (for example a task handle
+    /// with `"resultType": "task"`), sent as given; at 2026-07-28 it gets
+    /// `resultType: "complete"` only if it names none.
+    Extension(JsonObject),
+}
+
+/// A `tools/call` on its way to the tool, as an interceptor sees it.
+/// [`proceed`](Self::proceed) hands it on. It owns what it needs (no
+/// borrow of the request), so an interceptor may run it later in a task it
+/// owns.
+pub struct ToolCall {
+    pub(crate) runner: Runner,
+    pub(crate) cx: RequestContext,
+    pub(crate) era: Era,
+    pub(crate) params: CallToolRequestParams,
+    /// The index of the next interceptor to run.
+    pub(crate) next: usize,
+}
+
+impl std::fmt::Debug for ToolCall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolCall")
+            .field("name", &self.params.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ToolCall {
+    /// The call's params as the client sent them.
+    pub fn params(&self) -> &CallToolRequestParams {
+        &self.params
+    }
+
+    /// The called tool's name.
+    pub fn name(&self) -> &str {
+        &self.params.name
+    }
+
+    /// The called tool as registered (`None` if no such tool is visible to
+    /// this client, which `proceed` answers with `-32602`).
+    pub fn tool(&self) -> Option<&Tool> {
+        self.runner.visible_tool(&self.params.name, &self.era)
+    }
+
+    /// The params to run the tool with, for an interceptor that changes
+    /// them (drops its own `_meta` keys, say) before proceeding.
+    pub fn params_mut(&mut self) -> &mut CallToolRequestParams {
+        &mut self.params
+    }
+
+    /// Runs the tool under `cancel` instead of the request's own token:
+    /// for an interceptor that lets the tool outlive the request (a task)
+    /// and cancels it itself.
+    pub fn with_cancel(mut self, cancel: CancellationToken) -> Self {
+        self.cx.cancel = cancel;
+        self
+    }
+
+    /// Hands the call on: to the next extension's interceptor, then to the tool.
+    ///
+    /// # Errors
+    /// The protocol error of the tool or of a later interceptor (an unknown
+    /// tool is `-32602`).
+    pub async fn proceed(self) -> Result<CallOutcome, ErrorObject> {
+        let runner = self.runner.clone();
+        runner.call_next(self).await
+    }
+}

@@ -1,0 +1,178 @@
+//! The runner's side of extensions (SEP-2133): which extensions are active
+//! for the client being served, the `tools/call` interceptor chain, and the
+//! routing of extension request and notification methods.
+
+use mcp_core::{IncomingNotification, IncomingRequest, NotificationContext, RequestContext};
+use mcp_types::{CallToolRequestParams, ClientCapabilities, ErrorObject, RawJson, Tool};
+
+use super::{Cache, Era, Runner, request_meta};
+use crate::extension::{CallOutcome, ToolCall};
+use crate::session::ServerSession;
+
+/// Whether `capabilities` lists extension `id`.
+pub(crate) fn declares(capabilities: &ClientCapabilities, id: &str) -> bool {
+    capabilities
+        .extensions
+        .as_ref()
+        .is_some_and(|extensions| extensions.contains_key(id))
+}
+
+impl Runner {
+    /// Whether the client being served declared extension `id`: in
+    /// `initialize`, or in this stateless request's `_meta`.
+    fn client_declares(&self, era: &Era, id: &str) -> bool {
+        match era {
+            Era::Stateless(request) => declares(&request.capabilities, id),
+            Era::Handshake => self.state.client_declares_extension(id),
+        }
+    }
+
+    /// Whether the things extension number `index` contributes exist for
+    /// this client.
+    fn extension_active(&self, index: usize, era: &Era) -> bool {
+        self.registry
+            .extensions
+            .get(index)
+            .is_some_and(|e| !e.client_must_declare || self.client_declares(era, e.id.as_str()))
+    }
+
+    /// Whether an item owned by `owner` (`None`: the server's own) exists
+    /// for this client.
+    pub(super) fn is_active(&self, owner: Option<usize>, era: &Era) -> bool {
+        owner.is_none_or(|index| self.extension_active(index, era))
+    }
+
+    /// For each registered extension, whether it is active for this client.
+    pub(super) fn active_extensions(&self, era: &Era) -> Vec<bool> {
+        (0..self.registry.extensions.len())
+            .map(|index| self.extension_active(index, era))
+            .collect()
+    }
+
+    /// The tool `name` as registered, if this client can see it.
+    pub(crate) fn visible_tool(&self, name: &str, era: &Era) -> Option<&Tool> {
+        let &index = self.registry.tool_index.get(name)?;
+        let entry = &self.registry.tools[index];
+        self.is_active(entry.owner, era).then_some(&entry.tool)
+    }
+
+    /// `tools/call` through the extensions' interceptors, then the tool.
+    pub(super) async fn call_intercepted(
+        &self,
+        params: CallToolRequestParams,
+        cx: &RequestContext,
+        era: &Era,
+    ) -> Result<CallOutcome, ErrorObject> {
+        if self
+            .registry
+            .extensions
+            .iter()
+            .all(|e| e.interceptor.is_none())
+        {
+            return self.call_tool(params, cx, era).await.map(CallOutcome::Tool);
+        }
+        self.call_next(ToolCall {
+            runner: self.clone(),
+            cx: cx.clone(),
+            era: era.clone(),
+            params,
+            next: 0,
+        })
+        .await
+    }
+
+    /// Runs the next interceptor after `call.next`, or the tool.
+    pub(crate) async fn call_next(&self, mut call: ToolCall) -> Result<CallOutcome, ErrorObject> {
+        let next = self
+            .registry
+            .extensions
+            .iter()
+            .enumerate()
+            .skip(call.next)
+            .find_map(|(index, e)| e.interceptor.clone().map(|i| (index, i)));
+        match next {
+            Some((index, interceptor)) => {
+                call.next = index + 1;
+                let context = self.context(&call.cx, &call.era, call.params.meta.clone());
+                interceptor(call, context).await
+            }
+            None => self
+                .call_tool(call.params, &call.cx, &call.era)
+                .await
+                .map(CallOutcome::Tool),
+        }
+    }
+
+    /// An extension's request method, if `request` names one and the
+    /// client may use that extension; `None` leaves the request to the
+    /// core protocol (which answers `-32601` for a method it does not know).
+    pub(super) async fn extension_request(
+        &self,
+        request: &mut IncomingRequest,
+        cx: &RequestContext,
+        era: &Era,
+    ) -> Option<Result<RawJson, ErrorObject>> {
+        let &index = self
+            .registry
+            .extension_requests
+            .get(request.method.as_str())?;
+        if !self.extension_active(index, era) {
+            return None;
+        }
+        let served = self.registry.extensions[index]
+            .requests
+            .get(request.method.as_str())?
+            .clone();
+        let params = request.params.take();
+        let meta = request_meta(params.as_ref());
+        let context = self.context(cx, era, meta);
+        let result = match (served.handle)(params, context).await {
+            Ok(result) => result,
+            Err(error) => return Some(Err(error)),
+        };
+        let cache = if served.cacheable {
+            Cache::List
+        } else {
+            Cache::None
+        };
+        Some(match result.parse::<serde_json::Value>() {
+            Ok(value) => self.shape(era, &value, cache),
+            Err(e) => Err(ErrorObject::internal_error(format!(
+                "could not read back the result: {e}"
+            ))),
+        })
+    }
+
+    /// Delivers an extension's notification method to its handler when the
+    /// client may use that extension; whether it was one.
+    pub(super) async fn extension_notification(
+        &self,
+        notification: &IncomingNotification,
+        cx: &NotificationContext,
+    ) -> bool {
+        let Some(&index) = self
+            .registry
+            .extension_notifications
+            .get(notification.method.as_str())
+        else {
+            return false;
+        };
+        let entry = &self.registry.extensions[index];
+        let per_request = request_meta(notification.params.as_ref())
+            .and_then(|meta| meta.client_capabilities)
+            .is_some_and(|capabilities| declares(&capabilities, entry.id.as_str()));
+        let active = !entry.client_must_declare
+            || per_request
+            || self.state.client_declares_extension(entry.id.as_str());
+        let Some(handler) = entry.notifications.get(notification.method.as_str()) else {
+            return false;
+        };
+        if !active {
+            return false;
+        }
+        let session = ServerSession::new(cx.peer.clone(), self.state.clone())
+            .with_changes(self.registry.changes.clone());
+        handler(notification.params.clone(), session).await;
+        true
+    }
+}

@@ -1,0 +1,14 @@
+//! The guide (`docs/guide/*.md`) as doc tests: every Rust block of every
+//! chapter compiles in `cargo test --workspace`, and runs unless it is
+//! marked `no_run` (blocks that serve stdio or bind a port). A chapter is
+//! one line here; its blocks may use this crate's dependencies and
+//! dev-dependencies.
+
+#[doc = include_str!("../docs/guide/index.md")]
+mod index {}
+#[doc = include_str!("../docs/guide/quickstart-server.md")]
+mod quickstart_server {}
+#[doc = include_str!("../docs/guide/quickstart-host.md")]
+mod quickstart_host {}
+#[doc = include_str!("../docs/guide/cli.md")]
+mod cli {}
