@@ -137,6 +137,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             let result = client.call_tool("test_reconnection", json!({})).await?;
             eprintln!("test_reconnection: {:?}", result.content);
         }
+        "sep-2640-client-no-prefetch" => {
+            mcp_examples::extensions::use_skills(&client, true).await?
+        }
+        skills if skills.starts_with("sep-2640-client-") => {
+            mcp_examples::extensions::use_skills(&client, false).await?
+        }
         "sep-2322-client-request-state" => {
             for tool in tools.iter().filter(|t| t.name.starts_with("test_mrtr")) {
                 let result = client.call_tool(&tool.name, json!({})).await?;

@@ -11,12 +11,15 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use mcp_server::{Answer, Context, InputRequired, NoArguments, ResourceRequest, Server, ToolError};
+use mcp_server::{
+    Answer, Context, InputRequired, NoArguments, ResourceRequest, Server, TasksConfig, ToolError,
+};
 use mcp_transport::http::HttpServerConfig;
 use mcp_types::{
     BlobResourceContents, CallToolResult, Completion, ContentBlock, CreateMessageRequestParams,
     ElicitRequestedSchema, GetPromptResult, JsonObject, LoggingLevel, Prompt, PromptMessage,
-    Resource, ResourceTemplate, Role, SamplingMessage, TextResourceContents, Tool,
+    Resource, ResourceTemplate, Role, SamplingMessage, TaskSupport, TextResourceContents, Tool,
+    ToolExecution,
 };
 use mcp_types::{
     ClientCapabilities, ElicitAction, ElicitValue, InputResponse,
@@ -673,7 +676,146 @@ fn everything_server() -> Result<Server, mcp_server::Error> {
                 .collect();
             Ok::<_, ToolError>(Completion::new(values))
         })
+        // The tasks extension's fixtures (SEP-2663): tools that run as tasks,
+        // ask for input inside a task, fail, and gather input before becoming one.
+            .tasks(TasksConfig::new().poll_interval(Duration::from_millis(200)))
+            .tool(
+                "greet",
+                "Greets someone (never a task)",
+                |args: GreetArgs, _cx: Context| async move { format!("Hello, {}!", args.name) },
+            )
+            .tool_with(
+                task_tool(
+                    "slow_compute",
+                    "Computes for `seconds` seconds",
+                    TaskSupport::Optional,
+                ),
+                |args: SlowComputeArgs, _cx: Context| async move {
+                    let label = args.label.unwrap_or_default();
+                    if args.seconds > 0.0 {
+                        tokio::time::sleep(Duration::from_secs_f64(args.seconds.min(3600.0))).await;
+                    }
+                    format!("computed `{label}` in {}s", args.seconds)
+                },
+            )
+            .tool_with(
+                task_tool(
+                    "failing_job",
+                    "Fails after a moment (a tool error)",
+                    TaskSupport::Required,
+                ),
+                |_: NoArguments, _cx: Context| async move {
+                    tokio::time::sleep(Duration::from_millis(500)).await;
+                    Err::<String, _>(ToolError::new("the job failed"))
+                },
+            )
+            .tool_with(
+                task_tool(
+                    "protocol_error_job",
+                    "Fails with a protocol error",
+                    TaskSupport::Optional,
+                ),
+                |_: NoArguments, cx: Context| async move {
+                    cx.run_as_task().await;
+                    Err::<String, _>(ToolError::protocol(mcp_types::ErrorObject::internal_error(
+                        "the job hit an internal error",
+                    )))
+                },
+            )
+            .tool_with(
+                task_tool(
+                    "confirm_delete",
+                    "Asks for a confirmation inside a task",
+                    TaskSupport::Optional,
+                ),
+                |_: NoArguments, cx: Context| async move {
+                    cx.run_as_task().await;
+                    let answer = cx
+                        .elicit_form("Really delete the file?", boolean_form("confirm"))
+                        .await
+                        .map_err(|e| ToolError::new(e.to_string()))?;
+                    let confirmed = answer.action == ElicitAction::Accept
+                        && matches!(
+                            answer.content.as_ref().and_then(|c| c.get("confirm")),
+                            Some(ElicitValue::Boolean(true))
+                        );
+                    Ok::<_, ToolError>(if confirmed { "deleted" } else { "kept" })
+                },
+            )
+            .tool_with(
+                task_tool(
+                    "multi_input",
+                    "Asks two questions at once inside a task",
+                    TaskSupport::Optional,
+                ),
+                |_: NoArguments, cx: Context| async move {
+                    cx.run_as_task().await;
+                    let (first, second) = tokio::join!(
+                        cx.elicit_form("First name?", string_form("first")),
+                        cx.elicit_form("Last name?", string_form("last")),
+                    );
+                    let field = |answer: &mcp_types::ElicitResult, key: &str| match answer
+                        .content
+                        .as_ref()
+                        .and_then(|c| c.get(key))
+                    {
+                        Some(ElicitValue::String(value)) => value.clone(),
+                        _ => String::new(),
+                    };
+                    let first = first.map_err(|e| ToolError::new(e.to_string()))?;
+                    let second = second.map_err(|e| ToolError::new(e.to_string()))?;
+                    Ok::<_, ToolError>(format!(
+                        "Hello, {} {}!",
+                        field(&first, "first"),
+                        field(&second, "last")
+                    ))
+                },
+            )
+            .tool_with(
+                task_tool(
+                    "test_tool_with_task",
+                    "Asks for a name by round trip, then runs as a task",
+                    TaskSupport::Required,
+                ),
+                |_: NoArguments, cx: Context| async move {
+                    let Some(name) = accepted_field(&cx, "user_name", "name") else {
+                        return Answer::InputRequired(InputRequired::new().elicit_form(
+                            "user_name",
+                            "What is your name?",
+                            string_form("name"),
+                        ));
+                    };
+                    cx.run_as_task().await;
+                    Answer::Complete(format!("Hello, {name}! (from a task)"))
+                },
+            )
+        .extension(mcp_examples::extensions::skills())
+        .extension(mcp_examples::extensions::apps())
         .build()
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct GreetArgs {
+    /// Who to greet.
+    name: String,
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct SlowComputeArgs {
+    /// How long the computation takes, in seconds (0: at once).
+    #[serde(default)]
+    seconds: f64,
+    /// A label echoed in the result.
+    #[serde(default)]
+    label: Option<String>,
+}
+
+/// A tool that may run as a task (`execution.taskSupport`).
+fn task_tool(name: &str, description: &str, support: TaskSupport) -> Tool {
+    let mut tool = Tool::new(name, JsonObject::new());
+    tool.description = Some(description.into());
+    tool.execution = Some(ToolExecution::new().with_task_support(support));
+    tool
 }
 
 #[tokio::main]

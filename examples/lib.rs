@@ -5,6 +5,7 @@
 //! interop tests share: the "interop contract" that `interop/python/server.py`
 //! implements too, so the same client checks run against either.
 
+pub mod extensions;
 #[cfg(doctest)]
 mod guide;
 

@@ -39,6 +39,7 @@ const CHECKS: &[(&str, Check)] = checks![
     progress_and_log_messages_go_to_stderr,
     watch_prints_list_changes_in_the_stateless_era,
     watch_prints_resource_updates_in_the_handshake_era,
+    watch_prints_list_changes_in_a_handshake_http_session,
     protected_server_after_a_browser_sign_in,
 ];
 
@@ -410,6 +411,50 @@ async fn watch_prints_resource_updates_in_the_handshake_era() {
         "{done:?}"
     );
     assert_eq!(lines[1], "notifications/tools/list_changed", "{done:?}");
+}
+
+async fn watch_prints_list_changes_in_a_handshake_http_session() {
+    // The server's `ListChanges` reaches handshake-era sessions too; the
+    // subscription is sent after the session's GET stream is open, so once
+    // the watch says it is watching, what the server announces has a stream.
+    let served = Served::http().await;
+    let mcp = served.mcp(Era::Handshake);
+    let mut watch = mcp.spawn(&[
+        "--json",
+        "watch",
+        "--resource",
+        "file:///readme",
+        "--count",
+        "2",
+    ]);
+    watch.wait_for_stderr("watching for notifications").await;
+    served.changes.tools_changed();
+    served.changes.resource_updated("file:///logo");
+    served.changes.resource_updated("file:///readme");
+    let done = watch.finish().await;
+    assert_eq!(done.code, 0, "{done:?}");
+    let lines: Vec<Value> = done
+        .stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("one JSON object per line"))
+        .collect();
+    let methods: Vec<&str> = lines
+        .iter()
+        .map(|l| l["method"].as_str().expect("a method"))
+        .collect();
+    assert_eq!(
+        methods,
+        [
+            "notifications/tools/list_changed",
+            "notifications/resources/updated",
+        ],
+        "{done:?}"
+    );
+    assert_eq!(
+        lines[1]["params"]["uri"], "file:///readme",
+        "only the subscribed resource: {done:?}"
+    );
+    served.stop().await;
 }
 
 // ---------------------------------------------------------------------------

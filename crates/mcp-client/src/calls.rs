@@ -21,7 +21,7 @@ use crate::validation::OutputSchemas;
 use crate::{ClientSession, Error, RequestOptions};
 
 /// One page of a list method: its items and the cursor of the next page.
-trait Page {
+pub(crate) trait Page {
     type Item;
     fn into_parts(self) -> (Vec<Self::Item>, Option<String>);
 }
@@ -45,6 +45,11 @@ page!(
     ResourceTemplate
 );
 page!(ListPromptsResult, prompts, Prompt);
+page!(
+    mcp_types::skills::ListSkillsResult,
+    skills,
+    mcp_types::skills::SkillEntry
+);
 
 /// Pages a server may hand out to one `list_all_*` call; a server that keeps
 /// returning cursors past this is refused rather than followed forever.
@@ -55,6 +60,10 @@ impl ClientSession {
     ///
     /// # Errors
     /// [`Error::Request`] when the server does not answer.
+    ///
+    /// # Cancel safety
+    /// Dropping the future cancels the request on the wire
+    /// (`notifications/cancelled`) and discards a late answer.
     pub async fn send_ping(&self) -> Result<(), Error> {
         self.request::<methods::Ping>(&None, RequestOptions::new())
             .await
@@ -86,7 +95,7 @@ impl ClientSession {
     }
 
     /// Follows `nextCursor` through every page of `list`.
-    async fn list_all<R: Page, F, Fut>(
+    pub(crate) async fn list_all<R: Page, F, Fut>(
         &self,
         method: &'static str,
         list: F,
@@ -117,6 +126,10 @@ impl ClientSession {
     ///
     /// # Errors
     /// [`Error::Request`] when the server refuses or the connection fails.
+    ///
+    /// # Cancel safety
+    /// Dropping the future cancels the request on the wire
+    /// (`notifications/cancelled`) and discards a late answer.
     pub async fn list_tools(&self, cursor: Option<String>) -> Result<ListToolsResult, Error> {
         let mut result = self.list_page::<methods::ListTools>(cursor).await?;
         if self.is_stateless() {
@@ -144,6 +157,10 @@ impl ClientSession {
     /// # Errors
     /// As [`list_tools`](Self::list_tools); [`Error::TooManyPages`] when the
     /// server never stops handing out cursors.
+    ///
+    /// # Cancel safety
+    /// Dropping the future cancels the page request in flight; pages already
+    /// read are discarded.
     pub async fn list_all_tools(&self) -> Result<Vec<Tool>, Error> {
         self.list_all(methods::ListTools::NAME, |c| self.list_tools(c))
             .await
@@ -183,6 +200,11 @@ impl ClientSession {
     ///
     /// # Errors
     /// As [`call_tool`](Self::call_tool).
+    ///
+    /// # Cancel safety
+    /// Dropping the future cancels the request on the wire
+    /// (`notifications/cancelled`) and discards a late answer.
+    /// In the stateless era, answers the callbacks already gave are discarded too.
     pub async fn call_tool_with(
         &self,
         name: &str,
@@ -206,6 +228,10 @@ impl ClientSession {
     /// # Errors
     /// [`Error::Request`] for a protocol error; [`Error::InvalidResult`]
     /// when the answer is neither a result nor an input request.
+    ///
+    /// # Cancel safety
+    /// Dropping the future cancels the request on the wire
+    /// (`notifications/cancelled`) and discards a late answer.
     pub async fn call_tool_once(
         &self,
         params: &CallToolRequestParams,
@@ -218,6 +244,10 @@ impl ClientSession {
     ///
     /// # Errors
     /// [`Error::Request`] when the server refuses or the connection fails.
+    ///
+    /// # Cancel safety
+    /// Dropping the future cancels the request on the wire
+    /// (`notifications/cancelled`) and discards a late answer.
     pub async fn list_resources(
         &self,
         cursor: Option<String>,
@@ -229,6 +259,10 @@ impl ClientSession {
     ///
     /// # Errors
     /// As [`list_resources`](Self::list_resources); [`Error::TooManyPages`].
+    ///
+    /// # Cancel safety
+    /// Dropping the future cancels the page request in flight; pages already
+    /// read are discarded.
     pub async fn list_all_resources(&self) -> Result<Vec<Resource>, Error> {
         self.list_all(methods::ListResources::NAME, |c| self.list_resources(c))
             .await
@@ -238,6 +272,10 @@ impl ClientSession {
     ///
     /// # Errors
     /// [`Error::Request`] when the server refuses or the connection fails.
+    ///
+    /// # Cancel safety
+    /// Dropping the future cancels the request on the wire
+    /// (`notifications/cancelled`) and discards a late answer.
     pub async fn list_resource_templates(
         &self,
         cursor: Option<String>,
@@ -251,6 +289,10 @@ impl ClientSession {
     /// # Errors
     /// As [`list_resource_templates`](Self::list_resource_templates);
     /// [`Error::TooManyPages`].
+    ///
+    /// # Cancel safety
+    /// Dropping the future cancels the page request in flight; pages already
+    /// read are discarded.
     pub async fn list_all_resource_templates(&self) -> Result<Vec<ResourceTemplate>, Error> {
         self.list_all(methods::ListResourceTemplates::NAME, |c| {
             self.list_resource_templates(c)
@@ -263,6 +305,10 @@ impl ClientSession {
     /// # Errors
     /// [`Error::Request`]: a missing resource is a remote error (`-32002` in
     /// the handshake era, `-32602` at 2026-07-28).
+    ///
+    /// # Cancel safety
+    /// Dropping the future cancels the request on the wire
+    /// (`notifications/cancelled`) and discards a late answer.
     pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, Error> {
         self.read_resource_with(uri, RequestOptions::new()).await
     }
@@ -271,6 +317,10 @@ impl ClientSession {
     ///
     /// # Errors
     /// As [`read_resource`](Self::read_resource).
+    ///
+    /// # Cancel safety
+    /// Dropping the future cancels the request on the wire
+    /// (`notifications/cancelled`) and discards a late answer.
     pub async fn read_resource_with(
         &self,
         uri: &str,
@@ -284,6 +334,10 @@ impl ClientSession {
     ///
     /// # Errors
     /// [`Error::Request`] when the server refuses.
+    ///
+    /// # Cancel safety
+    /// Dropping the future cancels the request on the wire, but the server may
+    /// already have applied it.
     pub async fn subscribe_resource(&self, uri: &str) -> Result<(), Error> {
         self.request::<methods::Subscribe>(&SubscribeRequestParams::new(uri), RequestOptions::new())
             .await
@@ -294,6 +348,10 @@ impl ClientSession {
     ///
     /// # Errors
     /// [`Error::Request`] when the server refuses.
+    ///
+    /// # Cancel safety
+    /// Dropping the future cancels the request on the wire, but the server may
+    /// already have applied it.
     pub async fn unsubscribe_resource(&self, uri: &str) -> Result<(), Error> {
         self.request::<methods::Unsubscribe>(
             &UnsubscribeRequestParams::new(uri),
@@ -307,6 +365,10 @@ impl ClientSession {
     ///
     /// # Errors
     /// [`Error::Request`] when the server refuses or the connection fails.
+    ///
+    /// # Cancel safety
+    /// Dropping the future cancels the request on the wire
+    /// (`notifications/cancelled`) and discards a late answer.
     pub async fn list_prompts(&self, cursor: Option<String>) -> Result<ListPromptsResult, Error> {
         self.list_page::<methods::ListPrompts>(cursor).await
     }
@@ -315,6 +377,10 @@ impl ClientSession {
     ///
     /// # Errors
     /// As [`list_prompts`](Self::list_prompts); [`Error::TooManyPages`].
+    ///
+    /// # Cancel safety
+    /// Dropping the future cancels the page request in flight; pages already
+    /// read are discarded.
     pub async fn list_all_prompts(&self) -> Result<Vec<Prompt>, Error> {
         self.list_all(methods::ListPrompts::NAME, |c| self.list_prompts(c))
             .await
@@ -325,6 +391,10 @@ impl ClientSession {
     /// # Errors
     /// [`Error::Request`]: an unknown prompt or a missing argument is a
     /// remote `-32602`.
+    ///
+    /// # Cancel safety
+    /// Dropping the future cancels the request on the wire
+    /// (`notifications/cancelled`) and discards a late answer.
     pub async fn get_prompt(
         &self,
         name: &str,
@@ -338,6 +408,10 @@ impl ClientSession {
     ///
     /// # Errors
     /// As [`get_prompt`](Self::get_prompt).
+    ///
+    /// # Cancel safety
+    /// Dropping the future cancels the request on the wire
+    /// (`notifications/cancelled`) and discards a late answer.
     pub async fn get_prompt_with(
         &self,
         name: &str,
@@ -355,6 +429,10 @@ impl ClientSession {
     ///
     /// # Errors
     /// [`Error::Request`] when the server refuses.
+    ///
+    /// # Cancel safety
+    /// Dropping the future cancels the request on the wire
+    /// (`notifications/cancelled`) and discards a late answer.
     pub async fn complete(
         &self,
         reference: impl Into<CompleteReference>,
@@ -379,6 +457,10 @@ impl ClientSession {
     /// set a level on: ask per call with
     /// [`RequestOptions::with_log_level`]; [`Error::Request`] when the server
     /// refuses.
+    ///
+    /// # Cancel safety
+    /// Dropping the future cancels the request on the wire, but the server may
+    /// already have applied it.
     pub async fn set_logging_level(&self, level: LoggingLevel) -> Result<(), Error> {
         if self.is_stateless() {
             return Err(Error::NotInThisEra {
@@ -396,6 +478,10 @@ impl ClientSession {
     ///
     /// # Errors
     /// [`Error::Request`] when the connection is closed.
+    ///
+    /// # Cancel safety
+    /// A notification is queued whole or not at all: dropping the future before
+    /// it resolves may leave it unsent.
     pub async fn send_roots_list_changed(&self) -> Result<(), Error> {
         self.notify::<methods::RootsListChanged>(&None).await
     }
@@ -409,7 +495,7 @@ fn paginated(cursor: Option<String>) -> Option<PaginatedRequestParams> {
     })
 }
 
-fn tool_arguments(arguments: impl Serialize) -> Result<Option<JsonObject>, Error> {
+pub(crate) fn tool_arguments(arguments: impl Serialize) -> Result<Option<JsonObject>, Error> {
     let serialize_error = |source| Error::Serialize {
         method: methods::CallTool::NAME,
         source,

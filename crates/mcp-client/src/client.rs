@@ -52,6 +52,10 @@ impl Client {
     ///
     /// # Errors
     /// As [`ClientSession::negotiate`].
+    ///
+    /// # Cancel safety
+    /// Dropping the future gives up negotiating and drops the session; a
+    /// child process it spawned is killed (`kill_on_drop`).
     pub async fn connect<T: Transport>(transport: T, config: ClientConfig) -> Result<Self, Error> {
         Self::initialize(ClientSession::new(transport, config), Owned::Nothing).await
     }
@@ -63,6 +67,10 @@ impl Client {
     /// # Errors
     /// [`Error::Process`] when the process cannot start; as
     /// [`ClientSession::initialize`] otherwise (the process is then stopped).
+    ///
+    /// # Cancel safety
+    /// Dropping the future gives up negotiating and drops the session; a
+    /// child process it spawned is killed (`kill_on_drop`).
     #[cfg(feature = "stdio")]
     pub async fn connect_stdio(
         command: mcp_transport::stdio::ServerCommand,
@@ -79,6 +87,10 @@ impl Client {
     /// # Errors
     /// [`Error::Process`] for an unusable URL; as
     /// [`ClientSession::initialize`] otherwise.
+    ///
+    /// # Cancel safety
+    /// Dropping the future gives up negotiating and drops the session; a
+    /// child process it spawned is killed (`kill_on_drop`).
     #[cfg(feature = "http")]
     pub async fn connect_http(url: &str, config: ClientConfig) -> Result<Self, Error> {
         Self::connect_http_with(url, mcp_transport::http::HttpClientConfig::new(), config).await
@@ -89,6 +101,10 @@ impl Client {
     ///
     /// # Errors
     /// As [`connect_http`](Self::connect_http).
+    ///
+    /// # Cancel safety
+    /// Dropping the future gives up negotiating and drops the session; a
+    /// child process it spawned is killed (`kill_on_drop`).
     #[cfg(feature = "http")]
     pub async fn connect_http_with(
         url: &str,
@@ -105,6 +121,10 @@ impl Client {
     /// # Errors
     /// [`Error::Process`] when the SSE stream cannot be opened or announces
     /// no usable endpoint; as [`ClientSession::initialize`] otherwise.
+    ///
+    /// # Cancel safety
+    /// Dropping the future gives up negotiating and drops the session; a
+    /// child process it spawned is killed (`kill_on_drop`).
     #[cfg(feature = "http")]
     pub async fn connect_legacy_sse(url: &str, config: ClientConfig) -> Result<Self, Error> {
         let http = mcp_transport::http::HttpClientConfig::new();
@@ -158,6 +178,10 @@ impl Client {
     ///
     /// # Errors
     /// [`Error::Process`] when the child process could not be reaped.
+    ///
+    /// # Cancel safety
+    /// Dropping the future after the session closed leaves a child process to
+    /// tokio's kill-on-drop instead of the orderly SIGTERM and wait.
     pub async fn close(self) -> Result<(), Error> {
         self.session.close().await;
         shutdown(self.owned).await

@@ -35,6 +35,15 @@ pub enum Error {
         /// The claimed result, parsed into its claim's type.
         result: crate::extension::ClaimedResult,
     },
+    /// A skill file read from the server does not match its skill entry
+    /// (SEP-2640); the content was not used.
+    #[error("skill file `{uri}` failed verification: {reason}; it was not used")]
+    SkillVerification {
+        /// The file's URI.
+        uri: String,
+        /// What did not match.
+        reason: crate::skills::SkillMismatch,
+    },
     /// The server's answer does not match the method's result schema.
     #[error("the server's answer to `{method}` is not a valid result: {source}")]
     InvalidResult {
@@ -116,6 +125,21 @@ pub enum Error {
         method: &'static str,
         /// How many rounds were answered.
         rounds: usize,
+    },
+    /// A task was cancelled before it produced a result.
+    #[error("task `{task_id}` was cancelled before it produced a result")]
+    TaskCancelled {
+        /// The task.
+        task_id: String,
+    },
+    /// A task failed with a JSON-RPC error (2026-07-28, where the error is
+    /// part of the task's state rather than the answer to a request).
+    #[error("task `{task_id}` failed: {}", .error.message)]
+    TaskFailed {
+        /// The task.
+        task_id: String,
+        /// The error the server recorded for it.
+        error: ErrorObject,
     },
     /// A session group has no component of that name.
     #[error("no {kind} named `{name}` in the group")]

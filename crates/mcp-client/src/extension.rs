@@ -381,6 +381,23 @@ pub(crate) struct ExtensionConfig {
 }
 
 impl ExtensionConfig {
+    /// Warns of bindings that can never fire at the negotiated `revision`:
+    /// only methods the core protocol does not define there reach them.
+    pub(crate) fn check_bindings(&self, revision: Revision) {
+        for binding in &self.bindings {
+            if mcp_types::MethodInfo::lookup(binding.method, revision, mcp_types::Side::Server)
+                .is_some()
+            {
+                tracing::warn!(
+                    method = binding.method,
+                    %revision,
+                    "this notification binding will never fire: the core protocol defines the \
+                     method at this revision, so its notifications go to on_notification"
+                );
+            }
+        }
+    }
+
     /// The `capabilities.extensions` ad at `revision`: every declared
     /// extension and every claim-bearing one, but those whose claims are
     /// all inactive at `revision`.

@@ -1,49 +1,6 @@
-//! Drive MCP servers from a host: connect over stdio, HTTP or any transport,
-//! negotiate the protocol era, and call tools, read resources and get prompts
-//! with typed requests and results.
-//!
-//! - [`Client`]: connect and negotiate in one call
-//!   ([`connect_stdio`](Client::connect_stdio),
-//!   [`connect_http`](Client::connect_http),
-//!   [`connect`](Client::connect) over any transport, such as an
-//!   in-process server's `mcp_server::Server::in_memory()`).
-//! - [`ClientSession`]: the typed calls, usable on its own to drive
-//!   negotiation yourself.
-//! - [`ClientConfig`]: how the client presents itself, which era it
-//!   negotiates ([`Negotiation`]), and the callbacks that answer the
-//!   server's sampling, elicitation and roots requests (in either era) and
-//!   receive its log messages and notifications.
-//! - [`RequestOptions`]: per-call timeout, progress, log level and headers.
-//! - [`ClientSessionGroup`]: several servers under one set of names.
-//!
-//! # Features
-//! - `stdio` (default): spawn a server process ([`ServerCommand`]).
-//! - `http` (default): streamable HTTP and the 2024-11-05 HTTP+SSE
-//!   transport ([`HttpClientConfig`]), on hyper with rustls.
-//! - `auth` (default): OAuth 2.1 for protected HTTP servers ([`auth`]).
-//! - `output-validation` (default): check tool results against their
-//!   output schema (pulls in `jsonschema`).
-//!
-//! # Examples
-//! ```
-//! use mcp_client::{Client, ClientConfig};
-//! use mcp_server::{Context, Server};
-//!
-//! #[derive(serde::Deserialize, schemars::JsonSchema)]
-//! struct Echo { text: String }
-//!
-//! # #[tokio::main(flavor = "current_thread")]
-//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! let server = Server::builder("echo", "1.0.0")
-//!     .tool("echo", "Echoes its input", |args: Echo, _cx: Context| async move { args.text })
-//!     .build()?;
-//! let client = Client::connect(server.in_memory(), ClientConfig::new("host", "1.0.0")).await?;
-//! let result = client.call_tool("echo", serde_json::json!({ "text": "hi" })).await?;
-//! assert_eq!(result.content[0].as_text(), Some("hi"));
-//! client.close().await?;
-//! # Ok(())
-//! # }
-//! ```
+#![doc = include_str!("../README.md")]
+#![doc = document_features::document_features!()]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 #[cfg(feature = "auth")]
 pub mod auth;
@@ -59,7 +16,9 @@ mod input_rounds;
 mod negotiate;
 mod options;
 mod session;
+pub mod skills;
 mod stateless;
+mod tasks;
 mod validation;
 
 pub use client::Client;
@@ -72,6 +31,10 @@ pub use mcp_types as types;
 pub use negotiate::{Negotiated, Negotiation};
 pub use options::RequestOptions;
 pub use session::ClientSession;
+pub use tasks::{
+    DEFAULT_TASK_POLL_INTERVAL, MAX_TASK_POLL_INTERVAL, MIN_TASK_POLL_INTERVAL, TaskStart,
+    TaskState, poll_interval,
+};
 
 #[cfg(feature = "http")]
 pub use mcp_transport::http::{HttpClientConfig, LegacySseClient, StreamableHttpClient};

@@ -45,6 +45,10 @@ impl ClientSession {
     /// under [`Negotiation::Newest`] a discover refusal falls back to
     /// `initialize`, but a version negotiation failure or a closed
     /// connection does not.
+    ///
+    /// # Cancel safety
+    /// Dropping the future cancels the request in flight; the session is then in
+    /// no era: negotiate again or drop it.
     pub async fn negotiate(&self) -> Result<Negotiated, Error> {
         let policy = self.config.negotiation;
         let stateless_allowed =
@@ -83,6 +87,10 @@ impl ClientSession {
     /// [`Error::Request`] when the server refuses or the connection fails;
     /// [`Error::UnsupportedProtocolVersion`] when the server answers with a
     /// revision this client does not speak (the session is then unusable).
+    ///
+    /// # Cancel safety
+    /// Dropping the future leaves the session uninitialized (`initialize` cannot
+    /// be cancelled on the wire): initialize again or drop the session.
     pub async fn initialize(&self) -> Result<Arc<InitializeResult>, Error> {
         let requested = if self.config.protocol_version.is_handshake() {
             self.config.protocol_version
@@ -116,6 +124,7 @@ impl ClientSession {
             state.initialized = Some(result.clone());
             state.revision = revision;
         }
+        self.config.extensions.check_bindings(revision);
         self.notify::<methods::Initialized>(&None).await?;
         Ok(result)
     }
@@ -130,6 +139,10 @@ impl ClientSession {
     /// # Errors
     /// [`Error::Request`] when the server refuses (a handshake-era server
     /// does: fall back to [`initialize`](Self::initialize)) or fails.
+    ///
+    /// # Cancel safety
+    /// Dropping the future cancels the request on the wire
+    /// (`notifications/cancelled`) and discards a late answer.
     pub async fn discover(&self) -> Result<Arc<DiscoverResult>, Error> {
         let preferred = if self.config.protocol_version.is_stateless() {
             self.config.protocol_version
@@ -156,6 +169,7 @@ impl ClientSession {
                 let result = Arc::new(result);
                 state.discovered = Some(result.clone());
                 state.revision = revision;
+                self.config.extensions.check_bindings(revision);
                 Ok(result)
             }
             Err(error) => {
@@ -175,6 +189,7 @@ impl ClientSession {
         state.stateless = Some(revision);
         state.revision = revision;
         state.discovered = Some(discovered.clone());
+        self.config.extensions.check_bindings(revision);
         discovered
     }
 }

@@ -3,7 +3,9 @@
 //! tool's `x-mcp-header` annotations.
 
 use mcp_core::Headers;
-use mcp_types::routing::{annotated_properties, encode_header_value, header_value, lookup};
+use mcp_types::routing::{
+    annotated_properties, encode_header_value, header_value, lookup, name_field,
+};
 use mcp_types::{
     ClientCapabilities, Implementation, JsonObject, LoggingLevel, RawJson, Revision, Tool, meta,
 };
@@ -47,11 +49,7 @@ pub(crate) fn stamp(
     let mut headers = Headers::new()
         .with("MCP-Protocol-Version", revision.as_str())
         .with("Mcp-Method", method);
-    let name = match method {
-        "tools/call" | "prompts/get" => object.get("name"),
-        "resources/read" => object.get("uri"),
-        _ => None,
-    };
+    let name = name_field(method).and_then(|field| object.get(field));
     if let Some(name) = name.and_then(Value::as_str) {
         headers.append("Mcp-Name", encode_header_value(name));
     }

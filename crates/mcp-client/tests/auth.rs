@@ -31,6 +31,14 @@ struct Behaviour {
     single_use_tokens: bool,
     /// The user declines: the redirect carries `error=access_denied`.
     deny: bool,
+    /// A 2025-03-26 server: no protected resource metadata anywhere and
+    /// none named in the challenge.
+    no_prm: bool,
+    /// No authorization server metadata either (the 2025-03-26 default
+    /// endpoints are all there is).
+    no_as_metadata: bool,
+    /// The challenge names protected resource metadata that answers 404.
+    broken_prm_hint: bool,
 }
 
 #[derive(Default)]
@@ -72,7 +80,7 @@ impl Fixture {
         error: Option<&str>,
     ) -> Response<Full<Bytes>> {
         let mut value = String::from("Bearer ");
-        if !self.behaviour.prm_at_root_only {
+        if !self.behaviour.prm_at_root_only && !self.behaviour.no_prm {
             value.push_str(&format!(
                 "resource_metadata=\"{}/.well-known/oauth-protected-resource/mcp\", ",
                 self.base
@@ -107,7 +115,17 @@ impl Fixture {
             .unwrap_or_default();
         let b = &self.behaviour;
         match path.as_str() {
-            "/.well-known/oauth-protected-resource/mcp" if b.prm_at_root_only => {
+            "/.well-known/oauth-protected-resource/mcp"
+                if b.prm_at_root_only || b.no_prm || b.broken_prm_hint =>
+            {
+                json_response(StatusCode::NOT_FOUND, json!({}))
+            }
+            "/.well-known/oauth-protected-resource" if b.no_prm || b.broken_prm_hint => {
+                json_response(StatusCode::NOT_FOUND, json!({}))
+            }
+            "/.well-known/oauth-authorization-server" | "/.well-known/openid-configuration"
+                if b.no_as_metadata =>
+            {
                 json_response(StatusCode::NOT_FOUND, json!({}))
             }
             "/.well-known/oauth-protected-resource/mcp"
@@ -393,6 +411,68 @@ async fn metadata_discovery_falls_back_to_the_root_document() {
     .await;
     let client = connect(&fixture, oauth()).await.expect("authorized");
     client.list_all_tools().await.expect("listed");
+}
+
+#[tokio::test]
+async fn a_2025_03_26_server_without_resource_metadata_is_found_at_its_origin() {
+    let fixture = start(Behaviour {
+        no_prm: true,
+        ..Default::default()
+    })
+    .await;
+    let client = connect(&fixture, oauth()).await.expect("authorized");
+    client.list_all_tools().await.expect("listed");
+    let record = fixture.record.lock().expect("lock");
+    assert_eq!(record.authorize_calls.len(), 1);
+    // A 2025-03-26 authorization server predates resource indicators.
+    assert!(!record.authorize_calls[0].contains_key("resource"));
+    assert!(
+        record
+            .token_calls
+            .iter()
+            .all(|t| !t.contains_key("resource"))
+    );
+}
+
+#[tokio::test]
+async fn a_2025_03_26_server_without_any_metadata_uses_the_default_endpoints() {
+    let fixture = start(Behaviour {
+        no_prm: true,
+        no_as_metadata: true,
+        ..Default::default()
+    })
+    .await;
+    let client = connect(&fixture, oauth()).await.expect("authorized");
+    client.list_all_tools().await.expect("listed");
+    let record = fixture.record.lock().expect("lock");
+    assert_eq!(record.authorize_calls.len(), 1, "/authorize at the origin");
+    assert_eq!(record.authorize_calls[0]["client_id"], "dynamic-client");
+    assert_eq!(record.authorize_calls[0]["code_challenge_method"], "S256");
+    assert_eq!(record.token_calls.len(), 1, "/token at the origin");
+}
+
+#[tokio::test]
+async fn a_challenge_naming_missing_metadata_is_not_taken_for_a_2025_03_26_server() {
+    let fixture = start(Behaviour {
+        broken_prm_hint: true,
+        ..Default::default()
+    })
+    .await;
+    let Err(error) = connect(&fixture, oauth()).await else {
+        panic!("a server whose named metadata is missing must be refused");
+    };
+    assert!(
+        matches!(error.auth(), Some(AuthError::NoResourceMetadata { .. })),
+        "{error:?}"
+    );
+    assert!(
+        fixture
+            .record
+            .lock()
+            .expect("lock")
+            .authorize_calls
+            .is_empty()
+    );
 }
 
 #[tokio::test]

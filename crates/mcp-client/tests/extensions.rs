@@ -3,16 +3,16 @@
 //! did not declare stays invisible, a claimed result reaches the caller
 //! typed, and a notification binding receives a vendor notification.
 
+mod common;
+
 use std::time::Duration;
 
 use mcp_client::extension::{ResultClaim, ToolOutcome};
 use mcp_client::{Client, ClientConfig, Error, RequestOptions};
 use mcp_server::extension::{CallOutcome, Extension};
 use mcp_server::{Context, NoArguments, Server};
-use mcp_transport::http::{HttpServerConfig, ServeConfig};
 use mcp_types::{ErrorCode, ErrorObject, JsonObject, Method, RequestMethod, Revision};
 use serde_json::{Value, json};
-use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 
 const RECEIPTS: &str = "com.example/receipts";
@@ -37,28 +37,38 @@ impl RequestMethod for CountReceipts {
     type Result = JsonObject;
 }
 
-/// `notifications/receipts/printed`: a vendor notification of the extension.
-#[derive(Debug, Clone, Copy)]
-enum Printed {}
+/// A vendor notification marker carrying [`PrintedParams`].
+macro_rules! receipt_notification {
+    ($(#[$doc:meta])* $marker:ident = $wire:literal) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy)]
+        enum $marker {}
+
+        impl Method for $marker {
+            const NAME: &'static str = $wire;
+            const PARAMS_OPTIONAL: bool = false;
+            type Params = PrintedParams;
+            fn absent_params() -> Option<Self::Params> {
+                None
+            }
+            fn is_absent(_: &Self::Params) -> bool {
+                false
+            }
+        }
+
+        impl mcp_types::NotificationMethod for $marker {}
+    };
+}
+
+receipt_notification! {
+    /// `notifications/receipts/printed`: from the server to the client.
+    Printed = "notifications/receipts/printed"
+}
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 struct PrintedParams {
     receipt: String,
 }
-
-impl Method for Printed {
-    const NAME: &'static str = "notifications/receipts/printed";
-    const PARAMS_OPTIONAL: bool = false;
-    type Params = PrintedParams;
-    fn absent_params() -> Option<Self::Params> {
-        None
-    }
-    fn is_absent(_: &Self::Params) -> bool {
-        false
-    }
-}
-
-impl mcp_types::NotificationMethod for Printed {}
 
 /// The extension's own `tools/call` result shape.
 #[derive(Debug, serde::Deserialize)]
@@ -148,22 +158,6 @@ enum Wire {
 const WIRES: [Wire; 2] = [Wire::Memory, Wire::Http];
 const ERAS: [Revision; 2] = [Revision::V2025_11_25, Revision::V2026_07_28];
 
-/// A server on 127.0.0.1 until the returned sender is dropped.
-async fn serve_http() -> (String, tokio::sync::oneshot::Sender<()>) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bound");
-    let addr = listener.local_addr().expect("addr");
-    let service = server().streamable_http_service(HttpServerConfig::new());
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(async move {
-        let config = ServeConfig::new().service_shutdown(service.shutdown_handle());
-        let _ = mcp_transport::http::serve(listener, service, config, async {
-            let _ = stopped.await;
-        })
-        .await;
-    });
-    (format!("http://{addr}/mcp"), stop)
-}
-
 async fn connect(
     wire: Wire,
     config: ClientConfig,
@@ -171,7 +165,7 @@ async fn connect(
     let connected = match wire {
         Wire::Memory => (Client::connect(server().in_memory(), config).await, None),
         Wire::Http => {
-            let (url, stop) = serve_http().await;
+            let (url, stop) = common::serve_http(server()).await;
             (Client::connect_http(&url, config).await, Some(stop))
         }
     };
@@ -365,4 +359,58 @@ fn claims_and_bindings_refuse_mistakes() {
         .bind_notification::<Printed, _, _>(|_| async {})
         .and_then(|c| c.bind_notification::<Printed, _, _>(|_| async {}));
     assert!(twice.is_err());
+}
+
+receipt_notification! {
+    /// `notifications/receipts/torn`: from the client to the server.
+    Torn = "notifications/receipts/torn"
+}
+
+#[tokio::test]
+async fn a_server_extension_receives_its_notifications_from_a_client_that_declared_it() {
+    for wire in WIRES {
+        let (torn, mut received) = mpsc::channel::<String>(4);
+        let listening = Extension::new(RECEIPTS)
+            .expect("identifier")
+            .notification::<Torn, _, _>(move |params, _session| {
+                let torn = torn.clone();
+                async move {
+                    let _ = torn.send(params.receipt).await;
+                }
+            });
+        let server = Server::builder("notified", "1")
+            .extension(listening)
+            .build()
+            .expect("server");
+        let declared = config(Revision::V2025_11_25)
+            .extension(RECEIPTS, JsonObject::new())
+            .expect("identifier");
+        let (client, _stop) = match wire {
+            Wire::Memory => (
+                Client::connect(server.in_memory(), declared)
+                    .await
+                    .expect("connected"),
+                None,
+            ),
+            Wire::Http => {
+                let (url, stop) = common::serve_http(server).await;
+                (
+                    Client::connect_http(&url, declared)
+                        .await
+                        .expect("connected"),
+                    Some(stop),
+                )
+            }
+        };
+        let params = PrintedParams {
+            receipt: "r-9".into(),
+        };
+        client.notify::<Torn>(&params).await.expect("sent");
+        let receipt = tokio::time::timeout(Duration::from_secs(10), received.recv())
+            .await
+            .expect("delivered in time")
+            .expect("a receipt");
+        assert_eq!(receipt, "r-9", "{wire:?}");
+        client.close().await.expect("closed");
+    }
 }

@@ -148,6 +148,11 @@ impl Context {
     /// [`Error::InvalidElicitationSchema`] when `T` is not a flat form;
     /// [`Error::InvalidElicitationAnswer`] when the submitted values do not
     /// fit `T`; as [`elicit_form`](Self::elicit_form) otherwise.
+    ///
+    /// # Cancel safety
+    /// Dropping the future (the handler's own future, when the call is cancelled)
+    /// cancels the ask: in the handshake era the client is sent
+    /// `notifications/cancelled`; in the stateless era nothing was sent yet.
     pub async fn elicit<T: DeserializeOwned + JsonSchema>(
         &self,
         message: &str,
@@ -177,6 +182,11 @@ impl Context {
     /// elicit forms; [`Error::AwaitingInput`] in the stateless era until the
     /// client answered (return it with `?`); [`Error::Request`] when the
     /// client fails.
+    ///
+    /// # Cancel safety
+    /// Dropping the future (the handler's own future, when the call is cancelled)
+    /// cancels the ask: in the handshake era the client is sent
+    /// `notifications/cancelled`; in the stateless era nothing was sent yet.
     pub async fn elicit_form(
         &self,
         message: &str,
@@ -191,6 +201,11 @@ impl Context {
     ///
     /// # Errors
     /// As [`elicit_form`](Self::elicit_form), for the `elicitation.url` capability.
+    ///
+    /// # Cancel safety
+    /// Dropping the future (the handler's own future, when the call is cancelled)
+    /// cancels the ask: in the handshake era the client is sent
+    /// `notifications/cancelled`; in the stateless era nothing was sent yet.
     pub async fn elicit_url(
         &self,
         message: &str,
@@ -206,6 +221,11 @@ impl Context {
     ///
     /// # Errors
     /// As [`elicit_form`](Self::elicit_form), for the `sampling` capability.
+    ///
+    /// # Cancel safety
+    /// Dropping the future (the handler's own future, when the call is cancelled)
+    /// cancels the ask: in the handshake era the client is sent
+    /// `notifications/cancelled`; in the stateless era nothing was sent yet.
     pub async fn create_message(
         &self,
         params: &CreateMessageRequestParams,
@@ -220,6 +240,11 @@ impl Context {
     ///
     /// # Errors
     /// As [`elicit_form`](Self::elicit_form), for the `roots` capability.
+    ///
+    /// # Cancel safety
+    /// Dropping the future (the handler's own future, when the call is cancelled)
+    /// cancels the ask: in the handshake era the client is sent
+    /// `notifications/cancelled`; in the stateless era nothing was sent yet.
     pub async fn list_roots(&self) -> Result<ListRootsResult, Error> {
         rooted(self.ask(InputRequest::list_roots()).await?)
     }

@@ -76,6 +76,7 @@ impl ServerBuilder {
                 list_changed: false,
                 dispatcher: DispatcherConfig::default(),
                 state: None,
+                tasks: None,
                 extensions: Vec::new(),
                 extension_requests: HashMap::new(),
                 extension_notifications: HashMap::new(),
@@ -98,7 +99,9 @@ impl ServerBuilder {
     }
 
     /// Declares `listChanged` for tools, resources and prompts: this server
-    /// will send the `*/list_changed` notifications.
+    /// will send the `*/list_changed` notifications (announced with
+    /// [`Server::list_changes`](crate::Server::list_changes)) to handshake-era
+    /// sessions. Off by default: such sessions then get none.
     pub fn list_changed(mut self, enabled: bool) -> Self {
         self.registry.list_changed = enabled;
         self
@@ -181,6 +184,16 @@ impl ServerBuilder {
     pub fn dispatcher_config(mut self, config: DispatcherConfig) -> Self {
         self.registry.dispatcher = config;
         self
+    }
+
+    /// Runs tools as tasks: a tool whose `execution.taskSupport` is
+    /// `optional` or `required` (see [`Tool`]'s `execution`) can be called
+    /// as a task, answered at once with a handle while its code runs on
+    /// (the 2025-11-25 core tasks and the 2026-07-28 tasks extension).
+    pub fn tasks(mut self, config: crate::tasks::TasksConfig) -> Self {
+        let engine = Arc::new(crate::tasks::TaskEngine::new(config));
+        self.registry.tasks = Some(engine.clone());
+        self.extension(crate::tasks::extension(engine))
     }
 
     /// Registers a tool whose input schema comes from `A` and whose output

@@ -10,7 +10,7 @@
 //! - **tools and resources**: [`Extension::tool`], [`Extension::tool_with`],
 //!   [`Extension::tool_raw`], [`Extension::resource`] and
 //!   [`Extension::resource_template`] take exactly what the
-//!   [`ServerBuilder`](crate::ServerBuilder) methods of the same name take;
+//!   [`ServerBuilder`] methods of the same name take;
 //! - **request methods**: [`Extension::request`] for a typed method marker
 //!   (a [`RequestMethod`] the extension declares: its wire name, params and
 //!   result types), [`Extension::cacheable_request`] for one whose results

@@ -102,6 +102,8 @@ pub(crate) struct Registry {
     pub(crate) dispatcher: DispatcherConfig,
     /// What the application handed [`ServerBuilder::with_state`](crate::ServerBuilder::with_state).
     pub(crate) state: Option<AppState>,
+    /// The task engine, when the server runs tasks ([`ServerBuilder::tasks`](crate::ServerBuilder::tasks)).
+    pub(crate) tasks: Option<Arc<crate::tasks::TaskEngine>>,
     /// The registered extensions, in registration order.
     pub(crate) extensions: Vec<crate::extension::ExtensionEntry>,
     /// Which extension serves each extension request method.

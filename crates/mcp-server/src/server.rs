@@ -39,7 +39,7 @@ impl Server {
         &self.registry.info
     }
 
-    /// Announces list changes to `subscriptions/listen` streams.
+    /// Announces list changes to every client, in both eras (see [`ListChanges`]).
     pub fn list_changes(&self) -> ListChanges {
         self.registry.changes.clone()
     }
@@ -92,9 +92,14 @@ impl Server {
     /// Must be called within a tokio runtime.
     pub fn serve<T: Transport>(&self, transport: T) -> ServerConnection {
         let state = Arc::new(SessionState::default());
+        let tasks = tokio_util::task::TaskTracker::new();
+        // Closed now: `wait` then ends once every task spawned so far or
+        // later (while the connection runs) has ended.
+        tasks.close();
         let handler = Runner {
             registry: self.registry.clone(),
             state: state.clone(),
+            tasks: tasks.clone(),
         };
         let connection = Connection::start(transport, handler, self.registry.dispatcher.clone());
         let session = ServerSession::new(connection.peer().clone(), state)
@@ -102,6 +107,7 @@ impl Server {
         ServerConnection {
             connection,
             session,
+            tasks,
         }
     }
 
@@ -110,6 +116,10 @@ impl Server {
     ///
     /// # Errors
     /// Never fails today; the `Result` leaves room for transport setup errors.
+    ///
+    /// # Cancel safety
+    /// Dropping the future stops waiting but not serving: the connection runs
+    /// on in its tasks until stdin closes.
     #[cfg(feature = "stdio")]
     pub async fn serve_stdio(&self) -> Result<(), crate::Error> {
         let connection = self.serve(mcp_transport::stdio::stdio_server());
@@ -142,6 +152,11 @@ impl Server {
     ///
     /// # Errors
     /// When accepting connections fails persistently.
+    ///
+    /// # Cancel safety
+    /// Dropping the future stops accepting and ends the connections it
+    /// accepted at once, without the grace. Resolve `shutdown` instead to
+    /// stop gracefully.
     pub async fn serve_http(
         &self,
         listener: tokio::net::TcpListener,
@@ -159,6 +174,9 @@ impl Server {
 pub struct ServerConnection {
     connection: Connection,
     session: ServerSession,
+    /// What the runner spawned for this connection (list-change
+    /// forwarding, callbacks); each ends when the connection closes.
+    tasks: tokio_util::task::TaskTracker,
 }
 
 impl ServerConnection {
@@ -168,13 +186,23 @@ impl ServerConnection {
         &self.session
     }
 
-    /// Resolves when the client disconnects.
+    /// Resolves when the client disconnects and the connection's tasks
+    /// have ended.
+    ///
+    /// # Cancel safety
+    /// Dropping the future only stops waiting; the connection runs on.
     pub async fn wait(&self) {
-        self.connection.wait().await
+        self.connection.wait().await;
+        self.tasks.wait().await;
     }
 
     /// Closes the connection and waits for its tasks to end.
+    ///
+    /// # Cancel safety
+    /// Dropping the future after it started leaves the connection closed and its
+    /// tasks ending on their own.
     pub async fn shutdown(self) {
-        self.connection.shutdown().await
+        self.connection.shutdown().await;
+        self.tasks.wait().await;
     }
 }

@@ -23,7 +23,8 @@ use crate::ask::{Asks, elicited, form_ask, rooted, sampled, url_ask};
 struct State {
     client: Option<Arc<InitializeRequestParams>>,
     revision: Option<Revision>,
-    initialized: bool,
+    /// List changes are forwarded to this session (see `claim_forwarding`).
+    forwarding: bool,
     log_level: Option<LoggingLevel>,
     subscriptions: HashSet<String>,
 }
@@ -32,6 +33,9 @@ struct State {
 #[derive(Default)]
 pub(crate) struct SessionState {
     state: Mutex<State>,
+    /// Whether the client sent `notifications/initialized`; a watch, so the
+    /// list-change forwarder can wait for it.
+    initialized: tokio::sync::watch::Sender<bool>,
 }
 
 impl SessionState {
@@ -50,7 +54,25 @@ impl SessionState {
     }
 
     pub(crate) fn mark_initialized(&self) {
-        self.lock().initialized = true;
+        self.initialized.send_replace(true);
+    }
+
+    /// Resolves once the client sent `notifications/initialized`.
+    pub(crate) async fn initialized(&self) {
+        let mut initialized = self.initialized.subscribe();
+        // The sender lives in `self`, so the wait cannot fail.
+        let _ = initialized.wait_for(|done| *done).await;
+    }
+
+    /// `true` the first time only: a client that sends `initialize` twice
+    /// still gets each list change once.
+    pub(crate) fn claim_forwarding(&self) -> bool {
+        !std::mem::replace(&mut self.lock().forwarding, true)
+    }
+
+    /// The URIs the client subscribed to.
+    pub(crate) fn subscriptions(&self) -> Vec<String> {
+        self.lock().subscriptions.iter().cloned().collect()
     }
 
     pub(crate) fn set_log_level(&self, level: LoggingLevel) {
@@ -113,10 +135,18 @@ impl ServerSession {
         self
     }
 
-    /// Announces list changes to every `subscriptions/listen` stream of the
-    /// server (2026-07-28 clients); `send_*_list_changed` tell this session only.
+    /// Announces list changes to every client of the server, in both eras:
+    /// each `subscriptions/listen` stream (2026-07-28) and each initialized
+    /// handshake-era session (2024-11-05 to 2025-11-25), as each asked
+    /// (see [`ListChanges`](crate::ListChanges)); `send_*_list_changed` tell
+    /// this session only.
     pub fn list_changes(&self) -> Option<&crate::ListChanges> {
         self.changes.as_ref()
+    }
+
+    /// The connection's state (tasks key a connection's own tasks by it).
+    pub(crate) fn session_state(&self) -> &Arc<SessionState> {
+        &self.state
     }
 
     pub(crate) fn for_stateless_request(mut self, request: Arc<StatelessRequest>) -> Self {
@@ -180,12 +210,17 @@ impl ServerSession {
 
     /// Whether the client sent `notifications/initialized`.
     pub fn is_initialized(&self) -> bool {
-        self.state.lock().initialized
+        *self.state.initialized.borrow()
     }
 
     /// The level set by the client's `logging/setLevel`, if any.
     pub fn log_level(&self) -> Option<LoggingLevel> {
         self.state.lock().log_level
+    }
+
+    /// The URIs the client subscribed to.
+    pub(crate) fn subscriptions(&self) -> Vec<String> {
+        self.state.subscriptions()
     }
 
     /// Whether the client subscribed to updates of `uri`.

@@ -1,11 +1,6 @@
-//! Transports for MCP. Most users reach these through `mcp-server` or
-//! `mcp-client`. One feature per transport: `stdio` (default); streamable
-//! HTTP follows.
-//!
-//! - [`LineTransport`]: newline-delimited JSON over any byte stream.
-//! - [`stdio::ServerCommand`]: spawn a server and talk over its pipes, with an
-//!   orderly shutdown that leaves no process behind.
-//! - [`stdio::stdio_server`]: serve on this process's stdin and stdout.
+#![doc = include_str!("../README.md")]
+#![doc = document_features::document_features!()]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod error;
 #[cfg(feature = "stdio")]

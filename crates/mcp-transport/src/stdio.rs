@@ -256,6 +256,10 @@ impl ChildProcess {
     ///
     /// # Errors
     /// When waiting on the process fails.
+    ///
+    /// # Cancel safety
+    /// Dropping the future kills the child (`kill_on_drop`) without the
+    /// SIGTERM step; tokio reaps it in the background.
     pub async fn shutdown(mut self) -> Result<ExitStatus, Error> {
         let grace = self.grace;
         if let Ok(status) = tokio::time::timeout(grace, self.child.wait()).await {

@@ -336,6 +336,19 @@ async fn every_accepted_socket_has_nodelay_set() {
 }
 
 #[tokio::test]
+async fn dropping_serve_ends_its_connections() {
+    let running = start(HttpServerConfig::new(), ServeConfig::new()).await;
+    let session = open_session(running.addr, "2025-11-25").await;
+    let mut get = open_get_stream(running.addr, &session).await;
+    // The service (and its session) lives on in the test; only `serve`'s
+    // future goes away, and with it the connection it accepted.
+    running.served.abort();
+    let mut rest = Vec::new();
+    let read = timeout(WAIT, get.read_to_end(&mut rest)).await;
+    assert!(read.is_ok(), "the GET stream's connection outlived serve");
+}
+
+#[tokio::test]
 async fn a_connection_that_sends_half_a_request_head_is_closed() {
     let mut running = start(
         HttpServerConfig::new(),

@@ -1,53 +1,5 @@
-//! Wire types of every Model Context Protocol revision, with no async and no I/O.
-//!
-//! Depend on this crate alone when you need MCP's schemas and messages; the
-//! dispatcher, transports, client and server live in `mcp-core`,
-//! `mcp-transport`, `mcp-client` and `mcp-server`.
-//!
-//! - [`jsonrpc`]: the JSON-RPC 2.0 envelope, parsed once with raw params.
-//! - [`Revision`]: the registry of known revisions and their [`Era`]s.
-//! - [`ErrorCode`]: JSON-RPC and MCP error codes as named constants.
-//! - [`methods`]: one marker per method; [`Request<M>`](Request),
-//!   [`Notification<M>`](Notification) and [`MethodCall<M>`](MethodCall) are the
-//!   framed messages (the schema's `CallToolRequest` is [`CallToolRequest`]).
-//! - [`MethodInfo`] / [`METHODS`]: which method exists at which revision, in which
-//!   direction; [`ClientRequest`], [`ServerRequest`], [`ClientNotification`],
-//!   [`ServerNotification`], [`ClientResult`], [`ServerResult`] parse a method
-//!   and its params for one revision and refuse what that revision lacks.
-//! - Domain types, one per schema definition, the union over every revision
-//!   (a field one revision lacks is an `Option`): [`meta`] (`_meta` objects
-//!   and key grammar), common shapes, capabilities, content blocks, results,
-//!   tasks, and the tags ([`tag`]) that tell union variants apart.
-//!
-//! # Schema names and Rust names
-//!
-//! Types keep the schema's names, except:
-//!
-//! | Schema definition | Rust |
-//! |---|---|
-//! | `MetaObject` | [`Meta`] (`= JsonObject`) |
-//! | `RequestMetaObject` | [`RequestMeta`] |
-//! | `ResultMetaObject` | [`ResultMeta`] |
-//! | `NotificationMetaObject` | [`NotificationMeta`] |
-//! | `JSONObject` / `JSONArray` / `JSONValue` | [`JsonObject`] / [`JsonArray`] / [`JsonValue`] |
-//! | `Result` | [`EmptyResult`] (an open object) |
-//! | `ResourceContents` (the abstract base) | [`BaseResourceContents`]; [`ResourceContents`] is the text-or-blob union |
-//! | `SubscriptionsListenResultMetaObject` | [`SubscriptionsListenResultMeta`] |
-//! | `ElicitRequestURLParams` | [`ElicitRequestUrlParams`] |
-//! | `ResourceReference` (≤ 2025-03-26) | [`ResourceReference`] (`= ResourceTemplateReference`) |
-//! | `CancelTaskResult` | [`CancelTaskResult`] (`= GetTaskResult`) |
-//! | `InputRequests` / `InputResponses` | `BTreeMap<String, InputRequest>` / `BTreeMap<String, InputResponse>` aliases |
-//! | `Cursor` | [`Cursor`] (`= String`) |
-//!
-//! Error `data` payloads have no definition of their own in the schema:
-//! [`UnsupportedProtocolVersionData`], [`MissingRequiredClientCapabilityData`],
-//! [`UrlElicitationRequiredData`]. Inline schema objects got names too:
-//! [`ElicitRequestedSchema`], [`EnumOption`], [`UntitledEnumItems`],
-//! [`TitledEnumItems`], [`Completion`], [`CompleteArgument`],
-//! [`CompleteContext`], [`CompleteReference`], [`SamplingContent`],
-//! [`ElicitValue`], the capability structs, and the enums of closed string
-//! sets ([`ElicitAction`], [`IncludeContext`], [`ToolChoiceMode`],
-//! [`TaskSupport`], [`StringFormat`], [`NumberType`], [`IconTheme`]).
+#![doc = include_str!("../README.md")]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 #[macro_use]
 mod macros;
@@ -79,9 +31,11 @@ mod revision;
 mod roots;
 pub mod routing;
 mod sampling;
+pub mod skills;
 mod subscription;
 pub mod tag;
 mod task;
+pub mod tasks_ext;
 mod tools;
 
 pub use error_code::ErrorCode;

@@ -156,12 +156,14 @@ pub const METHOD_HEADER: &str = "mcp-method";
 pub const NAME_HEADER: &str = "mcp-name";
 
 /// The `params` field a method's `Mcp-Name` header repeats: `name` for
-/// `tools/call` and `prompts/get`, `uri` for `resources/read`; `None` for
-/// methods without one.
+/// `tools/call` and `prompts/get`, `uri` for `resources/read`, `taskId`
+/// for the tasks extension's methods (SEP-2663); `None` for methods
+/// without one.
 pub fn name_field(method: &str) -> Option<&'static str> {
     match method {
         "tools/call" | "prompts/get" => Some("name"),
         "resources/read" => Some("uri"),
+        m if crate::tasks_ext::METHODS.contains(&m) => Some("taskId"),
         _ => None,
     }
 }

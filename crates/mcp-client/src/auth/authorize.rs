@@ -36,22 +36,14 @@ impl OAuthClient {
                 });
             }
         }
-        let resource = self
-            .resource_metadata(&server_url, bearer.resource_metadata.as_deref())
+        let Discovered {
+            resource: resource_id,
+            scopes_supported,
+            server,
+        } = self
+            .discover(&server_url, bearer.resource_metadata.as_deref())
             .await?;
-        let resource_id = resource
-            .resource
-            .clone()
-            .unwrap_or_else(|| challenge.url.clone());
-        check_resource(&resource_id, &server_url)?;
-        let issuer = resource
-            .authorization_servers
-            .first()
-            .ok_or_else(|| AuthError::NoAuthorizationServer {
-                resource: resource_id.clone(),
-            })?
-            .clone();
-        let server = self.server_metadata(&issuer).await?;
+        let issuer = server.issuer.clone();
         if !server
             .code_challenge_methods_supported
             .as_ref()
@@ -61,7 +53,7 @@ impl OAuthClient {
         }
         // Scopes: the challenge, else what the resource supports; step-up
         // keeps everything asked for before.
-        let mut requested: BTreeSet<String> = match (&bearer.scope, &resource.scopes_supported) {
+        let mut requested: BTreeSet<String> = match (&bearer.scope, &scopes_supported) {
             (Some(scope), _) => scope.split_whitespace().map(str::to_owned).collect(),
             (None, Some(supported)) => supported.iter().cloned().collect(),
             (None, None) => BTreeSet::new(),
@@ -98,7 +90,7 @@ impl OAuthClient {
                         idp_client_id,
                         id_token,
                         &server.issuer,
-                        &resource_id,
+                        resource_id.as_deref().unwrap_or(&challenge.url),
                         &scope,
                     )
                     .await?;
@@ -109,7 +101,9 @@ impl OAuthClient {
             }
         };
         if !form.is_empty() {
-            form.push(("resource", resource_id.clone()));
+            if let Some(resource) = &resource_id {
+                form.push(("resource", resource.clone()));
+            }
             if !scope.is_empty() {
                 form.push(("scope", scope));
             }
@@ -131,8 +125,10 @@ impl OAuthClient {
                 .append_pair("redirect_uri", &self.config.redirect_uri)
                 .append_pair("code_challenge", &challenge_value)
                 .append_pair("code_challenge_method", "S256")
-                .append_pair("state", &state_value)
-                .append_pair("resource", &resource_id);
+                .append_pair("state", &state_value);
+            if let Some(resource) = &resource_id {
+                query.append_pair("resource", resource);
+            }
             if !scope.is_empty() {
                 query.append_pair("scope", &scope);
             }
@@ -160,18 +156,16 @@ impl OAuthClient {
             return Err(AuthError::Denied { error });
         }
         let code = answer.code.ok_or(AuthError::NoCode)?;
-        self.token_request(
-            &server,
-            &registration,
-            vec![
-                ("grant_type", "authorization_code".into()),
-                ("code", code),
-                ("redirect_uri", self.config.redirect_uri.clone()),
-                ("code_verifier", verifier),
-                ("resource", resource_id.clone()),
-            ],
-        )
-        .await?;
+        let mut form = vec![
+            ("grant_type", "authorization_code".into()),
+            ("code", code),
+            ("redirect_uri", self.config.redirect_uri.clone()),
+            ("code_verifier", verifier),
+        ];
+        if let Some(resource) = &resource_id {
+            form.push(("resource", resource.clone()));
+        }
+        self.token_request(&server, &registration, form).await?;
         self.lock().refresh_with = Some((server, registration, resource_id));
         Ok(true)
     }

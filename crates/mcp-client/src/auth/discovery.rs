@@ -69,13 +69,68 @@ pub(super) fn parse_challenge(header: &str) -> Bearer {
     bearer
 }
 
+/// Where the authorization server was found: through the protected
+/// resource metadata (2025-06-18 on), or, for a server that publishes none,
+/// the 2025-03-26 way at the server's own origin.
+pub(super) struct Discovered {
+    /// The resource indicator (RFC 8707) to send, only when the server
+    /// published protected resource metadata: a 2025-03-26 authorization
+    /// server predates resource indicators and may refuse an unknown one.
+    pub(super) resource: Option<String>,
+    /// The scopes the protected resource supports.
+    pub(super) scopes_supported: Option<Vec<String>>,
+    /// The authorization server's metadata.
+    pub(super) server: ServerMetadata,
+}
+
 impl OAuthClient {
+    /// The protected resource metadata and its authorization server; for a
+    /// server without any (no challenge hint and no well-known document),
+    /// the 2025-03-26 discovery at the server's origin.
+    pub(super) async fn discover(
+        &self,
+        server_url: &Url,
+        hinted: Option<&str>,
+    ) -> Result<Discovered, AuthError> {
+        let Some(resource) = self.resource_metadata(server_url, hinted).await? else {
+            // A challenge that names its metadata is a newer server whose
+            // metadata is broken, never a 2025-03-26 one.
+            if hinted.is_some() {
+                return Err(AuthError::NoResourceMetadata {
+                    server: redacted(server_url.as_str()),
+                });
+            }
+            return self.legacy_server_metadata(server_url).await;
+        };
+        let resource_id = resource
+            .resource
+            .clone()
+            .unwrap_or_else(|| server_url.as_str().to_owned());
+        check_resource(&resource_id, server_url)?;
+        let issuer = resource.authorization_servers.first().ok_or_else(|| {
+            AuthError::NoAuthorizationServer {
+                resource: resource_id.clone(),
+            }
+        })?;
+        let server =
+            self.server_metadata(issuer)
+                .await?
+                .ok_or_else(|| AuthError::NoServerMetadata {
+                    issuer: issuer.clone(),
+                })?;
+        Ok(Discovered {
+            resource: Some(resource_id),
+            scopes_supported: resource.scopes_supported,
+            server,
+        })
+    }
+
     /// RFC 9728: the challenge's URL, else the path form, else the root.
-    pub(super) async fn resource_metadata(
+    async fn resource_metadata(
         &self,
         server: &Url,
         hinted: Option<&str>,
-    ) -> Result<ResourceMetadata, AuthError> {
+    ) -> Result<Option<ResourceMetadata>, AuthError> {
         let mut candidates = Vec::new();
         if let Some(hint) = hinted {
             candidates.push(hint.to_owned());
@@ -90,16 +145,15 @@ impl OAuthClient {
         candidates.push(format!("{origin}/.well-known/oauth-protected-resource"));
         for candidate in candidates {
             if let Some(metadata) = self.get_json::<ResourceMetadata>(&candidate).await? {
-                return Ok(metadata);
+                return Ok(Some(metadata));
             }
         }
-        Err(AuthError::NoResourceMetadata {
-            server: redacted(server.as_str()),
-        })
+        Ok(None)
     }
 
-    /// RFC 8414 and OpenID discovery, in the spec's order, with the issuer check.
-    pub(super) async fn server_metadata(&self, issuer: &str) -> Result<ServerMetadata, AuthError> {
+    /// RFC 8414 and OpenID discovery, in the spec's order, with the issuer
+    /// check; `None` when no candidate answers.
+    async fn server_metadata(&self, issuer: &str) -> Result<Option<ServerMetadata>, AuthError> {
         let url = Url::parse(issuer).map_err(|e| invalid_url("issuer", issuer, e))?;
         let origin = url.origin().ascii_serialization();
         let path = url.path().trim_end_matches('/');
@@ -124,12 +178,49 @@ impl OAuthClient {
                         found: metadata.issuer,
                     });
                 }
-                return Ok(metadata);
+                return Ok(Some(metadata));
             }
         }
-        Err(AuthError::NoServerMetadata {
-            issuer: issuer.to_owned(),
+        Ok(None)
+    }
+
+    /// 2025-03-26: the authorization base URL is the server's URL without
+    /// its path; its RFC 8414 metadata, else the default endpoints there.
+    async fn legacy_server_metadata(&self, server_url: &Url) -> Result<Discovered, AuthError> {
+        let base = server_url.origin().ascii_serialization();
+        tracing::debug!(
+            base = %base,
+            "no protected resource metadata; discovering the 2025-03-26 way"
+        );
+        let server = match self.server_metadata(&base).await? {
+            Some(server) => server,
+            None => ServerMetadata::legacy_defaults(&base),
+        };
+        Ok(Discovered {
+            resource: None,
+            scopes_supported: None,
+            server,
         })
+    }
+}
+
+impl ServerMetadata {
+    /// 2025-03-26 "fallbacks for servers without metadata discovery": the
+    /// default endpoint paths at the authorization base URL. That revision
+    /// makes PKCE mandatory for every client, so S256 is what such a
+    /// server accepts; it has no `iss` parameter.
+    fn legacy_defaults(base: &str) -> Self {
+        Self {
+            issuer: base.to_owned(),
+            authorization_endpoint: format!("{base}/authorize"),
+            token_endpoint: format!("{base}/token"),
+            registration_endpoint: Some(format!("{base}/register")),
+            scopes_supported: None,
+            code_challenge_methods_supported: Some(vec!["S256".to_owned()]),
+            token_endpoint_auth_methods_supported: None,
+            client_id_metadata_document_supported: false,
+            authorization_response_iss_parameter_supported: false,
+        }
     }
 }
 

@@ -2,6 +2,10 @@
 //! protected resource and its authorization server, client registration
 //! (pre-registered, client ID metadata document, dynamic), PKCE, resource
 //! indicators, scope selection and step-up, refresh, and the `iss` checks.
+//! A server that publishes no protected resource metadata (and names none
+//! in its challenge) is a 2025-03-26 server: its authorization server is
+//! found at its origin, by RFC 8414 metadata or else the default
+//! `/authorize`, `/token` and `/register` endpoints.
 //!
 //! [`OAuthClient`] plugs into the HTTP transport as its
 //! [`Authorizer`]; how the user signs in is an [`AuthorizationStep`]
@@ -30,7 +34,7 @@ mod token;
 
 use config::Grant;
 pub use config::OAuthConfig;
-use discovery::{ServerMetadata, check_resource, offline_supported, parse_challenge};
+use discovery::{Discovered, ServerMetadata, offline_supported, parse_challenge};
 pub use error::AuthError;
 use error::redacted;
 use jose::Es256Key;
@@ -61,8 +65,9 @@ struct State {
     pub(super) issuer: Option<String>,
     pub(super) authorizations: u32,
     pub(super) last_authorization: Option<Instant>,
-    /// What refreshing the current tokens needs.
-    pub(super) refresh_with: Option<(ServerMetadata, Registration, String)>,
+    /// What refreshing the current tokens needs (the resource indicator is
+    /// absent for a 2025-03-26 server).
+    pub(super) refresh_with: Option<(ServerMetadata, Registration, Option<String>)>,
     /// The latest DPoP nonces of the authorization and resource servers.
     pub(super) as_nonce: Option<String>,
     pub(super) rs_nonce: Option<String>,

@@ -183,11 +183,13 @@ impl OAuthClient {
         let (Some(refresh), Some((server, registration, resource))) = (refresh, with) else {
             return false;
         };
-        let form = vec![
+        let mut form = vec![
             ("grant_type", "refresh_token".to_owned()),
             ("refresh_token", refresh),
-            ("resource", resource),
         ];
+        if let Some(resource) = resource {
+            form.push(("resource", resource));
+        }
         match self.token_request(&server, &registration, form).await {
             Ok(()) => true,
             Err(error) => {

@@ -9,6 +9,8 @@ use mcp_types::{
 };
 
 use super::{Era, Runner, record_span, to_raw};
+use crate::changes::{Advertised, forward};
+use crate::session::ServerSession;
 
 impl Runner {
     pub(super) fn initialize(
@@ -27,13 +29,33 @@ impl Runner {
         tracing::Span::current().record("revision", revision.as_str());
         self.state.set_client(params, revision);
         let r = &self.registry;
-        let mut result = InitializeResult::new(
-            revision.as_str(),
-            self.server().capabilities(),
-            r.info.clone(),
-        );
+        let mut capabilities = self.server().capabilities();
+        // The core `tasks` capability exists in 2025-11-25 only (the
+        // 2026-07-28 extension replaces it).
+        if r.tasks.is_some() && revision >= Revision::V2025_11_25 {
+            capabilities.tasks = Some(crate::tasks::core_capability());
+        }
+        let mut result = InitializeResult::new(revision.as_str(), capabilities, r.info.clone());
         result.instructions = r.instructions.clone();
         to_raw(&result)
+    }
+
+    /// Starts forwarding the server's list changes to this session (once per
+    /// connection), subscribed before `initialize` is answered.
+    fn forward_changes(&self, cx: &RequestContext) {
+        if !self.state.claim_forwarding() {
+            return;
+        }
+        let changes = self.registry.changes.subscribe();
+        // Not tied to the `initialize` request: over HTTP, the session's
+        // notifications go on its GET stream.
+        let session = ServerSession::new(cx.peer.unrelated(), self.state.clone())
+            .with_changes(self.registry.changes.clone());
+        let advertised = Advertised::from(&self.server().capabilities());
+        let state = self.state.clone();
+        let initialized = async move { state.initialized().await };
+        self.tasks
+            .spawn(forward(changes, session, advertised, initialized));
     }
 
     pub(super) async fn handshake(
@@ -43,7 +65,10 @@ impl Runner {
     ) -> Result<RawJson, ErrorObject> {
         let revision = self.state.revision();
         let mut request = request;
-        if revision.is_some() && !self.registry.extension_requests.is_empty() {
+        if revision.is_some()
+            && !self.registry.extension_requests.is_empty()
+            && !self.is_core_tasks_request(&request.method)
+        {
             if let Some(answer) = self
                 .extension_request(&mut request, &cx, &Era::Handshake)
                 .await
@@ -65,7 +90,13 @@ impl Runner {
         }
         let era = Era::Handshake;
         match parsed {
-            ClientRequest::Initialize(params) => self.initialize(params),
+            ClientRequest::Initialize(params) => {
+                let result = self.initialize(params);
+                if result.is_ok() {
+                    self.forward_changes(&cx);
+                }
+                result
+            }
             ClientRequest::Ping(_) => to_raw(&EmptyResult::new()),
             _ if revision.is_none() => Err(ErrorObject::invalid_request(format!(
                 "`{}` before initialization: send `initialize` first",
@@ -89,6 +120,19 @@ impl Runner {
                 self.state.set_log_level(params.level);
                 to_raw(&EmptyResult::new())
             }
+            // 2025-11-25 core tasks, when the server runs tasks.
+            ClientRequest::CallTool(params) if self.is_core_task_call(&params) => {
+                self.core_task_call(params, &cx).await
+            }
+            ClientRequest::GetTask(params) => self.core_get_task(&params.task_id, &cx).await,
+            ClientRequest::GetTaskPayload(params) => {
+                self.core_task_result(&params.task_id, &cx).await
+            }
+            ClientRequest::ListTasks(params) => {
+                let cursor = params.and_then(|p| p.cursor);
+                self.core_list_tasks(cursor.as_deref(), &cx).await
+            }
+            ClientRequest::CancelTask(params) => self.core_cancel_task(&params.task_id, &cx).await,
             other => self.route(other, &cx, &era).await,
         }
     }

@@ -12,6 +12,7 @@ mod handshake;
 mod input;
 mod pages;
 mod stateless;
+pub(crate) mod tasks;
 
 pub(crate) use extensions::declares;
 use stateless::check_param_headers;
@@ -44,6 +45,10 @@ use crate::server::Server;
 pub(crate) struct Runner {
     pub(crate) registry: Arc<Registry>,
     pub(crate) state: Arc<SessionState>,
+    /// The connection's own tasks (list-change forwarding, callbacks): the
+    /// [`ServerConnection`](crate::ServerConnection) awaits them, and each
+    /// ends when the connection does.
+    pub(crate) tasks: tokio_util::task::TaskTracker,
 }
 
 pub(super) fn to_raw<T: Serialize>(value: &T) -> Result<RawJson, ErrorObject> {
@@ -406,8 +411,16 @@ impl Handler for Runner {
                 if let Some(callback) = &self.registry.roots_list_changed {
                     let session = ServerSession::new(cx.peer.clone(), self.state.clone())
                         .with_changes(self.registry.changes.clone());
-                    // Its own task: the callback may wait on requests to the client.
-                    tokio::spawn(callback(session));
+                    // Its own task (the callback may wait on requests to the
+                    // client), owned by the connection and cancelled with it.
+                    let callback = callback(session);
+                    let closed = cx.peer.clone();
+                    self.tasks.spawn(async move {
+                        tokio::select! {
+                            () = callback => {}
+                            () = closed.closed() => {}
+                        }
+                    });
                 }
             }
             Ok(other) => tracing::debug!(method = other.method(), "notification"),
@@ -555,6 +568,7 @@ mod tests {
                 let runner = Runner {
                     registry: server.registry.clone(),
                     state: Arc::new(SessionState::default()),
+                    tasks: tokio_util::task::TaskTracker::new(),
                 };
                 let served = Connection::start(server_end, runner, DispatcherConfig::default());
                 let client = Connection::start(client_end, NoRequests, DispatcherConfig::default());

@@ -194,39 +194,53 @@ impl Runner {
         {
             return Err(ErrorObject::internal_error("the client went away"));
         }
-        loop {
+        'listen: loop {
             let change = tokio::select! {
                 change = changes.recv() => change,
                 () = cx.cancel.cancelled() => break,
             };
-            let (method, mut params) = match change {
-                Ok(ListChange::Tools) if filter.tools_list_changed == Some(true) => {
-                    ("notifications/tools/list_changed", serde_json::json!({}))
+            let batch = match change {
+                Ok(change) => vec![change],
+                Err(broadcast::error::RecvError::Lagged(missed)) => {
+                    tracing::debug!(
+                        missed,
+                        "a listen stream fell behind the list changes; telling it every list \
+                         and resource it asked for may have changed"
+                    );
+                    let uris = filter.resource_subscriptions.clone().unwrap_or_default();
+                    ListChange::after_lag(uris)
                 }
-                Ok(ListChange::Prompts) if filter.prompts_list_changed == Some(true) => {
-                    ("notifications/prompts/list_changed", serde_json::json!({}))
-                }
-                Ok(ListChange::Resources) if filter.resources_list_changed == Some(true) => (
-                    "notifications/resources/list_changed",
-                    serde_json::json!({}),
-                ),
-                Ok(ListChange::ResourceUpdated(uri))
-                    if filter
-                        .resource_subscriptions
-                        .as_ref()
-                        .is_some_and(|uris| uris.contains(&uri)) =>
-                {
-                    (
-                        "notifications/resources/updated",
-                        serde_json::json!({ "uri": uri }),
-                    )
-                }
-                Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => continue,
                 Err(broadcast::error::RecvError::Closed) => break,
             };
-            params["_meta"] = meta.clone();
-            if notify(method, params).await.is_err() {
-                break;
+            for change in batch {
+                let (method, mut params) = match change {
+                    ListChange::Tools if filter.tools_list_changed == Some(true) => {
+                        ("notifications/tools/list_changed", serde_json::json!({}))
+                    }
+                    ListChange::Prompts if filter.prompts_list_changed == Some(true) => {
+                        ("notifications/prompts/list_changed", serde_json::json!({}))
+                    }
+                    ListChange::Resources if filter.resources_list_changed == Some(true) => (
+                        "notifications/resources/list_changed",
+                        serde_json::json!({}),
+                    ),
+                    ListChange::ResourceUpdated(uri)
+                        if filter
+                            .resource_subscriptions
+                            .as_ref()
+                            .is_some_and(|uris| uris.contains(&uri)) =>
+                    {
+                        (
+                            "notifications/resources/updated",
+                            serde_json::json!({ "uri": uri }),
+                        )
+                    }
+                    _ => continue,
+                };
+                params["_meta"] = meta.clone();
+                if notify(method, params).await.is_err() {
+                    break 'listen;
+                }
             }
         }
         let mut result = serde_json::json!({});

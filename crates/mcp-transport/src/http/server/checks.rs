@@ -190,6 +190,8 @@ pub(super) fn validate_stateless(
         name: Option<serde_json::Value>,
         #[serde(default)]
         uri: Option<serde_json::Value>,
+        #[serde(default, rename = "taskId")]
+        task_id: Option<serde_json::Value>,
     }
     // A core method this era does not have (`initialize`, `ping`, …) is
     // 404 + -32601 whatever else is wrong with the request. A method the
@@ -201,7 +203,9 @@ pub(super) fn validate_stateless(
         mcp_types::Side::Client,
     )
     .is_some_and(|m| m.kind == mcp_types::MessageKind::Request);
-    if !exists && mcp_types::MethodInfo::find(&request.method).is_some() {
+    // The tasks extension redefines three 2025-11-25 core methods (SEP-2663).
+    let redefined = mcp_types::tasks_ext::METHODS.contains(&request.method.as_str());
+    if !exists && !redefined && mcp_types::MethodInfo::find(&request.method).is_some() {
         return Err(ErrorObject::method_not_found(&request.method));
     }
     let envelope: Envelope = match &request.params {
@@ -231,6 +235,7 @@ pub(super) fn validate_stateless(
     }
     let body_name = match routing::name_field(&request.method) {
         Some("uri") => envelope.uri,
+        Some("taskId") => envelope.task_id,
         Some(_) => envelope.name,
         None => None,
     };

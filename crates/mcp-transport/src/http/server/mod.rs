@@ -154,6 +154,10 @@ impl ShutdownHandle {
 
     /// Ends every session and exchange (their running handlers are
     /// cancelled) and waits until their dispatchers have stopped.
+    ///
+    /// # Cancel safety
+    /// Dropping the future after it started leaves the service drained and its
+    /// sessions closed; only the wait for their tasks is given up.
     pub async fn close(&self) {
         self.inner.drain();
         let sessions: Vec<_> = self.inner.lock_sessions().drain().map(|(_, s)| s).collect();

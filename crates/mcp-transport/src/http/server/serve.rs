@@ -110,6 +110,12 @@ pub struct PeerAddr(pub std::net::SocketAddr);
 /// # Errors
 /// Only if accepting connections fails persistently; per-connection errors
 /// are logged.
+///
+/// # Cancel safety
+/// Dropping the future stops accepting and ends the connections it
+/// accepted at once, without the grace; the service itself is not closed
+/// (use its [`ShutdownHandle`](super::ShutdownHandle)). Resolve `shutdown`
+/// instead to stop gracefully.
 pub async fn serve<S>(
     listener: tokio::net::TcpListener,
     service: S,
@@ -131,6 +137,9 @@ where
     // close), then when the grace is over (connections are dropped).
     let stopping = CancellationToken::new();
     let forced = CancellationToken::new();
+    // If this future is dropped before it returns, its connections end too
+    // (at once, without the grace): they are its tasks, never orphans.
+    let _end_connections_on_drop = (stopping.clone().drop_guard(), forced.clone().drop_guard());
     let mut shutdown = std::pin::pin!(shutdown);
     let mut http = hyper::server::conn::http1::Builder::new();
     http.timer(hyper_util::rt::TokioTimer::new())

@@ -1,0 +1,366 @@
+//! Tasks from the client, in either era: call a tool as a task, follow it,
+//! answer what it asks, cancel it, and wait for its result with the
+//! server's polling interval.
+//!
+//! - Handshake era: the 2025-11-25 revision's experimental core tasks
+//!   (task-augmented `tools/call`, `tasks/get`, `tasks/result`,
+//!   `tasks/list`, `tasks/cancel`).
+//! - 2026-07-28: the tasks extension (`io.modelcontextprotocol/tasks`,
+//!   SEP-2663). The server decides which calls become tasks, for a client
+//!   that declares the extension: register the task handle as a result
+//!   claim, `ClientConfig::new(..).claim::<mcp_types::tasks_ext::CreateTaskResult>()`,
+//!   and the handle comes back through the result-claim mechanism
+//!   ([`call_tool_claimed`](ClientSession::call_tool_claimed)). A task
+//!   waiting for input is answered through the config's callbacks and
+//!   `tasks/update`.
+//!
+//! Either way a task is described by [`mcp_types::Task`] (durations in
+//! milliseconds).
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use mcp_types::method::Method;
+use mcp_types::tasks_ext::{self, UpdateTaskParams};
+use mcp_types::{
+    CallToolRequestParams, CallToolResult, CreateTaskResult, ErrorObject, InputRequests,
+    InputResponses, ListTasksResult, PaginatedRequestParams, Revision, Task, TaskIdParams,
+    TaskMetadata, TaskStatus, methods,
+};
+use serde::Serialize;
+
+use crate::extension::{ResultClaim, ToolOutcome};
+use crate::session::{parse_result, raw_params};
+use crate::{ClientSession, Error, RequestOptions};
+
+/// The polling interval used when the server suggests none.
+pub const DEFAULT_TASK_POLL_INTERVAL: Duration = Duration::from_millis(500);
+/// The shortest polling interval honoured, whatever the server suggests.
+pub const MIN_TASK_POLL_INTERVAL: Duration = Duration::from_millis(10);
+/// The longest polling interval honoured, whatever the server suggests.
+pub const MAX_TASK_POLL_INTERVAL: Duration = Duration::from_secs(30);
+
+/// The 2026-07-28 task handle is a result claim of the tasks extension:
+/// `tools/call` answers it with `"resultType": "task"`.
+impl ResultClaim for tasks_ext::CreateTaskResult {
+    const EXTENSION: &'static str = tasks_ext::EXTENSION_ID;
+    const RESULT_TYPE: &'static str = tasks_ext::RESULT_TYPE_TASK;
+    const SINCE: Revision = Revision::V2026_07_28;
+}
+
+/// How long to wait before polling `task` again: the server's suggestion,
+/// kept within [`MIN_TASK_POLL_INTERVAL`] and [`MAX_TASK_POLL_INTERVAL`].
+pub fn poll_interval(task: &Task) -> Duration {
+    task.poll_interval
+        .map_or(DEFAULT_TASK_POLL_INTERVAL, Duration::from_millis)
+        .clamp(MIN_TASK_POLL_INTERVAL, MAX_TASK_POLL_INTERVAL)
+}
+
+/// What a tool called as a task gave back.
+#[derive(Debug)]
+#[non_exhaustive]
+// Returned once per call, never stored in bulk.
+#[allow(clippy::large_enum_variant)]
+pub enum TaskStart {
+    /// The server runs the call as this task.
+    Task(Task),
+    /// The server answered at once (2026-07-28: it decides per call).
+    Complete(CallToolResult),
+}
+
+/// A task with what its status carries.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct TaskState {
+    /// The task.
+    pub task: Task,
+    /// While `input_required` (2026-07-28): what to answer through
+    /// [`update_task`](ClientSession::update_task).
+    pub input_requests: Option<InputRequests>,
+    /// Once `completed` (2026-07-28): the tool's result. In the handshake
+    /// era it comes from [`task_result`](ClientSession::task_result).
+    pub result: Option<CallToolResult>,
+    /// Once `failed` (2026-07-28): the JSON-RPC error it failed with.
+    pub error: Option<ErrorObject>,
+}
+
+impl ClientSession {
+    fn stateless_only(&self, method: &'static str, instead: &'static str) -> Result<(), Error> {
+        if self.is_stateless() {
+            return Ok(());
+        }
+        Err(Error::NotInThisEra {
+            method,
+            revision: self.protocol_version().as_str(),
+            instead,
+        })
+    }
+
+    fn handshake_only(&self, method: &'static str, instead: &'static str) -> Result<(), Error> {
+        if !self.is_stateless() {
+            return Ok(());
+        }
+        Err(Error::NotInThisEra {
+            method,
+            revision: self.protocol_version().as_str(),
+            instead,
+        })
+    }
+
+    /// Calls a tool as a task. Handshake era: a task-augmented call (`ttl`
+    /// asks how long the server keeps it), always a task. 2026-07-28: the
+    /// server decides; the config must claim
+    /// [`tasks_ext::CreateTaskResult`] (else the server never makes one),
+    /// input it asks for first is answered through the callbacks, and
+    /// `ttl` is the server's to choose.
+    ///
+    /// # Errors
+    /// [`Error::Request`] when the server refuses (a tool that never runs as
+    /// a task is a remote `-32601` in the handshake era; a tool that only
+    /// runs as one, for a client without the extension, `-32021`).
+    pub async fn call_tool_as_task(
+        &self,
+        name: &str,
+        arguments: impl Serialize,
+        ttl: Option<Duration>,
+    ) -> Result<TaskStart, Error> {
+        if self.is_stateless() {
+            return match self
+                .call_tool_claimed(name, arguments, RequestOptions::new())
+                .await?
+            {
+                ToolOutcome::Complete(result) => Ok(TaskStart::Complete(result)),
+                ToolOutcome::Claimed(claimed) => {
+                    match claimed.downcast::<tasks_ext::CreateTaskResult>() {
+                        Ok(created) => Ok(TaskStart::Task(Task::from(created.task))),
+                        Err(other) => Err(Error::UnexpectedClaimedResult { result: other }),
+                    }
+                }
+            };
+        }
+        let mut params = CallToolRequestParams::new(name);
+        params.arguments = crate::calls::tool_arguments(arguments)?;
+        let mut task = TaskMetadata::new();
+        task.ttl = ttl.map(|t| u64::try_from(t.as_millis()).unwrap_or(u64::MAX));
+        params.task = Some(task);
+        let raw = self
+            .request_raw(
+                methods::CallTool::NAME,
+                raw_params::<methods::CallTool>(&params)?,
+                RequestOptions::new(),
+            )
+            .await?;
+        let created: CreateTaskResult = parse_result(methods::CallTool::NAME, &raw)?;
+        Ok(TaskStart::Task(created.task))
+    }
+
+    /// The task's state (`tasks/get`), with its open input requests,
+    /// result or error at 2026-07-28.
+    ///
+    /// # Errors
+    /// [`Error::Request`]: an unknown or expired task is a remote `-32602`.
+    pub async fn task_state(&self, task_id: &str) -> Result<TaskState, Error> {
+        if !self.is_stateless() {
+            let result = self
+                .request::<methods::GetTask>(&TaskIdParams::new(task_id), RequestOptions::new())
+                .await?;
+            return Ok(TaskState {
+                task: result.task(),
+                input_requests: None,
+                result: None,
+                error: None,
+            });
+        }
+        let got = self
+            .request::<tasks_ext::GetTask>(&TaskIdParams::new(task_id), RequestOptions::new())
+            .await?
+            .task;
+        let result = match got.result {
+            Some(result) => Some(
+                serde_json::from_value(serde_json::Value::Object(result)).map_err(|source| {
+                    Error::InvalidResult {
+                        method: tasks_ext::GetTask::NAME,
+                        source,
+                    }
+                })?,
+            ),
+            None => None,
+        };
+        Ok(TaskState {
+            task: got.task.into(),
+            input_requests: got.input_requests,
+            result,
+            error: got.error,
+        })
+    }
+
+    /// The task's current state (`tasks/get`).
+    ///
+    /// # Errors
+    /// As [`task_state`](Self::task_state).
+    pub async fn get_task(&self, task_id: &str) -> Result<Task, Error> {
+        Ok(self.task_state(task_id).await?.task)
+    }
+
+    /// Answers a task's open input requests (`tasks/update`, 2026-07-28);
+    /// the server acknowledges and resumes the task once all are answered.
+    ///
+    /// # Errors
+    /// [`Error::NotInThisEra`] in the handshake era (the server asks with
+    /// requests of its own there); [`Error::Request`] when it refuses.
+    pub async fn update_task(
+        &self,
+        task_id: &str,
+        responses: &InputResponses,
+    ) -> Result<(), Error> {
+        self.stateless_only(
+            tasks_ext::UpdateTask::NAME,
+            "the config's callbacks (the server asks with requests of its own)",
+        )?;
+        self.request::<tasks_ext::UpdateTask>(
+            &UpdateTaskParams::new(task_id, responses),
+            RequestOptions::new(),
+        )
+        .await
+        .map(|_| ())
+    }
+
+    /// The result of a finished tool task (`tasks/result`, handshake era;
+    /// the server answers once the task is terminal).
+    ///
+    /// # Errors
+    /// [`Error::NotInThisEra`] at 2026-07-28 (the result is in
+    /// [`task_state`](Self::task_state)); [`Error::Request`]: the task's
+    /// own JSON-RPC error when it failed.
+    pub async fn task_result(&self, task_id: &str) -> Result<CallToolResult, Error> {
+        self.handshake_only(methods::GetTaskPayload::NAME, "task_state or wait_for_task")?;
+        let payload = self
+            .request::<methods::GetTaskPayload>(&TaskIdParams::new(task_id), RequestOptions::new())
+            .await?;
+        let invalid = |source| Error::InvalidResult {
+            method: methods::GetTaskPayload::NAME,
+            source,
+        };
+        let value = serde_json::to_value(payload).map_err(invalid)?;
+        serde_json::from_value(value).map_err(invalid)
+    }
+
+    /// One page of this client's tasks (`tasks/list`, handshake era).
+    ///
+    /// # Errors
+    /// [`Error::NotInThisEra`] at 2026-07-28, which has no task list;
+    /// [`Error::Request`] when the server refuses.
+    pub async fn list_tasks(&self, cursor: Option<String>) -> Result<ListTasksResult, Error> {
+        self.handshake_only(methods::ListTasks::NAME, "the task ids kept by the host")?;
+        let params = cursor.map(|cursor| {
+            let mut params = PaginatedRequestParams::default();
+            params.cursor = Some(cursor);
+            params
+        });
+        self.request::<methods::ListTasks>(&params, RequestOptions::new())
+            .await
+    }
+
+    /// Asks the server to cancel a task (`tasks/cancel`). At 2026-07-28 the
+    /// answer is an acknowledgement, also for a task already ended.
+    ///
+    /// # Errors
+    /// [`Error::Request`]: an unknown task is a remote `-32602` (and, in the
+    /// handshake era, so is a task already ended).
+    pub async fn cancel_task(&self, task_id: &str) -> Result<(), Error> {
+        let params = TaskIdParams::new(task_id);
+        if self.is_stateless() {
+            self.request::<tasks_ext::CancelTask>(&params, RequestOptions::new())
+                .await?;
+        } else {
+            self.request::<methods::CancelTask>(&params, RequestOptions::new())
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// Polls the task with the server's interval until it ends, answering
+    /// what it asks on the way (2026-07-28: through the config's callbacks
+    /// and `tasks/update`, each request once), then answers the tool's
+    /// result.
+    ///
+    /// # Errors
+    /// [`Error::TaskCancelled`] when it was cancelled;
+    /// [`Error::TaskFailed`] (2026-07-28) or the task's own remote error
+    /// (handshake era) when it failed; [`Error::NoCallback`] when it asks
+    /// for input the config cannot answer.
+    ///
+    /// # Cancel safety
+    /// Dropping the future stops polling; the task runs on.
+    pub async fn wait_for_task(&self, task: &Task) -> Result<CallToolResult, Error> {
+        let mut state = TaskState {
+            task: task.clone(),
+            input_requests: None,
+            result: None,
+            error: None,
+        };
+        let mut answered = BTreeSet::new();
+        loop {
+            match state.task.status {
+                TaskStatus::Completed if self.is_stateless() => {
+                    return state.result.ok_or(Error::TaskFailed {
+                        task_id: state.task.task_id,
+                        error: ErrorObject::internal_error("the completed task has no result"),
+                    });
+                }
+                TaskStatus::Completed | TaskStatus::Failed if !self.is_stateless() => {
+                    return self.task_result(&state.task.task_id).await;
+                }
+                TaskStatus::Failed => {
+                    return Err(Error::TaskFailed {
+                        task_id: state.task.task_id,
+                        error: state.error.unwrap_or_else(|| {
+                            ErrorObject::internal_error("the task failed without an error")
+                        }),
+                    });
+                }
+                TaskStatus::Cancelled => {
+                    return Err(Error::TaskCancelled {
+                        task_id: state.task.task_id,
+                    });
+                }
+                TaskStatus::InputRequired if self.is_stateless() => {
+                    // Each request is answered once, however often it is seen.
+                    let open: InputRequests = state
+                        .input_requests
+                        .take()
+                        .unwrap_or_default()
+                        .into_iter()
+                        .filter(|(key, _)| !answered.contains(key))
+                        .collect();
+                    if !open.is_empty() {
+                        answered.extend(open.keys().cloned());
+                        let responses = self.fulfil(open).await?;
+                        self.update_task(&state.task.task_id, &responses).await?;
+                    }
+                }
+                _ => {}
+            }
+            tokio::time::sleep(poll_interval(&state.task)).await;
+            state = self.task_state(&state.task.task_id).await?;
+        }
+    }
+
+    /// Calls a tool as a task and waits for its result
+    /// ([`call_tool_as_task`](Self::call_tool_as_task), then
+    /// [`wait_for_task`](Self::wait_for_task)); a result the server gave at
+    /// once is returned as it is.
+    ///
+    /// # Errors
+    /// As those two.
+    pub async fn call_tool_in_task(
+        &self,
+        name: &str,
+        arguments: impl Serialize,
+    ) -> Result<CallToolResult, Error> {
+        match self.call_tool_as_task(name, arguments, None).await? {
+            TaskStart::Task(task) => self.wait_for_task(&task).await,
+            TaskStart::Complete(result) => Ok(result),
+        }
+    }
+}

@@ -1,0 +1,458 @@
+//! Tasks end to end: our client against our server, in memory and over
+//! HTTP on 127.0.0.1. The 2025-11-25 core methods (`tasks/get`,
+//! `tasks/result`, `tasks/list`, `tasks/cancel`, task-augmented
+//! `tools/call`) and the 2026-07-28 tasks extension (server-directed
+//! creation, `tasks/get`, `tasks/update`, `tasks/cancel`, -32021).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcp_client::{Client, ClientConfig, Error, TaskStart};
+use std::collections::BTreeMap;
+
+use mcp_server::{Context, NoArguments, Server, TasksConfig, ToolError};
+use mcp_types::{
+    ElicitRequestedSchema, ElicitResult, ElicitValue, ErrorCode, InputResponse, InputResponses,
+    Revision, TaskStatus, TaskSupport, Tool, ToolExecution, tasks_ext,
+};
+use serde_json::json;
+use tokio::net::TcpListener;
+use tokio::sync::{Semaphore, mpsc};
+
+/// What the test controls in the server.
+struct Controls {
+    /// `slow` finishes once a permit is added.
+    gate: Arc<Semaphore>,
+    /// Told when `forever`'s code is dropped (cancelled).
+    dropped: mpsc::UnboundedReceiver<()>,
+}
+
+struct SendOnDrop(mpsc::UnboundedSender<()>);
+
+impl Drop for SendOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.send(());
+    }
+}
+
+fn tool(name: &str, support: Option<TaskSupport>) -> Tool {
+    let mut tool = Tool::new(name, mcp_types::JsonObject::new());
+    tool.description = Some(format!("the `{name}` test tool"));
+    if let Some(support) = support {
+        tool.execution = Some(ToolExecution::new().with_task_support(support));
+    }
+    tool
+}
+
+fn server() -> (Server, Controls) {
+    let gate = Arc::new(Semaphore::new(0));
+    let (dropped_tx, dropped) = mpsc::unbounded_channel();
+    let slow_gate = gate.clone();
+    let server = Server::builder("tasks", "1")
+        .tasks(TasksConfig::new().poll_interval(Duration::from_millis(20)))
+        .tool_with(
+            tool("slow", Some(TaskSupport::Optional)),
+            move |_: NoArguments, _cx: Context| {
+                let gate = slow_gate.clone();
+                async move {
+                    let _permit = gate.acquire().await;
+                    "done"
+                }
+            },
+        )
+        .tool_with(
+            tool("forever", Some(TaskSupport::Optional)),
+            move |_: NoArguments, _cx: Context| {
+                let guard = SendOnDrop(dropped_tx.clone());
+                async move {
+                    let _guard = guard;
+                    std::future::pending::<()>().await;
+                    "never"
+                }
+            },
+        )
+        .tool_with(
+            tool("only_as_task", Some(TaskSupport::Required)),
+            |_: NoArguments, _cx: Context| async move { "ran as a task" },
+        )
+        .tool_with(
+            tool("ask", Some(TaskSupport::Optional)),
+            |_: NoArguments, cx: Context| async move {
+                cx.run_as_task().await;
+                let answer = cx
+                    .elicit_form("What is your name?", name_form())
+                    .await
+                    .map_err(|e| ToolError::new(e.to_string()))?;
+                Ok::<_, ToolError>(format!("Hello, {}!", name_of(&answer)))
+            },
+        )
+        .tool_with(
+            tool("gathers_then_task", Some(TaskSupport::Required)),
+            |_: NoArguments, cx: Context| async move {
+                // Asked within the request (a round trip), then a task.
+                let answer = cx
+                    .elicit_form("What is your name?", name_form())
+                    .await
+                    .map_err(|e| ToolError::new(e.to_string()))?;
+                cx.run_as_task().await;
+                Ok::<_, ToolError>(format!("Hello from a task, {}!", name_of(&answer)))
+            },
+        )
+        .tool_with(
+            tool("plain", None),
+            |_: NoArguments, _cx: Context| async move { "plain" },
+        )
+        .build()
+        .expect("server");
+    (server, Controls { gate, dropped })
+}
+
+fn name_form() -> ElicitRequestedSchema {
+    serde_json::from_value(json!({
+        "type": "object",
+        "properties": {"name": {"type": "string"}},
+        "required": ["name"]
+    }))
+    .expect("a form")
+}
+
+fn name_of(answer: &ElicitResult) -> String {
+    match answer.content.as_ref().and_then(|c| c.get("name")) {
+        Some(ElicitValue::String(name)) => name.clone(),
+        _ => "nobody".to_owned(),
+    }
+}
+
+fn ada() -> ElicitResult {
+    ElicitResult::accept(BTreeMap::from([(
+        "name".to_owned(),
+        ElicitValue::String("Ada".to_owned()),
+    )]))
+}
+
+/// A 2026-07-28 client; with the tasks extension when `tasks` is set.
+fn stateless_config(tasks: bool) -> ClientConfig {
+    let config = ClientConfig::new("tasks-client", "1")
+        .protocol_version(Revision::V2026_07_28)
+        .request_timeout(Duration::from_secs(10))
+        .on_elicitation(|_, _| async move { Ok(ada()) });
+    if tasks {
+        config
+            .claim::<tasks_ext::CreateTaskResult>()
+            .expect("the task claim")
+    } else {
+        config
+    }
+}
+
+fn config() -> ClientConfig {
+    ClientConfig::new("tasks-client", "1")
+        .protocol_version(Revision::V2025_11_25)
+        .request_timeout(Duration::from_secs(10))
+}
+
+fn started(start: Result<TaskStart, Error>) -> mcp_types::Task {
+    match start.expect("started") {
+        TaskStart::Task(task) => task,
+        other => panic!("expected a task, got {other:?}"),
+    }
+}
+
+/// Starts `forever` as a task and cancels it: cancelled, its code dropped.
+async fn cancel_forever(client: &Client, controls: &mut Controls) -> mcp_types::Task {
+    let endless = started(client.call_tool_as_task("forever", json!({}), None).await);
+    client
+        .cancel_task(&endless.task_id)
+        .await
+        .expect("cancelled");
+    let cancelled = client.get_task(&endless.task_id).await.expect("polled");
+    assert_eq!(cancelled.status, TaskStatus::Cancelled);
+    in_time(
+        "the cancelled tool's code to be dropped",
+        controls.dropped.recv(),
+    )
+    .await
+    .expect("dropped");
+    endless
+}
+
+fn code(error: &Error) -> Option<ErrorCode> {
+    error.remote().map(|e| e.code)
+}
+
+async fn in_time<T>(what: &str, future: impl std::future::Future<Output = T>) -> T {
+    tokio::time::timeout(Duration::from_secs(10), future)
+        .await
+        .unwrap_or_else(|_| panic!("{what} took too long"))
+}
+
+/// Created, polled, listed, finished; another cancelled (its code
+/// dropped); the tool-level task rules; an unknown task.
+async fn core_lifecycle(client: Client, mut controls: Controls) {
+    let capabilities = client.server_capabilities().expect("initialized");
+    let tasks = capabilities.tasks.expect("the core tasks capability");
+    assert!(tasks.list.is_some() && tasks.cancel.is_some());
+
+    let required = client.call_tool("only_as_task", json!({})).await;
+    assert_eq!(
+        required.as_ref().err().and_then(code),
+        Some(ErrorCode::METHOD_NOT_FOUND),
+        "a task-required tool called plainly"
+    );
+    let forbidden = client.call_tool_as_task("plain", json!({}), None).await;
+    assert_eq!(
+        forbidden.as_ref().err().and_then(code),
+        Some(ErrorCode::METHOD_NOT_FOUND),
+        "a plain tool called as a task"
+    );
+    let result = in_time(
+        "a required task",
+        client.call_tool_in_task("only_as_task", json!({})),
+    )
+    .await
+    .expect("ran as a task");
+    assert_eq!(result.content[0].as_text(), Some("ran as a task"));
+
+    let task = started(
+        client
+            .call_tool_as_task("slow", json!({}), Some(Duration::from_secs(60)))
+            .await,
+    );
+    assert_eq!(task.status, TaskStatus::Working);
+    assert_eq!(task.ttl, Some(60_000));
+    assert_eq!(task.poll_interval, Some(20));
+    // The gate is closed: the task cannot have finished.
+    let polled = client.get_task(&task.task_id).await.expect("polled");
+    assert_eq!(polled.status, TaskStatus::Working);
+    let listed = client.list_tasks(None).await.expect("listed");
+    assert!(listed.tasks.iter().any(|t| t.task_id == task.task_id));
+    controls.gate.add_permits(1);
+    let result = in_time("the slow task", client.wait_for_task(&task))
+        .await
+        .expect("finished");
+    assert_eq!(result.content[0].as_text(), Some("done"));
+    let done = client.get_task(&task.task_id).await.expect("polled");
+    assert_eq!(done.status, TaskStatus::Completed);
+
+    let endless = cancel_forever(&client, &mut controls).await;
+    let again = client.cancel_task(&endless.task_id).await;
+    assert_eq!(
+        again.as_ref().err().and_then(code),
+        Some(ErrorCode::INVALID_PARAMS),
+        "a terminal task cannot be cancelled"
+    );
+    let waited = client.wait_for_task(&endless).await;
+    assert!(
+        matches!(waited, Err(Error::TaskCancelled { .. })),
+        "{waited:?}"
+    );
+
+    let unknown = client.get_task("no-such-task").await;
+    assert_eq!(
+        unknown.as_ref().err().and_then(code),
+        Some(ErrorCode::INVALID_PARAMS)
+    );
+    client.close().await.expect("closed");
+}
+
+#[tokio::test]
+async fn core_tasks_in_memory() {
+    let (server, controls) = server();
+    let client = Client::connect(server.in_memory(), config())
+        .await
+        .expect("connected");
+    core_lifecycle(client, controls).await;
+}
+
+/// `server` over HTTP on 127.0.0.1: its URL, and a stop that waits for it.
+async fn serve(server: Server) -> (String, impl std::future::Future<Output = ()>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bound");
+    let url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let serving = tokio::spawn(async move {
+        server
+            .serve_http(listener, mcp_server::HttpServerConfig::new(), async {
+                let _ = stopped.await;
+            })
+            .await
+    });
+    let stop = async move {
+        let _ = stop.send(());
+        in_time("the server to stop", serving)
+            .await
+            .expect("joined")
+            .expect("served");
+    };
+    (url, stop)
+}
+
+#[tokio::test]
+async fn core_tasks_over_http() {
+    let (server, controls) = server();
+    let (url, stop) = serve(server).await;
+    let client = Client::connect_http(&url, config())
+        .await
+        .expect("connected");
+    core_lifecycle(client, controls).await;
+    stop.await;
+}
+
+#[tokio::test]
+async fn a_server_without_tasks_refuses_the_core_methods() {
+    let server = Server::builder("no-tasks", "1")
+        .tool_with(
+            tool("slow", Some(TaskSupport::Optional)),
+            |_: NoArguments, _cx: Context| async move { "done" },
+        )
+        .build()
+        .expect("server");
+    let client = Client::connect(server.in_memory(), config())
+        .await
+        .expect("connected");
+    assert!(
+        client
+            .server_capabilities()
+            .expect("initialized")
+            .tasks
+            .is_none()
+    );
+    let get = client.get_task("t").await;
+    assert_eq!(
+        get.as_ref().err().and_then(code),
+        Some(ErrorCode::METHOD_NOT_FOUND)
+    );
+    client.close().await.expect("closed");
+}
+
+/// Polls until the task reaches `status` (bounded by `in_time`).
+async fn until_status(client: &Client, task_id: &str, status: TaskStatus) -> mcp_client::TaskState {
+    in_time("the task's status", async {
+        loop {
+            let state = client.task_state(task_id).await.expect("polled");
+            if state.task.status == status {
+                return state;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+}
+
+/// The 2026-07-28 extension: -32021 without it; with it, server-directed
+/// tasks, polled, answered through `tasks/update`, composed with a round
+/// trip, cancelled (idempotently), an unknown task.
+async fn extension_lifecycle(plain: Client, client: Client, mut controls: Controls) {
+    let required = plain.call_tool("only_as_task", json!({})).await;
+    let error = required.as_ref().err().and_then(Error::remote).cloned();
+    assert_eq!(
+        error.as_ref().map(|e| e.code),
+        Some(ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY),
+        "{required:?}"
+    );
+    assert_eq!(
+        error.and_then(|e| e.data).expect("data")["requiredCapabilities"]["extensions"]
+            [tasks_ext::EXTENSION_ID],
+        json!({})
+    );
+    let get = plain.get_task("anything").await;
+    assert_eq!(
+        get.as_ref().err().and_then(code),
+        Some(ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY)
+    );
+    assert!(
+        matches!(
+            plain.list_tasks(None).await,
+            Err(Error::NotInThisEra { .. })
+        ),
+        "no task list at 2026-07-28"
+    );
+
+    assert!(client.server_supports_extension(tasks_ext::EXTENSION_ID));
+    let task = started(client.call_tool_as_task("slow", json!({}), None).await);
+    assert_eq!(task.status, TaskStatus::Working);
+    assert_eq!(task.poll_interval, Some(20));
+    assert!(task.ttl.is_some());
+    let polled = client.get_task(&task.task_id).await.expect("polled");
+    assert_eq!(polled.status, TaskStatus::Working, "the gate is closed");
+    controls.gate.add_permits(1);
+    let result = in_time("the slow task", client.wait_for_task(&task))
+        .await
+        .expect("finished");
+    assert_eq!(result.content[0].as_text(), Some("done"));
+
+    // Answered by hand through tasks/update.
+    let asking = started(client.call_tool_as_task("ask", json!({}), None).await);
+    let waiting = until_status(&client, &asking.task_id, TaskStatus::InputRequired).await;
+    let requests = waiting.input_requests.expect("open requests");
+    assert_eq!(requests.len(), 1);
+    let key = requests.keys().next().expect("a key").clone();
+    let responses = InputResponses::from([(key, InputResponse::Elicit(ada()))]);
+    client
+        .update_task(&asking.task_id, &responses)
+        .await
+        .expect("acknowledged");
+    let result = in_time("the answered task", client.wait_for_task(&asking))
+        .await
+        .expect("finished");
+    assert_eq!(result.content[0].as_text(), Some("Hello, Ada!"));
+
+    // Answered by the callbacks: wait_for_task does it.
+    let result = in_time("an asking task", client.call_tool_in_task("ask", json!({})))
+        .await
+        .expect("finished");
+    assert_eq!(result.content[0].as_text(), Some("Hello, Ada!"));
+
+    // A round trip in the request, then a task.
+    let result = in_time(
+        "a round trip, then a task",
+        client.call_tool_in_task("gathers_then_task", json!({})),
+    )
+    .await
+    .expect("finished");
+    assert_eq!(result.content[0].as_text(), Some("Hello from a task, Ada!"));
+
+    let endless = cancel_forever(&client, &mut controls).await;
+    client
+        .cancel_task(&endless.task_id)
+        .await
+        .expect("cancelling an ended task is acknowledged too");
+    let waited = client.wait_for_task(&endless).await;
+    assert!(
+        matches!(waited, Err(Error::TaskCancelled { .. })),
+        "{waited:?}"
+    );
+
+    let unknown = client.get_task("no-such-task").await;
+    assert_eq!(
+        unknown.as_ref().err().and_then(code),
+        Some(ErrorCode::INVALID_PARAMS)
+    );
+    plain.close().await.expect("closed");
+    client.close().await.expect("closed");
+}
+
+#[tokio::test]
+async fn extension_tasks_in_memory() {
+    let (server, controls) = server();
+    let plain = Client::connect(server.in_memory(), stateless_config(false))
+        .await
+        .expect("connected");
+    let client = Client::connect(server.in_memory(), stateless_config(true))
+        .await
+        .expect("connected");
+    extension_lifecycle(plain, client, controls).await;
+}
+
+#[tokio::test]
+async fn extension_tasks_over_http() {
+    let (server, controls) = server();
+    let (url, stop) = serve(server).await;
+    let plain = Client::connect_http(&url, stateless_config(false))
+        .await
+        .expect("connected");
+    let client = Client::connect_http(&url, stateless_config(true))
+        .await
+        .expect("connected");
+    extension_lifecycle(plain, client, controls).await;
+    stop.await;
+}

@@ -1,0 +1,125 @@
+//! MCP Apps (`io.modelcontextprotocol/ui`): tools with an interactive HTML
+//! view, written on the public [extension](crate::extension) API.
+//!
+//! An app is an HTML document served as a `ui://` resource with
+//! `mimeType` [`APP_MIME_TYPE`]; a tool points at it with
+//! `_meta.ui.resourceUri`, and a host that supports Apps renders the tool's
+//! results in that view. A host that does not still calls the tool as any
+//! other, so the tool degrades to text: inside the handler,
+//! [`Context::client_supports_extension`]`(`[`UI`]`)` tells which.
+//!
+//! # Examples
+//! ```
+//! use mcp_server::apps::{Apps, UI};
+//! use mcp_server::{Context, NoArguments, Server, Tool};
+//!
+//! let apps = Apps::new()
+//!     .html("ui://clock/view", "clock", "<!DOCTYPE html><html><body>tick</body></html>")
+//!     .tool(
+//!         Tool::new("time", Default::default()),
+//!         "ui://clock/view",
+//!         |_: NoArguments, cx: Context| async move {
+//!             if cx.client_supports_extension(UI) { "12:00 (the view shows a clock)" } else { "12:00" }
+//!         },
+//!     );
+//! let server = Server::builder("clock", "1.0.0").extension(apps.into_extension()).build().unwrap();
+//! let tool = &server.tools()[0];
+//! assert_eq!(tool.meta.as_ref().unwrap()["ui"]["resourceUri"], "ui://clock/view");
+//! ```
+
+use std::collections::BTreeSet;
+use std::future::Future;
+
+use mcp_types::{JsonObject, Resource, Tool};
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::extension::Extension;
+use crate::tool_io::IntoToolResult;
+use crate::{Context, Error};
+
+pub use mcp_types::extension::UI;
+
+/// The `mimeType` of an app's HTML document.
+pub const APP_MIME_TYPE: &str = "text/html;profile=mcp-app";
+/// The URI scheme of app resources.
+pub const SCHEME: &str = "ui://";
+
+/// Builds the Apps extension: HTML views and the tools that show them.
+#[derive(Debug)]
+pub struct Apps {
+    extension: Extension,
+    views: BTreeSet<String>,
+}
+
+impl Default for Apps {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Apps {
+    /// No views yet. Any client may call the tools (a host without Apps
+    /// gets their text), so the client need not declare the extension.
+    pub fn new() -> Self {
+        let extension = Extension::new(UI)
+            .map(|e| e.client_must_declare(false))
+            .unwrap_or_else(|_| unreachable!("`{UI}` is a valid identifier"));
+        Self {
+            extension,
+            views: BTreeSet::new(),
+        }
+    }
+
+    /// Serves `html` as the view at `uri` (which must start with `ui://`).
+    pub fn html(mut self, uri: &str, name: &str, html: impl Into<String>) -> Self {
+        if !uri.starts_with(SCHEME) || uri.len() == SCHEME.len() {
+            self.extension.errors.push(Error::Registration {
+                what: format!("app view `{uri}`"),
+                reason: "an app view's URI starts with `ui://`".into(),
+            });
+            return self;
+        }
+        let mut resource = Resource::new(uri, name);
+        resource.mime_type = Some(APP_MIME_TYPE.to_owned());
+        let html: String = html.into();
+        self.views.insert(uri.to_owned());
+        self.extension = self.extension.resource(resource, move |_, _: Context| {
+            let html = html.clone();
+            async move { Ok(html) }
+        });
+        self
+    }
+
+    /// A tool whose results the view at `view_uri` (registered with
+    /// [`html`](Self::html) first) renders: `_meta.ui.resourceUri` is set on
+    /// `tool`, which is otherwise as [`ServerBuilder::tool_with`](crate::ServerBuilder::tool_with) takes it.
+    pub fn tool<A, R, F, Fut>(mut self, mut tool: Tool, view_uri: &str, handler: F) -> Self
+    where
+        A: DeserializeOwned + JsonSchema + Send + 'static,
+        R: IntoToolResult + 'static,
+        F: Fn(A, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = R> + Send + 'static,
+    {
+        if !self.views.contains(view_uri) {
+            self.extension.errors.push(Error::Registration {
+                what: format!("app tool `{}`", tool.name),
+                reason: format!("no view `{view_uri}` is registered; call `html` first"),
+            });
+            return self;
+        }
+        let meta = tool.meta.get_or_insert_with(JsonObject::new);
+        let mut ui = JsonObject::new();
+        ui.insert("resourceUri".into(), Value::String(view_uri.to_owned()));
+        meta.insert("ui".into(), Value::Object(ui));
+        self.extension = self.extension.tool_with(tool, handler);
+        self
+    }
+
+    /// The extension, to register with
+    /// [`ServerBuilder::extension`](crate::ServerBuilder::extension).
+    pub fn into_extension(self) -> Extension {
+        self.extension
+    }
+}

@@ -1,0 +1,390 @@
+//! The tasks extension (`io.modelcontextprotocol/tasks`, SEP-2663), written
+//! on the public extension API ([`Extension`]): an interceptor of
+//! `tools/call` and three request methods (`tasks/get`, `tasks/update`,
+//! `tasks/cancel`), over the shared [`TaskEngine`].
+//!
+//! Creation is server-directed: when the client declares the extension, a
+//! call of a tool whose `execution.taskSupport` is `optional` or `required`
+//! runs at once, and **the first time its code waits** (a timer, I/O,
+//! [`Context::run_as_task`]) it becomes a task: the client gets the task
+//! handle and the code runs on, owned by the engine. A call that finishes
+//! or asks for input without waiting is answered in the request, so a tool
+//! can gather input by Multi Round-Trip Requests first and then become a
+//! task. An ask made while running as a task parks the task in
+//! `input_required` with the open requests; `tasks/update` answers them
+//! (one at a time or all at once) and, once every open request is
+//! answered, the code runs again with the answers, as a retried request
+//! would. A client that did not declare the extension gets the tool's
+//! result synchronously, or `-32021` for a tool that runs only as a task.
+//!
+//! The records live in the [`TaskStore`](super::TaskStore); what resumes a
+//! task waiting for input (the call's context) lives in the process that
+//! ran it, so `tasks/update` resumes there (route a task's requests by its
+//! `Mcp-Name`, which carries the task id, to keep them together).
+
+use std::collections::{HashMap, VecDeque};
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use std::task::Poll;
+
+use mcp_core::CancellationToken;
+use mcp_types::tasks_ext::{self, CreateTaskResult, DetailedTask, GetTaskResult, UpdateTaskParams};
+use mcp_types::{
+    ClientCapabilities, EmptyResult, ErrorObject, InputResponse, InputResponses, JsonObject,
+    MissingRequiredClientCapabilityData, ResultOrInputRequired, TaskIdParams, TaskStatus,
+    TaskSupport,
+};
+use serde_json::Value;
+
+use super::{TaskEngine, TaskOutcome, TaskRecord, TaskStoreError, TaskUpdate};
+use crate::extension::{CallOutcome, Extension, ToolCall};
+use crate::runner::tasks::{store_error, to_object};
+use crate::session::Context;
+
+/// Tasks waiting for input that this process can resume; beyond this the
+/// oldest is forgotten (its `tasks/update` then fails the task).
+const MAX_RESUMABLE: usize = super::DEFAULT_MAX_TASKS;
+
+/// What the extension's handlers share.
+struct Tasks {
+    engine: Arc<TaskEngine>,
+    /// A copy of each parked call, to run it again with the answers.
+    resumable: Mutex<Resumable>,
+}
+
+#[derive(Default)]
+struct Resumable {
+    calls: HashMap<String, ToolCall>,
+    order: VecDeque<String>,
+}
+
+impl Tasks {
+    fn resumable(&self) -> std::sync::MutexGuard<'_, Resumable> {
+        self.resumable.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn keep(&self, task_id: &str, call: ToolCall) {
+        let mut resumable = self.resumable();
+        if resumable.calls.len() >= MAX_RESUMABLE {
+            if let Some(oldest) = resumable.order.pop_front() {
+                resumable.calls.remove(&oldest);
+                tracing::warn!(
+                    limit = MAX_RESUMABLE,
+                    "too many tasks wait for input; forgot the oldest (answer tasks sooner or \
+                     shorten their TTL)"
+                );
+            }
+        }
+        if resumable.calls.insert(task_id.to_owned(), call).is_none() {
+            resumable.order.push_back(task_id.to_owned());
+        }
+    }
+
+    fn take(&self, task_id: &str) -> Option<ToolCall> {
+        let mut resumable = self.resumable();
+        resumable.order.retain(|id| id != task_id);
+        resumable.calls.remove(task_id)
+    }
+}
+
+/// The tasks extension over `engine`, ready for
+/// [`ServerBuilder::extension`](crate::ServerBuilder::extension).
+pub(crate) fn extension(engine: Arc<TaskEngine>) -> Extension {
+    let tasks = Arc::new(Tasks {
+        engine,
+        resumable: Mutex::new(Resumable::default()),
+    });
+    let (intercept, get, update, cancel) = (tasks.clone(), tasks.clone(), tasks.clone(), tasks);
+    Extension::new(tasks_ext::EXTENSION_ID)
+        .unwrap_or_else(|_| unreachable!("the tasks extension's identifier is valid"))
+        // Its methods answer a non-declaring client -32021 (SEP-2663), not
+        // -32601, so the extension checks the declaration itself.
+        .client_must_declare(false)
+        .intercept_tool_calls(move |call, cx| {
+            let tasks = intercept.clone();
+            async move { tasks.call(call, cx).await }
+        })
+        .request::<tasks_ext::GetTask, _, _>(move |params, cx| {
+            let tasks = get.clone();
+            async move { tasks.get(params, cx).await }
+        })
+        .request::<tasks_ext::UpdateTask, _, _>(move |params, cx| {
+            let tasks = update.clone();
+            async move { tasks.update(params, cx).await }
+        })
+        .request::<tasks_ext::CancelTask, _, _>(move |params, cx| {
+            let tasks = cancel.clone();
+            async move { tasks.cancel(params, cx).await }
+        })
+}
+
+/// The `-32021` a client gets for something only the extension allows.
+fn missing_extension(what: &str) -> ErrorObject {
+    let mut extensions = JsonObject::new();
+    extensions.insert(
+        tasks_ext::EXTENSION_ID.to_owned(),
+        Value::Object(JsonObject::new()),
+    );
+    let mut required = ClientCapabilities::new();
+    required.extensions = Some(extensions);
+    MissingRequiredClientCapabilityData::new(required).into_error(format!(
+        "{what} needs the `{}` extension: declare it in the client's capabilities",
+        tasks_ext::EXTENSION_ID
+    ))
+}
+
+fn owner(cx: &Context) -> String {
+    let session = cx.session();
+    super::owner(
+        cx.transport(),
+        session.session_state(),
+        session.is_stateless(),
+    )
+}
+
+/// The task as the extension's wire describes it.
+pub(crate) fn wire_task(record: &TaskRecord) -> tasks_ext::Task {
+    record.to_task().into()
+}
+
+/// The task with what its status carries (never any `requestState`).
+pub(crate) fn detailed(record: &TaskRecord) -> DetailedTask {
+    let mut detailed = DetailedTask::new(wire_task(record));
+    match (&record.status, &record.outcome) {
+        (TaskStatus::Completed, Some(TaskOutcome::Result(result))) => {
+            detailed.result = Some(result.clone());
+        }
+        (TaskStatus::Failed, Some(TaskOutcome::Error(error))) => {
+            detailed.error = Some(error.clone());
+        }
+        (TaskStatus::InputRequired, _) => {
+            detailed.input_requests = record
+                .input_requests
+                .clone()
+                .and_then(|r| serde_json::from_value(Value::Object(r)).ok());
+        }
+        _ => {}
+    }
+    detailed
+}
+
+/// What a run of the call leaves in the store.
+fn settle(outcome: Result<CallOutcome, ErrorObject>) -> TaskUpdate {
+    match outcome {
+        Ok(CallOutcome::Tool(ResultOrInputRequired::Complete(result))) => {
+            match to_object(&result) {
+                Ok(result) => TaskUpdate::completed(result),
+                Err(error) => TaskUpdate::failed(error),
+            }
+        }
+        Ok(CallOutcome::Tool(ResultOrInputRequired::InputRequired(input))) => {
+            match to_object(&input.input_requests.unwrap_or_default()) {
+                Ok(requests) => TaskUpdate::input_required(requests, input.request_state),
+                Err(error) => TaskUpdate::failed(error),
+            }
+        }
+        Ok(CallOutcome::Extension(result)) => TaskUpdate::completed(result),
+        Err(error) => TaskUpdate::failed(error),
+    }
+}
+
+/// A copy of `call` to run again later (a call is consumed by `proceed`).
+fn copy(call: &ToolCall) -> ToolCall {
+    ToolCall {
+        runner: call.runner.clone(),
+        cx: call.cx.clone(),
+        era: call.era.clone(),
+        params: call.params.clone(),
+        next: call.next,
+    }
+}
+
+/// Polls `future` once in the caller's task: `Ready` if it finished
+/// without waiting.
+async fn poll_once<F: Future + Unpin>(future: &mut F) -> Poll<F::Output> {
+    std::future::poll_fn(|cx| Poll::Ready(std::pin::Pin::new(&mut *future).poll(cx))).await
+}
+
+impl Tasks {
+    /// Runs `call` for task `task_id` in the engine, keeping a copy to
+    /// resume it should it ask for input.
+    fn run(
+        self: &Arc<Self>,
+        owner: &str,
+        task_id: &str,
+        cancel: CancellationToken,
+        work: impl Future<Output = Result<CallOutcome, ErrorObject>> + Send + 'static,
+    ) {
+        let tasks = self.clone();
+        let id = task_id.to_owned();
+        self.engine.spawn(
+            owner.to_owned(),
+            task_id.to_owned(),
+            cancel,
+            Box::pin(async move {
+                let update = settle(work.await);
+                if update.status != Some(TaskStatus::InputRequired) {
+                    tasks.take(&id);
+                }
+                update
+            }),
+        );
+    }
+
+    /// `tools/call`: the task path for a declaring client and a task tool.
+    async fn call(
+        self: Arc<Self>,
+        call: ToolCall,
+        cx: Context,
+    ) -> Result<CallOutcome, ErrorObject> {
+        let support = call
+            .tool()
+            .and_then(|t| t.execution.as_ref())
+            .and_then(|e| e.task_support)
+            .unwrap_or(TaskSupport::Forbidden);
+        if support == TaskSupport::Forbidden {
+            return call.proceed().await;
+        }
+        if !cx.client_supports_extension(tasks_ext::EXTENSION_ID) {
+            if support == TaskSupport::Required {
+                return Err(missing_extension(&format!("tool `{}`", call.name())));
+            }
+            return call.proceed().await;
+        }
+        let cancel = CancellationToken::new();
+        let template = copy(&call);
+        let mut work = Box::pin(call.with_cancel(cancel.clone()).proceed());
+        // Answered in the request if it finishes, or asks, without waiting.
+        if let Poll::Ready(outcome) = poll_once(&mut work).await {
+            return outcome;
+        }
+        let owner = owner(&cx);
+        let record = self
+            .engine
+            .create(&owner, "tools/call", None)
+            .await
+            .map_err(store_error)?;
+        self.keep(&record.task_id, template);
+        self.run(&owner, &record.task_id, cancel, work);
+        to_object(&CreateTaskResult::new(wire_task(&record))).map(CallOutcome::Extension)
+    }
+
+    async fn record(&self, cx: &Context, task_id: &str) -> Result<TaskRecord, ErrorObject> {
+        self.engine
+            .store()
+            .get(&owner(cx), task_id)
+            .await
+            .map_err(store_error)?
+            .ok_or_else(|| {
+                store_error(TaskStoreError::NotFound {
+                    task_id: task_id.to_owned(),
+                })
+            })
+    }
+
+    async fn get(&self, params: TaskIdParams, cx: Context) -> Result<GetTaskResult, ErrorObject> {
+        if !cx.client_supports_extension(tasks_ext::EXTENSION_ID) {
+            return Err(missing_extension("`tasks/get`"));
+        }
+        let record = self.record(&cx, &params.task_id).await?;
+        Ok(GetTaskResult::new(detailed(&record)))
+    }
+
+    /// `tasks/update`: records the answers to open requests; once none is
+    /// open, runs the call again with every answer.
+    async fn update(
+        self: Arc<Self>,
+        params: UpdateTaskParams,
+        cx: Context,
+    ) -> Result<EmptyResult, ErrorObject> {
+        if !cx.client_supports_extension(tasks_ext::EXTENSION_ID) {
+            return Err(missing_extension("`tasks/update`"));
+        }
+        let owner = owner(&cx);
+        let record = self.record(&cx, &params.task_id).await?;
+        if record.status != TaskStatus::InputRequired {
+            // Answers to nothing open are ignored (SEP-2663).
+            return Ok(EmptyResult::new());
+        }
+        let mut open = record.input_requests.clone().unwrap_or_default();
+        let mut answers = record.answers.clone().unwrap_or_default();
+        for (key, response) in params.input_responses {
+            // Only answers to open requests count; each must be a response.
+            if !open.contains_key(&key) {
+                continue;
+            }
+            if let Err(e) = serde_json::from_value::<InputResponse>(response.clone()) {
+                return Err(ErrorObject::invalid_params(format!(
+                    "the answer to `{key}` is not an input response: {e}"
+                )));
+            }
+            open.remove(&key);
+            answers.insert(key, response);
+        }
+        if !open.is_empty() {
+            let mut update = TaskUpdate::default().expecting(TaskStatus::InputRequired);
+            update.input_requests = Some(open);
+            update.answers = Some(answers);
+            return match self.engine.update(&owner, &params.task_id, update).await {
+                Ok(_) | Err(TaskStoreError::Conflict { .. }) => Ok(EmptyResult::new()),
+                Err(e) => Err(store_error(e)),
+            };
+        }
+        let resume = TaskUpdate::status(TaskStatus::Working).expecting(TaskStatus::InputRequired);
+        match self.engine.update(&owner, &params.task_id, resume).await {
+            Ok(_) => {}
+            // Another update resumed it first.
+            Err(TaskStoreError::Conflict { .. }) => return Ok(EmptyResult::new()),
+            Err(e) => return Err(store_error(e)),
+        }
+        let Some(template) = self.take(&params.task_id) else {
+            let lost = ErrorObject::internal_error(
+                "this server process cannot resume the task (it was not started here or was \
+                 forgotten)",
+            );
+            self.engine
+                .update(&owner, &params.task_id, TaskUpdate::failed(lost))
+                .await
+                .map_err(store_error)?;
+            return Ok(EmptyResult::new());
+        };
+        let responses: InputResponses = serde_json::from_value(Value::Object(answers))
+            .map_err(|e| ErrorObject::invalid_params(format!("an answer does not fit: {e}")))?;
+        let mut call = copy(&template);
+        call.params.input_responses = Some(responses);
+        call.params.request_state = record.request_state.clone();
+        self.keep(&params.task_id, template);
+        let cancel = CancellationToken::new();
+        let work = call.with_cancel(cancel.clone()).proceed();
+        self.run(&owner, &params.task_id, cancel, work);
+        Ok(EmptyResult::new())
+    }
+
+    /// `tasks/cancel`: an acknowledgement, also for a task already ended.
+    async fn cancel(&self, params: TaskIdParams, cx: Context) -> Result<EmptyResult, ErrorObject> {
+        if !cx.client_supports_extension(tasks_ext::EXTENSION_ID) {
+            return Err(missing_extension("`tasks/cancel`"));
+        }
+        match self.engine.cancel(&owner(&cx), &params.task_id).await {
+            Ok(_) | Err(TaskStoreError::InvalidTransition { .. }) => {
+                self.take(&params.task_id);
+                Ok(EmptyResult::new())
+            }
+            Err(e) => Err(store_error(e)),
+        }
+    }
+}
+
+impl Context {
+    /// Marks the point from which this call may run as a task: when the
+    /// client declared the tasks extension and the tool supports tasks,
+    /// the call becomes a task here (the client gets the task handle and
+    /// this code runs on); otherwise it goes on at once. Everything before
+    /// (Multi Round-Trip asks included) happens within the request.
+    ///
+    /// It simply waits once: a call becomes a task the first time its code
+    /// waits, and this makes that point explicit.
+    pub async fn run_as_task(&self) {
+        tokio::task::yield_now().await;
+    }
+}
