@@ -26,11 +26,12 @@ fn main() -> ExitCode {
                  tasks:\n  \
                  sync-spec [DIR]  copy the official schemas and examples from DIR\n                   \
                  (default ../shared/mcp-spec) into crates/mcp-types/tests/spec\n  \
-                 bench [--quick] [--no-write]\n                   \
+                 bench [--quick] [--no-write] [--only TEXT]\n                   \
                  measure the MCP echo server against raw tokio/hyper echoes\n                   \
                  (stdio and HTTP) and write the table to docs/benchmarks.md;\n                   \
                  --quick runs every row briefly (a smoke test, nothing judged\n                   \
-                 or written), --no-write only prints"
+                 or written), --no-write only prints, --only TEXT runs the\n                   \
+                 rows whose name holds TEXT (never written)"
             );
             Ok(())
         }

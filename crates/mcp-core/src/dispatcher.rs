@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::future::Future;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -131,6 +132,11 @@ pub struct DispatcherConfig {
     /// Cancels a handler that runs longer and answers its caller with a
     /// `-32001` error saying so. Default `None` (no limit).
     pub request_timeout: Option<Duration>,
+    /// How many bytes of messages may wait to be written before reading from
+    /// the peer pauses (back-pressure on a peer that sends faster than it
+    /// reads our answers, so large answers do not pile up in memory).
+    /// Default 256 KiB; one larger message still goes through.
+    pub max_unwritten_bytes: usize,
     /// How long running requests may still finish, and their answers be
     /// written, after the peer finished sending (stdio: stdin reached its
     /// end). Default 10 s; what is still running then is cancelled.
@@ -154,6 +160,7 @@ impl Default for DispatcherConfig {
             max_concurrent_requests: 128,
             max_queued_requests: 1024,
             request_timeout: None,
+            max_unwritten_bytes: 256 * 1024,
             eof_grace: Duration::from_secs(10),
             #[cfg(feature = "rate-limit")]
             rate_limit: None,
@@ -185,6 +192,15 @@ impl DispatcherConfig {
     pub fn with_request_timeout(self, timeout: Duration) -> Self {
         Self {
             request_timeout: Some(timeout),
+            ..self
+        }
+    }
+
+    /// Sets [`max_unwritten_bytes`](Self::max_unwritten_bytes).
+    #[must_use]
+    pub fn with_max_unwritten_bytes(self, limit: usize) -> Self {
+        Self {
+            max_unwritten_bytes: limit,
             ..self
         }
     }
@@ -323,7 +339,13 @@ pub(crate) struct State {
 
 pub(crate) struct Shared {
     state: Mutex<State>,
-    pub(crate) outbound: mpsc::Sender<Outbound>,
+    outbound: mpsc::Sender<Outbound>,
+    /// Bytes (about) of the messages queued and not yet written.
+    unwritten: AtomicUsize,
+    /// Signalled when the write loop brings `unwritten` below the budget.
+    written: tokio::sync::Notify,
+    max_unwritten: usize,
+    warned_unwritten: AtomicBool,
     /// The connection is gone: stop everything now.
     pub(crate) shutdown: CancellationToken,
     /// The peer finished sending and every request has ended: write what is
@@ -342,13 +364,87 @@ impl Shared {
         // carrying on is safer than poisoning every later call.
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
+
+    /// Queues a message for the write loop; `Err` when the connection is
+    /// closed.
+    pub(crate) async fn send(&self, out: Outbound) -> Result<(), ()> {
+        let weight = weight(&out.message);
+        self.unwritten.fetch_add(weight, Ordering::AcqRel);
+        if self.outbound.send(out).await.is_err() {
+            self.unwritten.fetch_sub(weight, Ordering::AcqRel);
+            return Err(());
+        }
+        Ok(())
+    }
+
+    /// Queues a message without waiting; `false` when the queue is full or
+    /// closed.
+    fn try_send(&self, out: Outbound) -> bool {
+        let weight = weight(&out.message);
+        self.unwritten.fetch_add(weight, Ordering::AcqRel);
+        if self.outbound.try_send(out).is_err() {
+            self.unwritten.fetch_sub(weight, Ordering::AcqRel);
+            return false;
+        }
+        true
+    }
+
+    /// Notes a message written.
+    fn wrote(&self, weight: usize) {
+        let before = self.unwritten.fetch_sub(weight, Ordering::AcqRel);
+        if before > self.max_unwritten {
+            self.written.notify_one();
+        }
+    }
+
+    /// Waits while more than the budget of bytes waits to be written.
+    async fn room_to_read(&self) {
+        while self.unwritten.load(Ordering::Acquire) > self.max_unwritten {
+            if !self.warned_unwritten.swap(true, Ordering::Relaxed) {
+                tracing::warn!(
+                    limit = self.max_unwritten,
+                    "the peer reads our answers slower than it sends requests; reading pauses \
+                     while {} bytes wait to be written (raise \
+                     DispatcherConfig::max_unwritten_bytes to buffer more)",
+                    self.max_unwritten
+                );
+            }
+            self.written.notified().await;
+        }
+    }
+}
+
+/// About the bytes a message takes: what varies with the message, its
+/// params or result (enough for a memory budget).
+fn weight(message: &JsonRpcMessage) -> usize {
+    const ENVELOPE: usize = 64;
+    ENVELOPE
+        + match message {
+            JsonRpcMessage::Request(r) => r.params.as_ref().map_or(0, |p| p.get().len()),
+            JsonRpcMessage::Notification(n) => n.params.as_ref().map_or(0, |p| p.get().len()),
+            JsonRpcMessage::Response(r) => r.result.get().len(),
+            JsonRpcMessage::Error(e) => e.error.message.len(),
+        }
 }
 
 /// Sends requests and notifications to the other side. Cheap to clone.
 #[derive(Clone)]
 pub struct Peer {
-    shared: Arc<Shared>,
-    related: Option<RequestId>,
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) related: Option<RequestId>,
+    /// For a request run directly by its transport ([`crate::Direct`]):
+    /// notes that something was sent for it, and where it goes.
+    pub(crate) tie: Option<Arc<Tie>>,
+}
+
+/// What ties a directly run request's traffic to its transport.
+pub(crate) struct Tie {
+    /// Something was sent for the request before its answer: the answer
+    /// then follows the same way, behind it.
+    pub(crate) sent: std::sync::atomic::AtomicBool,
+    /// Where its messages go instead of the connection's queue (a
+    /// stateless HTTP exchange).
+    pub(crate) sink: Option<Arc<dyn crate::inbound::RequestSink>>,
 }
 
 impl std::fmt::Debug for Peer {
@@ -384,11 +480,7 @@ impl Drop for InFlight<'_> {
                 let message = JsonRpcNotification::new("notifications/cancelled", Some(params));
                 // Drop cannot wait; a full queue loses the notice, and the
                 // peer's late answer is discarded anyway.
-                if shared
-                    .outbound
-                    .try_send(self.peer.outbound(message.into(), Headers::new()))
-                    .is_err()
-                {
+                if !shared.try_send(self.peer.outbound(message.into(), Headers::new())) {
                     tracing::debug!(id = %self.id, "could not queue notifications/cancelled");
                 }
             }
@@ -402,6 +494,17 @@ impl Peer {
         out.related_request = self.related.clone();
         out.headers = headers;
         out
+    }
+
+    /// Queues `out` for the peer, or hands it to the request's sink.
+    async fn send_out(&self, out: Outbound) -> Result<(), Error> {
+        if let Some(tie) = &self.tie {
+            tie.sent.store(true, std::sync::atomic::Ordering::Release);
+            if let Some(sink) = &tie.sink {
+                return sink.send(out).map_err(|_| Error::Closed);
+            }
+        }
+        self.shared.send(out).await.map_err(|_| Error::Closed)
     }
 
     /// Sends a request and waits for the peer's result.
@@ -501,9 +604,7 @@ impl Peer {
         };
         let message = JsonRpcRequest::new(id, method, params);
         if self
-            .shared
-            .outbound
-            .send(self.outbound(message.into(), headers))
+            .send_out(self.outbound(message.into(), headers))
             .await
             .is_err()
         {
@@ -575,11 +676,7 @@ impl Peer {
             None => params,
         };
         let message = JsonRpcNotification::new(method, params);
-        self.shared
-            .outbound
-            .send(self.outbound(message.into(), headers))
-            .await
-            .map_err(|_| Error::Closed)
+        self.send_out(self.outbound(message.into(), headers)).await
     }
 
     /// Reports progress on a request the peer sent with `token`.
@@ -613,6 +710,7 @@ impl Peer {
         Peer {
             shared: self.shared.clone(),
             related: None,
+            tie: None,
         }
     }
 
@@ -673,11 +771,15 @@ impl Connection {
         config: DispatcherConfig,
     ) -> Self {
         let network = transport.network_transport();
-        let (sender, receiver) = transport.split();
+        let mut transport = transport;
         let (outbound_tx, outbound_rx) = mpsc::channel(config.outbound_queue.max(1));
         let shared = Arc::new(Shared {
             state: Mutex::new(State::default()),
             outbound: outbound_tx,
+            unwritten: AtomicUsize::new(0),
+            written: tokio::sync::Notify::new(),
+            max_unwritten: config.max_unwritten_bytes.max(1),
+            warned_unwritten: AtomicBool::new(false),
             shutdown: CancellationToken::new(),
             finish: CancellationToken::new(),
             non_cancellable: config.non_cancellable.clone(),
@@ -687,6 +789,7 @@ impl Connection {
         let peer = Peer {
             shared: shared.clone(),
             related: None,
+            tie: None,
         };
         let tasks = TaskTracker::new();
         let (notify_tx, notify_rx) = mpsc::channel(config.notification_queue.max(1));
@@ -701,6 +804,10 @@ impl Connection {
             },
             Gate::new(&config),
         );
+        // A transport that can run requests in the task that received them
+        // (HTTP) keeps this; the rest ignore it.
+        transport.attach(runner.direct());
+        let (sender, receiver) = transport.split();
         tasks.spawn(write_loop(sender, outbound_rx, shared.clone()));
         tasks.spawn(notification_loop(handler, notify_rx, peer.clone()));
         tasks.spawn(read_loop(
@@ -755,7 +862,10 @@ async fn write_loop<S: TransportSender>(
         let Some(mut message) = message else { break };
         let mut written = 0;
         loop {
-            if let Err(error) = sender.send(message).await {
+            let weight = weight(&message.message);
+            let sent = sender.send(message).await;
+            shared.wrote(weight);
+            if let Err(error) = sent {
                 tracing::warn!(%error, "sending failed; closing the connection");
                 shared.shutdown.cancel();
                 break 'outer;
@@ -821,6 +931,13 @@ async fn read_loop<R: TransportReceiver, H: Handler>(
         let Some(item) = item else {
             break ReadEnd::PeerFinished;
         };
+        // What waits to be written bounds what is taken in: the message in
+        // hand waits (and reading with it) while the peer lags behind.
+        tokio::select! {
+            biased;
+            () = shared.shutdown.cancelled() => break ReadEnd::Closed,
+            () = shared.room_to_read() => {}
+        }
         match item {
             Inbound::Message(message, context) => {
                 if let Dispatched::Closed =
@@ -891,7 +1008,6 @@ async fn send_error(peer: &Peer, id: Option<RequestId>, error: ErrorObject) {
     let response = JsonRpcErrorResponse::new(id, error);
     if peer
         .shared
-        .outbound
         .send(Outbound::new(response.into()))
         .await
         .is_err()
@@ -960,6 +1076,7 @@ async fn dispatch<H: Handler>(
                 peer: Peer {
                     shared: shared.clone(),
                     related: Some(id),
+                    tie: None,
                 },
             };
             let incoming = IncomingRequest {

@@ -22,8 +22,15 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tracing::Instrument;
 
-use crate::dispatcher::{Handler, IncomingRequest, RequestContext, Shared};
-use crate::transport::Outbound;
+use std::future::Future;
+use std::pin::Pin;
+
+use mcp_types::JsonRpcRequest;
+
+use crate::dispatcher::{Handler, IncomingRequest, Peer, RequestContext, Shared, Tie};
+use crate::error::TransportError;
+use crate::span::request_span;
+use crate::transport::{Outbound, TransportContext};
 
 /// The limits one connection's inbound requests run under.
 #[derive(Debug, Clone, Copy)]
@@ -142,7 +149,7 @@ pub(crate) struct Runner<H> {
     /// Cancels every running and queued request (its children are the
     /// requests' tokens).
     stop: CancellationToken,
-    warned_busy: AtomicBool,
+    warned_busy: Arc<AtomicBool>,
     warned_full: AtomicBool,
 }
 
@@ -180,8 +187,22 @@ impl<H: Handler> Runner<H> {
             queue: Some(queue),
             tasks,
             stop,
-            warned_busy: AtomicBool::new(false),
+            warned_busy: Arc::new(AtomicBool::new(false)),
             warned_full: AtomicBool::new(false),
+        }
+    }
+
+    /// Runs this connection's requests in the caller's task.
+    pub(crate) fn direct(&self) -> Direct {
+        Direct {
+            inner: Arc::new(Directly {
+                exec: self.exec.clone(),
+                gate: self.gate.clone(),
+                permits: self.permits.clone(),
+                stop: self.stop.clone(),
+                max_concurrent: self.limits.max_concurrent,
+                warned_busy: self.warned_busy.clone(),
+            }),
         }
     }
 
@@ -324,64 +345,293 @@ async fn run<H: Handler>(exec: Exec<H>, job: Job, _permit: OwnedSemaphorePermit)
         span,
         admission: _admission,
     } = job;
+    let shared = exec.shared.clone();
+    async move {
+        let id = context.id.clone();
+        let Some(message) = answer(exec, request, context).await else {
+            return;
+        };
+        let mut out = Outbound::new(message);
+        out.related_request = Some(id);
+        if shared.send(out).await.is_err() {
+            tracing::debug!("connection closed before a response could be sent");
+        }
+    }
+    .instrument(span)
+    .await;
+}
+
+/// Runs the handler within the request's cancellation and timeout; its
+/// answer, or `None` when the request was cancelled (it gets no answer).
+async fn answer<H: Handler>(
+    exec: Exec<H>,
+    request: IncomingRequest,
+    context: RequestContext,
+) -> Option<JsonRpcMessage> {
     let Exec {
         handler,
         shared,
         timeout,
         warned_timeout,
     } = exec;
-    async move {
-        let id = context.id.clone();
-        let cancel = context.cancel.clone();
-        let method = request.method.clone();
-        let deadline = async {
-            match timeout {
-                Some(limit) => tokio::time::sleep(limit).await,
-                None => std::future::pending().await,
-            }
-        };
-        let outcome = tokio::select! {
-            // A request cancelled while its handler finished is not answered.
-            outcome = handler.handle_request(request, context) => {
-                (!cancel.is_cancelled()).then_some(outcome)
-            }
-            () = cancel.cancelled() => None,
-            () = deadline => {
-                // Tell whatever the handler started that it is over.
-                cancel.cancel();
-                let limit = timeout.unwrap_or_default();
-                if !warned_timeout.swap(true, Ordering::Relaxed) {
-                    tracing::warn!(
-                        ?limit,
-                        "a handler ran longer than the request timeout and was cancelled; raise \
-                         DispatcherConfig::request_timeout if handlers need longer"
-                    );
-                }
-                Some(Err(ErrorObject::new(
-                    ErrorCode::REQUEST_TIMEOUT,
-                    format!("`{method}` ran longer than the server's {limit:?} limit and was cancelled"),
-                )))
-            }
-        };
-        shared.lock().inbound.remove(&id);
-        let Some(outcome) = outcome else {
-            tracing::debug!("request cancelled; no response is sent");
-            return;
-        };
-        if let Ok(result) = &outcome {
-            shared.session.initialized(&method, result);
+    let id = context.id.clone();
+    let cancel = context.cancel.clone();
+    let method = request.method.clone();
+    let deadline = async {
+        match timeout {
+            Some(limit) => tokio::time::sleep(limit).await,
+            None => std::future::pending().await,
         }
-        crate::span::record_outcome(&tracing::Span::current(), &method, outcome.as_ref());
-        let message: JsonRpcMessage = match outcome {
-            Ok(result) => JsonRpcResultResponse::new(id.clone(), result).into(),
-            Err(error) => JsonRpcErrorResponse::new(Some(id.clone()), error).into(),
-        };
-        let mut out = Outbound::new(message);
-        out.related_request = Some(id);
-        if shared.outbound.send(out).await.is_err() {
-            tracing::debug!("connection closed before a response could be sent");
+    };
+    let outcome = tokio::select! {
+        // A request cancelled while its handler finished is not answered.
+        outcome = handler.handle_request(request, context) => {
+            (!cancel.is_cancelled()).then_some(outcome)
+        }
+        () = cancel.cancelled() => None,
+        () = deadline => {
+            // Tell whatever the handler started that it is over.
+            cancel.cancel();
+            let limit = timeout.unwrap_or_default();
+            if !warned_timeout.swap(true, Ordering::Relaxed) {
+                tracing::warn!(
+                    ?limit,
+                    "a handler ran longer than the request timeout and was cancelled; raise \
+                     DispatcherConfig::request_timeout if handlers need longer"
+                );
+            }
+            Some(Err(ErrorObject::new(
+                ErrorCode::REQUEST_TIMEOUT,
+                format!("`{method}` ran longer than the server's {limit:?} limit and was cancelled"),
+            )))
+        }
+    };
+    shared.lock().inbound.remove(&id);
+    let Some(outcome) = outcome else {
+        tracing::debug!("request cancelled; no response is sent");
+        return None;
+    };
+    if let Ok(result) = &outcome {
+        shared.session.initialized(&method, result);
+    }
+    crate::span::record_outcome(&tracing::Span::current(), &method, outcome.as_ref());
+    Some(match outcome {
+        Ok(result) => JsonRpcResultResponse::new(id, result).into(),
+        Err(error) => JsonRpcErrorResponse::new(Some(id), error).into(),
+    })
+}
+
+/// Where the messages of a request run with its own sink go (a stateless
+/// HTTP exchange puts them on its POST's answer). Called from the handler's
+/// task; must not block.
+pub trait RequestSink: Send + Sync + 'static {
+    /// Takes one message sent while serving the request, or its answer.
+    ///
+    /// # Errors
+    /// [`TransportError::Closed`] when the request's stream has ended.
+    fn send(&self, message: Outbound) -> Result<(), TransportError>;
+}
+
+/// How a request run by [`Direct`] ended.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum DirectAnswer {
+    /// Its answer, and nothing else was sent for it: the transport sends it
+    /// as it likes (HTTP: one JSON body).
+    Alone(JsonRpcMessage),
+    /// The handler sent messages for the request before answering (progress,
+    /// log, a request to the peer): the answer went the same way behind them
+    /// (the connection's queue, or the sink), so they stay in order.
+    Sent,
+    /// The request was cancelled (by the peer, the transport, or the
+    /// connection closing): it gets no answer.
+    Cancelled,
+}
+
+/// One request started by [`Direct::run`].
+#[non_exhaustive]
+pub struct DirectRun {
+    /// Cancels the request (the client went away, or sent
+    /// `notifications/cancelled` some other way).
+    pub cancel: CancellationToken,
+    /// Runs the request to its end; poll it in the transport's task.
+    /// Dropping it before it ends cancels the request.
+    pub answer: Pin<Box<dyn Future<Output = DirectAnswer> + Send>>,
+}
+
+impl std::fmt::Debug for DirectRun {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DirectRun")
+            .field("cancelled", &self.cancel.is_cancelled())
+            .finish()
+    }
+}
+
+/// Runs the peer's requests of one connection in the caller's task instead
+/// of the connection's read loop and a task per request: the answer comes
+/// back to the caller (an HTTP server answers the POST that carried the
+/// request without a hop through queues and tasks). The connection's
+/// limits, cancellation, timeout and request span apply as to any request.
+/// A transport gets it from [`crate::Transport::attach`].
+#[derive(Clone)]
+pub struct Direct {
+    inner: Arc<dyn RunDirect>,
+}
+
+impl std::fmt::Debug for Direct {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Direct")
+    }
+}
+
+impl Direct {
+    /// Starts serving `request`. Without a `sink` the request belongs to
+    /// the connection (its id must be unique among the running ones, a
+    /// `notifications/cancelled` read by the connection reaches it, and what
+    /// the handler sends for it goes through the connection's queue); with
+    /// one it is an exchange of its own: its id is not the connection's,
+    /// and what the handler sends for it goes to the sink.
+    pub fn run(
+        &self,
+        request: JsonRpcRequest,
+        transport: TransportContext,
+        sink: Option<Arc<dyn RequestSink>>,
+    ) -> DirectRun {
+        self.inner.run(request, transport, sink)
+    }
+}
+
+trait RunDirect: Send + Sync + 'static {
+    fn run(
+        &self,
+        request: JsonRpcRequest,
+        transport: TransportContext,
+        sink: Option<Arc<dyn RequestSink>>,
+    ) -> DirectRun;
+}
+
+/// What [`Direct`] holds of a connection's [`Runner`].
+struct Directly<H> {
+    exec: Exec<H>,
+    gate: Gate,
+    permits: Arc<Semaphore>,
+    stop: CancellationToken,
+    max_concurrent: usize,
+    warned_busy: Arc<AtomicBool>,
+}
+
+impl<H: Handler> RunDirect for Directly<H> {
+    fn run(
+        &self,
+        request: JsonRpcRequest,
+        transport: TransportContext,
+        sink: Option<Arc<dyn RequestSink>>,
+    ) -> DirectRun {
+        let cancel = self.stop.child_token();
+        let span = request_span(
+            &request.method,
+            &request.id,
+            request.params.as_ref(),
+            &transport,
+            self.exec.shared.network,
+        );
+        let exec = self.exec.clone();
+        let admission = self.gate.admit(&transport);
+        let permits = self.permits.clone();
+        let max_concurrent = self.max_concurrent;
+        let warned_busy = self.warned_busy.clone();
+        let token = cancel.clone();
+        let answer = async move {
+            let shared = exec.shared.clone();
+            let id = request.id;
+            // Held until the answer is out.
+            let _admission = match admission {
+                Ok(admission) => admission,
+                Err(error) => {
+                    return DirectAnswer::Alone(JsonRpcErrorResponse::new(Some(id), error).into());
+                }
+            };
+            let own = sink.is_none();
+            if own {
+                let mut state = shared.lock();
+                if state.inbound.contains_key(&id) {
+                    drop(state);
+                    tracing::warn!(%id, method = %request.method,
+                        "refused a request whose id is already in use by a request in progress");
+                    let error = ErrorObject::invalid_request(format!(
+                        "request id {id} is already in use by a request in progress"
+                    ));
+                    return DirectAnswer::Alone(JsonRpcErrorResponse::new(Some(id), error).into());
+                }
+                state.inbound.insert(id.clone(), token.clone());
+            }
+            let permit = match permits.clone().try_acquire_owned() {
+                Ok(permit) => Some(permit),
+                Err(_) => {
+                    if !warned_busy.swap(true, Ordering::Relaxed) {
+                        tracing::warn!(
+                            limit = max_concurrent,
+                            "{max_concurrent} requests are running on this connection, the \
+                             limit; later ones wait their turn; raise \
+                             DispatcherConfig::max_concurrent_requests if the handlers can take more"
+                        );
+                    }
+                    tokio::select! {
+                        permit = permits.acquire_owned() => permit.ok(),
+                        () = token.cancelled() => None,
+                    }
+                }
+            };
+            let Some(_permit) = permit else {
+                shared.lock().inbound.remove(&id);
+                return DirectAnswer::Cancelled;
+            };
+            let tie = Arc::new(Tie {
+                sent: AtomicBool::new(false),
+                sink,
+            });
+            let context = RequestContext {
+                id: id.clone(),
+                transport,
+                cancel: token,
+                peer: Peer {
+                    shared: shared.clone(),
+                    related: Some(id.clone()),
+                    tie: Some(tie.clone()),
+                },
+            };
+            let incoming = IncomingRequest {
+                method: request.method,
+                params: request.params,
+            };
+            let Some(message) = answer(exec, incoming, context).await else {
+                return DirectAnswer::Cancelled;
+            };
+            if !tie.sent.load(Ordering::Acquire) {
+                return DirectAnswer::Alone(message);
+            }
+            let mut out = Outbound::new(message);
+            out.related_request = Some(id);
+            let sent = match &tie.sink {
+                Some(sink) => sink.send(out).is_ok(),
+                None => shared.send(out).await.is_ok(),
+            };
+            if !sent {
+                tracing::debug!("connection closed before a response could be sent");
+            }
+            DirectAnswer::Sent
+        }
+        .instrument(span);
+        // Dropped before its end (the transport gave up on it): cancelled,
+        // so what the handler started hears of it.
+        let guard = cancel.clone().drop_guard();
+        DirectRun {
+            cancel,
+            answer: Box::pin(async move {
+                let answer = answer.await;
+                guard.disarm();
+                answer
+            }),
         }
     }
-    .instrument(span)
-    .await;
 }

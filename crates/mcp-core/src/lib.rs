@@ -24,6 +24,7 @@ pub use dispatcher::{
 };
 pub use error::{BoxError, Error, TransportError};
 pub use id_scan::{ID_SCAN_PREFIX, scan_id};
+pub use inbound::{Direct, DirectAnswer, DirectRun, RequestSink};
 pub use memory::{MemoryReceiver, MemorySender, MemoryTransport};
 pub use span::{
     SESSION_EVENT_TARGET, SPAN_TARGET, TOOL_ERROR, outbound_span, record_error, record_failure,

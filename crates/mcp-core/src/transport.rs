@@ -9,9 +9,10 @@ use mcp_types::{DecodeError, JsonRpcMessage, RequestId};
 use crate::error::TransportError;
 
 /// Header-like metadata of a message (HTTP headers, for instance), with
-/// case-insensitive names.
+/// case-insensitive names. Cheap to clone: every layer that keeps a
+/// request's context (dispatcher, handler context) shares one copy.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Headers(Vec<(String, String)>);
+pub struct Headers(Arc<Vec<(String, String)>>);
 
 impl Headers {
     /// No headers.
@@ -21,7 +22,7 @@ impl Headers {
 
     /// Adds a header (keeping any earlier one of the same name).
     pub fn append(&mut self, name: impl Into<String>, value: impl Into<String>) {
-        self.0.push((name.into(), value.into()));
+        Arc::make_mut(&mut self.0).push((name.into(), value.into()));
     }
 
     /// Adds a header, builder style.
@@ -189,5 +190,14 @@ pub trait Transport: Send + 'static {
     /// `pipe` for stdio, `tcp` for HTTP; `None` (the default) for memory.
     fn network_transport(&self) -> Option<&'static str> {
         None
+    }
+
+    /// Called by [`crate::Connection::start`] before [`split`](Self::split)
+    /// with the way to run the peer's requests in the transport's own task
+    /// and get their answers back (HTTP answers a request in the task that
+    /// read it). Transports that pass every message through
+    /// [`TransportReceiver::recv`] ignore it (the default).
+    fn attach(&mut self, direct: crate::Direct) {
+        let _ = direct;
     }
 }

@@ -63,7 +63,7 @@ impl Handler for TestHandler {
     async fn handle_request(
         &self,
         request: IncomingRequest,
-        _context: RequestContext,
+        context: RequestContext,
     ) -> Result<RawJson, ErrorObject> {
         let params: Value = request
             .params
@@ -86,6 +86,16 @@ impl Handler for TestHandler {
                 // The dispatcher drops this future when the request is
                 // cancelled; `Unfinished` reports it.
                 return std::future::pending().await;
+            }
+            "notify" => {
+                let note = RawJson::from_serialize(&json!({"level": "info", "data": "first"}))
+                    .expect("json");
+                context
+                    .peer
+                    .notify("notifications/message", Some(note))
+                    .await
+                    .expect("sent");
+                json!({"content": [], "notified": true})
             }
             "slow" => {
                 let unfinished = Unfinished::new(&self.events, &name);
@@ -452,11 +462,15 @@ async fn a_long_session_keeps_a_bounded_number_of_streams_and_events() {
             body.len()
         );
         stream.write_all(request.as_bytes()).await.expect("sent");
-        // The chunked SSE body ends with the zero-length chunk.
+        // A JSON answer, or a chunked SSE body that ends with the
+        // zero-length chunk.
         let mut seen = Vec::new();
+        let id_field = format!("\"id\":{id}");
         timeout(WAIT, async {
             let mut buf = [0u8; 4096];
-            while !seen.ends_with(b"0\r\n\r\n") {
+            while !(seen.ends_with(b"0\r\n\r\n")
+                || (seen.ends_with(b"}") && String::from_utf8_lossy(&seen).contains(&id_field)))
+            {
                 let n = stream.read(&mut buf).await.expect("read");
                 assert!(n > 0, "the connection ended");
                 seen.extend_from_slice(&buf[..n]);
@@ -659,5 +673,70 @@ async fn a_client_that_goes_away_mid_exchange_cancels_the_handler() {
     running.saw("started:hang").await;
     drop(hanging);
     running.saw("cancelled:hang").await;
+    running.shut_down().await;
+}
+
+#[tokio::test]
+async fn a_session_call_answered_alone_is_one_json_body_and_keeps_no_events() {
+    let mut running = start(HttpServerConfig::new(), ServeConfig::new()).await;
+    let session = open_session(running.addr, "2025-11-25").await;
+    let answer = call_in(running.addr, &session, 1, "echo").await;
+    assert_eq!(answer.status, 200, "{answer:?}");
+    assert_eq!(answer.header("content-type"), Some("application/json"));
+    assert!(answer.header("content-length").is_some(), "{answer:?}");
+    let body: Value = serde_json::from_str(&answer.body).expect("one JSON body");
+    assert_eq!(body["id"], 1);
+    assert!(body["result"]["echo"].is_object(), "{body}");
+    // Nothing to resume: no stream and no stored event is kept for it.
+    let stats = running.service.stats();
+    assert_eq!((stats.streams, stats.stored_events), (0, 0), "{stats:?}");
+    running.shut_down().await;
+}
+
+#[tokio::test]
+async fn a_session_call_that_notifies_first_is_streamed_in_order() {
+    let mut running = start(HttpServerConfig::new(), ServeConfig::new()).await;
+    let session = open_session(running.addr, "2025-11-25").await;
+    let answer = call_in(running.addr, &session, 1, "notify").await;
+    assert_eq!(answer.status, 200, "{answer:?}");
+    assert_eq!(answer.header("content-type"), Some("text/event-stream"));
+    let body = &answer.body;
+    let priming = body.find("data: \n").expect("a priming event");
+    let note = body
+        .find("notifications/message")
+        .expect("the notification");
+    let result = body.find("\"notified\":true").expect("the answer");
+    assert!(priming < note && note < result, "{body}");
+    running.shut_down().await;
+}
+
+#[tokio::test]
+async fn stateless_exchanges_share_one_dispatcher() {
+    let mut running = start(HttpServerConfig::new(), ServeConfig::new()).await;
+    let first = stateless_hang(running.addr, 1, "Bearer alice").await;
+    running.saw("started:hang").await;
+    let second = stateless_hang(running.addr, 2, "Bearer alice").await;
+    running.saw("started:hang").await;
+    let stats = running.service.stats();
+    assert_eq!(stats.exchanges, 2, "{stats:?}");
+    // One dispatcher (the stateless hub) serves both: none per POST.
+    assert_eq!(stats.tasks, 1, "{stats:?}");
+    drop((first, second));
+    running.saw("cancelled:hang").await;
+    running.saw("cancelled:hang").await;
+    let answer = send(
+        running.addr,
+        "POST",
+        &[
+            ("MCP-Protocol-Version", "2026-07-28"),
+            ("Mcp-Method", "tools/call"),
+            ("Mcp-Name", "echo"),
+        ],
+        &stateless_call(3, "echo"),
+    )
+    .await;
+    assert_eq!(answer.status, 200, "{answer:?}");
+    assert_eq!(answer.header("content-type"), Some("application/json"));
+    assert_eq!(answer.json()["id"], 3);
     running.shut_down().await;
 }

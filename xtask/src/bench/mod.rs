@@ -133,7 +133,7 @@ impl Programs {
     }
 }
 
-/// `cargo xtask bench [--quick] [--no-write]`: builds, then runs the driver.
+/// `cargo xtask bench [--quick] [--no-write] [--only TEXT]`: builds, then runs the driver.
 pub(crate) fn build_and_run(root: &Path, args: &[String]) -> Result<(), String> {
     let quick = args.iter().any(|a| a == "--quick");
     let profile = if quick { "debug" } else { "release" };
@@ -188,7 +188,13 @@ pub(crate) fn build_and_run(root: &Path, args: &[String]) -> Result<(), String> 
 /// `xtask bench-run --bin-dir DIR [--quick] [--no-write]`: the driver.
 pub(crate) fn run(root: &Path, args: &[String]) -> Result<(), String> {
     let quick = args.iter().any(|a| a == "--quick");
-    let write = !quick && !args.iter().any(|a| a == "--no-write");
+    // `--only TEXT`: the rows whose description holds TEXT (say `HTTP` or
+    // `64 KiB`), for working on one part; such a run is never written.
+    let only = args
+        .iter()
+        .position(|a| a == "--only")
+        .and_then(|i| args.get(i + 1));
+    let write = !quick && only.is_none() && !args.iter().any(|a| a == "--no-write");
     let bin_dir = args
         .iter()
         .position(|a| a == "--bin-dir")
@@ -202,7 +208,10 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<(), String> {
         .build()
         .map_err(|e| format!("cannot start the tokio runtime: {e}"))?;
     let started = std::time::Instant::now();
-    let cases = cases();
+    let cases: Vec<Case> = cases()
+        .into_iter()
+        .filter(|case| only.is_none_or(|text| report::describe(*case).contains(text.as_str())))
+        .collect();
     let mut rounds: Vec<Vec<Row>> = cases.iter().map(|_| Vec::new()).collect();
     for round in 1..=budget.rounds {
         for (case, measured) in cases.iter().zip(&mut rounds) {

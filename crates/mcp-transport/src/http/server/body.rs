@@ -120,6 +120,17 @@ impl Body for HttpBody {
         }
     }
 
+    /// A full body's exact length, so it goes out with `Content-Length`
+    /// rather than chunked.
+    fn size_hint(&self) -> http_body::SizeHint {
+        match &self.kind {
+            BodyKind::Full(bytes) => {
+                http_body::SizeHint::with_exact(bytes.as_ref().map_or(0, |b| b.len() as u64))
+            }
+            BodyKind::Stream { .. } => http_body::SizeHint::default(),
+        }
+    }
+
     /// True once a stream's events are all taken and no more can come: hyper
     /// then writes the last event and the end of the body in one write.
     fn is_end_stream(&self) -> bool {

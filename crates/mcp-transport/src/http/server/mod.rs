@@ -62,11 +62,14 @@ type SessionFactory = Arc<dyn Fn(SessionTransport) -> BoxFuture + Send + Sync>;
 /// per POST) on one endpoint. Mount it at the MCP endpoint of a hyper or
 /// axum app, or run it with [`serve`].
 ///
-/// Each `initialize` POST opens a session with a random `Mcp-Session-Id`,
-/// and each stateless POST an exchange; either hands a [`SessionTransport`]
-/// to the factory, whose future (the dispatcher serving it, as `mcp-server`
-/// starts for a `Server`) the service runs and owns until the session or
-/// exchange ends. Idle sessions expire after
+/// Each `initialize` POST opens a session with a random `Mcp-Session-Id`
+/// and hands its [`SessionTransport`] to the factory, whose future (the
+/// dispatcher serving it, as `mcp-server` starts for a `Server`) the service
+/// runs and owns until the session ends. Stateless POSTs share one more
+/// transport, the hub, handed to the factory on the first of them. The
+/// factory must start an `mcp_core::Connection` on the transport it gets:
+/// the connection lends the transport its `mcp_core::Direct`, which runs
+/// each POST's request in the POST's own task. Idle sessions expire after
 /// [`HttpServerConfig::idle_timeout`]; at [`HttpServerConfig::max_sessions`]
 /// the least recently used idle session makes room for a new one.
 ///
@@ -89,7 +92,13 @@ struct ServiceInner {
     factory: SessionFactory,
     sessions: Mutex<HashMap<Arc<str>, Arc<Session>>>,
     exchanges: Arc<Exchanges>,
-    /// The dispatchers of sessions and exchanges, and the session sweeper.
+    /// The stateless hub's way to run a request, once its dispatcher has
+    /// started (`None`: the factory started none on the hub).
+    hub: tokio::sync::OnceCell<Option<mcp_core::Direct>>,
+    /// Dropped when the service closes, which ends the hub's dispatcher.
+    hub_inbound: Mutex<Option<mpsc::Sender<mcp_core::Inbound>>>,
+    /// The dispatchers of sessions and of the stateless hub, the session
+    /// sweeper, and the rest of stateless runs whose answer streams.
     tasks: TaskTracker,
     /// Cancelled when the service drains: no new sessions, no GET streams.
     draining: CancellationToken,
@@ -157,6 +166,11 @@ impl ShutdownHandle {
             session.close();
         }
         self.inner.exchanges.close_all();
+        self.inner
+            .hub_inbound
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
         self.inner.tasks.close();
         self.inner.tasks.wait().await;
     }
@@ -176,6 +190,8 @@ impl StreamableHttpService {
                 factory: Arc::new(move |transport| Box::pin(factory(transport))),
                 sessions: Mutex::new(HashMap::new()),
                 exchanges: Arc::default(),
+                hub: tokio::sync::OnceCell::new(),
+                hub_inbound: Mutex::new(None),
                 tasks: TaskTracker::new(),
                 draining: CancellationToken::new(),
                 sweeper: AtomicBool::new(false),
@@ -250,6 +266,30 @@ impl ServiceInner {
     /// until the transport ends.
     fn start(&self, transport: SessionTransport) {
         self.tasks.spawn((self.factory)(transport));
+    }
+
+    /// The stateless hub's [`mcp_core::Direct`], starting the hub's
+    /// dispatcher on first use.
+    async fn stateless_direct(&self) -> Option<mcp_core::Direct> {
+        self.hub
+            .get_or_init(|| async {
+                let (attached_tx, attached) = tokio::sync::oneshot::channel();
+                // The hub reads nothing; its receiver ends when the service
+                // closes.
+                let (inbound_tx, inbound_rx) = mpsc::channel(1);
+                *self.hub_inbound.lock().unwrap_or_else(|p| p.into_inner()) = Some(inbound_tx);
+                self.start(SessionTransport::hub(attached_tx, inbound_rx));
+                let direct = attached.await.ok();
+                if direct.is_none() {
+                    tracing::warn!(
+                        "the StreamableHttpService factory did not start an mcp_core::Connection \
+                         on the stateless hub's transport; stateless requests are refused"
+                    );
+                }
+                direct
+            })
+            .await
+            .clone()
     }
 
     fn drain(&self) {
@@ -417,7 +457,7 @@ impl ServiceInner {
             }
         };
         session
-            .accept_post(messages, batch, &headers, initialize)
+            .accept_post(messages, batch, &headers, initialize, &self.tasks)
             .await
     }
 

@@ -3,14 +3,18 @@
 //! outbound message of its dispatcher goes.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http::{HeaderMap, Response, StatusCode};
-use mcp_core::{Headers, Inbound, Outbound, StreamControl, TransportContext, TransportError};
-use mcp_types::{ErrorCode, ErrorObject, JsonRpcMessage, RequestId, Revision};
+use mcp_core::{
+    Direct, DirectAnswer, Headers, Inbound, Outbound, StreamControl, TransportContext,
+    TransportError,
+};
+use mcp_types::{ErrorCode, ErrorObject, JsonRpcMessage, JsonRpcRequest, RequestId, Revision};
 use tokio::sync::{mpsc, oneshot};
+use tokio_util::task::TaskTracker;
 
 use super::body::{
     HttpBody, json_response, jsonrpc_error, jsonrpc_error_with_id, plain_status, session_not_found,
@@ -27,6 +31,9 @@ use crate::http::sse::encode_event;
 pub(super) struct Session {
     pub(super) id: Arc<str>,
     inbound: Mutex<Option<mpsc::Sender<Inbound>>>,
+    /// Runs a POST's request in the POST's own task (set when the
+    /// dispatcher starts).
+    direct: OnceLock<Direct>,
     router: Mutex<Router>,
     store: Arc<dyn EventStore>,
     retry: Option<Duration>,
@@ -66,6 +73,10 @@ struct Router {
 
 enum Live {
     None,
+    /// A POST whose request runs and has sent nothing yet: its answer alone
+    /// goes out as JSON; anything sent before it opens the SSE stream,
+    /// whose receiver goes to the waiting POST.
+    Undecided(Option<oneshot::Sender<mpsc::Receiver<Bytes>>>),
     Sse(mpsc::Sender<Bytes>),
     Json {
         reply: Option<oneshot::Sender<Vec<Bytes>>>,
@@ -80,6 +91,8 @@ struct Stream {
     standalone: bool,
     /// When the last request of this POST stream was answered.
     answered: Option<Instant>,
+    /// Whether the stream starts with a priming event (2025-11-25 on).
+    primes: bool,
     events: usize,
     event_bytes: usize,
 }
@@ -115,6 +128,7 @@ impl Session {
         Self {
             id,
             inbound: Mutex::new(Some(inbound)),
+            direct: OnceLock::new(),
             router: Mutex::new(Router {
                 streams: HashMap::new(),
                 by_key: HashMap::new(),
@@ -140,6 +154,11 @@ impl Session {
             max_events: config.max_session_events,
             max_event_bytes: config.max_session_event_bytes,
         }
+    }
+
+    /// Keeps the dispatcher's way to run a request in the POST's task.
+    pub(super) fn attach(&self, direct: Direct) {
+        let _ = self.direct.set(direct);
     }
 
     /// The session in logs: the first characters of its id, which is a
@@ -304,6 +323,7 @@ impl Session {
                 live,
                 standalone,
                 answered: None,
+                primes: false,
                 events: 0,
                 event_bytes: 0,
             },
@@ -329,10 +349,11 @@ impl Session {
     /// with JSON).
     pub(super) async fn accept_post(
         self: Arc<Self>,
-        messages: Vec<JsonRpcMessage>,
+        mut messages: Vec<JsonRpcMessage>,
         batch: bool,
         headers: &HeaderMap,
         initialize: bool,
+        tasks: &TaskTracker,
     ) -> Response<HttpBody> {
         if batch {
             if let Err(response) = self.check_batch(headers) {
@@ -371,19 +392,23 @@ impl Session {
         }
 
         let use_json = initialize || self.json_response;
+        let primes = header_str(headers, PROTOCOL_VERSION_HEADER)
+            .is_some_and(|v| Revision::is_at_least(v, Revision::V2025_11_25));
+        if let (false, Some(direct)) = (use_json || batch, self.direct.get()) {
+            if let Some(JsonRpcMessage::Request(request)) = messages.pop() {
+                let direct = direct.clone();
+                return self
+                    .run_directly(direct, request, &context_headers, primes, tasks)
+                    .await;
+            }
+        }
         let (stream, body) = {
             let mut router = self.lock();
             if let Some(duplicate) = requests
                 .iter()
                 .find(|id| router.by_request.contains_key(&request_key(id)))
             {
-                return jsonrpc_error_with_id(
-                    StatusCode::BAD_REQUEST,
-                    Some(duplicate.clone()),
-                    ErrorObject::invalid_request(format!(
-                        "request id {duplicate} is already in flight in this session"
-                    )),
-                );
+                return duplicate_request(duplicate);
             }
             let (live, body) = if use_json {
                 let (tx, rx) = oneshot::channel();
@@ -408,8 +433,6 @@ impl Session {
             if initialize {
                 router.initialize = requests.first().map(request_key);
             }
-            let primes = header_str(headers, PROTOCOL_VERSION_HEADER)
-                .is_some_and(|v| Revision::is_at_least(v, Revision::V2025_11_25));
             if !use_json && primes {
                 self.prime(&mut router, stream);
             }
@@ -459,6 +482,148 @@ impl Session {
                 ),
             },
         }
+    }
+
+    /// Serves a POST of one request in the POST's task: its answer alone is
+    /// one JSON body; when the handler sends something first (progress, a
+    /// log message, a request) or closes the stream, the POST becomes an SSE
+    /// stream and the rest of the run moves to a task of the service.
+    async fn run_directly(
+        self: Arc<Self>,
+        direct: Direct,
+        request: JsonRpcRequest,
+        headers: &Headers,
+        primes: bool,
+        tasks: &TaskTracker,
+    ) -> Response<HttpBody> {
+        let id = request.id.clone();
+        let (first_tx, mut first_rx) = oneshot::channel();
+        let stream = {
+            let mut router = self.lock();
+            if router.by_request.contains_key(&request_key(&id)) {
+                return duplicate_request(&id);
+            }
+            let stream = self.new_stream(&mut router, Live::Undecided(Some(first_tx)), false);
+            if let Some(s) = router.streams.get_mut(&stream) {
+                s.open_requests = 1;
+                s.primes = primes;
+            }
+            router.by_request.insert(request_key(&id), stream);
+            stream
+        };
+        let control: Arc<dyn StreamControl> = Arc::new(StreamCloser {
+            session: Arc::downgrade(&self),
+            stream,
+        });
+        let run = direct.run(request, self.context(headers, Some(control)), None);
+        let mut answer = run.answer;
+        tokio::select! {
+            biased;
+            outcome = &mut answer => match outcome {
+                DirectAnswer::Alone(message) => {
+                    if let Some(body) = self.answer_alone(stream, &id, &message) {
+                        return json_response(StatusCode::OK, body);
+                    }
+                    // The stream opened meanwhile: the answer goes on it.
+                    self.answer_late(message, id);
+                }
+                DirectAnswer::Cancelled => self.end_unanswered(stream, &id),
+                // Sent: the answer follows what went before it.
+                _ => {}
+            },
+            opened = &mut first_rx => {
+                let session = self.clone();
+                tasks.spawn(async move {
+                    if let DirectAnswer::Alone(message) = answer.await {
+                        session.answer_late(message, id);
+                    }
+                });
+                return match opened {
+                    Ok(rx) => sse_response(rx, None, self.keep_alive),
+                    Err(_) => session_not_found(),
+                };
+            }
+        }
+        match first_rx.await {
+            Ok(rx) => sse_response(rx, None, self.keep_alive),
+            Err(_) => session_not_found(),
+        }
+    }
+
+    /// The answer of a request of an undecided stream as the POST's JSON
+    /// body, its stream released; `None` when the stream was opened (or
+    /// the session closed) meanwhile.
+    fn answer_alone(&self, stream: u64, id: &RequestId, message: &JsonRpcMessage) -> Option<Bytes> {
+        let json = serde_json::to_vec(message).ok()?;
+        let mut router = self.lock();
+        if !matches!(
+            router.streams.get(&stream).map(|s| &s.live),
+            Some(Live::Undecided(_))
+        ) {
+            return None;
+        }
+        router.by_request.remove(&request_key(id));
+        router.last_active = Instant::now();
+        self.release(&mut router, stream);
+        Some(Bytes::from(json))
+    }
+
+    /// Routes an answer that could not go out alone.
+    fn answer_late(&self, message: JsonRpcMessage, id: RequestId) {
+        let mut out = Outbound::new(message);
+        out.related_request = Some(id);
+        if self.route(out).is_err() {
+            tracing::debug!(session = %self.tag(), "the session closed before an answer");
+        }
+    }
+
+    /// Ends the stream of a request that was cancelled: it gets no answer.
+    fn end_unanswered(&self, stream: u64, id: &RequestId) {
+        let mut router = self.lock();
+        router.by_request.remove(&request_key(id));
+        self.open_sse(&mut router, stream);
+        if let Some(s) = router.streams.get_mut(&stream) {
+            s.open_requests = s.open_requests.saturating_sub(1);
+            if s.open_requests == 0 {
+                Self::finish(&mut router, stream);
+            }
+        }
+    }
+
+    /// Opens the SSE stream of an undecided POST: its receiver goes to the
+    /// waiting POST, after the priming event where the version has one.
+    fn open_sse(&self, router: &mut Router, stream: u64) {
+        let Some(s) = router.streams.get_mut(&stream) else {
+            return;
+        };
+        let Live::Undecided(first) = &mut s.live else {
+            return;
+        };
+        let (tx, rx) = mpsc::channel(self.sse_queue.max(2));
+        let opened = first.take().is_some_and(|first| first.send(rx).is_ok());
+        // A POST that is gone can still be resumed from the store.
+        s.live = if opened { Live::Sse(tx) } else { Live::None };
+        if s.primes {
+            self.prime(router, stream);
+        }
+    }
+
+    /// Ends a POST stream whose every request is answered, keeping its
+    /// events for the resumption window (dropping the sender lets the body
+    /// write the last event and the end together).
+    fn finish(router: &mut Router, stream_id: u64) {
+        let Some(stream) = router.streams.get_mut(&stream_id) else {
+            return;
+        };
+        if stream.standalone {
+            return;
+        }
+        stream.live = Live::None;
+        stream.answered = Some(Instant::now());
+        router.answered.insert(stream_id);
+        router.answered_events += stream.events;
+        router.answered_event_bytes += stream.event_bytes;
+        router.last_active = Instant::now();
     }
 
     fn context(
@@ -582,6 +747,7 @@ impl Session {
 
     /// Puts one message on a stream (and in the event store).
     fn deliver(&self, router: &mut Router, stream_id: u64, json: Bytes, is_response: bool) {
+        self.open_sse(router, stream_id);
         let Some(stream) = router.streams.get_mut(&stream_id) else {
             return;
         };
@@ -619,22 +785,24 @@ impl Session {
         }
         if is_response {
             stream.open_requests = stream.open_requests.saturating_sub(1);
-            if stream.open_requests == 0 && !stream.standalone {
-                // Every request of this POST is answered: end its stream
-                // (dropping the sender lets the body write the last event
-                // and the end together), and keep its events for the
-                // resumption window.
-                stream.live = Live::None;
-                stream.answered = Some(Instant::now());
-                router.answered.insert(stream_id);
-                router.answered_events += stream.events;
-                router.answered_event_bytes += stream.event_bytes;
-                router.last_active = Instant::now();
+            if stream.open_requests == 0 {
+                Self::finish(router, stream_id);
             }
         }
         Self::stored(router, stream_id, json.len());
         self.enforce_budget(router);
     }
+}
+
+/// The answer to a request whose id is already running in the session.
+fn duplicate_request(id: &RequestId) -> Response<HttpBody> {
+    jsonrpc_error_with_id(
+        StatusCode::BAD_REQUEST,
+        Some(id.clone()),
+        ErrorObject::invalid_request(format!(
+            "request id {id} is already in flight in this session"
+        )),
+    )
 }
 
 /// The `protocolVersion` of an `initialize` result.
@@ -665,6 +833,9 @@ impl StreamControl for StreamCloser {
             return;
         };
         let mut router = session.lock();
+        // An undecided POST opens its stream (with its priming event) to
+        // close it.
+        session.open_sse(&mut router, self.stream);
         if let Some(stream) = router.streams.get_mut(&self.stream) {
             if matches!(stream.live, Live::Sse(_)) {
                 stream.live = Live::None;

@@ -1,6 +1,6 @@
 //! One stateless (2026-07-28) exchange: a single request validated against
-//! its headers, served by a dispatcher connection that lives as long as the
-//! exchange, answered with JSON, or with SSE once the handler sends a
+//! its headers, run through the service's stateless hub ([`mcp_core::Direct`]) in the
+//! POST's own task, answered with JSON, or with SSE once the handler sends a
 //! notification first.
 //!
 //! A stateless `notifications/cancelled` is a POST of its own: it reaches
@@ -11,19 +11,22 @@
 //! same principal: on such a server a client that guesses another's
 //! request id can cancel it.
 //!
-//! The exchange still hands the factory a [`SessionTransport`] per POST (a
-//! dispatcher `Connection` per exchange); calling the handler directly
-//! would need a factory that takes a handler instead of a transport.
+//! The factory serves one transport for all stateless exchanges, the hub
+//! (`SessionTransport::hub`); its dispatcher's `Direct` runs each
+//! request with the exchange as its sink, so an exchange costs no
+//! dispatcher, task or queue of its own unless the handler streams.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 use std::time::Duration;
 
 use bytes::Bytes;
 use http::{HeaderMap, Response, StatusCode};
-use mcp_core::{Inbound, Outbound, TransportContext, TransportError};
+use mcp_core::{
+    CancellationToken, DirectAnswer, Outbound, RequestSink, TransportContext, TransportError,
+};
 use mcp_types::{
-    CancelledNotificationParams, ErrorCode, JsonRpcMessage, JsonRpcNotification, RawJson, RequestId,
+    CancelledNotificationParams, ErrorCode, JsonRpcMessage, JsonRpcNotification, RequestId,
 };
 use tokio::sync::{mpsc, oneshot};
 
@@ -31,7 +34,6 @@ use super::body::{
     HttpBody, json_response, jsonrpc_error, jsonrpc_error_with_id, plain_status, sse_response,
 };
 use super::checks::{stateless_status, status_for, validate_stateless};
-use super::transport::SessionTransport;
 use super::{ServiceInner, to_headers};
 use crate::http::sse::encode_event;
 
@@ -76,17 +78,17 @@ impl Exchanges {
         let running: Vec<_> = self.lock().drain().collect();
         for (_, exchange) in running {
             if let Some(exchange) = exchange.upgrade() {
-                exchange.cancel(None);
+                exchange.cancel();
                 exchange.close();
             }
         }
     }
 }
 
-/// The dispatcher side of one exchange.
+/// The HTTP side of one exchange: where its request's messages go.
 pub(super) struct Exchange {
-    id: RequestId,
-    inbound: Mutex<Option<mpsc::Sender<Inbound>>>,
+    /// Cancels the running request.
+    cancel: OnceLock<CancellationToken>,
     state: Mutex<State>,
     sse_queue: usize,
 }
@@ -109,46 +111,21 @@ impl Exchange {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Ends the exchange: the dispatcher sees the end of its inbound
-    /// messages, and an SSE answer ends.
+    /// Ends the exchange: an SSE answer ends.
     pub(super) fn close(&self) {
         *self.lock() = State::Done;
-        self.inbound
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .take();
     }
 
-    /// Tells the dispatcher the client gave up on the request: the client's
-    /// own `notifications/cancelled`, or one made for it when it went away.
-    fn cancel(&self, notification: Option<JsonRpcNotification>) {
-        if matches!(*self.lock(), State::Done) {
-            return;
-        }
-        let id = self.id.clone();
-        let notification = notification.or_else(|| {
-            let params = CancelledNotificationParams::new(id)
-                .with_reason("the client closed the exchange before its answer");
-            let params = RawJson::from_serialize(&params).ok()?;
-            Some(JsonRpcNotification::new(
-                "notifications/cancelled",
-                Some(params),
-            ))
-        });
-        let inbound = self.inbound.lock().unwrap_or_else(|p| p.into_inner());
-        if let (Some(inbound), Some(notification)) = (inbound.as_ref(), notification) {
-            let message = Inbound::Message(
-                JsonRpcMessage::Notification(notification),
-                TransportContext::default(),
-            );
-            if inbound.try_send(message).is_err() {
-                tracing::debug!(id = %self.id, "could not queue the cancellation of an exchange");
-            }
+    /// Cancels the request: the client gave up on it (its own
+    /// `notifications/cancelled`, or it went away).
+    fn cancel(&self) {
+        if let Some(cancel) = self.cancel.get() {
+            cancel.cancel();
         }
     }
 
-    /// Routes one outbound message of the exchange's dispatcher.
-    pub(super) fn route(&self, outbound: Outbound) -> Result<(), TransportError> {
+    /// Routes one message the handler sent for the request, or its answer.
+    fn route(&self, outbound: Outbound) -> Result<(), TransportError> {
         let is_response = match &outbound.message {
             JsonRpcMessage::Response(_) | JsonRpcMessage::Error(_) => true,
             JsonRpcMessage::Request(_) => {
@@ -197,6 +174,12 @@ impl Exchange {
     }
 }
 
+impl RequestSink for Exchange {
+    fn send(&self, message: Outbound) -> Result<(), TransportError> {
+        self.route(message)
+    }
+}
+
 /// Ends a stateless exchange when dropped (the client went away, or the
 /// answer was sent): an unanswered request is cancelled.
 pub(crate) struct ExchangeGuard {
@@ -216,7 +199,7 @@ impl Drop for ExchangeGuard {
                 running.remove(&self.key);
             }
         }
-        self.exchange.cancel(None);
+        self.exchange.cancel();
         self.exchange.close();
     }
 }
@@ -242,7 +225,7 @@ fn cancelled(
         .get(&ExchangeKey::new(headers, principal, id))
         .and_then(Weak::upgrade);
     if let Some(exchange) = exchange {
-        exchange.cancel(Some(notification));
+        exchange.cancel();
     }
 }
 
@@ -282,12 +265,19 @@ pub(super) async fn exchange(
     if let Err(error) = validate_stateless(&request, headers) {
         return jsonrpc_error_with_id(status_for(error.code), Some(request.id), error);
     }
-    // Room for the request and a cancellation.
-    let (inbound_tx, inbound_rx) = mpsc::channel(2);
-    let (first_tx, first_rx) = oneshot::channel();
+    let Some(direct) = service.stateless_direct().await else {
+        return jsonrpc_error_with_id(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            Some(request.id),
+            mcp_types::ErrorObject::internal_error(
+                "the service's factory did not start a dispatcher (mcp_core::Connection::start) \
+                 on its transport, so stateless requests cannot be served",
+            ),
+        );
+    };
+    let (first_tx, mut first_rx) = oneshot::channel();
     let exchange = Arc::new(Exchange {
-        id: request.id.clone(),
-        inbound: Mutex::new(Some(inbound_tx.clone())),
+        cancel: OnceLock::new(),
         state: Mutex::new(State::Waiting(first_tx)),
         sse_queue: service.config.sse_queue,
     });
@@ -307,23 +297,55 @@ pub(super) async fn exchange(
         key,
         exchanges: service.exchanges.clone(),
     };
-    service.start(SessionTransport::exchange(exchange, inbound_rx));
     let mut context = TransportContext::with_headers(to_headers(headers));
     // `requestState` is bound to it (2026-07-28 input-required results).
     context.principal = principal;
-    if inbound_tx
-        .send(Inbound::Message(JsonRpcMessage::Request(request), context))
-        .await
-        .is_err()
-    {
-        return jsonrpc_error(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            ErrorCode::INTERNAL_ERROR,
-            "the server could not take the request",
-        );
+    let sink: Arc<dyn RequestSink> = exchange.clone();
+    let run = direct.run(request, context, Some(sink));
+    let _ = exchange.cancel.set(run.cancel);
+    let mut answer = run.answer;
+    tokio::select! {
+        biased;
+        outcome = &mut answer => match outcome {
+            DirectAnswer::Alone(message) => {
+                exchange.close();
+                return match serde_json::to_vec(&message) {
+                    Ok(body) => {
+                        let body = Bytes::from(body);
+                        json_response(stateless_status(&body), body)
+                    }
+                    Err(e) => jsonrpc_error(
+                        StatusCode::INTERNAL_SERVER_ERROR,
+                        ErrorCode::INTERNAL_ERROR,
+                        format!("the answer could not be serialized: {e}"),
+                    ),
+                };
+            }
+            // Sent: the answer went to the exchange behind what came first.
+            DirectAnswer::Sent => {}
+            // Cancelled: no answer; the POST ends without one.
+            _ => {
+                exchange.close();
+                return sse_response(mpsc::channel(1).1, None, None);
+            }
+        },
+        first = &mut first_rx => {
+            // The handler streams: the rest of its run is the service's,
+            // and ends when the body (the guard) is dropped.
+            service.tasks.spawn(answer);
+            return answer_with(first, guard, keep_alive);
+        }
     }
-    drop(inbound_tx);
-    match first_rx.await {
+    answer_with(first_rx.await, guard, keep_alive)
+}
+
+/// The POST's answer once the exchange chose JSON or SSE.
+fn answer_with(
+    first: Result<First, oneshot::error::RecvError>,
+    guard: ExchangeGuard,
+    keep_alive: Option<Duration>,
+) -> Response<HttpBody> {
+    match first {
         Ok(First::Json(body)) => json_response(stateless_status(&body), body),
         Ok(First::Sse(rx)) => {
             let mut response = sse_response(rx, None, keep_alive);

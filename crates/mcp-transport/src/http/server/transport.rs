@@ -1,17 +1,23 @@
-//! The [`Transport`] a dispatcher gets: one handshake session, or one
-//! stateless exchange.
+//! The [`Transport`] a dispatcher gets: one handshake session, or the hub
+//! that serves every stateless exchange of the service.
 
 use std::fmt;
 use std::sync::Arc;
 
-use mcp_core::{Inbound, Outbound, Transport, TransportError, TransportReceiver, TransportSender};
-use tokio::sync::mpsc;
+use mcp_core::{
+    Direct, Inbound, Outbound, Transport, TransportError, TransportReceiver, TransportSender,
+};
+use tokio::sync::{mpsc, oneshot};
 
 use super::session::Session;
-use super::stateless::Exchange;
 
-/// One HTTP session, or one stateless exchange, as a [`Transport`] for a
+/// One HTTP session, or the stateless hub, as a [`Transport`] for a
 /// dispatcher.
+///
+/// The hub's dispatcher reads nothing: each stateless POST runs its request
+/// through the dispatcher's [`Direct`] in the POST's own task, with the
+/// exchange as the request's sink, so a stateless request costs no
+/// dispatcher, task or queue of its own.
 pub struct SessionTransport {
     sender: SessionSender,
     receiver: SessionReceiver,
@@ -35,27 +41,30 @@ impl SessionTransport {
         }
     }
 
-    pub(super) fn exchange(exchange: Arc<Exchange>, rx: mpsc::Receiver<Inbound>) -> Self {
+    /// The stateless hub: `attached` gets the dispatcher's [`Direct`];
+    /// `rx` ends when the service closes.
+    pub(super) fn hub(attached: oneshot::Sender<Direct>, rx: mpsc::Receiver<Inbound>) -> Self {
         Self {
             sender: SessionSender {
-                route: Route::Exchange(exchange),
+                route: Route::Hub(Some(attached)),
             },
             receiver: SessionReceiver { rx, ended: false },
         }
     }
 
-    /// The session's `Mcp-Session-Id`; `None` for a stateless exchange.
+    /// The session's `Mcp-Session-Id`; `None` for the stateless hub.
     pub fn session_id(&self) -> Option<&str> {
         match &self.sender.route {
             Route::Session(session) => Some(&session.id),
-            Route::Exchange(_) => None,
+            Route::Hub(_) => None,
         }
     }
 }
 
 enum Route {
     Session(Arc<Session>),
-    Exchange(Arc<Exchange>),
+    /// Until attached: where the hub's [`Direct`] goes.
+    Hub(Option<oneshot::Sender<Direct>>),
 }
 
 /// The sending half of a [`SessionTransport`].
@@ -76,14 +85,22 @@ impl TransportSender for SessionSender {
     async fn send(&mut self, message: Outbound) -> Result<(), TransportError> {
         match &self.route {
             Route::Session(session) => session.route(message),
-            Route::Exchange(exchange) => exchange.route(message),
+            Route::Hub(_) => {
+                // What a stateless handler sends for its request goes to its
+                // exchange; anything else has no stream to go to.
+                tracing::debug!(
+                    method = message.message.method().unwrap_or(""),
+                    "a stateless server message tied to no request has no stream; dropped"
+                );
+                Ok(())
+            }
         }
     }
 
     async fn close(&mut self) {
         match &self.route {
             Route::Session(session) => session.close(),
-            Route::Exchange(exchange) => exchange.close(),
+            Route::Hub(_) => {}
         }
     }
 }
@@ -111,5 +128,16 @@ impl Transport for SessionTransport {
 
     fn split(self) -> (SessionSender, SessionReceiver) {
         (self.sender, self.receiver)
+    }
+
+    fn attach(&mut self, direct: Direct) {
+        match &mut self.sender.route {
+            Route::Session(session) => session.attach(direct),
+            Route::Hub(attached) => {
+                if let Some(attached) = attached.take() {
+                    let _ = attached.send(direct);
+                }
+            }
+        }
     }
 }

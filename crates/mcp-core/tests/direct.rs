@@ -1,0 +1,320 @@
+//! Requests run by their transport ([`mcp_core::Direct`]), and the bound on
+//! what waits to be written.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use mcp_core::{
+    CancellationToken, Connection, Direct, DirectAnswer, DispatcherConfig, Handler, Inbound,
+    IncomingNotification, IncomingRequest, MemoryTransport, NotificationContext, Outbound,
+    RequestContext, RequestSink, Transport, TransportContext, TransportError, TransportReceiver,
+    TransportSender,
+};
+use mcp_types::{ErrorObject, JsonRpcMessage, JsonRpcRequest, RawJson};
+use serde_json::{Value, json};
+use tokio::sync::{mpsc, oneshot};
+use tokio::time::timeout;
+
+const LIMIT: Duration = Duration::from_secs(5);
+
+/// `echo` answers its params; `note` sends a notification, then answers;
+/// `hang` hands its cancel token to the test and never answers; `big`
+/// answers 64 KiB.
+struct Server {
+    tokens: mpsc::UnboundedSender<CancellationToken>,
+    answered: mpsc::UnboundedSender<String>,
+}
+
+impl Handler for Server {
+    async fn handle_request(
+        &self,
+        request: IncomingRequest,
+        ctx: RequestContext,
+    ) -> Result<RawJson, ErrorObject> {
+        let _ = self.answered.send(ctx.id.to_string());
+        match request.method.as_str() {
+            "echo" => Ok(request.params.unwrap_or_else(RawJson::empty_object)),
+            "note" => {
+                ctx.peer
+                    .notify("notifications/message", None)
+                    .await
+                    .map_err(|e| e.to_error_object())?;
+                Ok(RawJson::empty_object())
+            }
+            "hang" => {
+                let _ = self.tokens.send(ctx.cancel.clone());
+                std::future::pending().await
+            }
+            "big" => RawJson::from_serialize(&json!({"text": "x".repeat(64 * 1024)}))
+                .map_err(|e| ErrorObject::internal_error(e.to_string())),
+            other => Err(ErrorObject::method_not_found(other)),
+        }
+    }
+
+    async fn handle_notification(&self, _: IncomingNotification, _: NotificationContext) {}
+}
+
+/// The memory transport, keeping the [`Direct`] the connection lends it.
+struct Attaching {
+    inner: MemoryTransport,
+    direct: Option<oneshot::Sender<Direct>>,
+}
+
+impl Transport for Attaching {
+    type Sender = <MemoryTransport as Transport>::Sender;
+    type Receiver = <MemoryTransport as Transport>::Receiver;
+
+    fn split(self) -> (Self::Sender, Self::Receiver) {
+        self.inner.split()
+    }
+
+    fn attach(&mut self, direct: Direct) {
+        if let Some(tx) = self.direct.take() {
+            let _ = tx.send(direct);
+        }
+    }
+}
+
+struct Served {
+    _connection: Connection,
+    direct: Direct,
+    tokens: mpsc::UnboundedReceiver<CancellationToken>,
+    peer: mcp_core::MemoryReceiver,
+    /// Kept open: the peer has not finished sending.
+    _sending: mcp_core::MemorySender,
+}
+
+async fn serve() -> Served {
+    let (a, b) = MemoryTransport::pair(64);
+    let (tx, rx) = oneshot::channel();
+    let (tokens_tx, tokens) = mpsc::unbounded_channel();
+    let (answered, _) = mpsc::unbounded_channel();
+    let server = Server {
+        tokens: tokens_tx,
+        answered,
+    };
+    let connection = Connection::start(
+        Attaching {
+            inner: a,
+            direct: Some(tx),
+        },
+        server,
+        DispatcherConfig::default(),
+    );
+    let direct = rx.await.expect("the connection lends its Direct");
+    let (sending, peer) = b.split();
+    Served {
+        _connection: connection,
+        direct,
+        tokens,
+        peer,
+        _sending: sending,
+    }
+}
+
+fn request(id: i64, method: &str) -> JsonRpcRequest {
+    let params = RawJson::from_serialize(&json!({"n": id})).expect("json");
+    JsonRpcRequest::new(id, method, Some(params))
+}
+
+async fn next_message(receiver: &mut mcp_core::MemoryReceiver) -> JsonRpcMessage {
+    match timeout(LIMIT, receiver.recv()).await.expect("in time") {
+        Some(Inbound::Message(message, _)) => message,
+        other => panic!("expected a message, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_request_run_directly_is_answered_to_its_caller() {
+    let served = serve().await;
+    let run = served
+        .direct
+        .run(request(1, "echo"), TransportContext::default(), None);
+    let answer = timeout(LIMIT, run.answer).await.expect("in time");
+    let DirectAnswer::Alone(JsonRpcMessage::Response(response)) = answer else {
+        panic!("expected the answer alone, got {answer:?}");
+    };
+    assert_eq!(response.id, 1.into());
+    let result: Value = response.result.parse().expect("json");
+    assert_eq!(result, json!({"n": 1}));
+}
+
+#[tokio::test]
+async fn an_answer_after_a_notification_follows_it_through_the_queue() {
+    let mut served = serve().await;
+    let run = served
+        .direct
+        .run(request(2, "note"), TransportContext::default(), None);
+    let answer = timeout(LIMIT, run.answer).await.expect("in time");
+    assert!(matches!(answer, DirectAnswer::Sent), "{answer:?}");
+    let first = next_message(&mut served.peer).await;
+    assert_eq!(first.method(), Some("notifications/message"));
+    let JsonRpcMessage::Response(response) = next_message(&mut served.peer).await else {
+        panic!("expected the response second");
+    };
+    assert_eq!(response.id, 2.into());
+}
+
+/// Collects what a request run with a sink sends.
+#[derive(Default)]
+struct Collect(Mutex<Vec<JsonRpcMessage>>);
+
+impl RequestSink for Collect {
+    fn send(&self, message: Outbound) -> Result<(), TransportError> {
+        self.0.lock().expect("lock").push(message.message);
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn with_a_sink_a_request_sends_there_and_its_id_is_its_own() {
+    let mut served = serve().await;
+    let sink = Arc::new(Collect::default());
+    // A request of the connection with id 3 runs; an exchange with the same
+    // id is not a duplicate of it.
+    let hang = served
+        .direct
+        .run(request(3, "hang"), TransportContext::default(), None);
+    let mut hang_answer = hang.answer;
+    tokio::select! {
+        _ = &mut hang_answer => panic!("hang answered"),
+        token = served.tokens.recv() => assert!(!token.expect("a token").is_cancelled()),
+    }
+    let run = served.direct.run(
+        request(3, "note"),
+        TransportContext::default(),
+        Some(sink.clone()),
+    );
+    let answer = timeout(LIMIT, run.answer).await.expect("in time");
+    assert!(matches!(answer, DirectAnswer::Sent), "{answer:?}");
+    let sent = sink.0.lock().expect("lock");
+    assert_eq!(sent.len(), 2, "{sent:?}");
+    assert_eq!(sent[0].method(), Some("notifications/message"));
+    assert!(matches!(&sent[1], JsonRpcMessage::Response(r) if r.id == 3.into()));
+}
+
+#[tokio::test]
+async fn dropping_a_run_cancels_its_handler_and_cancel_ends_it() {
+    let mut served = serve().await;
+    let run = served
+        .direct
+        .run(request(4, "hang"), TransportContext::default(), None);
+    let mut answer = run.answer;
+    let token = tokio::select! {
+        _ = &mut answer => panic!("hang answered"),
+        token = served.tokens.recv() => token.expect("a token"),
+    };
+    drop(answer);
+    assert!(token.is_cancelled());
+
+    let run = served
+        .direct
+        .run(request(5, "hang"), TransportContext::default(), None);
+    let mut answer = run.answer;
+    tokio::select! {
+        _ = &mut answer => panic!("hang answered"),
+        token = served.tokens.recv() => drop(token),
+    }
+    run.cancel.cancel();
+    let ended = timeout(LIMIT, answer).await.expect("in time");
+    assert!(matches!(ended, DirectAnswer::Cancelled), "{ended:?}");
+}
+
+/// A transport whose writes wait for the test, and whose reads come from a
+/// channel the test fills.
+struct Gated {
+    gate: Arc<tokio::sync::Semaphore>,
+    inbound: mpsc::Receiver<Inbound>,
+    written: mpsc::UnboundedSender<JsonRpcMessage>,
+}
+
+struct GatedSender {
+    gate: Arc<tokio::sync::Semaphore>,
+    written: mpsc::UnboundedSender<JsonRpcMessage>,
+}
+
+struct GatedReceiver(mpsc::Receiver<Inbound>);
+
+impl TransportSender for GatedSender {
+    async fn send(&mut self, message: Outbound) -> Result<(), TransportError> {
+        let permit = self
+            .gate
+            .acquire()
+            .await
+            .map_err(|_| TransportError::Closed)?;
+        permit.forget();
+        let _ = self.written.send(message.message);
+        Ok(())
+    }
+
+    async fn close(&mut self) {}
+}
+
+impl TransportReceiver for GatedReceiver {
+    async fn recv(&mut self) -> Option<Inbound> {
+        self.0.recv().await
+    }
+}
+
+impl Transport for Gated {
+    type Sender = GatedSender;
+    type Receiver = GatedReceiver;
+
+    fn split(self) -> (GatedSender, GatedReceiver) {
+        (
+            GatedSender {
+                gate: self.gate,
+                written: self.written,
+            },
+            GatedReceiver(self.inbound),
+        )
+    }
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn reading_pauses_while_answers_wait_to_be_written() {
+    let gate = Arc::new(tokio::sync::Semaphore::new(0));
+    let (inbound_tx, inbound) = mpsc::channel(16);
+    let (written_tx, mut written) = mpsc::unbounded_channel();
+    let (tokens, _tokens) = mpsc::unbounded_channel();
+    let (answered_tx, mut answered) = mpsc::unbounded_channel();
+    let _connection = Connection::start(
+        Gated {
+            gate: gate.clone(),
+            inbound,
+            written: written_tx,
+        },
+        Server {
+            tokens,
+            answered: answered_tx,
+        },
+        DispatcherConfig::default().with_max_unwritten_bytes(1024),
+    );
+    let send = |id: i64| {
+        Inbound::Message(
+            JsonRpcMessage::Request(request(id, "big")),
+            TransportContext::default(),
+        )
+    };
+    inbound_tx.send(send(1)).await.expect("sent");
+    let first = timeout(LIMIT, answered.recv()).await.expect("in time");
+    assert_eq!(first.as_deref(), Some("1"));
+    // The 64 KiB answer waits for the closed gate; the next request stays
+    // unread however often the connection's tasks run.
+    inbound_tx.send(send(2)).await.expect("sent");
+    for _ in 0..100 {
+        tokio::task::yield_now().await;
+    }
+    assert!(answered.try_recv().is_err(), "request 2 was taken in");
+    // Once the answer is written, reading goes on.
+    gate.add_permits(2);
+    let second = timeout(LIMIT, answered.recv()).await.expect("in time");
+    assert_eq!(second.as_deref(), Some("2"));
+    for id in [1, 2] {
+        let message = timeout(LIMIT, written.recv()).await.expect("in time");
+        assert!(
+            matches!(message, Some(JsonRpcMessage::Response(r)) if r.id == id.into()),
+            "answer {id} written"
+        );
+    }
+}
