@@ -7,7 +7,7 @@
 //!
 //! - [`store`]: the [`TaskStore`] trait, its plain-data records, the state
 //!   machine, and the bounded in-memory default with TTL expiry;
-//! - this file: [`TasksConfig`] and the [`TaskEngine`], which owns the
+//! - this file: [`TasksConfig`] and the `TaskEngine`, which owns the
 //!   running work (each task's tool code runs as a tokio task the engine
 //!   can cancel, and aborts when the server goes away).
 

@@ -6,7 +6,7 @@
 //! shared backend (Redis, a database) can implement the trait and several
 //! server processes can serve the same tasks; what only one process can
 //! hold (the running tool, its cancellation) stays in the
-//! [`TaskEngine`](super::TaskEngine).
+//! `TaskEngine`.
 
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
