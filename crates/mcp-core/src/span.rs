@@ -19,7 +19,10 @@
 //! `tools/call`), `gen_ai.tool.name`, `gen_ai.prompt.name`,
 //! `mcp.resource.uri`, `network.transport`, `network.protocol.name`, and on
 //! failure `error.type`, `rpc.response.status_code` and `otel.status_code`.
-//! Arguments, results and credentials are never recorded.
+//! Arguments and results are recorded only where the server's operator opted
+//! in per field (`gen_ai.tool.call.arguments`, `gen_ai.tool.call.result`:
+//! `mcp_server::ServerBuilder::record_tool_arguments` and
+//! `record_tool_results`); credentials never are.
 
 use std::sync::Mutex;
 use std::time::Instant;
@@ -47,6 +50,8 @@ macro_rules! operation_span {
             gen_ai.tool.name = Empty,
             gen_ai.prompt.name = Empty,
             mcp.resource.uri = Empty,
+            gen_ai.tool.call.arguments = Empty,
+            gen_ai.tool.call.result = Empty,
             network.transport = $network,
             network.protocol.name = Empty,
             error.type = Empty,
@@ -133,6 +138,19 @@ pub(crate) fn outbound_span_at(
 /// Records the protocol revision a request is served or sent at.
 pub fn record_protocol_version(span: &tracing::Span, revision: &str) {
     span.record("mcp.protocol.version", revision);
+}
+
+/// Records the arguments of a `tools/call` (`gen_ai.tool.call.arguments`,
+/// JSON). Opt-in: arguments may carry personal data or secrets, so only call
+/// this where the operator asked for it.
+pub fn record_tool_arguments(span: &tracing::Span, arguments: &str) {
+    span.record("gen_ai.tool.call.arguments", arguments);
+}
+
+/// Records the result of a `tools/call` (`gen_ai.tool.call.result`, JSON).
+/// Opt-in, like [`record_tool_arguments`].
+pub fn record_tool_result(span: &tracing::Span, result: &str) {
+    span.record("gen_ai.tool.call.result", result);
 }
 
 /// Records a JSON-RPC error answer on an operation's span: `error.type` and

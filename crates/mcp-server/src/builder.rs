@@ -76,6 +76,7 @@ impl ServerBuilder {
                 list_changed: false,
                 dispatcher: DispatcherConfig::default(),
                 state: None,
+                recorded: Recorded::default(),
                 tasks: None,
                 extensions: Vec::new(),
                 extension_requests: HashMap::new(),
@@ -177,6 +178,23 @@ impl ServerBuilder {
     /// ```
     pub fn with_state<S: Send + Sync + 'static>(mut self, state: S) -> Self {
         self.registry.state = Some(Arc::new(state));
+        self
+    }
+
+    /// Records each `tools/call`'s arguments (as JSON) in its span's
+    /// `gen_ai.tool.call.arguments`. Off by default: arguments may carry
+    /// personal data or secrets; turn it on only where your tracing backend
+    /// may keep them.
+    pub fn record_tool_arguments(mut self, record: bool) -> Self {
+        self.registry.recorded.tool_arguments = record;
+        self
+    }
+
+    /// Records each `tools/call`'s result (as JSON) in its span's
+    /// `gen_ai.tool.call.result`. Off by default, for the same reasons as
+    /// [`record_tool_arguments`](Self::record_tool_arguments).
+    pub fn record_tool_results(mut self, record: bool) -> Self {
+        self.registry.recorded.tool_results = record;
         self
     }
 

@@ -81,6 +81,13 @@ pub(crate) struct PromptEntry {
     pub(crate) get: PromptFn,
 }
 
+/// Span fields recorded only on the operator's opt-in, one switch each.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Recorded {
+    pub(crate) tool_arguments: bool,
+    pub(crate) tool_results: bool,
+}
+
 pub(crate) struct Registry {
     pub(crate) info: Implementation,
     pub(crate) instructions: Option<String>,
@@ -102,6 +109,8 @@ pub(crate) struct Registry {
     pub(crate) dispatcher: DispatcherConfig,
     /// What the application handed [`ServerBuilder::with_state`](crate::ServerBuilder::with_state).
     pub(crate) state: Option<AppState>,
+    /// What the operator opted in to record in `tools/call` spans.
+    pub(crate) recorded: Recorded,
     /// The task engine, when the server runs tasks ([`ServerBuilder::tasks`](crate::ServerBuilder::tasks)).
     pub(crate) tasks: Option<Arc<crate::tasks::TaskEngine>>,
     /// The registered extensions, in registration order.

@@ -228,11 +228,25 @@ impl Runner {
         let retry = (params.input_responses, params.request_state);
         let principal = cx.transport.principal.as_deref();
         let arguments = params.arguments;
+        let recorded = self.registry.recorded;
+        let span = tracing::Span::current();
+        if recorded.tool_arguments && !span.is_disabled() {
+            let json = serde_json::to_string(&arguments).unwrap_or_default();
+            mcp_core::record_tool_arguments(&span, &json);
+        }
         let bind = || Binding::new("tools/call", &params.name, arguments.as_ref(), principal);
-        self.run_asking(cx, era, params.meta, retry, &params.name, bind, |context| {
-            (entry.call)(arguments.clone(), context)
-        })
-        .await
+        let answer = self
+            .run_asking(cx, era, params.meta, retry, &params.name, bind, |context| {
+                (entry.call)(arguments.clone(), context)
+            })
+            .await;
+        if recorded.tool_results && !span.is_disabled() {
+            if let Ok(ResultOrInputRequired::Complete(result)) = &answer {
+                let json = serde_json::to_string(result).unwrap_or_default();
+                mcp_core::record_tool_result(&span, &json);
+            }
+        }
+        answer
     }
 
     async fn read_resource(
@@ -533,18 +547,26 @@ mod tests {
         async fn handle_notification(&self, _: IncomingNotification, _: NotificationContext) {}
     }
 
-    #[test]
-    fn a_served_request_records_its_revision_and_name_on_its_span() {
-        #[derive(serde::Deserialize, JsonSchema)]
-        struct Echo {
-            message: String,
-        }
-        let server = Server::builder("spans", "1")
+    #[derive(serde::Deserialize, JsonSchema)]
+    struct Echo {
+        message: String,
+    }
+
+    /// A server with one `echo` tool; `opt_in` records arguments and results.
+    fn echo_server(opt_in: bool) -> Server {
+        Server::builder("spans", "1")
             .tool("echo", "Echoes", |echo: Echo, _: Context| async move {
                 echo.message
             })
+            .record_tool_arguments(opt_in)
+            .record_tool_results(opt_in)
             .build()
-            .expect("server");
+            .expect("server")
+    }
+
+    /// Serves `echo` statelessly, `initialize` at 2025-06-18, then `echo` in
+    /// that session, and returns what the spans recorded.
+    fn spans_of_calls(server: &Server) -> Capture {
         let capture = Capture::default();
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -600,6 +622,25 @@ mod tests {
                 served.shutdown().await;
             });
         });
+        capture
+    }
+
+    #[test]
+    fn tool_arguments_and_results_are_recorded_only_when_opted_in() {
+        let capture = spans_of_calls(&echo_server(true));
+        let calls = capture.requests("tools/call");
+        assert_eq!(calls.len(), 2, "{calls:?}");
+        for call in &calls {
+            let arguments = call.get("gen_ai.tool.call.arguments").expect("arguments");
+            assert!(arguments.contains("a secret argument"), "{arguments}");
+            let result = call.get("gen_ai.tool.call.result").expect("result");
+            assert!(result.contains("a secret argument"), "{result}");
+        }
+    }
+
+    #[test]
+    fn a_served_request_records_its_revision_and_name_on_its_span() {
+        let capture = spans_of_calls(&echo_server(false));
         let field = |fields: &BTreeMap<String, String>, name: &str| fields.get(name).cloned();
         let calls = capture.requests("tools/call");
         assert_eq!(calls.len(), 2, "{calls:?}");
