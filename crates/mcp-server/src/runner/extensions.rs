@@ -135,12 +135,8 @@ impl Runner {
         } else {
             Cache::None
         };
-        Some(match result.parse::<serde_json::Value>() {
-            Ok(value) => self.shape(era, &value, cache),
-            Err(e) => Err(ErrorObject::internal_error(format!(
-                "could not read back the result: {e}"
-            ))),
-        })
+        // The raw result is shaped as it is: no `Value` built to be thrown away.
+        Some(self.shape(era, &result, cache))
     }
 
     /// Delivers an extension's notification method to its handler when the
