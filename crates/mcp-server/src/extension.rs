@@ -388,7 +388,8 @@ pub enum CallOutcome {
 /// A `tools/call` on its way to the tool, as an interceptor sees it.
 /// [`proceed`](Self::proceed) hands it on. It owns what it needs (no
 /// borrow of the request), so an interceptor may run it later in a task it
-/// owns.
+/// owns; a clone runs the same call again (`proceed` consumes it).
+#[derive(Clone)]
 pub struct ToolCall {
     pub(crate) runner: Runner,
     pub(crate) cx: RequestContext,

@@ -96,16 +96,11 @@ impl Runner {
         let cancel = CancellationToken::new();
         let mut task_cx = cx.clone();
         task_cx.cancel = cancel.clone();
-        let runner = Runner {
-            registry: self.registry.clone(),
-            state: self.state.clone(),
-            tasks: self.tasks.clone(),
-        };
         engine.spawn(
             owner.to_owned(),
             record.task_id.clone(),
             cancel,
-            run(runner, task_cx),
+            run(self.clone(), task_cx),
         );
         Ok(record)
     }

@@ -188,17 +188,6 @@ fn settle(outcome: Result<CallOutcome, ErrorObject>) -> TaskUpdate {
     }
 }
 
-/// A copy of `call` to run again later (a call is consumed by `proceed`).
-fn copy(call: &ToolCall) -> ToolCall {
-    ToolCall {
-        runner: call.runner.clone(),
-        cx: call.cx.clone(),
-        era: call.era.clone(),
-        params: call.params.clone(),
-        next: call.next,
-    }
-}
-
 /// Polls `future` once in the caller's task: `Ready` if it finished
 /// without waiting.
 async fn poll_once<F: Future + Unpin>(future: &mut F) -> Poll<F::Output> {
@@ -252,7 +241,7 @@ impl Tasks {
             return call.proceed().await;
         }
         let cancel = CancellationToken::new();
-        let template = copy(&call);
+        let template = call.clone();
         let mut work = Box::pin(call.with_cancel(cancel.clone()).proceed());
         // Answered in the request if it finishes, or asks, without waiting.
         if let Poll::Ready(outcome) = poll_once(&mut work).await {
@@ -350,7 +339,7 @@ impl Tasks {
         };
         let responses: InputResponses = serde_json::from_value(Value::Object(answers))
             .map_err(|e| ErrorObject::invalid_params(format!("an answer does not fit: {e}")))?;
-        let mut call = copy(&template);
+        let mut call = template.clone();
         call.params.input_responses = Some(responses);
         call.params.request_state = record.request_state.clone();
         self.keep(&params.task_id, template);
