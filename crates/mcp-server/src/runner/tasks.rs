@@ -6,7 +6,7 @@ use mcp_core::{CancellationToken, RequestContext};
 use mcp_types::{
     CallToolRequestParams, CancelTaskResult, CreateTaskResult, ErrorCode, ErrorObject,
     GetTaskPayloadResult, GetTaskResult, JsonObject, ListTasksResult, RawJson,
-    ResultOrInputRequired, TaskStatus, TaskSupport, meta::RELATED_TASK,
+    ResultOrInputRequired, TaskStatus, TaskSupport, Tool, meta::RELATED_TASK,
 };
 use serde_json::Value;
 
@@ -34,6 +34,15 @@ pub(crate) fn to_object<T: serde::Serialize>(value: &T) -> Result<JsonObject, Er
             "could not serialize the result: {e}"
         ))),
     }
+}
+
+/// Whether `tool` runs as a task (`execution.taskSupport`, forbidden when
+/// absent), in both eras.
+pub(crate) fn task_support(tool: &Tool) -> TaskSupport {
+    tool.execution
+        .as_ref()
+        .and_then(|e| e.task_support)
+        .unwrap_or(TaskSupport::Forbidden)
 }
 
 impl Runner {
@@ -67,13 +76,7 @@ impl Runner {
 
     fn task_support(&self, tool: &str) -> Option<TaskSupport> {
         let index = *self.registry.tool_index.get(tool)?;
-        let tool = &self.registry.tools[index].tool;
-        Some(
-            tool.execution
-                .as_ref()
-                .and_then(|e| e.task_support)
-                .unwrap_or(TaskSupport::Forbidden),
-        )
+        Some(task_support(&self.registry.tools[index].tool))
     }
 
     /// Runs `work` for a new task of `owner` as an owned, cancellable tokio
@@ -172,16 +175,7 @@ impl Runner {
     ) -> Result<RawJson, ErrorObject> {
         let engine = self.engine("tasks/get")?;
         let owner = self.task_owner(cx);
-        let record = engine
-            .store()
-            .get(&owner, task_id)
-            .await
-            .map_err(store_error)?
-            .ok_or_else(|| {
-                store_error(TaskStoreError::NotFound {
-                    task_id: task_id.to_owned(),
-                })
-            })?;
+        let record = engine.get(&owner, task_id).await.map_err(store_error)?;
         to_raw(&GetTaskResult::new(record.to_task()))
     }
 

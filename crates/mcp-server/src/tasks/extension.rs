@@ -38,7 +38,7 @@ use serde_json::Value;
 
 use super::{TaskEngine, TaskOutcome, TaskRecord, TaskStoreError, TaskUpdate};
 use crate::extension::{CallOutcome, Extension, ToolCall};
-use crate::runner::tasks::{store_error, to_object};
+use crate::runner::tasks::{store_error, task_support, to_object};
 use crate::session::Context;
 
 /// Tasks waiting for input that this process can resume; beyond this the
@@ -226,11 +226,7 @@ impl Tasks {
         call: ToolCall,
         cx: Context,
     ) -> Result<CallOutcome, ErrorObject> {
-        let support = call
-            .tool()
-            .and_then(|t| t.execution.as_ref())
-            .and_then(|e| e.task_support)
-            .unwrap_or(TaskSupport::Forbidden);
+        let support = call.tool().map_or(TaskSupport::Forbidden, task_support);
         if support == TaskSupport::Forbidden {
             return call.proceed().await;
         }
@@ -260,15 +256,9 @@ impl Tasks {
 
     async fn record(&self, cx: &Context, task_id: &str) -> Result<TaskRecord, ErrorObject> {
         self.engine
-            .store()
             .get(&owner(cx), task_id)
             .await
-            .map_err(store_error)?
-            .ok_or_else(|| {
-                store_error(TaskStoreError::NotFound {
-                    task_id: task_id.to_owned(),
-                })
-            })
+            .map_err(store_error)
     }
 
     async fn get(&self, params: TaskIdParams, cx: Context) -> Result<GetTaskResult, ErrorObject> {

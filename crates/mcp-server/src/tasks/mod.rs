@@ -253,6 +253,21 @@ impl TaskEngine {
         self.config.store.as_ref()
     }
 
+    /// The task `task_id` of `owner`; one that does not exist, expired or
+    /// is another owner's is [`TaskStoreError::NotFound`].
+    pub(crate) async fn get(
+        &self,
+        owner: &str,
+        task_id: &str,
+    ) -> Result<TaskRecord, TaskStoreError> {
+        self.store()
+            .get(owner, task_id)
+            .await?
+            .ok_or_else(|| TaskStoreError::NotFound {
+                task_id: task_id.to_owned(),
+            })
+    }
+
     fn running(&self) -> std::sync::MutexGuard<'_, HashMap<String, Running>> {
         self.running.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -404,11 +419,7 @@ impl TaskEngine {
         let mut changed = self.changed.subscribe();
         loop {
             changed.borrow_and_update();
-            let record = self.store().get(owner, task_id).await?.ok_or_else(|| {
-                TaskStoreError::NotFound {
-                    task_id: task_id.to_owned(),
-                }
-            })?;
+            let record = self.get(owner, task_id).await?;
             if record.status.is_terminal() {
                 return Ok(record);
             }
