@@ -18,18 +18,35 @@ pub(crate) enum ListChange {
     ResourceUpdated(String),
 }
 
-impl ListChange {
-    /// What may have changed when a receiver lagged behind the broadcast and
-    /// lost changes it cannot name: every list, and every resource in
-    /// `subscribed`. Each listener sends the ones its client asked for.
-    pub(crate) fn after_lag(subscribed: impl IntoIterator<Item = String>) -> Vec<ListChange> {
-        let mut everything = vec![
-            ListChange::Tools,
-            ListChange::Prompts,
-            ListChange::Resources,
-        ];
-        everything.extend(subscribed.into_iter().map(ListChange::ResourceUpdated));
-        everything
+/// The next changes a listener (a `subscriptions/listen` stream or a
+/// handshake-era session) must consider, or `None` once the server is gone.
+///
+/// A receiver that lagged behind the broadcast lost changes it cannot name,
+/// so it gets everything that may have changed once: every list, and every
+/// resource in `subscribed`; each listener sends the ones its client asked
+/// for. List changes and updates are hints to re-read, so a repeated one
+/// costs a read and a lost one a stale view.
+pub(crate) async fn next_changes(
+    changes: &mut broadcast::Receiver<ListChange>,
+    subscribed: impl FnOnce() -> Vec<String>,
+) -> Option<Vec<ListChange>> {
+    match changes.recv().await {
+        Ok(change) => Some(vec![change]),
+        Err(broadcast::error::RecvError::Lagged(missed)) => {
+            tracing::debug!(
+                missed,
+                "a listener fell behind the list changes; telling it every list and \
+                 subscribed resource may have changed"
+            );
+            let mut everything = vec![
+                ListChange::Tools,
+                ListChange::Prompts,
+                ListChange::Resources,
+            ];
+            everything.extend(subscribed().into_iter().map(ListChange::ResourceUpdated));
+            Some(everything)
+        }
+        Err(broadcast::error::RecvError::Closed) => None,
     }
 }
 
@@ -118,11 +135,7 @@ impl Advertised {
 /// `notifications/initialized`, until the connection ends. `changes` is
 /// subscribed before the session answers `initialize`, so nothing sent
 /// after that answer is missed; what comes before `initialized` waits for it.
-///
-/// A receiver that lags behind the broadcast lost changes it cannot name, so
-/// it tells the session everything that may have changed once (every
-/// advertised list, every subscribed resource): list changes and updates are
-/// hints to re-read, so a repeated one costs a read and a lost one a stale view.
+/// A lagging receiver recovers as [`next_changes`] says.
 pub(crate) async fn forward(
     mut changes: broadcast::Receiver<ListChange>,
     session: ServerSession,
@@ -135,32 +148,16 @@ pub(crate) async fn forward(
         () = peer.closed() => return,
     }
     loop {
-        let change = tokio::select! {
-            change = changes.recv() => change,
-            () = peer.closed() => break,
+        let batch = tokio::select! {
+            batch = next_changes(&mut changes, || session.subscriptions()) => batch,
+            () = peer.closed() => None,
         };
-        let sent = match change {
-            Ok(change) => tell(&session, advertised, &change).await,
-            Err(broadcast::error::RecvError::Lagged(missed)) => {
-                tracing::debug!(
-                    missed,
-                    "a session fell behind the list changes; telling it every list and \
-                     subscribed resource may have changed"
-                );
-                let mut sent = Ok(());
-                for change in &ListChange::after_lag(session.subscriptions()) {
-                    sent = tell(&session, advertised, change).await;
-                    if sent.is_err() {
-                        break;
-                    }
-                }
-                sent
+        let Some(batch) = batch else { break };
+        for change in &batch {
+            if let Err(error) = tell(&session, advertised, change).await {
+                tracing::debug!(%error, "stopped forwarding list changes: the connection closed");
+                return;
             }
-            Err(broadcast::error::RecvError::Closed) => break,
-        };
-        if let Err(error) = sent {
-            tracing::debug!(%error, "stopped forwarding list changes: the connection closed");
-            break;
         }
     }
 }
@@ -178,5 +175,38 @@ async fn tell(
         // Sent to subscribers only (the session checks).
         ListChange::ResourceUpdated(uri) => session.send_resource_updated(uri).await,
         ListChange::Tools | ListChange::Prompts | ListChange::Resources => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_lagging_listener_is_told_everything_it_may_have_missed_then_the_rest() {
+        let changes = ListChanges::new();
+        let mut receiver = changes.subscribe();
+        // One more than the broadcast keeps: the oldest is lost.
+        for _ in 0..65 {
+            changes.prompts_changed();
+        }
+        let subscribed = || vec!["file:///a".to_owned()];
+        assert_eq!(
+            next_changes(&mut receiver, subscribed).await,
+            Some(vec![
+                ListChange::Tools,
+                ListChange::Prompts,
+                ListChange::Resources,
+                ListChange::ResourceUpdated("file:///a".into()),
+            ])
+        );
+        for _ in 0..64 {
+            assert_eq!(
+                next_changes(&mut receiver, subscribed).await,
+                Some(vec![ListChange::Prompts])
+            );
+        }
+        drop(changes);
+        assert_eq!(next_changes(&mut receiver, subscribed).await, None);
     }
 }

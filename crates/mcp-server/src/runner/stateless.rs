@@ -2,7 +2,7 @@
 //! `_meta`; `server/discover`, `subscriptions/listen`, the `Mcp-Param-*`
 //! header check, and the stamping of every result.
 
-use crate::changes::ListChange;
+use crate::changes::{ListChange, next_changes};
 use std::sync::Arc;
 
 use mcp_core::{IncomingRequest, RequestContext};
@@ -16,7 +16,6 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::session::StatelessRequest;
-use tokio::sync::broadcast;
 
 use super::{Era, Runner, record_span, to_raw};
 
@@ -195,23 +194,13 @@ impl Runner {
             return Err(ErrorObject::internal_error("the client went away"));
         }
         'listen: loop {
-            let change = tokio::select! {
-                change = changes.recv() => change,
-                () = cx.cancel.cancelled() => break,
+            let batch = tokio::select! {
+                batch = next_changes(&mut changes, || {
+                    filter.resource_subscriptions.clone().unwrap_or_default()
+                }) => batch,
+                () = cx.cancel.cancelled() => None,
             };
-            let batch = match change {
-                Ok(change) => vec![change],
-                Err(broadcast::error::RecvError::Lagged(missed)) => {
-                    tracing::debug!(
-                        missed,
-                        "a listen stream fell behind the list changes; telling it every list \
-                         and resource it asked for may have changed"
-                    );
-                    let uris = filter.resource_subscriptions.clone().unwrap_or_default();
-                    ListChange::after_lag(uris)
-                }
-                Err(broadcast::error::RecvError::Closed) => break,
-            };
+            let Some(batch) = batch else { break };
             for change in batch {
                 let (method, mut params) = match change {
                     ListChange::Tools if filter.tools_list_changed == Some(true) => {
