@@ -27,7 +27,6 @@
 //! assert_eq!(tool.meta.as_ref().unwrap()["ui"]["resourceUri"], "ui://clock/view");
 //! ```
 
-use std::collections::BTreeSet;
 use std::future::Future;
 
 use mcp_types::{JsonObject, Resource, Tool};
@@ -49,8 +48,8 @@ pub const SCHEME: &str = "ui://";
 /// Builds the Apps extension: HTML views and the tools that show them.
 #[derive(Debug)]
 pub struct Apps {
+    /// The views are its resources (it has no others).
     extension: Extension,
-    views: BTreeSet<String>,
 }
 
 impl Default for Apps {
@@ -66,10 +65,7 @@ impl Apps {
         let extension = Extension::new(UI)
             .map(|e| e.client_must_declare(false))
             .unwrap_or_else(|_| unreachable!("`{UI}` is a valid identifier"));
-        Self {
-            extension,
-            views: BTreeSet::new(),
-        }
+        Self { extension }
     }
 
     /// Serves `html` as the view at `uri` (which must start with `ui://`).
@@ -84,7 +80,6 @@ impl Apps {
         let mut resource = Resource::new(uri, name);
         resource.mime_type = Some(APP_MIME_TYPE.to_owned());
         let html: String = html.into();
-        self.views.insert(uri.to_owned());
         self.extension = self.extension.resource(resource, move |_, _: Context| {
             let html = html.clone();
             async move { Ok(html) }
@@ -102,7 +97,7 @@ impl Apps {
         F: Fn(A, Context) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = R> + Send + 'static,
     {
-        if !self.views.contains(view_uri) {
+        if !self.extension.items.has_resource(view_uri) {
             self.extension.errors.push(Error::Registration {
                 what: format!("app tool `{}`", tool.name),
                 reason: format!("no view `{view_uri}` is registered; call `html` first"),

@@ -332,6 +332,11 @@ impl ServerBuilder {
         self
     }
 
+    /// Whether a resource at `uri` is registered.
+    pub(crate) fn has_resource(&self, uri: &str) -> bool {
+        self.registry.resource_index.contains_key(uri)
+    }
+
     fn add_resource_of(&mut self, entry: ResourceEntry) {
         let uri = &entry.resource.uri;
         if self.registry.resource_index.contains_key(uri) {
