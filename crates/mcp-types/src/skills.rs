@@ -231,11 +231,13 @@ declare_method! {
 
 /// The SEP-2640 digest of `bytes`: `sha256:` and 64 lowercase hex digits.
 pub fn digest(bytes: &[u8]) -> String {
+    use std::fmt::Write as _;
     let hash = Sha256::digest(bytes);
     let mut out = String::with_capacity(7 + 64);
     out.push_str("sha256:");
     for byte in hash {
-        out.push_str(&format!("{byte:02x}"));
+        // Writing to a `String` cannot fail.
+        let _ = write!(out, "{byte:02x}");
     }
     out
 }
