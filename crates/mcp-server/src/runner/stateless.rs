@@ -81,7 +81,7 @@ impl Runner {
         cx: RequestContext,
         meta: RequestMeta,
     ) -> Result<RawJson, ErrorObject> {
-        let version = meta.protocol_version.clone().unwrap_or_default();
+        let version = meta.protocol_version.unwrap_or_default();
         let Some(revision) = Revision::from_version(&version).filter(|r| r.is_stateless()) else {
             let supported: Vec<String> = Revision::STATELESS
                 .iter()
@@ -93,7 +93,7 @@ impl Runner {
             );
             return Err(UnsupportedProtocolVersionData::new(supported, version).into_error(message));
         };
-        let Some(capabilities) = meta.client_capabilities.clone() else {
+        let Some(capabilities) = meta.client_capabilities else {
             return Err(ErrorObject::invalid_params(format!(
                 "`params._meta` must carry `{}` at protocol version {revision}",
                 mcp_types::meta::CLIENT_CAPABILITIES
@@ -102,7 +102,7 @@ impl Runner {
         let era = Era::Stateless(Arc::new(StatelessRequest {
             revision,
             capabilities,
-            client_info: meta.client_info.clone(),
+            client_info: meta.client_info,
             log_level: meta.log_level,
         }));
         let mut request = request;
