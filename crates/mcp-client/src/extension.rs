@@ -80,7 +80,7 @@ pub trait ResultClaim: DeserializeOwned + Send + Sync + 'static {
     const SINCE: Revision;
 }
 
-type ParseFn = fn(Value) -> Result<Box<dyn Any + Send + Sync>, serde_json::Error>;
+type ParseFn = fn(&RawJson) -> Result<Box<dyn Any + Send + Sync>, serde_json::Error>;
 
 /// One registered claim, type-erased.
 #[derive(Clone)]
@@ -92,9 +92,10 @@ pub(crate) struct Claim {
 }
 
 fn parse_claim<T: ResultClaim>(
-    value: Value,
+    raw: &RawJson,
 ) -> Result<Box<dyn Any + Send + Sync>, serde_json::Error> {
-    serde_json::from_value::<T>(value).map(|v| Box::new(v) as Box<dyn Any + Send + Sync>)
+    raw.parse::<T>()
+        .map(|v| Box::new(v) as Box<dyn Any + Send + Sync>)
 }
 
 /// Why a claim or binding could not be registered.
@@ -264,11 +265,7 @@ impl Claims {
         else {
             return Ok(None);
         };
-        let value: Value = raw
-            .parse()
-            .map_err(|source| Error::InvalidResult { method, source })?;
-        let value =
-            (claim.parse)(value).map_err(|source| Error::InvalidResult { method, source })?;
+        let value = (claim.parse)(raw).map_err(|source| Error::InvalidResult { method, source })?;
         Ok(Some(ClaimedResult {
             extension: claim.extension,
             result_type: claim.result_type,
