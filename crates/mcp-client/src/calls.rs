@@ -464,13 +464,11 @@ impl ClientSession {
     /// Dropping the future cancels the request on the wire, but the server may
     /// already have applied it.
     pub async fn set_logging_level(&self, level: LoggingLevel) -> Result<(), Error> {
-        if self.is_stateless() {
-            return Err(Error::NotInThisEra {
-                method: methods::SetLevel::NAME,
-                revision: self.protocol_version().as_str(),
-                instead: "RequestOptions::with_log_level on each call",
-            });
-        }
+        self.require_era(
+            false,
+            methods::SetLevel::NAME,
+            "RequestOptions::with_log_level on each call",
+        )?;
         self.request::<methods::SetLevel>(&SetLevelRequestParams::new(level), RequestOptions::new())
             .await
             .map(|_| ())

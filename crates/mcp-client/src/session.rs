@@ -109,6 +109,26 @@ impl ClientSession {
         self.shared.lock().stateless.is_some()
     }
 
+    /// `Ok` when the session is in the stateless era exactly when
+    /// `stateless` says so; else [`Error::NotInThisEra`] for `method`,
+    /// naming what to use `instead`.
+    pub(crate) fn require_era(
+        &self,
+        stateless: bool,
+        method: &'static str,
+        instead: &'static str,
+    ) -> Result<(), Error> {
+        let state = self.shared.lock();
+        if state.stateless.is_some() == stateless {
+            return Ok(());
+        }
+        Err(Error::NotInThisEra {
+            method,
+            revision: state.revision.as_str(),
+            instead,
+        })
+    }
+
     /// The negotiated protocol revision (before negotiation: the newest
     /// this client is configured to speak).
     pub fn protocol_version(&self) -> Revision {
