@@ -487,7 +487,8 @@ impl ClientSession {
     }
 }
 
-fn paginated(cursor: Option<String>) -> Option<PaginatedRequestParams> {
+/// The params of one page of a list method: `None` for the first page.
+pub(crate) fn paginated(cursor: Option<String>) -> Option<PaginatedRequestParams> {
     cursor.map(|cursor| {
         let mut params = PaginatedRequestParams::default();
         params.cursor = Some(cursor);

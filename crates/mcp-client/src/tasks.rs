@@ -24,11 +24,12 @@ use mcp_types::method::Method;
 use mcp_types::tasks_ext::{self, UpdateTaskParams};
 use mcp_types::{
     CallToolRequestParams, CallToolResult, CreateTaskResult, ErrorObject, InputRequests,
-    InputResponses, ListTasksResult, PaginatedRequestParams, Revision, Task, TaskIdParams,
-    TaskMetadata, TaskStatus, methods,
+    InputResponses, ListTasksResult, Revision, Task, TaskIdParams, TaskMetadata, TaskStatus,
+    methods,
 };
 use serde::Serialize;
 
+use crate::calls::paginated;
 use crate::extension::{ResultClaim, ToolOutcome};
 use crate::session::{parse_result, raw_params};
 use crate::{ClientSession, Error, RequestOptions};
@@ -246,12 +247,7 @@ impl ClientSession {
             methods::ListTasks::NAME,
             "the task ids kept by the host",
         )?;
-        let params = cursor.map(|cursor| {
-            let mut params = PaginatedRequestParams::default();
-            params.cursor = Some(cursor);
-            params
-        });
-        self.request::<methods::ListTasks>(&params, RequestOptions::new())
+        self.request::<methods::ListTasks>(&paginated(cursor), RequestOptions::new())
             .await
     }
 
