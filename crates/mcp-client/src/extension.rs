@@ -525,3 +525,31 @@ impl ClientSession {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(n: u32) -> Option<RawJson> {
+        Some(RawJson::from_serialize(&n).expect("json"))
+    }
+
+    #[test]
+    fn a_full_binding_queue_drops_its_oldest_notification() {
+        let handler: BindingFn = Arc::new(|_| Box::pin(async {}));
+        let queue = BindingQueue {
+            binding: Binding {
+                method: "com.example/ping",
+                handler,
+                capacity: 2,
+            },
+            queue: Mutex::new(VecDeque::new()),
+            ready: Notify::new(),
+        };
+        for n in 1..=3 {
+            queue.push(raw(n));
+        }
+        let kept: Vec<_> = queue.queue.lock().expect("queue").drain(..).collect();
+        assert_eq!(kept, [raw(2), raw(3)], "the oldest is dropped, order kept");
+    }
+}
