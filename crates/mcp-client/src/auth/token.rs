@@ -262,3 +262,18 @@ fn form_body(pairs: &[(&str, String)]) -> String {
 pub(super) fn form_encode(value: &str) -> String {
     url::form_urlencoded::byte_serialize(value.as_bytes()).collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn form_bodies_encode_every_value() {
+        let body = form_body(&[
+            ("grant_type", "refresh_token".to_owned()),
+            ("scope", "a b&c=d/é".to_owned()),
+        ]);
+        assert_eq!(body, "grant_type=refresh_token&scope=a+b%26c%3Dd%2F%C3%A9");
+        assert_eq!(form_encode("id:1"), "id%3A1");
+    }
+}
