@@ -55,10 +55,6 @@ fn failed(doing: &str) -> impl FnOnce(mcp_client::Error) -> CliError + '_ {
     move |error| CliError::from_client(doing, error)
 }
 
-fn text(value: &Value) -> String {
-    value.as_str().unwrap_or_default().to_owned()
-}
-
 fn info(run: &Run<'_>) -> Outcome {
     let session = run.client.session();
     let era = if session.is_stateless() {
@@ -66,38 +62,46 @@ fn info(run: &Run<'_>) -> Outcome {
     } else {
         "handshake"
     };
-    let report = json!({
-        "protocolVersion": session.protocol_version().as_str(),
-        "era": era,
-        "serverInfo": session.server_info(),
-        "capabilities": session.server_capabilities(),
-        "instructions": session.instructions(),
-    });
+    let revision = session.protocol_version();
+    let server = session.server_info();
+    let server_capabilities = session.server_capabilities();
+    let instructions = session.instructions();
     if run.output.is_json() {
+        let report = json!({
+            "protocolVersion": revision.as_str(),
+            "era": era,
+            "serverInfo": server,
+            "capabilities": server_capabilities,
+            "instructions": instructions,
+        });
         run.output.json(&report, false)?;
         return Ok(0);
     }
-    let server = &report["serverInfo"];
-    let mut name = format!("{} {}", text(&server["name"]), text(&server["version"]));
-    if let Some(title) = server["title"].as_str() {
-        name.push_str(&format!(" ({title})"));
-    }
+    let name = match &server {
+        Some(server) => {
+            let mut name = format!("{} {}", server.name, server.version);
+            if let Some(title) = &server.title {
+                name.push_str(&format!(" ({title})"));
+            }
+            name
+        }
+        None => " ".to_owned(),
+    };
+    let capabilities = capabilities(
+        &server_capabilities
+            .and_then(|c| serde_json::to_value(c).ok())
+            .unwrap_or(Value::Null),
+    );
     let mut rows = vec![
-        vec![
-            "Protocol".to_owned(),
-            format!("{} ({era})", text(&report["protocolVersion"])),
-        ],
-        vec!["Server".to_owned(), name],
-        vec![
-            "Capabilities".to_owned(),
-            capabilities(&report["capabilities"]),
-        ],
+        ("Protocol", format!("{} ({era})", revision.as_str())),
+        ("Server", name),
+        ("Capabilities", capabilities),
     ];
-    if let Some(instructions) = report["instructions"].as_str() {
-        rows.push(vec!["Instructions".to_owned(), instructions.to_owned()]);
+    if let Some(instructions) = instructions {
+        rows.push(("Instructions", instructions));
     }
-    for row in rows {
-        run.output.line(&format!("{:<14}{}", row[0], row[1]))?;
+    for (label, value) in rows {
+        run.output.line(&format!("{label:<14}{value}"))?;
     }
     Ok(0)
 }
