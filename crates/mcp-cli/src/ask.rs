@@ -9,9 +9,8 @@ use dialoguer::{Confirm, Input, MultiSelect, Select};
 use mcp_client::ClientConfig;
 use mcp_client::types::{
     CreateMessageResult, ElicitAction, ElicitRequestParams, ElicitResult, ElicitValue, ErrorCode,
-    ErrorObject, SamplingMessageContentBlock,
+    ErrorObject, NumberType, PrimitiveSchemaDefinition as Schema, SamplingMessageContentBlock,
 };
-use serde_json::Value;
 
 use crate::output::Output;
 
@@ -103,21 +102,16 @@ fn ask(params: &ElicitRequestParams) -> ElicitResult {
                 Ok(Some(false)) => return ElicitResult::new(ElicitAction::Decline),
                 _ => return cancel(),
             }
-            let schema = serde_json::to_value(&form.requested_schema).unwrap_or(Value::Null);
-            let required: Vec<&str> = schema["required"]
-                .as_array()
-                .map(|r| r.iter().filter_map(Value::as_str).collect())
-                .unwrap_or_default();
+            let schema = &form.requested_schema;
+            let required = schema.required.as_deref().unwrap_or_default();
             let mut content = BTreeMap::new();
-            if let Some(properties) = schema["properties"].as_object() {
-                for (name, field) in properties {
-                    match ask_field(name, field, required.contains(&name.as_str())) {
-                        Ok(Some(value)) => {
-                            content.insert(name.clone(), value);
-                        }
-                        Ok(None) => {}
-                        Err(()) => return cancel(),
+            for (name, field) in &schema.properties {
+                match ask_field(name, &Field::of(field), required.contains(name)) {
+                    Ok(Some(value)) => {
+                        content.insert(name.clone(), value);
                     }
+                    Ok(None) => {}
+                    Err(()) => return cancel(),
                 }
             }
             ElicitResult::accept(content)
@@ -129,26 +123,103 @@ fn ask(params: &ElicitRequestParams) -> ElicitResult {
     }
 }
 
+/// What one form field asks for, read from its schema.
+#[derive(Debug, PartialEq)]
+struct Field<'a> {
+    title: Option<&'a str>,
+    description: Option<&'a str>,
+    kind: Kind,
+}
+
+/// The answer a field takes; choices are (value, label) pairs.
+#[derive(Debug, PartialEq)]
+enum Kind {
+    Text,
+    Integer,
+    Number,
+    Boolean(Option<bool>),
+    One(Vec<(String, String)>),
+    Many(Vec<(String, String)>),
+}
+
+impl<'a> Field<'a> {
+    fn of(schema: &'a Schema) -> Self {
+        let plain = |values: &[String]| values.iter().map(|v| (v.clone(), v.clone())).collect();
+        let (title, description, kind) = match schema {
+            Schema::String(s) => (&s.title, &s.description, Kind::Text),
+            Schema::Number(n) => {
+                let kind = match n.kind {
+                    NumberType::Integer => Kind::Integer,
+                    _ => Kind::Number,
+                };
+                (&n.title, &n.description, kind)
+            }
+            Schema::Boolean(b) => (&b.title, &b.description, Kind::Boolean(b.default)),
+            Schema::UntitledSingleSelect(e) => (&e.title, &e.description, one(plain(&e.values))),
+            Schema::TitledSingleSelect(e) => (&e.title, &e.description, one(labelled(&e.one_of))),
+            Schema::LegacyTitled(e) => {
+                let names = e.enum_names.as_deref().unwrap_or_default();
+                let choices = e
+                    .values
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| (v.clone(), names.get(i).unwrap_or(v).clone()))
+                    .collect();
+                (&e.title, &e.description, one(choices))
+            }
+            Schema::UntitledMultiSelect(e) => {
+                (&e.title, &e.description, Kind::Many(plain(&e.items.values)))
+            }
+            Schema::TitledMultiSelect(e) => (
+                &e.title,
+                &e.description,
+                Kind::Many(labelled(&e.items.any_of)),
+            ),
+            // A field kind newer than this CLI: asked as text.
+            _ => (&None, &None, Kind::Text),
+        };
+        Self {
+            title: title.as_deref(),
+            description: description.as_deref(),
+            kind,
+        }
+    }
+}
+
+/// A single choice, or text when there is nothing to choose from.
+fn one(choices: Vec<(String, String)>) -> Kind {
+    if choices.is_empty() {
+        Kind::Text
+    } else {
+        Kind::One(choices)
+    }
+}
+
+fn labelled(options: &[mcp_client::types::EnumOption]) -> Vec<(String, String)> {
+    options
+        .iter()
+        .map(|o| (o.value.clone(), o.title.clone()))
+        .collect()
+}
+
 /// One field of a form; `Ok(None)` when an optional field is left empty,
 /// `Err` when the user cancelled.
-fn ask_field(name: &str, field: &Value, required: bool) -> Result<Option<ElicitValue>, ()> {
-    let title = field["title"].as_str().unwrap_or(name);
-    let prompt = match field["description"].as_str() {
+fn ask_field(name: &str, field: &Field<'_>, required: bool) -> Result<Option<ElicitValue>, ()> {
+    let title = field.title.unwrap_or(name);
+    let prompt = match field.description {
         Some(description) => format!("{title} ({description})"),
         None => title.to_owned(),
     };
-    let choices = choices(field);
-    match field["type"].as_str() {
-        Some("boolean") => {
+    match &field.kind {
+        Kind::Boolean(default) => {
             let mut confirm = Confirm::new().with_prompt(prompt);
-            if let Some(default) = field["default"].as_bool() {
-                confirm = confirm.default(default);
+            if let Some(default) = default {
+                confirm = confirm.default(*default);
             }
             let answer = confirm.interact_opt().map_err(|_| ())?.ok_or(())?;
             Ok(Some(ElicitValue::Boolean(answer)))
         }
-        Some("array") => {
-            let items = choices_of_array(field);
+        Kind::Many(items) => {
             let picked = MultiSelect::new()
                 .with_prompt(prompt)
                 .items(items.iter().map(|(_, label)| label).collect::<Vec<_>>())
@@ -158,7 +229,7 @@ fn ask_field(name: &str, field: &Value, required: bool) -> Result<Option<ElicitV
             let values = picked.into_iter().map(|i| items[i].0.clone()).collect();
             Ok(Some(ElicitValue::StringArray(values)))
         }
-        Some("string") if !choices.is_empty() => {
+        Kind::One(choices) => {
             let picked = Select::new()
                 .with_prompt(prompt)
                 .items(choices.iter().map(|(_, label)| label).collect::<Vec<_>>())
@@ -168,7 +239,7 @@ fn ask_field(name: &str, field: &Value, required: bool) -> Result<Option<ElicitV
                 .ok_or(())?;
             Ok(Some(ElicitValue::String(choices[picked].0.clone())))
         }
-        kind => {
+        kind @ (Kind::Text | Kind::Integer | Kind::Number) => {
             let text: String = Input::new()
                 .with_prompt(prompt)
                 .allow_empty(!required)
@@ -177,11 +248,11 @@ fn ask_field(name: &str, field: &Value, required: bool) -> Result<Option<ElicitV
                         return Ok(());
                     }
                     match kind {
-                        Some("integer") => input
+                        Kind::Integer => input
                             .parse::<i64>()
                             .map(drop)
                             .map_err(|_| "a whole number, please".to_owned()),
-                        Some("number") => input
+                        Kind::Number => input
                             .parse::<f64>()
                             .map(drop)
                             .map_err(|_| "a number, please".to_owned()),
@@ -194,59 +265,73 @@ fn ask_field(name: &str, field: &Value, required: bool) -> Result<Option<ElicitV
                 return Ok(None);
             }
             Ok(Some(match kind {
-                Some("integer") => ElicitValue::Integer(text.parse().map_err(|_| ())?),
-                Some("number") => ElicitValue::Number(text.parse().map_err(|_| ())?),
+                Kind::Integer => ElicitValue::Integer(text.parse().map_err(|_| ())?),
+                Kind::Number => ElicitValue::Number(text.parse().map_err(|_| ())?),
                 _ => ElicitValue::String(text),
             }))
         }
     }
 }
 
-/// A single-select field's (value, label) pairs: `enum` (with
-/// `enumNames`), or `oneOf` of `const`/`title`.
-fn choices(field: &Value) -> Vec<(String, String)> {
-    if let Some(values) = field["enum"].as_array() {
-        let names = field["enumNames"].as_array();
-        return values
-            .iter()
-            .enumerate()
-            .filter_map(|(i, v)| {
-                let value = v.as_str()?.to_owned();
-                let label = names
-                    .and_then(|n| n.get(i))
-                    .and_then(Value::as_str)
-                    .unwrap_or(&value)
-                    .to_owned();
-                Some((value, label))
-            })
-            .collect();
-    }
-    field["oneOf"]
-        .as_array()
-        .map(|options| {
-            options
-                .iter()
-                .filter_map(|o| {
-                    let value = o["const"].as_str()?.to_owned();
-                    let label = o["title"].as_str().unwrap_or(&value).to_owned();
-                    Some((value, label))
-                })
-                .collect()
-        })
-        .unwrap_or_default()
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
 
-fn choices_of_array(field: &Value) -> Vec<(String, String)> {
-    let items = &field["items"];
-    let from_any_of = items["anyOf"].as_array().map(|options| {
-        options
+    fn field(schema: serde_json::Value) -> Kind {
+        let schema: Schema = serde_json::from_value(schema).expect("a field schema");
+        Field::of(&schema).kind
+    }
+
+    fn pairs(items: &[(&str, &str)]) -> Vec<(String, String)> {
+        items
             .iter()
-            .filter_map(|o| {
-                let value = o["const"].as_str()?.to_owned();
-                let label = o["title"].as_str().unwrap_or(&value).to_owned();
-                Some((value, label))
-            })
-            .collect::<Vec<_>>()
-    });
-    from_any_of.unwrap_or_else(|| choices(items))
+            .map(|(v, l)| ((*v).to_owned(), (*l).to_owned()))
+            .collect()
+    }
+
+    #[test]
+    fn form_fields_are_read_from_their_typed_schema() {
+        let schema: Schema = serde_json::from_value(
+            json!({"type": "string", "title": "Name", "description": "yours"}),
+        )
+        .expect("schema");
+        let name = Field::of(&schema);
+        assert_eq!(
+            (name.title, name.description),
+            (Some("Name"), Some("yours"))
+        );
+        assert_eq!(name.kind, Kind::Text);
+        assert_eq!(field(json!({"type": "integer"})), Kind::Integer);
+        assert_eq!(field(json!({"type": "number"})), Kind::Number);
+        assert_eq!(
+            field(json!({"type": "boolean", "default": true})),
+            Kind::Boolean(Some(true))
+        );
+        assert_eq!(
+            field(json!({"type": "string", "enum": ["a", "b"]})),
+            Kind::One(pairs(&[("a", "a"), ("b", "b")]))
+        );
+        assert_eq!(
+            field(json!({"type": "string", "enum": ["a", "b"], "enumNames": ["A"]})),
+            Kind::One(pairs(&[("a", "A"), ("b", "b")]))
+        );
+        assert_eq!(
+            field(json!({"type": "string", "oneOf": [{"const": "a", "title": "A"}]})),
+            Kind::One(pairs(&[("a", "A")]))
+        );
+        assert_eq!(
+            field(json!({"type": "string", "enum": []})),
+            Kind::Text,
+            "nothing to choose from is asked as text"
+        );
+        assert_eq!(
+            field(json!({"type": "array", "items": {"type": "string", "enum": ["x"]}})),
+            Kind::Many(pairs(&[("x", "x")]))
+        );
+        assert_eq!(
+            field(json!({"type": "array", "items": {"anyOf": [{"const": "x", "title": "X"}]}})),
+            Kind::Many(pairs(&[("x", "X")]))
+        );
+    }
 }

@@ -4,11 +4,10 @@
 use std::time::{Duration, Instant};
 
 use mcp_client::types::{
-    CompleteArgument, PromptReference, ResourceTemplateReference, ServerNotification,
-    SubscriptionFilter, SubscriptionsListenRequestParams, methods,
+    CompleteArgument, ContentBlock, PromptReference, ResourceContents, ResourceTemplateReference,
+    Role, ServerNotification, SubscriptionFilter, SubscriptionsListenRequestParams, methods,
 };
 use mcp_client::{Client, RequestOptions};
-use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
@@ -56,14 +55,6 @@ fn failed(doing: &str) -> impl FnOnce(mcp_client::Error) -> CliError + '_ {
     move |error| CliError::from_client(doing, error)
 }
 
-fn to_value(value: &impl Serialize) -> Value {
-    serde_json::to_value(value).unwrap_or(Value::Null)
-}
-
-fn text(value: &Value) -> String {
-    value.as_str().unwrap_or_default().to_owned()
-}
-
 fn info(run: &Run<'_>) -> Outcome {
     let session = run.client.session();
     let era = if session.is_stateless() {
@@ -71,38 +62,46 @@ fn info(run: &Run<'_>) -> Outcome {
     } else {
         "handshake"
     };
-    let report = json!({
-        "protocolVersion": session.protocol_version().as_str(),
-        "era": era,
-        "serverInfo": session.server_info(),
-        "capabilities": session.server_capabilities(),
-        "instructions": session.instructions(),
-    });
+    let revision = session.protocol_version();
+    let server = session.server_info();
+    let server_capabilities = session.server_capabilities();
+    let instructions = session.instructions();
     if run.output.is_json() {
+        let report = json!({
+            "protocolVersion": revision.as_str(),
+            "era": era,
+            "serverInfo": server,
+            "capabilities": server_capabilities,
+            "instructions": instructions,
+        });
         run.output.json(&report, false)?;
         return Ok(0);
     }
-    let server = &report["serverInfo"];
-    let mut name = format!("{} {}", text(&server["name"]), text(&server["version"]));
-    if let Some(title) = server["title"].as_str() {
-        name.push_str(&format!(" ({title})"));
-    }
+    let name = match &server {
+        Some(server) => {
+            let mut name = format!("{} {}", server.name, server.version);
+            if let Some(title) = &server.title {
+                name.push_str(&format!(" ({title})"));
+            }
+            name
+        }
+        None => " ".to_owned(),
+    };
+    let capabilities = capabilities(
+        &server_capabilities
+            .and_then(|c| serde_json::to_value(c).ok())
+            .unwrap_or(Value::Null),
+    );
     let mut rows = vec![
-        vec![
-            "Protocol".to_owned(),
-            format!("{} ({era})", text(&report["protocolVersion"])),
-        ],
-        vec!["Server".to_owned(), name],
-        vec![
-            "Capabilities".to_owned(),
-            capabilities(&report["capabilities"]),
-        ],
+        ("Protocol", format!("{} ({era})", revision.as_str())),
+        ("Server", name),
+        ("Capabilities", capabilities),
     ];
-    if let Some(instructions) = report["instructions"].as_str() {
-        rows.push(vec!["Instructions".to_owned(), instructions.to_owned()]);
+    if let Some(instructions) = instructions {
+        rows.push(("Instructions", instructions));
     }
-    for row in rows {
-        run.output.line(&format!("{:<14}{}", row[0], row[1]))?;
+    for (label, value) in rows {
+        run.output.line(&format!("{label:<14}{value}"))?;
     }
     Ok(0)
 }
@@ -195,12 +194,14 @@ async fn tools_call(run: &Run<'_>, args: &CallArgs) -> Outcome {
     if run.output.is_json() {
         run.output.json(&result, false)?;
     } else {
-        let value = to_value(&result);
-        let blocks = value["content"].as_array().cloned().unwrap_or_default();
-        for block in &blocks {
+        for block in &result.content {
             run.output.line(&content_block(block))?;
         }
-        if let Some(structured) = value.get("structuredContent").filter(|_| blocks.is_empty()) {
+        if let Some(structured) = result
+            .structured_content
+            .as_ref()
+            .filter(|_| result.content.is_empty())
+        {
             run.output
                 .line(&serde_json::to_string_pretty(structured).unwrap_or_default())?;
         }
@@ -212,41 +213,41 @@ async fn tools_call(run: &Run<'_>, args: &CallArgs) -> Outcome {
 }
 
 /// One content block as text: its text, or a line saying what it is.
-fn content_block(block: &Value) -> String {
-    match block["type"].as_str() {
-        Some("text") => text(&block["text"]),
-        Some(kind @ ("image" | "audio")) => format!(
-            "[{kind}: {}, {} bytes]",
-            text(&block["mimeType"]),
-            decoded_size(&block["data"])
-        ),
-        Some("resource_link") => format!(
-            "[resource link: {} ({})]",
-            text(&block["uri"]),
-            text(&block["name"])
-        ),
-        Some("resource") => resource_contents(&block["resource"]),
-        _ => block.to_string(),
+fn content_block(block: &ContentBlock) -> String {
+    match block {
+        ContentBlock::Text(text) => text.text.clone(),
+        ContentBlock::Image(image) => media("image", &image.mime_type, &image.data),
+        ContentBlock::Audio(audio) => media("audio", &audio.mime_type, &audio.data),
+        ContentBlock::ResourceLink(link) => {
+            format!("[resource link: {} ({})]", link.uri, link.name)
+        }
+        ContentBlock::Resource(embedded) => resource_contents(&embedded.resource),
+        other => serde_json::to_string(other).unwrap_or_default(),
     }
 }
 
+fn media(kind: &str, mime_type: &str, data: &str) -> String {
+    format!("[{kind}: {mime_type}, {} bytes]", decoded_size(data))
+}
+
 /// Resource contents: the text, or a line saying what the blob is.
-fn resource_contents(contents: &Value) -> String {
-    match contents.get("text").and_then(Value::as_str) {
-        Some(text) => text.to_owned(),
-        None => format!(
+fn resource_contents(contents: &ResourceContents) -> String {
+    match contents {
+        ResourceContents::Text(text) => text.text.clone(),
+        ResourceContents::Blob(blob) => format!(
             "[blob: {} {}, {} bytes]",
-            text(&contents["uri"]),
-            text(&contents["mimeType"]),
-            decoded_size(&contents["blob"])
+            blob.uri,
+            blob.mime_type.as_deref().unwrap_or_default(),
+            decoded_size(&blob.blob)
         ),
+        other => serde_json::to_string(other).unwrap_or_default(),
     }
 }
 
 /// The size in bytes of the base64 `data` once decoded (padding counted
 /// out), without decoding it.
-fn decoded_size(data: &Value) -> usize {
-    let data = data.as_str().unwrap_or_default().trim_end();
+fn decoded_size(data: &str) -> usize {
+    let data = data.trim_end();
     let padding = data.bytes().rev().take_while(|&b| b == b'=').count();
     (data.len() / 4 * 3 + data.len() % 4 * 3 / 4).saturating_sub(padding)
 }
@@ -263,13 +264,12 @@ async fn resources_list(run: &Run<'_>) -> Outcome {
     }
     let rows: Vec<Vec<String>> = resources
         .iter()
-        .map(to_value)
         .map(|r| {
             vec![
-                text(&r["uri"]),
-                text(&r["name"]),
-                text(&r["mimeType"]),
-                first_line(r["description"].as_str()),
+                r.uri.clone(),
+                r.name.clone(),
+                r.mime_type.clone().unwrap_or_default(),
+                first_line(r.description.as_deref()),
             ]
         })
         .collect();
@@ -291,13 +291,12 @@ async fn templates_list(run: &Run<'_>) -> Outcome {
     }
     let rows: Vec<Vec<String>> = templates
         .iter()
-        .map(to_value)
         .map(|t| {
             vec![
-                text(&t["uriTemplate"]),
-                text(&t["name"]),
-                text(&t["mimeType"]),
-                first_line(t["description"].as_str()),
+                t.uri_template.clone(),
+                t.name.clone(),
+                t.mime_type.clone().unwrap_or_default(),
+                first_line(t.description.as_deref()),
             ]
         })
         .collect();
@@ -316,11 +315,7 @@ async fn resources_read(run: &Run<'_>, uri: &str) -> Outcome {
         run.output.json(&result, false)?;
         return Ok(0);
     }
-    for contents in to_value(&result)["contents"]
-        .as_array()
-        .into_iter()
-        .flatten()
-    {
+    for contents in &result.contents {
         run.output.line(&resource_contents(contents))?;
     }
     Ok(0)
@@ -338,25 +333,20 @@ async fn prompts_list(run: &Run<'_>) -> Outcome {
     }
     let rows: Vec<Vec<String>> = prompts
         .iter()
-        .map(to_value)
         .map(|p| {
-            let arguments: Vec<String> = p["arguments"]
-                .as_array()
-                .into_iter()
+            let arguments: Vec<String> = p
+                .arguments
+                .iter()
                 .flatten()
                 .map(|a| {
-                    let required = if a["required"] == Value::Bool(true) {
-                        "*"
-                    } else {
-                        ""
-                    };
-                    format!("{}{required}", text(&a["name"]))
+                    let required = if a.required == Some(true) { "*" } else { "" };
+                    format!("{}{required}", a.name)
                 })
                 .collect();
             vec![
-                text(&p["name"]),
+                p.name.clone(),
                 arguments.join(" "),
-                first_line(p["description"].as_str()),
+                first_line(p.description.as_deref()),
             ]
         })
         .collect();
@@ -376,16 +366,17 @@ async fn prompts_get(run: &Run<'_>, name: &str, pairs: &[String]) -> Outcome {
         run.output.json(&result, false)?;
         return Ok(0);
     }
-    let value = to_value(&result);
-    if let Some(description) = value["description"].as_str() {
+    if let Some(description) = &result.description {
         run.output.line(description)?;
     }
-    for message in value["messages"].as_array().into_iter().flatten() {
-        run.output.line(&format!(
-            "{}: {}",
-            text(&message["role"]),
-            content_block(&message["content"])
-        ))?;
+    for message in &result.messages {
+        let role = match message.role {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            _ => "other",
+        };
+        run.output
+            .line(&format!("{role}: {}", content_block(&message.content)))?;
     }
     Ok(0)
 }

@@ -56,6 +56,11 @@ impl TokenFile {
                 "no configuration directory: set MCP_CLI_CONFIG_DIR, XDG_CONFIG_HOME or HOME",
             ));
         };
+        // One store at a time in this process: two requests that see a new
+        // token at once would otherwise share the temporary file and lose
+        // each other's update.
+        static STORING: Mutex<()> = Mutex::new(());
+        let _storing = STORING.lock().unwrap_or_else(|p| p.into_inner());
         let mut all = self.read_all();
         match token {
             Some(token) => {
@@ -132,9 +137,16 @@ impl Authorizer for SavedLogin {
                         return headers;
                     };
                     let token = token.to_owned();
-                    let changed = self.saved().as_deref() != Some(token.as_str());
+                    // Compared and replaced under one lock: a token is kept once.
+                    let changed = {
+                        let mut saved = self.saved();
+                        let changed = saved.as_deref() != Some(token.as_str());
+                        if changed {
+                            *saved = Some(token.clone());
+                        }
+                        changed
+                    };
                     if changed {
-                        *self.saved() = Some(token.clone());
                         self.keep(Some(&token));
                     }
                 }

@@ -120,6 +120,16 @@ async fn every_subcommand(mcp: Mcp, era: Era) {
         human.contains("Protocol") && human.contains(revision),
         "{human}"
     );
+    let version = info["serverInfo"]["version"].as_str().expect("a version");
+    assert!(
+        human.contains(&format!("mcp-rust-demo {version}")),
+        "the text names the server: {human}"
+    );
+    assert!(
+        human.contains("Capabilities") && human.contains("tools"),
+        "{human}"
+    );
+    assert!(human.contains("A demo server"), "{human}");
 
     // tools list
     let tools = mcp.json(&["tools", "list"]).await;

@@ -132,11 +132,15 @@ impl ClientSession {
     /// (`notifications/cancelled`) and discards a late answer.
     pub async fn list_tools(&self, cursor: Option<String>) -> Result<ListToolsResult, Error> {
         let mut result = self.list_page::<methods::ListTools>(cursor).await?;
+        let mut routes = Vec::new();
         if self.is_stateless() {
             // Tools whose `x-mcp-header` annotations are invalid cannot be
             // called correctly over HTTP: the spec drops them from view.
             result.tools.retain(|tool| match mcp_types::routing::annotated_properties(tool) {
-                Ok(_) => true,
+                Ok(found) => {
+                    routes.push((tool.name.clone(), found.into()));
+                    true
+                }
                 Err(reason) => {
                     tracing::warn!(tool = %tool.name, %reason, "dropping a tool with invalid x-mcp-header annotations");
                     false
@@ -146,9 +150,7 @@ impl ClientSession {
         let compiled = OutputSchemas::compile(&result.tools);
         let mut state = self.shared.lock();
         state.output_schemas.learn(compiled);
-        for tool in &result.tools {
-            state.tools.insert(tool.name.clone(), tool.clone());
-        }
+        state.routes.extend(routes);
         Ok(result)
     }
 
@@ -462,13 +464,11 @@ impl ClientSession {
     /// Dropping the future cancels the request on the wire, but the server may
     /// already have applied it.
     pub async fn set_logging_level(&self, level: LoggingLevel) -> Result<(), Error> {
-        if self.is_stateless() {
-            return Err(Error::NotInThisEra {
-                method: methods::SetLevel::NAME,
-                revision: self.protocol_version().as_str(),
-                instead: "RequestOptions::with_log_level on each call",
-            });
-        }
+        self.require_era(
+            false,
+            methods::SetLevel::NAME,
+            "RequestOptions::with_log_level on each call",
+        )?;
         self.request::<methods::SetLevel>(&SetLevelRequestParams::new(level), RequestOptions::new())
             .await
             .map(|_| ())
@@ -487,7 +487,8 @@ impl ClientSession {
     }
 }
 
-fn paginated(cursor: Option<String>) -> Option<PaginatedRequestParams> {
+/// The params of one page of a list method: `None` for the first page.
+pub(crate) fn paginated(cursor: Option<String>) -> Option<PaginatedRequestParams> {
     cursor.map(|cursor| {
         let mut params = PaginatedRequestParams::default();
         params.cursor = Some(cursor);

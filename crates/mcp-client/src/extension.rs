@@ -80,7 +80,7 @@ pub trait ResultClaim: DeserializeOwned + Send + Sync + 'static {
     const SINCE: Revision;
 }
 
-type ParseFn = fn(Value) -> Result<Box<dyn Any + Send + Sync>, serde_json::Error>;
+type ParseFn = fn(&RawJson) -> Result<Box<dyn Any + Send + Sync>, serde_json::Error>;
 
 /// One registered claim, type-erased.
 #[derive(Clone)]
@@ -92,9 +92,10 @@ pub(crate) struct Claim {
 }
 
 fn parse_claim<T: ResultClaim>(
-    value: Value,
+    raw: &RawJson,
 ) -> Result<Box<dyn Any + Send + Sync>, serde_json::Error> {
-    serde_json::from_value::<T>(value).map(|v| Box::new(v) as Box<dyn Any + Send + Sync>)
+    raw.parse::<T>()
+        .map(|v| Box::new(v) as Box<dyn Any + Send + Sync>)
 }
 
 /// Why a claim or binding could not be registered.
@@ -264,11 +265,7 @@ impl Claims {
         else {
             return Ok(None);
         };
-        let value: Value = raw
-            .parse()
-            .map_err(|source| Error::InvalidResult { method, source })?;
-        let value =
-            (claim.parse)(value).map_err(|source| Error::InvalidResult { method, source })?;
+        let value = (claim.parse)(raw).map_err(|source| Error::InvalidResult { method, source })?;
         Ok(Some(ClaimedResult {
             extension: claim.extension,
             result_type: claim.result_type,
@@ -526,5 +523,33 @@ impl ClientSession {
             Err(Error::UnexpectedClaimedResult { result }) => Ok(ToolOutcome::Claimed(result)),
             Err(e) => Err(e),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(n: u32) -> Option<RawJson> {
+        Some(RawJson::from_serialize(&n).expect("json"))
+    }
+
+    #[test]
+    fn a_full_binding_queue_drops_its_oldest_notification() {
+        let handler: BindingFn = Arc::new(|_| Box::pin(async {}));
+        let queue = BindingQueue {
+            binding: Binding {
+                method: "com.example/ping",
+                handler,
+                capacity: 2,
+            },
+            queue: Mutex::new(VecDeque::new()),
+            ready: Notify::new(),
+        };
+        for n in 1..=3 {
+            queue.push(raw(n));
+        }
+        let kept: Vec<_> = queue.queue.lock().expect("queue").drain(..).collect();
+        assert_eq!(kept, [raw(2), raw(3)], "the oldest is dropped, order kept");
     }
 }

@@ -7,8 +7,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use mcp_core::{Connection, Peer, Transport};
 use mcp_types::method::{Method, NotificationMethod, RequestMethod};
 use mcp_types::{
-    DiscoverResult, Implementation, InitializeResult, RawJson, Revision, ServerCapabilities, Tool,
-    methods,
+    DiscoverResult, Implementation, InitializeResult, RawJson, Revision, ServerCapabilities,
 };
 use serde::Serialize;
 
@@ -27,8 +26,10 @@ pub(crate) struct State {
     pub(crate) revision: Revision,
     /// Each listed tool's output schema, for checking its results.
     pub(crate) output_schemas: OutputSchemas,
-    /// The tools as listed, for their `x-mcp-header` annotations.
-    pub(crate) tools: HashMap<String, Tool>,
+    /// The listed tools' `x-mcp-header` annotations, by tool name.
+    pub(crate) routes: HashMap<String, stateless::Routes>,
+    /// The stateless `_meta` envelope, serialized once for its revision.
+    pub(crate) envelope: Option<Arc<stateless::Envelope>>,
     /// Cacheable stateless results.
     pub(crate) cache: ResultCache,
 }
@@ -71,7 +72,8 @@ impl ClientSession {
                 stateless: None,
                 revision: config.protocol_version,
                 output_schemas: OutputSchemas::default(),
-                tools: HashMap::new(),
+                routes: HashMap::new(),
+                envelope: None,
                 cache: ResultCache::default(),
             }),
         });
@@ -105,6 +107,26 @@ impl ClientSession {
     /// Whether requests are stateless (2026-07-28).
     pub fn is_stateless(&self) -> bool {
         self.shared.lock().stateless.is_some()
+    }
+
+    /// `Ok` when the session is in the stateless era exactly when
+    /// `stateless` says so; else [`Error::NotInThisEra`] for `method`,
+    /// naming what to use `instead`.
+    pub(crate) fn require_era(
+        &self,
+        stateless: bool,
+        method: &'static str,
+        instead: &'static str,
+    ) -> Result<(), Error> {
+        let state = self.shared.lock();
+        if state.stateless.is_some() == stateless {
+            return Ok(());
+        }
+        Err(Error::NotInThisEra {
+            method,
+            revision: state.revision.as_str(),
+            instead,
+        })
     }
 
     /// The negotiated protocol revision (before negotiation: the newest
@@ -181,36 +203,43 @@ impl ClientSession {
         if options.timeout.is_none() {
             options.timeout = self.config.request_timeout;
         }
-        let stateless = {
-            let state = self.shared.lock();
-            state.stateless.map(|revision| {
-                let tool = (method == methods::CallTool::NAME)
-                    .then(|| tool_name(params.as_ref()))
-                    .flatten()
-                    .and_then(|name| state.tools.get(&name).cloned());
-                (revision, tool)
-            })
-        };
-        let params = match stateless {
-            Some((revision, tool)) => {
-                let (params, headers) = stateless::stamp(
-                    method,
-                    params,
-                    revision,
-                    &self.config.info,
-                    &self.config.capabilities_at(revision),
-                    log_level,
-                    tool.as_ref(),
-                )
-                .map_err(|source| Error::Serialize { method, source })?;
+        let envelope = self
+            .envelope()
+            .map_err(|source| Error::Serialize { method, source })?;
+        let params = match envelope {
+            Some(envelope) => {
+                let (params, headers) =
+                    stateless::stamp(method, params, &envelope, log_level, |tool| {
+                        self.shared.lock().routes.get(tool).cloned()
+                    })
+                    .map_err(|source| Error::Serialize { method, source })?;
                 for (name, value) in headers.iter() {
                     options.headers.append(name, value);
                 }
-                params
+                Some(params)
             }
             None => params,
         };
         Ok(self.peer().request(method, params, options).await?)
+    }
+
+    /// The stateless envelope of the negotiated revision, serialized on first
+    /// use; `None` in the handshake era.
+    fn envelope(&self) -> Result<Option<Arc<stateless::Envelope>>, serde_json::Error> {
+        let mut state = self.shared.lock();
+        let Some(revision) = state.stateless else {
+            return Ok(None);
+        };
+        if let Some(envelope) = state.envelope.as_ref().filter(|e| e.revision() == revision) {
+            return Ok(Some(envelope.clone()));
+        }
+        let envelope = Arc::new(stateless::Envelope::new(
+            revision,
+            &self.config.info,
+            &self.config.capabilities_at(revision),
+        )?);
+        state.envelope = Some(envelope.clone());
+        Ok(Some(envelope))
     }
 
     /// Sends a notification of method `M`.
@@ -233,14 +262,6 @@ impl ClientSession {
     pub async fn closed(&self) {
         self.connection.wait().await
     }
-}
-
-fn tool_name(params: Option<&RawJson>) -> Option<String> {
-    #[derive(serde::Deserialize)]
-    struct Name {
-        name: String,
-    }
-    params?.parse::<Name>().ok().map(|n| n.name)
 }
 
 pub(crate) fn raw_params<M: Method>(params: &M::Params) -> Result<Option<RawJson>, Error> {

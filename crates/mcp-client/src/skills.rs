@@ -17,9 +17,10 @@
 use base64::Engine as _;
 use mcp_types::method::Method;
 use mcp_types::skills::{self, GetSkill, ListSkills, SkillEntry, SkillUriParams};
-use mcp_types::{JsonObject, PaginatedRequestParams, ResourceContents};
+use mcp_types::{JsonObject, ResourceContents};
 use serde_json::Value;
 
+use crate::calls::paginated;
 use crate::{ClientSession, Error, RequestOptions};
 
 /// What did not match when a skill file was verified.
@@ -131,12 +132,7 @@ impl ClientSession {
         &self,
         cursor: Option<String>,
     ) -> Result<skills::ListSkillsResult, Error> {
-        let params = cursor.map(|cursor| {
-            let mut params = PaginatedRequestParams::new();
-            params.cursor = Some(cursor);
-            params
-        });
-        self.request::<ListSkills>(&params, RequestOptions::new())
+        self.request::<ListSkills>(&paginated(cursor), RequestOptions::new())
             .await
     }
 

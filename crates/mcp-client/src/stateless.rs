@@ -1,81 +1,151 @@
 //! What a 2026-07-28 (stateless) client adds to every request: the `_meta`
 //! envelope and the routable HTTP headers, including `Mcp-Param-*` from a
 //! tool's `x-mcp-header` annotations.
+//!
+//! Stamping is on every request's path, so only the top level of the params
+//! (and of an existing `_meta`) is parsed: every other member is passed on
+//! as the text it already is, and the envelope's members are serialized
+//! once per session ([`Envelope`]).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use mcp_core::Headers;
-use mcp_types::routing::{
-    annotated_properties, encode_header_value, header_value, lookup, name_field,
-};
+use mcp_types::method::Method as _;
+use mcp_types::routing::{encode_header_value, header_value, lookup, name_field};
 use mcp_types::{
-    ClientCapabilities, Implementation, JsonObject, LoggingLevel, RawJson, Revision, Tool, meta,
+    ClientCapabilities, Implementation, JsonObject, LoggingLevel, RawJson, Revision, meta, methods,
 };
-use serde_json::Value;
+use serde_json::value::{RawValue, to_raw_value};
 
-/// Adds the stateless `_meta` envelope to `params` and returns the headers
-/// of the request.
+/// The `_meta` members every stateless request carries, serialized once.
+pub(crate) struct Envelope {
+    revision: Revision,
+    version: Box<RawValue>,
+    info: Box<RawValue>,
+    capabilities: Box<RawValue>,
+}
+
+impl Envelope {
+    pub(crate) fn new(
+        revision: Revision,
+        info: &Implementation,
+        capabilities: &ClientCapabilities,
+    ) -> Result<Self, serde_json::Error> {
+        Ok(Self {
+            revision,
+            version: to_raw_value(revision.as_str())?,
+            info: to_raw_value(info)?,
+            capabilities: to_raw_value(capabilities)?,
+        })
+    }
+
+    /// The revision the envelope names.
+    pub(crate) fn revision(&self) -> Revision {
+        self.revision
+    }
+}
+
+/// A tool's `x-mcp-header` annotations: each header with the path of the
+/// argument it repeats (see [`mcp_types::routing::annotated_properties`]).
+pub(crate) type Routes = Arc<[(String, Vec<String>)]>;
+
+/// One JSON object's members, parsed no deeper than the top level.
+type Members<'a> = BTreeMap<String, &'a RawValue>;
+
+/// Adds the stateless `_meta` envelope to `params` and returns them with
+/// the headers of the request; `routes` gives the annotations of the tool
+/// a `tools/call` names.
 pub(crate) fn stamp(
     method: &str,
     params: Option<RawJson>,
-    revision: Revision,
-    info: &Implementation,
-    capabilities: &ClientCapabilities,
+    envelope: &Envelope,
     log_level: Option<LoggingLevel>,
-    tool: Option<&Tool>,
-) -> Result<(Option<RawJson>, Headers), serde_json::Error> {
-    let mut object = match params {
-        Some(raw) => match serde_json::from_str::<Value>(raw.get())? {
-            Value::Object(object) => object,
-            _ => JsonObject::new(),
-        },
-        None => JsonObject::new(),
+    routes: impl FnOnce(&str) -> Option<Routes>,
+) -> Result<(RawJson, Headers), serde_json::Error> {
+    // Declared before the members that borrow them.
+    let level = log_level.as_ref().map(to_raw_value).transpose()?;
+    let stamped_meta;
+    let mut object: Members<'_> = match &params {
+        Some(raw) if raw.is_object() => raw.parse()?,
+        _ => Members::new(),
     };
-    let envelope = object
-        .entry("_meta")
-        .or_insert_with(|| Value::Object(JsonObject::new()));
-    if let Value::Object(envelope) = envelope {
-        envelope.insert(
-            meta::PROTOCOL_VERSION.into(),
-            Value::from(revision.as_str()),
-        );
-        envelope.insert(meta::CLIENT_INFO.into(), serde_json::to_value(info)?);
-        envelope.insert(
-            meta::CLIENT_CAPABILITIES.into(),
-            serde_json::to_value(capabilities)?,
-        );
-        if let Some(level) = log_level {
-            envelope.insert(meta::LOG_LEVEL.into(), serde_json::to_value(level)?);
+    // A `_meta` that is not an object is the caller's to answer for: left as is.
+    let meta = match object.get("_meta") {
+        Some(existing) if !is_object(existing) => None,
+        Some(existing) => Some(serde_json::from_str::<Members<'_>>(existing.get())?),
+        None => Some(Members::new()),
+    };
+    if let Some(mut meta) = meta {
+        meta.insert(meta::PROTOCOL_VERSION.into(), &envelope.version);
+        meta.insert(meta::CLIENT_INFO.into(), &envelope.info);
+        meta.insert(meta::CLIENT_CAPABILITIES.into(), &envelope.capabilities);
+        if let Some(level) = &level {
+            meta.insert(meta::LOG_LEVEL.into(), level);
         }
+        stamped_meta = to_raw_value(&meta)?;
+        object.insert("_meta".into(), &stamped_meta);
     }
     let mut headers = Headers::new()
-        .with("MCP-Protocol-Version", revision.as_str())
+        .with("MCP-Protocol-Version", envelope.revision.as_str())
         .with("Mcp-Method", method);
-    let name = name_field(method).and_then(|field| object.get(field));
-    if let Some(name) = name.and_then(Value::as_str) {
+    let name = name_field(method)
+        .and_then(|field| object.get(field))
+        .and_then(|raw| serde_json::from_str::<String>(raw.get()).ok());
+    if let Some(name) = &name {
         headers.append("Mcp-Name", encode_header_value(name));
     }
-    if let (Some(tool), Some(Value::Object(arguments))) = (tool, object.get("arguments")) {
-        for (header, path) in annotated_properties(tool).unwrap_or_default() {
-            if let Some(value) = lookup(arguments, &path).and_then(header_value) {
+    let routes = name
+        .as_deref()
+        .filter(|_| method == methods::CallTool::NAME)
+        .and_then(routes)
+        .filter(|r| !r.is_empty());
+    // Arguments are parsed only for a tool with annotations to repeat.
+    let arguments = routes.as_ref().and_then(|_| {
+        object
+            .get("arguments")
+            .and_then(|raw| serde_json::from_str::<JsonObject>(raw.get()).ok())
+    });
+    if let (Some(routes), Some(arguments)) = (&routes, &arguments) {
+        for (header, path) in routes.iter() {
+            if let Some(value) = lookup(arguments, path).and_then(header_value) {
                 headers.append(format!("Mcp-Param-{header}"), value);
             }
         }
     }
-    Ok((Some(RawJson::from_serialize(&object)?), headers))
+    Ok((RawJson::from_serialize(&object)?, headers))
+}
+
+fn is_object(raw: &RawValue) -> bool {
+    raw.get().trim_start().starts_with('{')
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use mcp_types::Tool;
+    use mcp_types::routing::annotated_properties;
+    use serde_json::{Value, json};
 
-    fn tool(schema: Value) -> Tool {
-        Tool::new("t", schema.as_object().cloned().unwrap_or_default())
+    fn routes(schema: Value) -> Routes {
+        let tool = Tool::new("t", schema.as_object().cloned().unwrap_or_default());
+        annotated_properties(&tool)
+            .expect("valid annotations")
+            .into()
+    }
+
+    fn envelope() -> Envelope {
+        Envelope::new(
+            Revision::V2026_07_28,
+            &Implementation::new("c", "1"),
+            &ClientCapabilities::new(),
+        )
+        .expect("envelope")
     }
 
     #[test]
     fn stamping_adds_the_envelope_and_the_routing_headers() {
-        let info = Implementation::new("c", "1");
-        let t = tool(json!({"type": "object", "properties": {
+        let routes = routes(json!({"type": "object", "properties": {
             "region": {"type": "string", "x-mcp-header": "Region"},
             "count": {"type": "integer", "x-mcp-header": "Count"},
             "none": {"type": "string", "x-mcp-header": "None"}
@@ -84,23 +154,54 @@ mod tests {
             "name": "t", "arguments": {"region": "eu", "count": 3, "none": null}
         }))
         .expect("json");
-        let (params, headers) = stamp(
-            "tools/call",
-            Some(params),
-            Revision::V2026_07_28,
-            &info,
-            &ClientCapabilities::new(),
-            None,
-            Some(&t),
-        )
+        let (params, headers) = stamp("tools/call", Some(params), &envelope(), None, |name| {
+            (name == "t").then(|| routes.clone())
+        })
         .expect("stamped");
-        let params: Value = serde_json::from_str(params.expect("params").get()).expect("json");
+        let params: Value = params.parse().expect("json");
         assert_eq!(params["_meta"][meta::PROTOCOL_VERSION], "2026-07-28");
         assert!(params["_meta"][meta::CLIENT_CAPABILITIES].is_object());
+        assert_eq!(params["_meta"][meta::CLIENT_INFO]["name"], "c");
+        assert_eq!(params["arguments"]["count"], 3);
         assert_eq!(headers.get("mcp-method"), Some("tools/call"));
         assert_eq!(headers.get("mcp-name"), Some("t"));
         assert_eq!(headers.get("mcp-param-region"), Some("eu"));
         assert_eq!(headers.get("mcp-param-count"), Some("3"));
         assert_eq!(headers.get("mcp-param-none"), None, "null sends no header");
+    }
+
+    #[test]
+    fn stamping_keeps_the_callers_meta_and_overrides_only_the_envelope() {
+        let params = RawJson::from_serialize(&json!({
+            "uri": "file:///a",
+            "_meta": {"progressToken": 7, "com.example/x": {"deep": [1, 2]},
+                      (meta::PROTOCOL_VERSION): "2025-11-25"}
+        }))
+        .expect("json");
+        let (params, headers) = stamp(
+            "resources/read",
+            Some(params),
+            &envelope(),
+            Some(LoggingLevel::Warning),
+            |_| panic!("only tools/call has routes"),
+        )
+        .expect("stamped");
+        let params: Value = params.parse().expect("json");
+        assert_eq!(params["uri"], "file:///a");
+        assert_eq!(params["_meta"]["progressToken"], 7);
+        assert_eq!(params["_meta"]["com.example/x"], json!({"deep": [1, 2]}));
+        assert_eq!(params["_meta"][meta::PROTOCOL_VERSION], "2026-07-28");
+        assert_eq!(params["_meta"][meta::LOG_LEVEL], "warning");
+        assert_eq!(headers.get("mcp-name"), Some("file:///a"));
+    }
+
+    #[test]
+    fn stamping_absent_params_sends_only_the_envelope() {
+        let (params, headers) =
+            stamp("tools/list", None, &envelope(), None, |_| None).expect("stamped");
+        let params: Value = params.parse().expect("json");
+        assert_eq!(params.as_object().map(JsonObject::len), Some(1));
+        assert_eq!(params["_meta"][meta::PROTOCOL_VERSION], "2026-07-28");
+        assert_eq!(headers.get("mcp-name"), None);
     }
 }

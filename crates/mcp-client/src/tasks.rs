@@ -24,11 +24,12 @@ use mcp_types::method::Method;
 use mcp_types::tasks_ext::{self, UpdateTaskParams};
 use mcp_types::{
     CallToolRequestParams, CallToolResult, CreateTaskResult, ErrorObject, InputRequests,
-    InputResponses, ListTasksResult, PaginatedRequestParams, Revision, Task, TaskIdParams,
-    TaskMetadata, TaskStatus, methods,
+    InputResponses, ListTasksResult, Revision, Task, TaskIdParams, TaskMetadata, TaskStatus,
+    methods,
 };
 use serde::Serialize;
 
+use crate::calls::paginated;
 use crate::extension::{ResultClaim, ToolOutcome};
 use crate::session::{parse_result, raw_params};
 use crate::{ClientSession, Error, RequestOptions};
@@ -84,29 +85,19 @@ pub struct TaskState {
     pub error: Option<ErrorObject>,
 }
 
+impl TaskState {
+    /// A task whose status carries nothing (yet).
+    fn bare(task: Task) -> Self {
+        Self {
+            task,
+            input_requests: None,
+            result: None,
+            error: None,
+        }
+    }
+}
+
 impl ClientSession {
-    fn stateless_only(&self, method: &'static str, instead: &'static str) -> Result<(), Error> {
-        if self.is_stateless() {
-            return Ok(());
-        }
-        Err(Error::NotInThisEra {
-            method,
-            revision: self.protocol_version().as_str(),
-            instead,
-        })
-    }
-
-    fn handshake_only(&self, method: &'static str, instead: &'static str) -> Result<(), Error> {
-        if !self.is_stateless() {
-            return Ok(());
-        }
-        Err(Error::NotInThisEra {
-            method,
-            revision: self.protocol_version().as_str(),
-            instead,
-        })
-    }
-
     /// Calls a tool as a task. Handshake era: a task-augmented call (`ttl`
     /// asks how long the server keeps it), always a task. 2026-07-28: the
     /// server decides; the config must claim
@@ -164,12 +155,7 @@ impl ClientSession {
             let result = self
                 .request::<methods::GetTask>(&TaskIdParams::new(task_id), RequestOptions::new())
                 .await?;
-            return Ok(TaskState {
-                task: result.task(),
-                input_requests: None,
-                result: None,
-                error: None,
-            });
+            return Ok(TaskState::bare(result.task()));
         }
         let got = self
             .request::<tasks_ext::GetTask>(&TaskIdParams::new(task_id), RequestOptions::new())
@@ -213,7 +199,8 @@ impl ClientSession {
         task_id: &str,
         responses: &InputResponses,
     ) -> Result<(), Error> {
-        self.stateless_only(
+        self.require_era(
+            true,
             tasks_ext::UpdateTask::NAME,
             "the config's callbacks (the server asks with requests of its own)",
         )?;
@@ -233,16 +220,20 @@ impl ClientSession {
     /// [`task_state`](Self::task_state)); [`Error::Request`]: the task's
     /// own JSON-RPC error when it failed.
     pub async fn task_result(&self, task_id: &str) -> Result<CallToolResult, Error> {
-        self.handshake_only(methods::GetTaskPayload::NAME, "task_state or wait_for_task")?;
-        let payload = self
-            .request::<methods::GetTaskPayload>(&TaskIdParams::new(task_id), RequestOptions::new())
+        self.require_era(
+            false,
+            methods::GetTaskPayload::NAME,
+            "task_state or wait_for_task",
+        )?;
+        // The payload is the tool's own result: read it as one, once.
+        let raw = self
+            .request_raw(
+                methods::GetTaskPayload::NAME,
+                raw_params::<methods::GetTaskPayload>(&TaskIdParams::new(task_id))?,
+                RequestOptions::new(),
+            )
             .await?;
-        let invalid = |source| Error::InvalidResult {
-            method: methods::GetTaskPayload::NAME,
-            source,
-        };
-        let value = serde_json::to_value(payload).map_err(invalid)?;
-        serde_json::from_value(value).map_err(invalid)
+        parse_result(methods::GetTaskPayload::NAME, &raw)
     }
 
     /// One page of this client's tasks (`tasks/list`, handshake era).
@@ -251,13 +242,12 @@ impl ClientSession {
     /// [`Error::NotInThisEra`] at 2026-07-28, which has no task list;
     /// [`Error::Request`] when the server refuses.
     pub async fn list_tasks(&self, cursor: Option<String>) -> Result<ListTasksResult, Error> {
-        self.handshake_only(methods::ListTasks::NAME, "the task ids kept by the host")?;
-        let params = cursor.map(|cursor| {
-            let mut params = PaginatedRequestParams::default();
-            params.cursor = Some(cursor);
-            params
-        });
-        self.request::<methods::ListTasks>(&params, RequestOptions::new())
+        self.require_era(
+            false,
+            methods::ListTasks::NAME,
+            "the task ids kept by the host",
+        )?;
+        self.request::<methods::ListTasks>(&paginated(cursor), RequestOptions::new())
             .await
     }
 
@@ -293,22 +283,18 @@ impl ClientSession {
     /// # Cancel safety
     /// Dropping the future stops polling; the task runs on.
     pub async fn wait_for_task(&self, task: &Task) -> Result<CallToolResult, Error> {
-        let mut state = TaskState {
-            task: task.clone(),
-            input_requests: None,
-            result: None,
-            error: None,
-        };
+        let stateless = self.is_stateless();
+        let mut state = TaskState::bare(task.clone());
         let mut answered = BTreeSet::new();
         loop {
             match state.task.status {
-                TaskStatus::Completed if self.is_stateless() => {
+                TaskStatus::Completed if stateless => {
                     return state.result.ok_or(Error::TaskFailed {
                         task_id: state.task.task_id,
                         error: ErrorObject::internal_error("the completed task has no result"),
                     });
                 }
-                TaskStatus::Completed | TaskStatus::Failed if !self.is_stateless() => {
+                TaskStatus::Completed | TaskStatus::Failed if !stateless => {
                     return self.task_result(&state.task.task_id).await;
                 }
                 TaskStatus::Failed => {
@@ -324,7 +310,7 @@ impl ClientSession {
                         task_id: state.task.task_id,
                     });
                 }
-                TaskStatus::InputRequired if self.is_stateless() => {
+                TaskStatus::InputRequired if stateless => {
                     // Each request is answered once, however often it is seen.
                     let open: InputRequests = state
                         .input_requests

@@ -238,9 +238,12 @@ pub(super) fn offline_supported(server: &ServerMetadata) -> bool {
 pub(super) fn check_resource(resource: &str, server: &Url) -> Result<(), AuthError> {
     let parsed = Url::parse(resource).map_err(|e| invalid_url("resource", resource, e))?;
     let same_origin = parsed.origin() == server.origin();
+    // A prefix of whole segments: `/mcp` covers `/mcp/x`, never `/mcpx`.
+    let prefix = parsed.path().trim_end_matches('/');
     let path_ok = server
         .path()
-        .starts_with(parsed.path().trim_end_matches('/'));
+        .strip_prefix(prefix)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'));
     if same_origin && path_ok {
         Ok(())
     } else {
@@ -276,5 +279,11 @@ mod tests {
         assert!(check_resource("http://localhost:3000", &server).is_ok());
         assert!(check_resource("https://evil.example.com/mcp", &server).is_err());
         assert!(check_resource("http://localhost:3000/other", &server).is_err());
+        assert!(
+            check_resource("http://localhost:3000/m", &server).is_err(),
+            "a prefix of a segment is another resource"
+        );
+        let nested = Url::parse("http://localhost:3000/mcp/v1").expect("url");
+        assert!(check_resource("http://localhost:3000/mcp/", &nested).is_ok());
     }
 }

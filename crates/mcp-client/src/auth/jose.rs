@@ -32,12 +32,6 @@ pub(crate) fn now() -> u64 {
         .unwrap_or(0)
 }
 
-pub(crate) fn random_id() -> Result<String, AuthError> {
-    let mut bytes = [0u8; 16];
-    getrandom::fill(&mut bytes).map_err(AuthError::Randomness)?;
-    Ok(URL_SAFE_NO_PAD.encode(bytes))
-}
-
 impl Es256Key {
     /// A fresh key (DPoP keys live as long as the client).
     pub(crate) fn generate() -> Result<Self, AuthError> {
@@ -95,7 +89,7 @@ impl Es256Key {
     ) -> Result<String, AuthError> {
         let htu = url.split(['?', '#']).next().unwrap_or(url);
         let mut claims = json!({
-            "jti": random_id()?,
+            "jti": super::pkce::random_token(16)?,
             "htm": method,
             "htu": htu,
             "iat": now(),
@@ -122,7 +116,7 @@ impl Es256Key {
             "iss": client_id,
             "sub": client_id,
             "aud": audience,
-            "jti": random_id()?,
+            "jti": super::pkce::random_token(16)?,
             "iat": now,
             "exp": now + 300,
         });

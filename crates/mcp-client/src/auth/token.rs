@@ -122,11 +122,7 @@ impl OAuthClient {
             }
             _ => form.push(("client_id", registration.client_id.clone())),
         }
-        let body: String = form
-            .iter()
-            .map(|(k, v)| format!("{k}={}", form_encode(v)))
-            .collect::<Vec<_>>()
-            .join("&");
+        let body = form_body(&form);
         let request = request
             .body(Full::new(Bytes::from(body)))
             .map_err(|e| invalid_url(ENDPOINT, &server.token_endpoint, e))?;
@@ -235,11 +231,7 @@ impl OAuthClient {
         if !scope.is_empty() {
             form.push(("scope", scope.to_owned()));
         }
-        let body: String = form
-            .iter()
-            .map(|(k, v)| format!("{k}={}", form_encode(v)))
-            .collect::<Vec<_>>()
-            .join("&");
+        let body = form_body(&form);
         let request = Request::post(endpoint)
             .header(
                 http::header::CONTENT_TYPE,
@@ -260,6 +252,28 @@ impl OAuthClient {
     }
 }
 
+/// An `application/x-www-form-urlencoded` body.
+fn form_body(pairs: &[(&str, String)]) -> String {
+    url::form_urlencoded::Serializer::new(String::new())
+        .extend_pairs(pairs)
+        .finish()
+}
+
 pub(super) fn form_encode(value: &str) -> String {
     url::form_urlencoded::byte_serialize(value.as_bytes()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn form_bodies_encode_every_value() {
+        let body = form_body(&[
+            ("grant_type", "refresh_token".to_owned()),
+            ("scope", "a b&c=d/é".to_owned()),
+        ]);
+        assert_eq!(body, "grant_type=refresh_token&scope=a+b%26c%3Dd%2F%C3%A9");
+        assert_eq!(form_encode("id:1"), "id%3A1");
+    }
 }
