@@ -365,6 +365,8 @@ fn the_standard_traceparent_header_parents_the_server_span() {
 /// duration histograms with `error.type` (and the JSON-RPC code).
 #[test]
 fn failures_carry_their_error_type_on_both_sides() {
+    // The JSON-RPC code the client received for the unknown tool.
+    let refused_with = std::cell::OnceCell::new();
     let recorded = otel_support::memory::record(|| async {
         let server = Server::builder("failing", "1")
             .tool(
@@ -392,7 +394,12 @@ fn failures_carry_their_error_type_on_both_sides() {
         let failed = client.call_tool("fail", json!({})).await.expect("answered");
         assert_eq!(failed.is_error, Some(true));
         let unknown = client.call_tool("no_such_tool", json!({})).await;
-        assert!(unknown.is_err(), "{unknown:?}");
+        let remote = unknown
+            .as_ref()
+            .err()
+            .and_then(mcp_client::Error::remote)
+            .unwrap_or_else(|| panic!("a JSON-RPC error: {unknown:?}"));
+        refused_with.set(remote.code.0).expect("set once");
         client.close().await.expect("closed");
         served.shutdown().await;
     });
@@ -412,7 +419,8 @@ fn failures_carry_their_error_type_on_both_sides() {
             .unwrap_or_else(|| panic!("a {kind:?} span: {:#?}", recorded.spans));
         let refused = attributes(span);
         let code = string(&refused, "rpc.response.status_code").expect("a code");
-        assert!(code.starts_with('-'), "a JSON-RPC code: {code}");
+        let received = refused_with.get().expect("the client saw the error");
+        assert_eq!(code, received.to_string(), "{kind:?}: the code on the wire");
         assert_eq!(string(&refused, "error.type"), Some(code));
     }
     let points = histogram(&recorded.metrics, "mcp.server.operation.duration");

@@ -477,29 +477,18 @@ async fn protected_server_after_a_browser_sign_in() {
         let mcp = Mcp::url(&server.url(), era).with_config_dir(config.path());
         // First run: no token kept; the CLI prints the sign-in URL and waits.
         let before = server.authorizations();
-        let mut first = mcp.spawn(&["--no-browser", "tools", "call", "whoami"]);
-        let url = first.wait_for_stderr("http://").await;
-        let url = url
-            .split_whitespace()
-            .find(|w| w.starts_with("http://"))
-            .expect("a URL")
-            .to_owned();
-        // The "browser": follows the authorization server's redirect to
-        // the CLI's loopback listener.
-        support::auth::browse(&url).await;
-        let first = first.finish().await;
+        let first = sign_in(mcp.spawn(&["--no-browser", "tools", "call", "whoami"])).await;
         assert_eq!(first.code, 0, "{era:?}: {first:?}");
         assert_eq!(first.stdout.trim(), "hello", "{first:?}");
-        assert!(server.authorizations() > before, "the user signed in");
+        assert_eq!(
+            server.authorizations(),
+            before + 1,
+            "the user signed in once"
+        );
 
         // The token is kept for the next run: mode 0600, never printed.
         let file = config.path().join("logins.json");
-        let kept: Value =
-            serde_json::from_slice(&std::fs::read(&file).expect("logins.json")).expect("JSON");
-        let token = kept[server.url()]["access_token"]
-            .as_str()
-            .expect("a token kept for the server")
-            .to_owned();
+        let token = kept_token(&file, &server.url());
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt as _;
@@ -524,18 +513,36 @@ async fn protected_server_after_a_browser_sign_in() {
 
         // A kept token the server no longer takes is replaced by signing in.
         server.revoke_all();
-        let mut third = mcp.spawn(&["--no-browser", "ping"]);
-        let url = third.wait_for_stderr("http://").await;
-        let url = url
-            .split_whitespace()
-            .find(|w| w.starts_with("http://"))
-            .expect("a URL")
-            .to_owned();
-        support::auth::browse(&url).await;
-        let third = third.finish().await;
+        let third = sign_in(mcp.spawn(&["--no-browser", "ping"])).await;
         assert_eq!(third.code, 0, "{third:?}");
+        assert_eq!(server.authorizations(), signed_in + 1, "signed in again");
+        let renewed = kept_token(&file, &server.url());
+        assert_ne!(renewed, token, "the refused token was replaced");
         // Ready for the next era's first run: forget the sign-in.
         std::fs::remove_file(&file).expect("removed");
     }
     server.stop();
+}
+
+/// The access token `logins.json` keeps for the server at `url`.
+fn kept_token(file: &std::path::Path, url: &str) -> String {
+    let kept: Value =
+        serde_json::from_slice(&std::fs::read(file).expect("logins.json")).expect("JSON");
+    kept[url]["access_token"]
+        .as_str()
+        .expect("a token kept for the server")
+        .to_owned()
+}
+
+/// Plays the user of a CLI run waiting for a sign-in: takes the URL it
+/// prints, and follows it in the "browser" (the authorization server's
+/// redirect ends at the CLI's loopback listener). Returns the finished run.
+async fn sign_in(mut run: support::Running) -> support::Ran {
+    let line = run.wait_for_stderr("http://").await;
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .expect("a URL");
+    support::auth::browse(url).await;
+    run.finish().await
 }

@@ -95,10 +95,12 @@ async fn an_app_tool_points_at_its_view_and_degrades_to_text_without_apps() {
 fn apps_refuse_views_outside_ui_and_tools_without_a_view() {
     let bad_view = Apps::new().html("https://example.com", "x", "<html></html>");
     assert!(
-        Server::builder("a", "1")
-            .extension(bad_view.into_extension())
-            .build()
-            .is_err()
+        common::refusal(
+            Server::builder("a", "1")
+                .extension(bad_view.into_extension())
+                .build()
+        )
+        .contains("starts with `ui://`")
     );
     let no_view = Apps::new().tool(
         Tool::new("t", JsonObject::new()),
@@ -106,9 +108,11 @@ fn apps_refuse_views_outside_ui_and_tools_without_a_view() {
         |_: NoArguments, _: Context| async { "x" },
     );
     assert!(
-        Server::builder("a", "1")
-            .extension(no_view.into_extension())
-            .build()
-            .is_err()
+        common::refusal(
+            Server::builder("a", "1")
+                .extension(no_view.into_extension())
+                .build()
+        )
+        .contains("no view `ui://missing` is registered")
     );
 }

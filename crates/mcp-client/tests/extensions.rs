@@ -7,7 +7,7 @@ mod common;
 
 use std::time::Duration;
 
-use mcp_client::extension::{ResultClaim, ToolOutcome};
+use mcp_client::extension::{ExtensionConfigError, ResultClaim, ToolOutcome};
 use mcp_client::{Client, ClientConfig, Error, RequestOptions};
 use mcp_server::extension::{CallOutcome, Extension};
 use mcp_server::{Context, NoArguments, Server};
@@ -343,22 +343,36 @@ fn claims_and_bindings_refuse_mistakes() {
         const RESULT_TYPE: &'static str = "complete";
         const SINCE: Revision = Revision::V2026_07_28;
     }
-    assert!(ClientConfig::new("c", "1").claim::<Complete>().is_err());
-    assert!(
+    assert_eq!(
+        ClientConfig::new("c", "1").claim::<Complete>().err(),
+        Some(ExtensionConfigError::CoreResultType {
+            extension: RECEIPTS,
+            result_type: "complete"
+        })
+    );
+    assert_eq!(
         ClientConfig::new("c", "1")
             .claim::<Receipt>()
             .and_then(|c| c.claim::<ModernReceipt>())
-            .is_err()
+            .err(),
+        Some(ExtensionConfigError::DuplicateClaim {
+            result_type: "receipt"
+        })
     );
-    assert!(
-        ClientConfig::new("c", "1")
-            .extension("receipts", JsonObject::new())
-            .is_err()
-    );
+    let invalid = ClientConfig::new("c", "1")
+        .extension("receipts", JsonObject::new())
+        .err()
+        .expect("an identifier without a vendor prefix is refused");
+    assert_eq!(invalid.id, "receipts");
     let twice = ClientConfig::new("c", "1")
         .bind_notification::<Printed, _, _>(|_| async {})
         .and_then(|c| c.bind_notification::<Printed, _, _>(|_| async {}));
-    assert!(twice.is_err());
+    assert_eq!(
+        twice.err(),
+        Some(ExtensionConfigError::DuplicateBinding {
+            method: Printed::NAME
+        })
+    );
 }
 
 receipt_notification! {

@@ -313,15 +313,32 @@ async fn a_skill_served_with_a_digest_that_does_not_match_is_refused() {
 
 #[test]
 fn skills_refuse_bad_registrations() {
-    assert!(Skill::new("no frontmatter").is_err());
-    assert!(Skill::new("---\nname: Bad_Name\ndescription: d\n---\n").is_err());
+    assert!(
+        common::refusal(Skill::new("no frontmatter")).contains("`---`"),
+        "no frontmatter"
+    );
+    assert!(
+        common::refusal(Skill::new("---\nname: Bad_Name\ndescription: d\n---\n"))
+            .contains("the name must be"),
+        "a name breaking the naming rule"
+    );
     let skill = Skill::new("---\nname: ok\ndescription: d\n---\n").expect("skill");
-    assert!(skill.clone().file("../escape.md", "x").is_err());
-    assert!(skill.clone().file("/abs.md", "x").is_err());
-    assert!(skill.clone().file("SKILL.md", "x").is_err());
+    for outside in ["../escape.md", "/abs.md"] {
+        assert!(
+            common::refusal(skill.clone().file(outside, "x")).contains("relative"),
+            "{outside}"
+        );
+    }
+    assert!(
+        common::refusal(skill.clone().file("SKILL.md", "x")).contains("already has this file"),
+        "a second SKILL.md"
+    );
     let twice = Skills::new()
         .skill(skill.clone())
         .skill(skill)
         .into_extension();
-    assert!(twice.is_err());
+    assert!(
+        common::refusal(twice).contains("another skill has this name"),
+        "two skills of one name"
+    );
 }

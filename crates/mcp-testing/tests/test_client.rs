@@ -159,14 +159,15 @@ async fn an_ask_with_no_scripted_answer_left_fails_naming_the_builder_method() {
             .call_tool("greet", ())
             .await
             .expect("the first is scripted");
-        let message = match client.call_tool("greet", ()).await {
+        let message = match (era, client.call_tool("greet", ()).await) {
             // Handshake: the handler's ask fails and the tool reports it.
-            Ok(result) => {
+            (Era::Handshake, Ok(result)) => {
                 assert_eq!(result.is_error, Some(true), "{era:?}: {result:?}");
                 result.content[0].as_text().unwrap_or_default().to_owned()
             }
             // Stateless: the client cannot answer the input request.
-            Err(error) => error.to_string(),
+            (Era::Stateless, Err(error)) => error.to_string(),
+            (era, other) => panic!("{era:?}: the wrong kind of failure: {other:?}"),
         };
         assert!(
             message.contains("TestClientBuilder::elicitation_reply"),

@@ -1,37 +1,64 @@
 //! A protected MCP server and its authorization server in one in-process
-//! HTTP server on 127.0.0.1 (as in `mcp-client`'s auth tests): protected
-//! resource metadata, authorization server metadata, dynamic registration,
-//! an authorization endpoint that approves at once (redirecting with a
-//! code), a token endpoint that checks PKCE, and `/mcp` behind a bearer
-//! check.
+//! HTTP server on 127.0.0.1: authorization server metadata, dynamic
+//! registration, an authorization endpoint that approves at once
+//! (redirecting with a code) and a token endpoint that checks PKCE; every
+//! other path goes to the SDK's own `BearerGuard` (protected resource
+//! metadata, the challenge, the bearer check) in front of `/mcp`.
 
 use std::collections::{HashMap, HashSet};
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
 
 use base64::Engine as _;
-use bytes::Bytes;
 use http::{Request, Response, StatusCode};
-use http_body_util::{BodyExt as _, Full};
+use http_body_util::BodyExt as _;
 use mcp_server::{Context, NoArguments, Server};
-use mcp_transport::http::{HttpServerConfig, StreamableHttpService};
+use mcp_transport::http::{
+    BearerGuard, HttpBody, HttpServerConfig, ProtectedResource, StreamableHttpService, TokenClaims,
+    TokenRejection, TokenVerifier, Verification,
+};
 use serde_json::{Value, json};
 use sha2::{Digest as _, Sha256};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tower_service::Service as _;
 
 #[derive(Default)]
 struct Record {
     /// code -> PKCE challenge
     codes: HashMap<String, String>,
-    tokens: HashSet<String>,
     authorizations: usize,
     issued: usize,
+}
+
+/// The access tokens issued and not revoked: what the guard accepts.
+#[derive(Clone, Default)]
+struct Issued(Arc<Mutex<HashSet<String>>>);
+
+impl Issued {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashSet<String>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl TokenVerifier for Issued {
+    fn verify<'a>(&'a self, token: &'a str, resource: &'a str) -> Verification<'a> {
+        Box::pin(async move {
+            if self.lock().contains(token) {
+                Ok(TokenClaims::new().with_audiences([resource]))
+            } else {
+                Err(TokenRejection::Invalid(
+                    "not issued here, or revoked".into(),
+                ))
+            }
+        })
+    }
 }
 
 struct Fixture {
     base: String,
     record: Mutex<Record>,
-    mcp: StreamableHttpService,
+    issued: Issued,
+    guarded: BearerGuard<StreamableHttpService>,
 }
 
 /// The running servers.
@@ -53,7 +80,7 @@ impl AuthServer {
 
     /// Every issued token stops working.
     pub fn revoke_all(&self) {
-        self.fixture.record().tokens.clear();
+        self.fixture.issued.lock().clear();
     }
 
     pub fn stop(self) {
@@ -61,8 +88,8 @@ impl AuthServer {
     }
 }
 
-fn json_response(status: StatusCode, body: Value) -> Response<Full<Bytes>> {
-    let mut response = Response::new(Full::new(Bytes::from(body.to_string())));
+fn json_response(status: StatusCode, body: Value) -> Response<HttpBody> {
+    let mut response = Response::new(HttpBody::full(body.to_string()));
     *response.status_mut() = status;
     response.headers_mut().insert(
         http::header::CONTENT_TYPE,
@@ -79,7 +106,7 @@ impl Fixture {
     async fn handle(
         self: Arc<Self>,
         request: Request<hyper::body::Incoming>,
-    ) -> Response<Full<Bytes>> {
+    ) -> Response<HttpBody> {
         let query: HashMap<String, String> = request
             .uri()
             .query()
@@ -91,11 +118,6 @@ impl Fixture {
             .unwrap_or_default();
         let base = &self.base;
         match request.uri().path() {
-            "/.well-known/oauth-protected-resource/mcp"
-            | "/.well-known/oauth-protected-resource" => json_response(
-                StatusCode::OK,
-                json!({"resource": format!("{base}/mcp"), "authorization_servers": [base]}),
-            ),
             "/.well-known/oauth-authorization-server" => json_response(
                 StatusCode::OK,
                 json!({
@@ -130,7 +152,7 @@ impl Fixture {
                         query.get("state").map(String::as_str).unwrap_or(""),
                     )
                     .append_pair("iss", base);
-                let mut response = Response::new(Full::new(Bytes::new()));
+                let mut response = Response::new(HttpBody::empty());
                 *response.status_mut() = StatusCode::FOUND;
                 response.headers_mut().insert(
                     http::header::LOCATION,
@@ -160,50 +182,19 @@ impl Fixture {
                 }
                 record.issued += 1;
                 let token = format!("secret-access-token-{}", record.issued);
-                record.tokens.insert(token.clone());
+                self.issued.lock().insert(token.clone());
                 json_response(
                     StatusCode::OK,
                     json!({"access_token": token, "token_type": "Bearer", "expires_in": 3600}),
                 )
             }
-            // The body is buffered here, so no GET stream is offered.
-            "/mcp" if request.method() == http::Method::GET => {
-                json_response(StatusCode::METHOD_NOT_ALLOWED, json!({}))
-            }
-            "/mcp" => {
-                let authorized = request
-                    .headers()
-                    .get(http::header::AUTHORIZATION)
-                    .and_then(|v| v.to_str().ok())
-                    .and_then(|v| v.strip_prefix("Bearer "))
-                    .is_some_and(|token| self.record().tokens.contains(token));
-                if !authorized {
-                    let mut response = Response::new(Full::new(Bytes::new()));
-                    *response.status_mut() = StatusCode::UNAUTHORIZED;
-                    let challenge = format!(
-                        "Bearer resource_metadata=\"{base}/.well-known/oauth-protected-resource/mcp\""
-                    );
-                    response.headers_mut().insert(
-                        http::header::WWW_AUTHENTICATE,
-                        challenge.parse().expect("header"),
-                    );
-                    return response;
+            _ => {
+                let mut guarded = self.guarded.clone();
+                match guarded.call(request).await {
+                    Ok(response) => response,
+                    Err(infallible) => match infallible {},
                 }
-                let (parts, body) = request.into_parts();
-                let body = body.collect().await.expect("body").to_bytes();
-                let response = self
-                    .mcp
-                    .handle(Request::from_parts(parts, Full::new(body)))
-                    .await;
-                let (parts, body) = response.into_parts();
-                let bytes = body
-                    .collect()
-                    .await
-                    .map(|c| c.to_bytes())
-                    .unwrap_or_default();
-                Response::from_parts(parts, Full::new(bytes))
             }
-            _ => json_response(StatusCode::NOT_FOUND, json!({})),
         }
     }
 }
@@ -225,11 +216,15 @@ pub async fn start() -> AuthServer {
         )
         .build()
         .expect("server");
-    let mcp = server.streamable_http_service(HttpServerConfig::new().json_response(true));
+    let mcp = server.streamable_http_service(HttpServerConfig::new());
+    let issued = Issued::default();
+    let resource = ProtectedResource::new(format!("{base}/mcp"), base.clone());
+    let guarded = BearerGuard::new(mcp, resource, Arc::new(issued.clone()));
     let fixture = Arc::new(Fixture {
         base,
         record: Mutex::default(),
-        mcp,
+        issued,
+        guarded,
     });
     let serving = fixture.clone();
     let task = tokio::spawn(async move {

@@ -21,3 +21,16 @@ pub(crate) async fn serve_http(server: Server) -> (String, tokio::sync::oneshot:
     });
     (format!("http://{addr}/mcp"), stop)
 }
+
+/// The reason a registration was refused (any other outcome fails).
+#[allow(
+    dead_code,
+    reason = "the extension tests register nothing that is refused"
+)]
+pub(crate) fn refusal<T>(result: Result<T, mcp_server::Error>) -> String {
+    match result {
+        Err(mcp_server::Error::Registration { reason, .. }) => reason,
+        Err(other) => panic!("a refused registration, not {other:?}"),
+        Ok(_) => panic!("a refused registration, not an accepted one"),
+    }
+}
