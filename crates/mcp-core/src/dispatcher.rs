@@ -19,7 +19,7 @@ use tokio_util::task::TaskTracker;
 use tracing::Instrument;
 
 use crate::error::{Error, TransportError};
-use crate::inbound::{Gate, Limits, Queued, Runner};
+use crate::inbound::{Gate, Limits, Queued, Registration, Runner};
 use crate::pending::PendingRequests;
 use crate::span::{SessionClock, outbound_span_at, record_failure, record_outcome, request_span};
 use crate::trace_context;
@@ -497,7 +497,7 @@ impl Peer {
     }
 
     /// Queues `out` for the peer, or hands it to the request's sink.
-    async fn send_out(&self, out: Outbound) -> Result<(), Error> {
+    pub(crate) async fn send_out(&self, out: Outbound) -> Result<(), Error> {
         if let Some(tie) = &self.tie {
             tie.sent.store(true, std::sync::atomic::Ordering::Release);
             if let Some(sink) = &tie.sink {
@@ -1040,24 +1040,14 @@ async fn dispatch<H: Handler>(
                 }
             };
             let cancel = runner.request_token();
-            let duplicate = {
-                let mut state = shared.lock();
-                let duplicate = state.inbound.contains_key(&request.id);
-                if !duplicate {
-                    state.inbound.insert(request.id.clone(), cancel.clone());
-                }
-                duplicate
-            };
-            if duplicate {
-                tracing::warn!(id = %request.id, method = %request.method,
-                    "refused a request whose id is already in use by a request in progress");
-                let error = ErrorObject::invalid_request(format!(
-                    "request id {} is already in use by a request in progress",
-                    request.id
-                ));
-                send_error(peer, Some(request.id), error).await;
-                return Dispatched::Continue;
-            }
+            let registration =
+                match Registration::new(shared, &request.id, &request.method, &cancel) {
+                    Ok(registration) => registration,
+                    Err(error) => {
+                        send_error(peer, Some(request.id), error).await;
+                        return Dispatched::Continue;
+                    }
+                };
             if request.method == "initialize" {
                 shared.session.start("server");
             }
@@ -1083,7 +1073,10 @@ async fn dispatch<H: Handler>(
                 method: request.method,
                 params: request.params,
             };
-            return match runner.submit(incoming, context, span, admission).await {
+            return match runner
+                .submit(incoming, context, span, registration, admission)
+                .await
+            {
                 Queued::Accepted => Dispatched::Continue,
                 Queued::Closed => Dispatched::Closed,
             };
