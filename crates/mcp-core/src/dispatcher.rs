@@ -397,9 +397,14 @@ impl Shared {
         }
     }
 
+    /// Whether more than the budget of bytes waits to be written.
+    fn over_budget(&self) -> bool {
+        self.unwritten.load(Ordering::Acquire) > self.max_unwritten
+    }
+
     /// Waits while more than the budget of bytes waits to be written.
     async fn room_to_read(&self) {
-        while self.unwritten.load(Ordering::Acquire) > self.max_unwritten {
+        while self.over_budget() {
             if !self.warned_unwritten.swap(true, Ordering::Relaxed) {
                 tracing::warn!(
                     limit = self.max_unwritten,
@@ -933,10 +938,12 @@ async fn read_loop<R: TransportReceiver, H: Handler>(
         };
         // What waits to be written bounds what is taken in: the message in
         // hand waits (and reading with it) while the peer lags behind.
-        tokio::select! {
-            biased;
-            () = shared.shutdown.cancelled() => break ReadEnd::Closed,
-            () = shared.room_to_read() => {}
+        if shared.over_budget() {
+            tokio::select! {
+                biased;
+                () = shared.shutdown.cancelled() => break ReadEnd::Closed,
+                () = shared.room_to_read() => {}
+            }
         }
         match item {
             Inbound::Message(message, context) => {
