@@ -19,7 +19,7 @@ use tokio_util::task::TaskTracker;
 use tracing::Instrument;
 
 use crate::error::{Error, TransportError};
-use crate::inbound::{Gate, Limits, Queued, Runner};
+use crate::inbound::{Gate, Limits, Queued, Registration, Runner};
 use crate::pending::PendingRequests;
 use crate::span::{SessionClock, outbound_span_at, record_failure, record_outcome, request_span};
 use crate::trace_context;
@@ -397,9 +397,14 @@ impl Shared {
         }
     }
 
+    /// Whether more than the budget of bytes waits to be written.
+    fn over_budget(&self) -> bool {
+        self.unwritten.load(Ordering::Acquire) > self.max_unwritten
+    }
+
     /// Waits while more than the budget of bytes waits to be written.
     async fn room_to_read(&self) {
-        while self.unwritten.load(Ordering::Acquire) > self.max_unwritten {
+        while self.over_budget() {
             if !self.warned_unwritten.swap(true, Ordering::Relaxed) {
                 tracing::warn!(
                     limit = self.max_unwritten,
@@ -497,7 +502,7 @@ impl Peer {
     }
 
     /// Queues `out` for the peer, or hands it to the request's sink.
-    async fn send_out(&self, out: Outbound) -> Result<(), Error> {
+    pub(crate) async fn send_out(&self, out: Outbound) -> Result<(), Error> {
         if let Some(tie) = &self.tie {
             tie.sent.store(true, std::sync::atomic::Ordering::Release);
             if let Some(sink) = &tie.sink {
@@ -933,10 +938,12 @@ async fn read_loop<R: TransportReceiver, H: Handler>(
         };
         // What waits to be written bounds what is taken in: the message in
         // hand waits (and reading with it) while the peer lags behind.
-        tokio::select! {
-            biased;
-            () = shared.shutdown.cancelled() => break ReadEnd::Closed,
-            () = shared.room_to_read() => {}
+        if shared.over_budget() {
+            tokio::select! {
+                biased;
+                () = shared.shutdown.cancelled() => break ReadEnd::Closed,
+                () = shared.room_to_read() => {}
+            }
         }
         match item {
             Inbound::Message(message, context) => {
@@ -1040,24 +1047,14 @@ async fn dispatch<H: Handler>(
                 }
             };
             let cancel = runner.request_token();
-            let duplicate = {
-                let mut state = shared.lock();
-                let duplicate = state.inbound.contains_key(&request.id);
-                if !duplicate {
-                    state.inbound.insert(request.id.clone(), cancel.clone());
-                }
-                duplicate
-            };
-            if duplicate {
-                tracing::warn!(id = %request.id, method = %request.method,
-                    "refused a request whose id is already in use by a request in progress");
-                let error = ErrorObject::invalid_request(format!(
-                    "request id {} is already in use by a request in progress",
-                    request.id
-                ));
-                send_error(peer, Some(request.id), error).await;
-                return Dispatched::Continue;
-            }
+            let registration =
+                match Registration::new(shared, &request.id, &request.method, &cancel) {
+                    Ok(registration) => registration,
+                    Err(error) => {
+                        send_error(peer, Some(request.id), error).await;
+                        return Dispatched::Continue;
+                    }
+                };
             if request.method == "initialize" {
                 shared.session.start("server");
             }
@@ -1083,7 +1080,10 @@ async fn dispatch<H: Handler>(
                 method: request.method,
                 params: request.params,
             };
-            return match runner.submit(incoming, context, span, admission).await {
+            return match runner
+                .submit(incoming, context, span, registration, admission)
+                .await
+            {
                 Queued::Accepted => Dispatched::Continue,
                 Queued::Closed => Dispatched::Closed,
             };

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use mcp_types::{
-    ErrorCode, ErrorObject, JsonRpcErrorResponse, JsonRpcMessage, JsonRpcResultResponse,
+    ErrorCode, ErrorObject, JsonRpcErrorResponse, JsonRpcMessage, JsonRpcResultResponse, RequestId,
 };
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
@@ -99,11 +99,77 @@ impl Gate {
     }
 }
 
+/// A request's id among the connection's running requests
+/// (`State::inbound`): while it lasts, a `notifications/cancelled` reaches
+/// the request and another request with its id is refused. Dropping it
+/// removes the id, however the request ends: answered, cancelled before it
+/// started, or its run dropped by the transport.
+pub(crate) struct Registration {
+    shared: Arc<Shared>,
+    /// `None` for a request whose id is not the connection's (run with a
+    /// sink of its own).
+    id: Option<RequestId>,
+}
+
+impl Registration {
+    /// Registers `id`, cancelled by `cancel`; the error to answer when a
+    /// request with that id is already running or queued.
+    pub(crate) fn new(
+        shared: &Arc<Shared>,
+        id: &RequestId,
+        method: &str,
+        cancel: &CancellationToken,
+    ) -> Result<Self, ErrorObject> {
+        let mut state = shared.lock();
+        if state.inbound.contains_key(id) {
+            drop(state);
+            tracing::warn!(%id, %method,
+                "refused a request whose id is already in use by a request in progress");
+            return Err(ErrorObject::invalid_request(format!(
+                "request id {id} is already in use by a request in progress"
+            )));
+        }
+        state.inbound.insert(id.clone(), cancel.clone());
+        Ok(Self {
+            shared: shared.clone(),
+            id: Some(id.clone()),
+        })
+    }
+
+    /// A request whose id is its own, not the connection's.
+    fn unregistered(shared: &Arc<Shared>) -> Self {
+        Self {
+            shared: shared.clone(),
+            id: None,
+        }
+    }
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        if let Some(id) = &self.id {
+            self.shared.lock().inbound.remove(id);
+        }
+    }
+}
+
+/// Says once per connection that its requests are at the concurrency limit.
+fn warn_busy(warned: &AtomicBool, limit: usize) {
+    if !warned.swap(true, Ordering::Relaxed) {
+        tracing::warn!(
+            limit,
+            "{limit} requests are running on this connection, the limit; later ones wait their \
+             turn; raise DispatcherConfig::max_concurrent_requests if the handlers can take more"
+        );
+    }
+}
+
 /// A request read off the wire, waiting to run.
 struct Job {
     request: IncomingRequest,
     context: RequestContext,
     span: tracing::Span,
+    registration: Registration,
     /// Held until the request's answer is sent.
     admission: Option<Admission>,
 }
@@ -223,36 +289,25 @@ impl<H: Handler> Runner<H> {
         request: IncomingRequest,
         context: RequestContext,
         span: tracing::Span,
+        registration: Registration,
         admission: Option<Admission>,
     ) -> Queued {
-        if self.waiting.load(Ordering::Acquire) == 0 {
-            if let Ok(permit) = self.permits.clone().try_acquire_owned() {
-                let job = Job {
-                    request,
-                    context,
-                    span,
-                    admission,
-                };
-                self.tasks.spawn(run(self.exec.clone(), job, permit));
-                return Queued::Accepted;
-            }
-        }
-        if !self.warned_busy.swap(true, Ordering::Relaxed) {
-            tracing::warn!(
-                limit = self.limits.max_concurrent,
-                "{} requests are running on this connection, the limit; later ones wait their \
-                 turn; raise DispatcherConfig::max_concurrent_requests if the handlers can take more",
-                self.limits.max_concurrent
-            );
-        }
-        let Some(queue) = &self.queue else {
-            return Queued::Closed;
-        };
         let job = Job {
             request,
             context,
             span,
+            registration,
             admission,
+        };
+        if self.waiting.load(Ordering::Acquire) == 0 {
+            if let Ok(permit) = self.permits.clone().try_acquire_owned() {
+                self.tasks.spawn(run(self.exec.clone(), job, permit));
+                return Queued::Accepted;
+            }
+        }
+        warn_busy(&self.warned_busy, self.limits.max_concurrent);
+        let Some(queue) = &self.queue else {
+            return Queued::Closed;
         };
         self.waiting.fetch_add(1, Ordering::AcqRel);
         let job = match queue.try_send(job) {
@@ -328,10 +383,9 @@ async fn start_in_turn<H: Handler>(
             Some(permit) if !cancel.is_cancelled() => {
                 tasks.spawn(run(exec.clone(), job, permit));
             }
-            _ => {
-                // Cancelled before it started: it never runs and is not answered.
-                exec.shared.lock().inbound.remove(&job.context.id);
-            }
+            // Cancelled before it started: it never runs and is not
+            // answered (dropping the job frees its id).
+            _ => {}
         }
         waiting.fetch_sub(1, Ordering::AcqRel);
     }
@@ -343,12 +397,13 @@ async fn run<H: Handler>(exec: Exec<H>, job: Job, _permit: OwnedSemaphorePermit)
         request,
         context,
         span,
+        registration,
         admission: _admission,
     } = job;
     let shared = exec.shared.clone();
     async move {
         let id = context.id.clone();
-        let Some(message) = answer(exec, request, context).await else {
+        let Some(message) = answer(exec, request, context, registration).await else {
             return;
         };
         let mut out = Outbound::new(message);
@@ -363,10 +418,12 @@ async fn run<H: Handler>(exec: Exec<H>, job: Job, _permit: OwnedSemaphorePermit)
 
 /// Runs the handler within the request's cancellation and timeout; its
 /// answer, or `None` when the request was cancelled (it gets no answer).
+/// The request's id is free again before its answer is sent.
 async fn answer<H: Handler>(
     exec: Exec<H>,
     request: IncomingRequest,
     context: RequestContext,
+    registration: Registration,
 ) -> Option<JsonRpcMessage> {
     let Exec {
         handler,
@@ -406,7 +463,7 @@ async fn answer<H: Handler>(
             )))
         }
     };
-    shared.lock().inbound.remove(&id);
+    drop(registration);
     let Some(outcome) = outcome else {
         tracing::debug!("request cancelled; no response is sent");
         return None;
@@ -551,31 +608,22 @@ impl<H: Handler> RunDirect for Directly<H> {
                     return DirectAnswer::Alone(JsonRpcErrorResponse::new(Some(id), error).into());
                 }
             };
-            let own = sink.is_none();
-            if own {
-                let mut state = shared.lock();
-                if state.inbound.contains_key(&id) {
-                    drop(state);
-                    tracing::warn!(%id, method = %request.method,
-                        "refused a request whose id is already in use by a request in progress");
-                    let error = ErrorObject::invalid_request(format!(
-                        "request id {id} is already in use by a request in progress"
-                    ));
-                    return DirectAnswer::Alone(JsonRpcErrorResponse::new(Some(id), error).into());
+            let registration = if sink.is_none() {
+                match Registration::new(&shared, &id, &request.method, &token) {
+                    Ok(registration) => registration,
+                    Err(error) => {
+                        return DirectAnswer::Alone(
+                            JsonRpcErrorResponse::new(Some(id), error).into(),
+                        );
+                    }
                 }
-                state.inbound.insert(id.clone(), token.clone());
-            }
+            } else {
+                Registration::unregistered(&shared)
+            };
             let permit = match permits.clone().try_acquire_owned() {
                 Ok(permit) => Some(permit),
                 Err(_) => {
-                    if !warned_busy.swap(true, Ordering::Relaxed) {
-                        tracing::warn!(
-                            limit = max_concurrent,
-                            "{max_concurrent} requests are running on this connection, the \
-                             limit; later ones wait their turn; raise \
-                             DispatcherConfig::max_concurrent_requests if the handlers can take more"
-                        );
-                    }
+                    warn_busy(&warned_busy, max_concurrent);
                     tokio::select! {
                         permit = permits.acquire_owned() => permit.ok(),
                         () = token.cancelled() => None,
@@ -583,40 +631,37 @@ impl<H: Handler> RunDirect for Directly<H> {
                 }
             };
             let Some(_permit) = permit else {
-                shared.lock().inbound.remove(&id);
                 return DirectAnswer::Cancelled;
             };
             let tie = Arc::new(Tie {
                 sent: AtomicBool::new(false),
                 sink,
             });
+            let peer = Peer {
+                shared,
+                related: Some(id.clone()),
+                tie: Some(tie.clone()),
+            };
             let context = RequestContext {
                 id: id.clone(),
                 transport,
                 cancel: token,
-                peer: Peer {
-                    shared: shared.clone(),
-                    related: Some(id.clone()),
-                    tie: Some(tie.clone()),
-                },
+                peer: peer.clone(),
             };
             let incoming = IncomingRequest {
                 method: request.method,
                 params: request.params,
             };
-            let Some(message) = answer(exec, incoming, context).await else {
+            let Some(message) = answer(exec, incoming, context, registration).await else {
                 return DirectAnswer::Cancelled;
             };
             if !tie.sent.load(Ordering::Acquire) {
                 return DirectAnswer::Alone(message);
             }
+            // Behind what was sent for it, the same way.
             let mut out = Outbound::new(message);
             out.related_request = Some(id);
-            let sent = match &tie.sink {
-                Some(sink) => sink.send(out).is_ok(),
-                None => shared.send(out).await.is_ok(),
-            };
-            if !sent {
+            if peer.send_out(out).await.is_err() {
                 tracing::debug!("connection closed before a response could be sent");
             }
             DirectAnswer::Sent

@@ -27,7 +27,7 @@
 use std::sync::Mutex;
 use std::time::Instant;
 
-use mcp_types::{ErrorObject, JsonObject, RawJson, RequestId};
+use mcp_types::{ErrorObject, RawJson, RequestId};
 use serde::Deserialize;
 use tracing::field::Empty;
 
@@ -215,7 +215,7 @@ struct Probe {
     #[serde(default)]
     uri: Option<String>,
     #[serde(rename = "_meta", default)]
-    meta: Option<JsonObject>,
+    meta: Option<trace_context::MetaContext>,
 }
 
 /// Records the target and the network attributes; answers the params'
@@ -225,7 +225,7 @@ fn describe(
     method: &str,
     params: Option<&RawJson>,
     network: Option<&'static str>,
-) -> Option<JsonObject> {
+) -> Option<trace_context::MetaContext> {
     if network == Some("tcp") {
         span.record("network.protocol.name", "http");
     }

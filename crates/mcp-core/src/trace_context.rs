@@ -162,15 +162,34 @@ pub(crate) fn inject(params: Option<RawJson>, context: &TraceContext) -> Option<
     RawJson::from_serialize(&object).ok().or(params)
 }
 
+/// The trace context keys of a request's `params._meta`, read without the
+/// rest of `_meta` (any JSON is accepted; a non-string counts as absent).
+#[derive(Debug, Default, serde::Deserialize)]
+pub(crate) struct MetaContext {
+    #[serde(default)]
+    traceparent: Option<Value>,
+    #[serde(default)]
+    tracestate: Option<Value>,
+}
+
+impl MetaContext {
+    fn context(&self) -> Option<TraceContext> {
+        TraceContext::parse(
+            self.traceparent.as_ref()?.as_str()?,
+            self.tracestate.as_ref().and_then(Value::as_str),
+        )
+    }
+}
+
 /// Makes the context the peer sent (`_meta`, else the HTTP headers) the
-/// parent of `span`, when propagation is on. `meta` is the request's
-/// already-parsed `_meta`, when the caller has it.
-pub(crate) fn adopt(span: &tracing::Span, meta: Option<&JsonObject>, headers: &Headers) {
+/// parent of `span`, when propagation is on. `meta` is what the request's
+/// `_meta` carried, already read with its target.
+pub(crate) fn adopt(span: &tracing::Span, meta: Option<&MetaContext>, headers: &Headers) {
     let Some(propagator) = active(span) else {
         return;
     };
     let remote = meta
-        .and_then(TraceContext::from_meta)
+        .and_then(MetaContext::context)
         .or_else(|| TraceContext::from_headers(headers));
     if let Some(remote) = remote {
         propagator.adopt(span, &remote);

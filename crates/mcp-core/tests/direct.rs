@@ -206,6 +206,15 @@ async fn dropping_a_run_cancels_its_handler_and_cancel_ends_it() {
     };
     drop(answer);
     assert!(token.is_cancelled());
+    // The dropped run freed its id: a new request may use it.
+    let again = served
+        .direct
+        .run(request(4, "echo"), TransportContext::default(), None);
+    let again = timeout(LIMIT, again.answer).await.expect("in time");
+    assert!(
+        matches!(&again, DirectAnswer::Alone(JsonRpcMessage::Response(r)) if r.id == 4.into()),
+        "{again:?}"
+    );
 
     let run = served
         .direct

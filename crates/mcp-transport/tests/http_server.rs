@@ -677,6 +677,30 @@ async fn a_client_that_goes_away_mid_exchange_cancels_the_handler() {
 }
 
 #[tokio::test]
+async fn a_session_client_that_goes_away_mid_call_frees_the_request_id() {
+    let mut running = start(HttpServerConfig::new(), ServeConfig::new()).await;
+    let session = open_session(running.addr, "2025-11-25").await;
+    let body = call(5, "hang");
+    let mut hanging = TcpStream::connect(running.addr).await.expect("connected");
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: localhost\r\nAccept: application/json, text/event-stream\r\n\
+         Content-Type: application/json\r\nMcp-Session-Id: {session}\r\n\
+         MCP-Protocol-Version: 2025-11-25\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    hanging.write_all(request.as_bytes()).await.expect("sent");
+    running.saw("started:hang").await;
+    drop(hanging);
+    running.saw("cancelled:hang").await;
+    // Its id is in flight no more: the session takes a new request with it.
+    let answer = call_in(running.addr, &session, 5, "echo").await;
+    assert_eq!(answer.status, 200, "{answer:?}");
+    assert_eq!(answer.json()["id"], 5, "{answer:?}");
+    assert!(answer.json()["result"]["echo"].is_object(), "{answer:?}");
+    running.shut_down().await;
+}
+
+#[tokio::test]
 async fn a_session_call_answered_alone_is_one_json_body_and_keeps_no_events() {
     let mut running = start(HttpServerConfig::new(), ServeConfig::new()).await;
     let session = open_session(running.addr, "2025-11-25").await;

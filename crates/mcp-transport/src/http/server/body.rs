@@ -14,17 +14,15 @@ use http_body::{Body, Frame};
 use mcp_types::{ErrorCode, ErrorObject, JsonRpcErrorResponse, RequestId};
 use tokio::sync::mpsc;
 
-use super::stateless::ExchangeGuard;
 use crate::http::SESSION_ID_HEADER;
 
 /// The body of a response: empty, a JSON document, or an SSE stream.
 pub struct HttpBody {
     kind: BodyKind,
-    /// For a stateless exchange: dropping the body (the client went away)
-    /// ends the exchange, which cancels the request.
-    guard: Option<ExchangeGuard>,
-    /// Something that must live as long as the response (a rate limit's
-    /// concurrency slot, say), dropped with the body.
+    /// What must live as long as the response, dropped with the body (the
+    /// response was sent, or the client went away): a stateless exchange,
+    /// whose end cancels an unanswered request; a rate limit's concurrency
+    /// slot.
     held: Option<Box<dyn std::any::Any + Send + Sync>>,
 }
 
@@ -47,7 +45,6 @@ impl HttpBody {
     pub fn empty() -> Self {
         Self {
             kind: BodyKind::Full(None),
-            guard: None,
             held: None,
         }
     }
@@ -56,23 +53,17 @@ impl HttpBody {
     pub fn full(bytes: impl Into<Bytes>) -> Self {
         Self {
             kind: BodyKind::Full(Some(bytes.into())),
-            guard: None,
             held: None,
         }
     }
 
-    /// Keeps `value` until this body is dropped (the response was sent, or
-    /// the client went away).
-    #[cfg_attr(not(feature = "rate-limit"), allow(dead_code))]
+    /// Keeps `value`, besides anything held already, until this body is
+    /// dropped (the response was sent, or the client went away).
     pub(super) fn holding(mut self, value: impl std::any::Any + Send + Sync) -> Self {
-        self.held = Some(Box::new(value));
-        self
-    }
-
-    /// Ties a stateless exchange to this body: the exchange ends when the
-    /// body is dropped.
-    pub(super) fn guarded(mut self, guard: ExchangeGuard) -> Self {
-        self.guard = Some(guard);
+        self.held = Some(match self.held.take() {
+            None => Box::new(value),
+            Some(earlier) => Box::new((earlier, value)),
+        });
         self
     }
 }
@@ -222,7 +213,6 @@ pub(super) fn sse_response(
             events: rx,
             keep_alive,
         },
-        guard: None,
         held: None,
     });
     let headers = response.headers_mut();

@@ -391,7 +391,6 @@ impl ServiceInner {
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
         let (parts, body) = request.into_parts();
-        let principal = principal_of(&parts.extensions);
         let headers = parts.headers;
         if let Err(response) = checks::check_post_media(&headers) {
             return response;
@@ -426,6 +425,9 @@ impl ServiceInner {
             );
         }
         if era != Era::Handshake {
+            // Only a stateless request carries it (a session's requests
+            // share their session).
+            let principal = principal_of(&parts.extensions);
             return stateless::exchange(
                 &self,
                 messages,

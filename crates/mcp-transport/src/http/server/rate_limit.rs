@@ -28,7 +28,7 @@ use http::{HeaderValue, Method, Request, Response, StatusCode};
 use http_body::{Body, Frame, SizeHint};
 use mcp_core::limit::{LimitKey, Limited, Limiter, RateLimit};
 use mcp_core::{BoxError, scan_id};
-use mcp_types::{JsonRpcMessage, JsonRpcPayload};
+use mcp_types::{JsonRpcMessage, JsonRpcPayload, RequestId};
 
 use super::body::{HttpBody, jsonrpc_error_with_id, read_body};
 use super::checks::header_str;
@@ -161,11 +161,13 @@ where
                         Ok(bytes) => bytes,
                         Err(response) => return Ok(response),
                     };
-                    if carries_no_request(&bytes) {
-                        let body = PeekedBody::Buffered(Some(bytes));
-                        return inner.call(Request::from_parts(parts, body)).await;
+                    match requests_in(&bytes) {
+                        Carried::NoRequest => {
+                            let body = PeekedBody::Buffered(Some(bytes));
+                            inner.call(Request::from_parts(parts, body)).await
+                        }
+                        Carried::Requests(id) => Ok(refusal(id, &limited)),
                     }
-                    Ok(refusal(&bytes, &limited))
                 }
             }
         })
@@ -183,24 +185,33 @@ fn key_of<B>(request: &Request<B>) -> LimitKey {
     LimitKey::for_request(principal.as_ref(), session.as_ref(), peer)
 }
 
-/// Whether a body is only responses and notifications (which pass even
-/// over the limit). Anything unreadable counts as a request.
-fn carries_no_request(bytes: &[u8]) -> bool {
-    let not_request = |m: &JsonRpcMessage| !matches!(m, JsonRpcMessage::Request(_));
+/// What a POST over the limit carries.
+enum Carried {
+    /// Only responses and notifications: they pass even over the limit.
+    NoRequest,
+    /// A request (anything unreadable counts as one), with the id its
+    /// refusal answers, when there is one id to answer.
+    Requests(Option<RequestId>),
+}
+
+/// Reads a POST's body once for what [`Carried`] needs.
+fn requests_in(bytes: &[u8]) -> Carried {
+    let is_request = |m: &JsonRpcMessage| matches!(m, JsonRpcMessage::Request(_));
     match JsonRpcPayload::from_slice(bytes) {
-        Ok(JsonRpcPayload::Single(message)) => not_request(&message),
-        Ok(JsonRpcPayload::Batch(messages)) => messages.iter().all(not_request),
-        Err(_) => false,
+        Ok(JsonRpcPayload::Single(JsonRpcMessage::Request(request))) => {
+            Carried::Requests(Some(request.id))
+        }
+        Ok(JsonRpcPayload::Single(_)) => Carried::NoRequest,
+        Ok(JsonRpcPayload::Batch(messages)) if messages.iter().any(is_request) => {
+            Carried::Requests(None)
+        }
+        Ok(JsonRpcPayload::Batch(_)) => Carried::NoRequest,
+        Err(_) => Carried::Requests(scan_id(bytes)),
     }
 }
 
 /// 429 with `Retry-After` and the JSON-RPC error for the request's id.
-fn refusal(bytes: &[u8], limited: &Limited) -> Response<HttpBody> {
-    let id = match JsonRpcPayload::from_slice(bytes) {
-        Ok(JsonRpcPayload::Single(JsonRpcMessage::Request(request))) => Some(request.id),
-        Ok(_) => None,
-        Err(_) => scan_id(bytes),
-    };
+fn refusal(id: Option<RequestId>, limited: &Limited) -> Response<HttpBody> {
     let mut response =
         jsonrpc_error_with_id(StatusCode::TOO_MANY_REQUESTS, id, limited.to_error_object());
     response

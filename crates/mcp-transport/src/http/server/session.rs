@@ -517,21 +517,34 @@ impl Session {
         });
         let run = direct.run(request, self.context(headers, Some(control)), None);
         let mut answer = run.answer;
+        // The client going away while the request runs drops this future
+        // and the run with it: the request is cancelled, and its stream
+        // and id here must go too.
+        let mut unanswered = Unanswered {
+            session: &self,
+            stream,
+            id: Some(id.clone()),
+        };
         tokio::select! {
             biased;
-            outcome = &mut answer => match outcome {
-                DirectAnswer::Alone(message) => {
-                    if let Some(body) = self.answer_alone(stream, &id, &message) {
-                        return json_response(StatusCode::OK, body);
+            outcome = &mut answer => {
+                unanswered.id = None;
+                match outcome {
+                    DirectAnswer::Alone(message) => {
+                        if let Some(body) = self.answer_alone(stream, &id, &message) {
+                            return json_response(StatusCode::OK, body);
+                        }
+                        // The stream opened meanwhile: the answer goes on it.
+                        self.answer_late(message, id);
                     }
-                    // The stream opened meanwhile: the answer goes on it.
-                    self.answer_late(message, id);
+                    DirectAnswer::Cancelled => self.end_unanswered(stream, &id),
+                    // Sent: the answer follows what went before it.
+                    _ => {}
                 }
-                DirectAnswer::Cancelled => self.end_unanswered(stream, &id),
-                // Sent: the answer follows what went before it.
-                _ => {}
-            },
+            }
             opened = &mut first_rx => {
+                // The rest of the run is the service's.
+                unanswered.id = None;
                 let session = self.clone();
                 tasks.spawn(async move {
                     if let DirectAnswer::Alone(message) = answer.await {
@@ -791,6 +804,23 @@ impl Session {
         }
         Self::stored(router, stream_id, json.len());
         self.enforce_budget(router);
+    }
+}
+
+/// Ends the stream of a POST run directly whose future was dropped (the
+/// client went away) before its request was answered; disarmed by taking
+/// `id`.
+struct Unanswered<'a> {
+    session: &'a Session,
+    stream: u64,
+    id: Option<RequestId>,
+}
+
+impl Drop for Unanswered<'_> {
+    fn drop(&mut self) {
+        if let Some(id) = &self.id {
+            self.session.end_unanswered(self.stream, id);
+        }
     }
 }
 

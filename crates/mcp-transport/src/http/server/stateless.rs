@@ -182,7 +182,7 @@ impl RequestSink for Exchange {
 
 /// Ends a stateless exchange when dropped (the client went away, or the
 /// answer was sent): an unanswered request is cancelled.
-pub(crate) struct ExchangeGuard {
+struct ExchangeGuard {
     exchange: Arc<Exchange>,
     key: ExchangeKey,
     exchanges: Arc<Exchanges>,
@@ -352,7 +352,7 @@ fn answer_with(
             response
                 .headers_mut()
                 .insert("x-accel-buffering", http::HeaderValue::from_static("no"));
-            response.map(|body| body.guarded(guard))
+            response.map(|body| body.holding(guard))
         }
         Err(_) => jsonrpc_error(
             StatusCode::INTERNAL_SERVER_ERROR,
