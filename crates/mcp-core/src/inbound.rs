@@ -440,9 +440,14 @@ async fn answer<H: Handler>(
             None => std::future::pending().await,
         }
     };
+    // On the heap: a handler's future is large (every await of the typed
+    // layer nests in it), and a request's own future is moved whole (into
+    // its task, or into the `Box` of a `DirectRun`) before it is first
+    // polled; kept small, those moves copy a pointer, not the handler's state.
+    let handled = Box::pin(handler.handle_request(request, context));
     let outcome = tokio::select! {
         // A request cancelled while its handler finished is not answered.
-        outcome = handler.handle_request(request, context) => {
+        outcome = handled => {
             (!cancel.is_cancelled()).then_some(outcome)
         }
         () = cancel.cancelled() => None,

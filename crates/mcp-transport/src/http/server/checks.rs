@@ -2,9 +2,12 @@
 //! Host and Origin (DNS rebinding), the media types, the protocol version,
 //! and the stateless validation ladder.
 
+use std::borrow::Cow;
+
 use http::header::{ACCEPT, CONTENT_TYPE, HOST, ORIGIN};
 use http::{HeaderMap, Response, StatusCode};
 use mcp_types::{ErrorCode, ErrorObject, JsonRpcMessage, JsonRpcRequest, Revision, routing};
+use serde_json::value::RawValue;
 
 use super::HttpServerConfig;
 use super::body::{HttpBody, jsonrpc_error};
@@ -168,9 +171,9 @@ pub(super) fn status_for(code: ErrorCode) -> StatusCode {
 }
 
 /// The HTTP status of a stateless JSON answer.
-pub(super) fn stateless_status(body: &[u8]) -> StatusCode {
-    match JsonRpcMessage::from_slice(body) {
-        Ok(JsonRpcMessage::Error(e)) => status_for(e.error.code),
+pub(super) fn stateless_status(answer: &JsonRpcMessage) -> StatusCode {
+    match answer {
+        JsonRpcMessage::Error(e) => status_for(e.error.code),
         _ => StatusCode::OK,
     }
 }
@@ -182,16 +185,36 @@ pub(super) fn validate_stateless(
     request: &JsonRpcRequest,
     headers: &HeaderMap,
 ) -> Result<(), ErrorObject> {
+    // Borrowed and shallow: the ladder reads three strings and one shape,
+    // so nothing of the params is copied or built into a tree here (the
+    // handler parses them once, typed).
     #[derive(serde::Deserialize, Default)]
-    struct Envelope {
-        #[serde(rename = "_meta", default)]
-        meta: Option<serde_json::Map<String, serde_json::Value>>,
-        #[serde(default)]
-        name: Option<serde_json::Value>,
-        #[serde(default)]
-        uri: Option<serde_json::Value>,
-        #[serde(default, rename = "taskId")]
-        task_id: Option<serde_json::Value>,
+    struct Envelope<'a> {
+        #[serde(rename = "_meta", default, borrow)]
+        meta: Option<&'a RawValue>,
+        #[serde(default, borrow)]
+        name: Option<&'a RawValue>,
+        #[serde(default, borrow)]
+        uri: Option<&'a RawValue>,
+        #[serde(default, rename = "taskId", borrow)]
+        task_id: Option<&'a RawValue>,
+    }
+    /// `_meta`'s two required keys (`mcp_types::meta::PROTOCOL_VERSION`
+    /// and `CLIENT_CAPABILITIES`).
+    #[derive(serde::Deserialize, Default)]
+    struct Meta<'a> {
+        #[serde(rename = "io.modelcontextprotocol/protocolVersion", default, borrow)]
+        version: Option<&'a RawValue>,
+        #[serde(rename = "io.modelcontextprotocol/clientCapabilities", default, borrow)]
+        capabilities: Option<&'a RawValue>,
+    }
+    /// A JSON string's value; `None` for any other JSON.
+    fn string(raw: Option<&RawValue>) -> Option<Cow<'_, str>> {
+        serde_json::from_str(raw?.get()).ok()
+    }
+    /// Whether a value is a JSON object (a struct parses from an array too).
+    fn is_object(raw: &RawValue) -> bool {
+        raw.get().starts_with('{')
     }
     // A core method this era does not have (`initialize`, `ping`, …) is
     // 404 + -32601 whatever else is wrong with the request. A method the
@@ -208,17 +231,19 @@ pub(super) fn validate_stateless(
     if !exists && !redefined && mcp_types::MethodInfo::find(&request.method).is_some() {
         return Err(ErrorObject::method_not_found(&request.method));
     }
-    let envelope: Envelope = match &request.params {
-        Some(params) => params.parse().unwrap_or_default(),
-        None => Envelope::default(),
+    let envelope: Envelope<'_> = match &request.params {
+        Some(params) if params.get().trim_start().starts_with('{') => {
+            params.parse().unwrap_or_default()
+        }
+        _ => Envelope::default(),
     };
-    let meta = envelope.meta.unwrap_or_default();
-    let version = meta
-        .get(mcp_types::meta::PROTOCOL_VERSION)
-        .and_then(serde_json::Value::as_str);
-    let capabilities_ok = meta
-        .get(mcp_types::meta::CLIENT_CAPABILITIES)
-        .is_some_and(serde_json::Value::is_object);
+    let meta: Meta<'_> = envelope
+        .meta
+        .filter(|m| is_object(m))
+        .and_then(|m| serde_json::from_str(m.get()).ok())
+        .unwrap_or_default();
+    let version = string(meta.version);
+    let capabilities_ok = meta.capabilities.is_some_and(is_object);
     let Some(version) = version.filter(|_| capabilities_ok) else {
         return Err(ErrorObject::invalid_params(format!(
             "`params._meta` must carry `{}` and `{}` (an object) at this protocol version",
@@ -226,6 +251,7 @@ pub(super) fn validate_stateless(
             mcp_types::meta::CLIENT_CAPABILITIES
         )));
     };
+    let version: &str = &version;
     let mismatch = |what: String| Err(ErrorObject::new(ErrorCode::HEADER_MISMATCH, what));
     let header_version = header_str(headers, PROTOCOL_VERSION_HEADER).unwrap_or("");
     if header_version != version {
@@ -234,14 +260,14 @@ pub(super) fn validate_stateless(
         ));
     }
     let body_name = match routing::name_field(&request.method) {
-        Some("uri") => envelope.uri,
-        Some("taskId") => envelope.task_id,
-        Some(_) => envelope.name,
+        Some("uri") => string(envelope.uri),
+        Some("taskId") => string(envelope.task_id),
+        Some(_) => string(envelope.name),
         None => None,
     };
     if let Err(what) = routing::check_method_and_name(
         &request.method,
-        body_name.as_ref().and_then(serde_json::Value::as_str),
+        body_name.as_deref(),
         &header_values(headers, routing::METHOD_HEADER),
         &header_values(headers, routing::NAME_HEADER),
     ) {

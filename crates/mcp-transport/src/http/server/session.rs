@@ -48,15 +48,16 @@ pub(super) struct Session {
 /// Where outbound messages of one session go.
 struct Router {
     streams: HashMap<u64, Stream>,
+    /// Streams by their key in the event store (those that stored events).
     by_key: HashMap<String, u64>,
-    by_request: HashMap<String, u64>,
+    by_request: HashMap<RequestId, u64>,
     standalone: Option<u64>,
     next: u64,
     closed: bool,
     /// The last time a request arrived or a stream was answered.
     last_active: Instant,
     /// The `initialize` request, until its answer names the version.
-    initialize: Option<String>,
+    initialize: Option<RequestId>,
     /// The negotiated protocol version, once `initialize` is answered.
     version: Option<Revision>,
     /// Events and bytes of all streams still in the event store.
@@ -85,7 +86,9 @@ enum Live {
 }
 
 struct Stream {
-    key: String,
+    /// Its key in the event store, made when it stores its first event: a
+    /// POST answered with one JSON body never needs one.
+    key: Option<String>,
     open_requests: usize,
     live: Live,
     standalone: bool,
@@ -102,8 +105,19 @@ enum PostBody {
     Json(oneshot::Receiver<Vec<Bytes>>),
 }
 
-fn request_key(id: &RequestId) -> String {
-    id.to_string()
+/// The event store key of stream `n` of session `session`, made (and
+/// indexed in `by_key`) the first time the stream stores an event.
+fn store_key<'a>(
+    session: &str,
+    n: u64,
+    key: &'a mut Option<String>,
+    by_key: &mut HashMap<String, u64>,
+) -> &'a str {
+    key.get_or_insert_with(|| {
+        let key = format!("{session}.{n}");
+        by_key.insert(key.clone(), n);
+        key
+    })
 }
 
 /// A new random session id: 24 bytes from the OS, URL-safe base64.
@@ -203,7 +217,10 @@ impl Session {
     /// Drops a stream and its stored events.
     fn release(&self, router: &mut Router, id: u64) {
         if let Some(stream) = router.streams.remove(&id) {
-            router.by_key.remove(&stream.key);
+            if let Some(key) = &stream.key {
+                router.by_key.remove(key);
+                self.store.forget(key);
+            }
             router.events -= stream.events;
             router.event_bytes -= stream.event_bytes;
             if stream.answered.is_some() {
@@ -211,7 +228,6 @@ impl Session {
                 router.answered_event_bytes -= stream.event_bytes;
                 router.answered.remove(&id);
             }
-            self.store.forget(&stream.key);
         }
     }
 
@@ -286,7 +302,9 @@ impl Session {
         router.closed = true;
         for stream in router.streams.values_mut() {
             stream.live = Live::None;
-            self.store.forget(&stream.key);
+            if let Some(key) = &stream.key {
+                self.store.forget(key);
+            }
         }
         router.streams.clear();
         drop(router);
@@ -313,12 +331,10 @@ impl Session {
     fn new_stream(&self, router: &mut Router, live: Live, standalone: bool) -> u64 {
         let n = router.next;
         router.next += 1;
-        let key = format!("{}.{n}", self.id);
-        router.by_key.insert(key.clone(), n);
         router.streams.insert(
             n,
             Stream {
-                key,
+                key: None,
                 open_requests: 0,
                 live,
                 standalone,
@@ -337,7 +353,8 @@ impl Session {
         let Some(s) = router.streams.get_mut(&stream) else {
             return;
         };
-        let id = self.store.append(&s.key, Bytes::new());
+        let key = store_key(&self.id, stream, &mut s.key, &mut router.by_key);
+        let id = self.store.append(key, Bytes::new());
         if let Live::Sse(tx) = &s.live {
             let _ = tx.try_send(encode_event(Some(&id), self.retry, b""));
         }
@@ -406,7 +423,7 @@ impl Session {
             let mut router = self.lock();
             if let Some(duplicate) = requests
                 .iter()
-                .find(|id| router.by_request.contains_key(&request_key(id)))
+                .find(|id| router.by_request.contains_key(id))
             {
                 return duplicate_request(duplicate);
             }
@@ -428,10 +445,10 @@ impl Session {
                 s.open_requests = requests.len();
             }
             for id in &requests {
-                router.by_request.insert(request_key(id), stream);
+                router.by_request.insert(id.clone(), stream);
             }
             if initialize {
-                router.initialize = requests.first().map(request_key);
+                router.initialize = requests.first().cloned();
             }
             if !use_json && primes {
                 self.prime(&mut router, stream);
@@ -500,7 +517,7 @@ impl Session {
         let (first_tx, mut first_rx) = oneshot::channel();
         let stream = {
             let mut router = self.lock();
-            if router.by_request.contains_key(&request_key(&id)) {
+            if router.by_request.contains_key(&id) {
                 return duplicate_request(&id);
             }
             let stream = self.new_stream(&mut router, Live::Undecided(Some(first_tx)), false);
@@ -508,7 +525,7 @@ impl Session {
                 s.open_requests = 1;
                 s.primes = primes;
             }
-            router.by_request.insert(request_key(&id), stream);
+            router.by_request.insert(id.clone(), stream);
             stream
         };
         let control: Arc<dyn StreamControl> = Arc::new(StreamCloser {
@@ -575,7 +592,7 @@ impl Session {
         ) {
             return None;
         }
-        router.by_request.remove(&request_key(id));
+        router.by_request.remove(id);
         router.last_active = Instant::now();
         self.release(&mut router, stream);
         Some(Bytes::from(json))
@@ -593,7 +610,7 @@ impl Session {
     /// Ends the stream of a request that was cancelled: it gets no answer.
     fn end_unanswered(&self, stream: u64, id: &RequestId) {
         let mut router = self.lock();
-        router.by_request.remove(&request_key(id));
+        router.by_request.remove(id);
         self.open_sse(&mut router, stream);
         if let Some(s) = router.streams.get_mut(&stream) {
             s.open_requests = s.open_requests.saturating_sub(1);
@@ -723,12 +740,11 @@ impl Session {
             _ => None,
         };
         if let Some(id) = response_id {
-            let key = request_key(id);
-            let Some(stream) = router.by_request.remove(&key) else {
+            let Some(stream) = router.by_request.remove(id) else {
                 tracing::debug!(%id, "no open request for this response; dropped");
                 return Ok(());
             };
-            if router.initialize.as_ref() == Some(&key) {
+            if router.initialize.as_ref() == Some(id) {
                 router.initialize = None;
                 router.version = negotiated_version(&outbound.message);
             }
@@ -738,7 +754,7 @@ impl Session {
         let target = outbound
             .related_request
             .as_ref()
-            .and_then(|id| router.by_request.get(&request_key(id)).copied())
+            .and_then(|id| router.by_request.get(id).copied())
             .filter(|s| {
                 router
                     .streams
@@ -779,7 +795,8 @@ impl Session {
             }
             return;
         }
-        let id = self.store.append(&stream.key, json.clone());
+        let key = store_key(&self.id, stream_id, &mut stream.key, &mut router.by_key);
+        let id = self.store.append(key, json.clone());
         if let Live::Sse(tx) = &stream.live {
             match tx.try_send(encode_event(Some(&id), None, &json)) {
                 Ok(()) => {}

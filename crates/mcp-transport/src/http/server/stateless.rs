@@ -102,7 +102,8 @@ enum State {
 }
 
 enum First {
-    Json(Bytes),
+    /// The answer alone, with the HTTP status it goes out with.
+    Json(StatusCode, Bytes),
     Sse(mpsc::Receiver<Bytes>),
 }
 
@@ -144,7 +145,8 @@ impl Exchange {
         let finished = match std::mem::replace(&mut *state, State::Done) {
             State::Done => return Err(TransportError::Closed),
             State::Waiting(first) if is_response => {
-                let _ = first.send(First::Json(json));
+                let status = stateless_status(&outbound.message);
+                let _ = first.send(First::Json(status, json));
                 true
             }
             State::Waiting(first) => {
@@ -310,10 +312,7 @@ pub(super) async fn exchange(
             DirectAnswer::Alone(message) => {
                 exchange.close();
                 return match serde_json::to_vec(&message) {
-                    Ok(body) => {
-                        let body = Bytes::from(body);
-                        json_response(stateless_status(&body), body)
-                    }
+                    Ok(body) => json_response(stateless_status(&message), Bytes::from(body)),
                     Err(e) => jsonrpc_error(
                         StatusCode::INTERNAL_SERVER_ERROR,
                         ErrorCode::INTERNAL_ERROR,
@@ -346,7 +345,7 @@ fn answer_with(
     keep_alive: Option<Duration>,
 ) -> Response<HttpBody> {
     match first {
-        Ok(First::Json(body)) => json_response(stateless_status(&body), body),
+        Ok(First::Json(status, body)) => json_response(status, body),
         Ok(First::Sse(rx)) => {
             let mut response = sse_response(rx, None, keep_alive);
             response
