@@ -64,12 +64,38 @@ pub(crate) async fn next_changes(
 #[derive(Clone, Debug)]
 pub struct ListChanges {
     tx: broadcast::Sender<ListChange>,
+    /// Set when the server shares a message bus with other servers: every
+    /// change goes through it, to each server's listeners (this one's too).
+    #[cfg(feature = "http")]
+    bridge: std::sync::Arc<std::sync::OnceLock<bus::Bridge>>,
 }
 
 impl ListChanges {
     pub(crate) fn new() -> Self {
         Self {
             tx: broadcast::channel(64).0,
+            #[cfg(feature = "http")]
+            bridge: std::sync::Arc::default(),
+        }
+    }
+
+    /// Carries every change through `bus` from now on (once; a later call
+    /// keeps the first bus), so that a change announced on any server
+    /// sharing it reaches the listeners of all. Must be called within a
+    /// tokio runtime (the bridge is a task this value owns).
+    #[cfg(feature = "http")]
+    pub(crate) fn share(&self, bus: std::sync::Arc<dyn mcp_transport::store::MessageBus>) {
+        if self.bridge.get().is_some() {
+            return;
+        }
+        match bus::Bridge::start(bus, self.tx.clone()) {
+            Some(bridge) => {
+                let _ = self.bridge.set(bridge);
+            }
+            None => tracing::warn!(
+                "list changes are not shared with other servers: the HTTP service was built \
+                 outside a tokio runtime; build it inside one"
+            ),
         }
     }
 
@@ -78,6 +104,14 @@ impl ListChanges {
     }
 
     pub(crate) fn send(&self, change: ListChange) {
+        #[cfg(feature = "http")]
+        let change = match self.bridge.get() {
+            Some(bridge) => match bridge.send(change) {
+                None => return,
+                Some(change) => change,
+            },
+            None => change,
+        };
         // No listener is not an error: nobody asked.
         let _ = self.tx.send(change);
     }
@@ -208,5 +242,135 @@ mod tests {
         }
         drop(changes);
         assert_eq!(next_changes(&mut receiver, subscribed).await, None);
+    }
+}
+
+/// List changes on a message bus shared by several servers.
+#[cfg(feature = "http")]
+mod bus {
+    use std::sync::Arc;
+
+    use bytes::Bytes;
+    use mcp_transport::store::MessageBus;
+    use tokio::sync::{broadcast, mpsc};
+    use tokio_util::task::AbortOnDropHandle;
+
+    use super::ListChange;
+
+    /// The topic list changes travel on.
+    const TOPIC: &str = "changes";
+    /// Changes waiting to be published, at most.
+    const OUTGOING: usize = 256;
+
+    /// Publishes this server's changes and hands everything the bus
+    /// brings to the local listeners; its task ends when it is dropped.
+    #[derive(Debug)]
+    pub(super) struct Bridge {
+        outgoing: mpsc::Sender<ListChange>,
+        _task: AbortOnDropHandle<()>,
+    }
+
+    impl Bridge {
+        pub(super) fn start(
+            bus: Arc<dyn MessageBus>,
+            local: broadcast::Sender<ListChange>,
+        ) -> Option<Self> {
+            let runtime = tokio::runtime::Handle::try_current().ok()?;
+            let (outgoing, queue) = mpsc::channel(OUTGOING);
+            let task = runtime.spawn(run(bus, local, queue));
+            Some(Self {
+                outgoing,
+                _task: AbortOnDropHandle::new(task),
+            })
+        }
+
+        /// Queues `change` for the bus; gives it back when the queue is
+        /// full (it is then announced here only).
+        pub(super) fn send(&self, change: ListChange) -> Option<ListChange> {
+            match self.outgoing.try_send(change) {
+                Ok(()) => None,
+                Err(
+                    mpsc::error::TrySendError::Full(change)
+                    | mpsc::error::TrySendError::Closed(change),
+                ) => {
+                    tracing::warn!(
+                        "list changes are announced faster than the shared bus takes them; \
+                         this one reaches this server's clients only"
+                    );
+                    Some(change)
+                }
+            }
+        }
+    }
+
+    fn encode(change: &ListChange) -> Bytes {
+        match change {
+            ListChange::Tools => Bytes::from_static(b"tools"),
+            ListChange::Prompts => Bytes::from_static(b"prompts"),
+            ListChange::Resources => Bytes::from_static(b"resources"),
+            ListChange::ResourceUpdated(uri) => Bytes::from(format!("updated {uri}")),
+        }
+    }
+
+    fn decode(payload: &[u8]) -> Option<ListChange> {
+        match payload {
+            b"tools" => Some(ListChange::Tools),
+            b"prompts" => Some(ListChange::Prompts),
+            b"resources" => Some(ListChange::Resources),
+            other => {
+                let uri = other.strip_prefix(b"updated ")?;
+                Some(ListChange::ResourceUpdated(
+                    String::from_utf8(uri.to_vec()).ok()?,
+                ))
+            }
+        }
+    }
+
+    async fn subscribe(bus: &dyn MessageBus) -> broadcast::Receiver<Bytes> {
+        loop {
+            match bus.subscribe(TOPIC).await {
+                Ok(incoming) => return incoming,
+                Err(error) => {
+                    tracing::warn!(%error, "cannot subscribe to shared list changes; retrying in 1 s");
+                    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+                }
+            }
+        }
+    }
+
+    async fn run(
+        bus: Arc<dyn MessageBus>,
+        local: broadcast::Sender<ListChange>,
+        mut outgoing: mpsc::Receiver<ListChange>,
+    ) {
+        let mut incoming = subscribe(bus.as_ref()).await;
+        loop {
+            tokio::select! {
+                change = outgoing.recv() => {
+                    let Some(change) = change else { return };
+                    if let Err(error) = bus.publish(TOPIC, encode(&change)).await {
+                        tracing::warn!(%error, "a list change reaches this server's clients only");
+                        let _ = local.send(change);
+                    }
+                }
+                got = incoming.recv() => match got {
+                    Ok(payload) => {
+                        if let Some(change) = decode(&payload) {
+                            let _ = local.send(change);
+                        }
+                    }
+                    Err(broadcast::error::RecvError::Lagged(missed)) => {
+                        tracing::debug!(missed, "fell behind the shared list changes");
+                        // Each listener recovers from a lag of its own.
+                        for change in [ListChange::Tools, ListChange::Prompts, ListChange::Resources] {
+                            let _ = local.send(change);
+                        }
+                    }
+                    Err(broadcast::error::RecvError::Closed) => {
+                        incoming = subscribe(bus.as_ref()).await;
+                    }
+                },
+            }
+        }
     }
 }

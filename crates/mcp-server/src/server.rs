@@ -91,7 +91,17 @@ impl Server {
     ///
     /// Must be called within a tokio runtime.
     pub fn serve<T: Transport>(&self, transport: T) -> ServerConnection {
-        let state = Arc::new(SessionState::default());
+        self.serve_session(transport, Arc::new(SessionState::default()), false)
+    }
+
+    /// Serves one connection with `state` (restored from a shared store
+    /// when `restored`: its list changes are forwarded from the start).
+    fn serve_session<T: Transport>(
+        &self,
+        transport: T,
+        state: Arc<SessionState>,
+        restored: bool,
+    ) -> ServerConnection {
         let tasks = tokio_util::task::TaskTracker::new();
         // Closed now: `wait` then ends once every task spawned so far or
         // later (while the connection runs) has ended.
@@ -101,7 +111,11 @@ impl Server {
             state: state.clone(),
             tasks: tasks.clone(),
         };
+        let forwarder = restored.then(|| handler.clone());
         let connection = Connection::start(transport, handler, self.registry.dispatcher.clone());
+        if let Some(runner) = forwarder {
+            runner.forward_changes(connection.peer());
+        }
         let session = ServerSession::new(connection.peer().clone(), state)
             .with_changes(self.registry.changes.clone());
         ServerConnection {
@@ -137,9 +151,16 @@ impl Server {
         &self,
         config: mcp_transport::http::HttpServerConfig,
     ) -> mcp_transport::http::StreamableHttpService {
+        if let Some(shared) = config.shared_stores() {
+            self.registry.changes.share(shared.bus.clone());
+        }
         let server = self.clone();
         mcp_transport::http::StreamableHttpService::new(config, move |transport| {
-            let connection = server.serve(transport);
+            let state = Arc::new(SessionState::default());
+            let restored = transport
+                .shared_session()
+                .is_some_and(|shared| state.share(shared.clone()));
+            let connection = server.serve_session(transport, state, restored);
             // The service runs this future, so it owns the connection until
             // its session (or exchange) ends.
             async move { connection.wait().await }

@@ -36,6 +36,10 @@ pub(crate) struct SessionState {
     /// Whether the client sent `notifications/initialized`; a watch, so the
     /// list-change forwarder can wait for it.
     initialized: tokio::sync::watch::Sender<bool>,
+    /// Where the session's state is saved for other servers (an HTTP
+    /// service with shared stores).
+    #[cfg(feature = "http")]
+    shared: std::sync::OnceLock<mcp_transport::store::SharedSession>,
 }
 
 impl SessionState {
@@ -85,6 +89,61 @@ impl SessionState {
 
     pub(crate) fn unsubscribe(&self, uri: &str) {
         self.lock().subscriptions.remove(uri);
+    }
+
+    /// Saves the session's state for the other servers sharing its store
+    /// (nothing to do without one).
+    #[cfg(feature = "http")]
+    pub(crate) async fn persist(&self) -> Result<(), mcp_types::ErrorObject> {
+        let Some(shared) = self.shared.get() else {
+            return Ok(());
+        };
+        let record = {
+            let state = self.lock();
+            let (Some(client), Some(revision)) = (&state.client, state.revision) else {
+                return Ok(());
+            };
+            let mut record =
+                mcp_types::SessionRecord::new(revision.as_str(), client.as_ref().clone());
+            record.log_level = state.log_level;
+            record.subscriptions = state.subscriptions.iter().cloned().collect();
+            record.subscriptions.sort();
+            record
+        };
+        shared.save(&record).await.map_err(|error| {
+            tracing::warn!(%error, "the session's state could not be shared");
+            mcp_types::ErrorObject::internal_error(format!(
+                "the server could not store this session's state ({error}); retry the request"
+            ))
+        })
+    }
+
+    #[cfg(not(feature = "http"))]
+    pub(crate) async fn persist(&self) -> Result<(), mcp_types::ErrorObject> {
+        Ok(())
+    }
+
+    /// Takes the session's place in a shared store; a session another
+    /// server minted takes up its state from the record (initialized: the
+    /// client already uses it). `true` when restored.
+    #[cfg(feature = "http")]
+    pub(crate) fn share(&self, shared: mcp_transport::store::SharedSession) -> bool {
+        let restored = shared.restored().cloned();
+        let _ = self.shared.set(shared);
+        let Some(record) = restored else {
+            return false;
+        };
+        let revision = Revision::from_version(&record.protocol_version)
+            .filter(|r| r.is_handshake())
+            .unwrap_or(Revision::LATEST_HANDSHAKE);
+        let mut state = self.lock();
+        state.client = Some(Arc::new(record.client));
+        state.revision = Some(revision);
+        state.log_level = record.log_level;
+        state.subscriptions = record.subscriptions.into_iter().collect();
+        drop(state);
+        self.mark_initialized();
+        true
     }
 
     /// Whether the client's `initialize` declared extension `id`.

@@ -41,15 +41,16 @@ impl Runner {
     }
 
     /// Starts forwarding the server's list changes to this session (once per
-    /// connection), subscribed before `initialize` is answered.
-    fn forward_changes(&self, cx: &RequestContext) {
+    /// connection), subscribed before `initialize` is answered (or when a
+    /// session another server minted is restored).
+    pub(crate) fn forward_changes(&self, peer: &mcp_core::Peer) {
         if !self.state.claim_forwarding() {
             return;
         }
         let changes = self.registry.changes.subscribe();
         // Not tied to the `initialize` request: over HTTP, the session's
         // notifications go on its GET stream.
-        let session = ServerSession::new(cx.peer.unrelated(), self.state.clone())
+        let session = ServerSession::new(peer.unrelated(), self.state.clone())
             .with_changes(self.registry.changes.clone());
         let advertised = Advertised::from(&self.server().capabilities());
         let state = self.state.clone();
@@ -93,7 +94,10 @@ impl Runner {
             ClientRequest::Initialize(params) => {
                 let result = self.initialize(params);
                 if result.is_ok() {
-                    self.forward_changes(&cx);
+                    self.forward_changes(&cx.peer);
+                    // Stored before the answer: the client's next request
+                    // may reach another server.
+                    self.state.persist().await?;
                 }
                 result
             }
@@ -110,14 +114,17 @@ impl Runner {
                     ));
                 }
                 self.state.subscribe(params.uri);
+                self.state.persist().await?;
                 to_raw(&EmptyResult::new())
             }
             ClientRequest::Unsubscribe(params) => {
                 self.state.unsubscribe(&params.uri);
+                self.state.persist().await?;
                 to_raw(&EmptyResult::new())
             }
             ClientRequest::SetLevel(params) => {
                 self.state.set_log_level(params.level);
+                self.state.persist().await?;
                 to_raw(&EmptyResult::new())
             }
             // 2025-11-25 core tasks, when the server runs tasks.

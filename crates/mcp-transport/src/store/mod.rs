@@ -22,7 +22,7 @@ mod session;
 
 pub use bus::{InMemoryBus, MessageBus};
 pub use events::{EventStore, InMemoryEventStore, Replay, parse_event_id};
-pub use session::{InMemorySessionStore, SessionStore};
+pub use session::{InMemorySessionStore, SessionStore, SharedSession};
 
 /// A boxed future a store answers with; a backend's failure is an
 /// [`Error::Store`](crate::Error::Store) or

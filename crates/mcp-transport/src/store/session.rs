@@ -96,3 +96,40 @@ impl SessionStore for InMemorySessionStore {
         Box::pin(std::future::ready(Ok(self.lock().remove(id).is_some())))
     }
 }
+
+/// One HTTP session's place in a shared [`SessionStore`], for the server
+/// layer that serves it: the record it was restored from (when another
+/// server minted it), and [`save`](Self::save) for every change of its
+/// state. Cheap to clone.
+#[derive(Clone)]
+pub struct SharedSession {
+    pub(crate) id: std::sync::Arc<str>,
+    pub(crate) store: std::sync::Arc<dyn SessionStore>,
+    pub(crate) ttl: Duration,
+    pub(crate) restored: Option<std::sync::Arc<SessionRecord>>,
+}
+
+impl std::fmt::Debug for SharedSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SharedSession")
+            .field("session", &mcp_core::session_tag(&self.id))
+            .field("restored", &self.restored.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl SharedSession {
+    /// The record this session was restored from; `None` for a session
+    /// that this server opened with `initialize`.
+    pub fn restored(&self) -> Option<&SessionRecord> {
+        self.restored.as_deref()
+    }
+
+    /// Stores the session's state for every server, renewing it.
+    ///
+    /// # Errors
+    /// When the store fails (see [`crate::Error::Store`]).
+    pub async fn save(&self, record: &SessionRecord) -> Result<(), crate::Error> {
+        self.store.save(&self.id, record, self.ttl).await
+    }
+}
