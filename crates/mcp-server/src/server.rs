@@ -110,6 +110,7 @@ impl Server {
             registry: self.registry.clone(),
             state: state.clone(),
             tasks: tasks.clone(),
+            task: None,
         };
         let forwarder = restored.then(|| handler.clone());
         let connection = Connection::start(transport, handler, self.registry.dispatcher.clone());
