@@ -383,6 +383,9 @@ mod bus {
             ListChange::Prompts => Bytes::from_static(b"prompts"),
             ListChange::Resources => Bytes::from_static(b"resources"),
             ListChange::ResourceUpdated(uri) => Bytes::from(format!("updated {uri}")),
+            ListChange::AnyTask => Bytes::from_static(b"tasks"),
+            // The owner and id, separated by a byte neither contains.
+            ListChange::Task { owner, task_id } => Bytes::from(format!("task {owner}\n{task_id}")),
         }
     }
 
@@ -391,7 +394,16 @@ mod bus {
             b"tools" => Some(ListChange::Tools),
             b"prompts" => Some(ListChange::Prompts),
             b"resources" => Some(ListChange::Resources),
+            b"tasks" => Some(ListChange::AnyTask),
             other => {
+                if let Some(task) = other.strip_prefix(b"task ") {
+                    let task = std::str::from_utf8(task).ok()?;
+                    let (owner, task_id) = task.rsplit_once('\n')?;
+                    return Some(ListChange::Task {
+                        owner: owner.to_owned(),
+                        task_id: task_id.to_owned(),
+                    });
+                }
                 let uri = other.strip_prefix(b"updated ")?;
                 Some(ListChange::ResourceUpdated(
                     String::from_utf8(uri.to_vec()).ok()?,
@@ -436,7 +448,12 @@ mod bus {
                     Err(broadcast::error::RecvError::Lagged(missed)) => {
                         tracing::debug!(missed, "fell behind the shared list changes");
                         // Each listener recovers from a lag of its own.
-                        for change in [ListChange::Tools, ListChange::Prompts, ListChange::Resources] {
+                        for change in [
+                            ListChange::Tools,
+                            ListChange::Prompts,
+                            ListChange::Resources,
+                            ListChange::AnyTask,
+                        ] {
                             let _ = local.send(change);
                         }
                     }
@@ -445,6 +462,29 @@ mod bus {
                     }
                 },
             }
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn every_change_crosses_the_bus_unchanged() {
+            for change in [
+                ListChange::Tools,
+                ListChange::Prompts,
+                ListChange::Resources,
+                ListChange::ResourceUpdated("file:///a b".into()),
+                ListChange::AnyTask,
+                ListChange::Task {
+                    owner: "principal:[\"i\",\"s\",null]".into(),
+                    task_id: "t-1".into(),
+                },
+            ] {
+                assert_eq!(decode(&encode(&change)), Some(change));
+            }
+            assert_eq!(decode(b"nonsense"), None);
         }
     }
 }

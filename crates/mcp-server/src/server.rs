@@ -91,16 +91,17 @@ impl Server {
     ///
     /// Must be called within a tokio runtime.
     pub fn serve<T: Transport>(&self, transport: T) -> ServerConnection {
-        self.serve_session(transport, Arc::new(SessionState::default()), false)
+        self.serve_session(transport, Arc::new(SessionState::default()), None)
     }
 
-    /// Serves one connection with `state` (restored from a shared store
-    /// when `restored`: its list changes are forwarded from the start).
+    /// Serves one connection with `state`; `restored` names an HTTP
+    /// session whose state came from a shared store (its changes are
+    /// forwarded from the start: it was initialized elsewhere).
     fn serve_session<T: Transport>(
         &self,
         transport: T,
         state: Arc<SessionState>,
-        restored: bool,
+        restored: Option<Arc<str>>,
     ) -> ServerConnection {
         let tasks = tokio_util::task::TaskTracker::new();
         // Closed now: `wait` then ends once every task spawned so far or
@@ -112,10 +113,15 @@ impl Server {
             tasks: tasks.clone(),
             task: None,
         };
-        let forwarder = restored.then(|| handler.clone());
+        let forwarder = restored.map(|id| (handler.clone(), id));
         let connection = Connection::start(transport, handler, self.registry.dispatcher.clone());
-        if let Some(runner) = forwarder {
-            runner.forward_changes(connection.peer());
+        if let Some((runner, session_id)) = forwarder {
+            // The owner of the session's tasks, as a request in it names it
+            // (a bearer principal is known per request only).
+            let mut context = mcp_core::TransportContext::default();
+            context.session_id = Some(session_id);
+            let owner = crate::tasks::owner(&context, &state, false);
+            runner.forward_changes(connection.peer(), owner);
         }
         let session = ServerSession::new(connection.peer().clone(), state)
             .with_changes(self.registry.changes.clone());
@@ -158,9 +164,12 @@ impl Server {
         let server = self.clone();
         mcp_transport::http::StreamableHttpService::new(config, move |transport| {
             let state = Arc::new(SessionState::default());
-            let restored = transport
-                .shared_session()
-                .is_some_and(|shared| state.share(shared.clone()));
+            let restored = match transport.shared_session() {
+                Some(shared) if state.share(shared.clone()) => {
+                    transport.session_id().map(Arc::from)
+                }
+                _ => None,
+            };
             let connection = server.serve_session(transport, state, restored);
             // The service runs this future, so it owns the connection until
             // its session (or exchange) ends.

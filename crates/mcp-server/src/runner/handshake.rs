@@ -43,7 +43,8 @@ impl Runner {
     /// Starts forwarding the server's list changes to this session (once per
     /// connection), subscribed before `initialize` is answered (or when a
     /// session another server minted is restored).
-    pub(crate) fn forward_changes(&self, peer: &mcp_core::Peer) {
+    /// `owner` is whose tasks the session is told about.
+    pub(crate) fn forward_changes(&self, peer: &mcp_core::Peer, owner: String) {
         if !self.state.claim_forwarding() {
             return;
         }
@@ -58,7 +59,7 @@ impl Runner {
         let tasks = match (&self.registry.tasks, self.state.revision()) {
             (Some(engine), Some(revision)) if revision >= Revision::V2025_11_25 => Some(TaskFeed {
                 engine: engine.clone(),
-                owner: self.task_owner(cx),
+                owner,
             }),
             _ => None,
         };
@@ -103,7 +104,7 @@ impl Runner {
             ClientRequest::Initialize(params) => {
                 let result = self.initialize(params);
                 if result.is_ok() {
-                    self.forward_changes(&cx.peer);
+                    self.forward_changes(&cx.peer, self.task_owner(&cx));
                     // Stored before the answer: the client's next request
                     // may reach another server.
                     self.state.persist().await?;

@@ -11,7 +11,10 @@
 //!   running work (each task's tool code runs as a tokio task the engine
 //!   can cancel, and aborts when the server goes away).
 
+pub mod contract;
 mod extension;
+#[cfg(feature = "redis")]
+mod redis;
 pub mod store;
 
 use std::collections::HashMap;
@@ -24,6 +27,8 @@ use mcp_types::{Task, TaskStatus};
 
 use crate::changes::{ListChange, ListChanges};
 
+#[cfg(feature = "redis")]
+pub use self::redis::RedisTaskStore;
 pub use store::{
     DEFAULT_MAX_TASKS, InMemoryTaskStore, StoreFuture, TaskOutcome, TaskPage, TaskRecord,
     TaskStore, TaskStoreError, TaskUpdate, can_move,

@@ -152,14 +152,34 @@ impl RedisConfig {
         }
     }
 
-    pub(crate) fn key(&self, kind: &str, name: &str) -> String {
+    /// How long one operation may take.
+    pub fn timeout_duration(&self) -> Duration {
+        self.timeout
+    }
+
+    /// The key of `name` of kind `kind`: `{prefix}:{kind}:{name}` (for
+    /// another store on the same Redis, such as `mcp-server`'s tasks).
+    pub fn key(&self, kind: &str, name: &str) -> String {
         format!("{}:{kind}:{name}", self.prefix)
+    }
+
+    /// A connection (manager) on the configured Redis, for another store
+    /// that keeps its keys there; run its commands through [`bounded`].
+    ///
+    /// # Errors
+    /// [`Error::Store`] or [`Error::StoreTimeout`] when Redis cannot be reached.
+    pub async fn connection(&self) -> Result<ConnectionManager, Error> {
+        self.connect_with(None).await
     }
 }
 
-/// Runs one Redis operation within the configured timeout, its failure a
-/// typed store error.
-pub(crate) async fn bounded<T>(
+/// Runs one Redis operation within [`RedisConfig::timeout`]; its failure
+/// is a typed store error naming `store` and `operation`.
+///
+/// # Errors
+/// [`Error::Store`] when Redis answers with an error or the connection is
+/// lost, [`Error::StoreTimeout`] when it does not answer in time.
+pub async fn bounded<T>(
     config: &RedisConfig,
     store: &'static str,
     operation: &'static str,
