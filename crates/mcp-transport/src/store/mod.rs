@@ -6,7 +6,7 @@
 //!
 //! Each seam has an in-memory implementation (one process, or several
 //! services in one process) and, with feature `redis`, a Redis backend
-//! ([`redis`](self::redis)); [`contract`] is the test suite every backend
+//! ([`redis`]); [`contract`] is the test suite every backend
 //! must pass.
 
 use std::future::Future;

@@ -7,8 +7,8 @@
 //! several deployments) share one Redis. Each store talks through the
 //! `redis` crate's connection manager, which reconnects by itself after
 //! the connection is lost; meanwhile every operation fails within
-//! [`RedisConfig::timeout`] with [`Error::Store`](crate::Error::Store) or
-//! [`Error::StoreTimeout`](crate::Error::StoreTimeout), never a hang.
+//! [`RedisConfig::timeout`] with [`Error::Store`] or
+//! [`Error::StoreTimeout`], never a hang.
 
 use std::sync::Arc;
 use std::time::Duration;
