@@ -58,7 +58,19 @@ pub(crate) async fn run(
             required.len()
         ));
     }
-    let mut lines: Vec<String> = failed.iter().map(|v| v.describe()).collect();
+    // Scenarios failing the same way are listed together.
+    let mut groups: Vec<(String, Vec<&str>)> = Vec::new();
+    for verdict in &failed {
+        let problem = verdict.problem();
+        match groups.iter_mut().find(|(p, _)| *p == problem) {
+            Some((_, names)) => names.push(&verdict.scenario),
+            None => groups.push((problem, vec![&verdict.scenario])),
+        }
+    }
+    let mut lines: Vec<String> = groups
+        .iter()
+        .map(|(problem, names)| format!("{}: {problem}", names.join(", ")))
+        .collect();
     if !status.success() && failed.is_empty() {
         lines.push(format!("the suite exited with {status}"));
     }
@@ -167,14 +179,12 @@ impl Verdict {
         self.file.is_some() && self.failures.is_empty() && (self.successes > 0 || skipped_upstream)
     }
 
-    fn describe(&self) -> String {
+    /// What went wrong, without the scenario's name.
+    fn problem(&self) -> String {
         match &self.file {
-            None => format!(
-                "{}: no checks.json (the scenario did not run)",
-                self.scenario
-            ),
-            Some(_) if self.failures.is_empty() => format!("{}: no check ran", self.scenario),
-            Some(_) => format!("{}: {}", self.scenario, self.failures.join("; ")),
+            None => "no checks.json (the scenario did not run)".to_owned(),
+            Some(_) if self.failures.is_empty() => "no check ran".to_owned(),
+            Some(_) => self.failures.join("; "),
         }
     }
 }
@@ -222,8 +232,7 @@ pub(crate) fn judge(out: &Path, required: &[String]) -> Result<Vec<Verdict>, Str
                     match check.get("status").and_then(Value::as_str) {
                         Some("SUCCESS") => verdict.successes += 1,
                         Some(status @ ("FAILURE" | "WARNING")) => verdict.failures.push(format!(
-                            "{status} {} ({})",
-                            check.get("id").and_then(Value::as_str).unwrap_or("?"),
+                            "{status} ({})",
                             check
                                 .get("errorMessage")
                                 .or_else(|| check.get("description"))
@@ -317,6 +326,6 @@ mod tests {
                 ("unscored-skipped", true),
             ]
         );
-        assert_eq!(verdicts[2].failures, vec!["FAILURE c (boom)".to_owned()]);
+        assert_eq!(verdicts[2].failures, vec!["FAILURE (boom)".to_owned()]);
     }
 }
