@@ -19,6 +19,8 @@ pub(crate) struct Process {
     child: Child,
     pid: u32,
     log: PathBuf,
+    /// Killed on purpose by [`kill`](Self::kill) (a scenario's crash).
+    killed: bool,
 }
 
 impl Process {
@@ -54,6 +56,7 @@ impl Process {
             child,
             pid,
             log: log.to_path_buf(),
+            killed: false,
         })
     }
 
@@ -113,8 +116,14 @@ impl Process {
         }
     }
 
+    /// Whether [`kill`](Self::kill) ended it.
+    pub(crate) fn was_killed(&self) -> bool {
+        self.killed
+    }
+
     /// SIGKILL now, then reaps the process: the crash a scenario simulates.
     pub(crate) async fn kill(&mut self) -> Result<(), String> {
+        self.killed = true;
         self.child
             .kill()
             .await

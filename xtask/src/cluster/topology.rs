@@ -239,12 +239,12 @@ impl Cluster {
         pids
     }
 
-    /// A replica or the balancer that is no longer running, with its log.
+    /// A replica or the balancer that exited by itself, with its log.
     pub(crate) fn exited(&mut self) -> Option<String> {
         let balancer = std::iter::once(&mut self.balancer);
         let replicas = self.replicas.iter_mut().map(|r| &mut r.process);
         for process in balancer.chain(replicas) {
-            if !process.is_running() {
+            if !process.was_killed() && !process.is_running() {
                 return Some(format!(
                     "{} (pid {}) exited; its log ends with:\n{}",
                     process.name(),
