@@ -82,6 +82,7 @@ pub struct ClientConfig {
     pub(crate) validate_tool_output: bool,
     pub(crate) extensions: crate::extension::ExtensionConfig,
     pub(crate) task_status_queue: usize,
+    pub(crate) hosted_tasks: Option<crate::hosted::HostedTasks>,
 }
 
 impl ClientConfig {
@@ -108,6 +109,7 @@ impl ClientConfig {
             validate_tool_output: true,
             extensions: Default::default(),
             task_status_queue: crate::tasks::DEFAULT_TASK_STATUS_QUEUE,
+            hosted_tasks: None,
         }
     }
 
@@ -236,6 +238,17 @@ impl ClientConfig {
         self
     }
 
+    /// Runs the server's task-augmented `sampling/createMessage` and
+    /// `elicitation/create` (2025-11-25) as tasks: the sampling and
+    /// elicitation callbacks run on after the request is answered with the
+    /// task, and the server follows them with `tasks/get`, `tasks/result`,
+    /// `tasks/list` and `tasks/cancel` (see [`HostedTasks`](crate::HostedTasks)).
+    /// Declares `capabilities.tasks` at 2025-11-25.
+    pub fn host_tasks(mut self, tasks: crate::HostedTasks) -> Self {
+        self.hosted_tasks = Some(tasks);
+        self
+    }
+
     /// The capabilities this configuration declares at the newest revision
     /// it speaks (see [`capabilities_at`](Self::capabilities_at)).
     pub fn capabilities(&self) -> ClientCapabilities {
@@ -260,6 +273,13 @@ impl ClientConfig {
             elicitation.form = Some(JsonObject::new());
             elicitation.url = Some(JsonObject::new());
             capabilities.elicitation = Some(elicitation);
+        }
+        // The core tasks exist at 2025-11-25 only.
+        if self.hosted_tasks.is_some() && revision == Revision::V2025_11_25 {
+            capabilities.tasks = Some(crate::hosted::Host::capability(
+                self.sampling.is_some(),
+                self.elicitation.is_some(),
+            ));
         }
         if self.roots.is_some() {
             let mut roots = RootsCapability::new();

@@ -7,13 +7,15 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_client::{Client, ClientConfig, Error, TaskStart};
+use mcp_client::{Client, ClientConfig, Error, HostedTasks, TaskStart};
 use std::collections::BTreeMap;
 
 use mcp_server::{Context, NoArguments, Server, TasksConfig, ToolError};
 use mcp_types::{
+    CreateMessageRequestParams, CreateMessageResult, ElicitRequestFormParams, ElicitRequestParams,
     ElicitRequestedSchema, ElicitResult, ElicitValue, ErrorCode, InputResponse, InputResponses,
-    Revision, TaskStatus, TaskSupport, Tool, ToolExecution, tasks_ext,
+    Revision, SamplingMessage, SamplingMessageContentBlock, TaskStatus, TaskSupport, Tool,
+    ToolExecution, tasks_ext,
 };
 use serde_json::json;
 use tokio::net::TcpListener;
@@ -105,9 +107,86 @@ fn server() -> (Server, Controls) {
             tool("plain", None),
             |_: NoArguments, _cx: Context| async move { "plain" },
         )
+        .tool_with(
+            tool("delegate_elicitation", None),
+            |_: NoArguments, cx: Context| async move {
+                let params = ElicitRequestParams::Form(ElicitRequestFormParams::new(
+                    "What is your name?",
+                    name_form(),
+                ));
+                let task = cx
+                    .elicit_as_task(&params, Some(Duration::from_secs(60)))
+                    .await
+                    .map_err(tool_error)?;
+                let listed = cx.list_client_tasks(None).await.map_err(tool_error)?;
+                let answer: ElicitResult =
+                    cx.wait_for_client_task(&task).await.map_err(tool_error)?;
+                let done = cx
+                    .get_client_task(&task.task_id)
+                    .await
+                    .map_err(tool_error)?;
+                Ok::<_, ToolError>(format!(
+                    "{:?} listed={} {:?} ttl={:?}: Hello, {}!",
+                    task.status,
+                    listed.tasks.iter().any(|t| t.task_id == task.task_id),
+                    done.status,
+                    task.ttl,
+                    name_of(&answer)
+                ))
+            },
+        )
+        .tool_with(
+            tool("delegate_sampling", None),
+            |_: NoArguments, cx: Context| async move {
+                let params =
+                    CreateMessageRequestParams::new(vec![SamplingMessage::user_text("Hi")], 10);
+                let task = cx
+                    .create_message_as_task(&params, None)
+                    .await
+                    .map_err(tool_error)?;
+                let answer: CreateMessageResult =
+                    cx.wait_for_client_task(&task).await.map_err(tool_error)?;
+                let text = answer.content.blocks()[0]
+                    .as_text()
+                    .unwrap_or("")
+                    .to_owned();
+                Ok::<_, ToolError>(format!("sampled: {text}"))
+            },
+        )
+        .tool_with(
+            tool("delegate_and_cancel", None),
+            |_: NoArguments, cx: Context| async move {
+                let params = ElicitRequestParams::Form(ElicitRequestFormParams::new(
+                    "never answered",
+                    name_form(),
+                ));
+                let task = cx.elicit_as_task(&params, None).await.map_err(tool_error)?;
+                let cancelled = cx
+                    .cancel_client_task(&task.task_id)
+                    .await
+                    .map_err(tool_error)?;
+                let polled = cx
+                    .get_client_task(&task.task_id)
+                    .await
+                    .map_err(tool_error)?;
+                let again = cx.cancel_client_task(&task.task_id).await;
+                let code = again.err().and_then(|e| match e {
+                    mcp_server::Error::Request(mcp_core::Error::Remote(e)) => Some(e.code),
+                    _ => None,
+                });
+                Ok::<_, ToolError>(format!(
+                    "{:?} {:?} {:?}",
+                    cancelled.status, polled.status, code
+                ))
+            },
+        )
         .build()
         .expect("server");
     (server, Controls { gate, dropped })
+}
+
+fn tool_error(error: mcp_server::Error) -> ToolError {
+    ToolError::new(error.to_string())
 }
 
 fn name_form() -> ElicitRequestedSchema {
@@ -646,5 +725,94 @@ async fn input_required_while_asking_over_http() {
     let (config, asked, answer) = answering();
     let client = Client::connect_http(&url, config).await.expect("connected");
     input_required_while_asking(client, asked, answer).await;
+    stop.await;
+}
+
+/// A 2025-11-25 client that runs the server's task-augmented elicitation
+/// and sampling as tasks; an elicitation saying "never answered" waits
+/// until cancelled (`dropped` is told when its callback is dropped).
+fn hosting_config(dropped: mpsc::UnboundedSender<()>) -> ClientConfig {
+    config()
+        .host_tasks(HostedTasks::new().poll_interval(Duration::from_millis(20)))
+        .on_elicitation(move |params, _| {
+            let guard = SendOnDrop(dropped.clone());
+            async move {
+                let _guard = guard;
+                if let ElicitRequestParams::Form(form) = &params {
+                    if form.message == "never answered" {
+                        std::future::pending::<()>().await;
+                    }
+                }
+                Ok(ada())
+            }
+        })
+        .on_sampling(|_, _| async move {
+            Ok(CreateMessageResult::new(
+                SamplingMessageContentBlock::text("a poem"),
+                "test-model",
+            ))
+        })
+}
+
+/// The server's task-augmented elicitation and sampling run as client
+/// tasks: created, listed, polled, fetched; one cancelled (its callback
+/// dropped, a second cancel refused).
+async fn client_hosted_tasks(client: Client, mut dropped: mpsc::UnboundedReceiver<()>) {
+    let result = in_time(
+        "a task-augmented elicitation",
+        client.call_tool("delegate_elicitation", json!({})),
+    )
+    .await
+    .expect("called");
+    assert_eq!(
+        result.content[0].as_text(),
+        Some("Working listed=true Completed ttl=Some(60000): Hello, Ada!")
+    );
+    let result = in_time(
+        "a task-augmented sampling",
+        client.call_tool("delegate_sampling", json!({})),
+    )
+    .await
+    .expect("called");
+    assert_eq!(result.content[0].as_text(), Some("sampled: a poem"));
+    // The finished elicitation's callback is gone; drain its signal.
+    in_time("the first callback's end", dropped.recv())
+        .await
+        .expect("dropped");
+    let result = in_time(
+        "a cancelled client task",
+        client.call_tool("delegate_and_cancel", json!({})),
+    )
+    .await
+    .expect("called");
+    assert_eq!(
+        result.content[0].as_text(),
+        Some("Cancelled Cancelled Some(ErrorCode(-32602))")
+    );
+    in_time("the cancelled callback to be dropped", dropped.recv())
+        .await
+        .expect("dropped");
+    client.close().await.expect("closed");
+}
+
+#[tokio::test]
+async fn client_hosted_tasks_in_memory() {
+    let (server, _controls) = server();
+    let (tx, dropped) = mpsc::unbounded_channel();
+    let client = Client::connect(server.in_memory(), hosting_config(tx))
+        .await
+        .expect("connected");
+    client_hosted_tasks(client, dropped).await;
+}
+
+#[tokio::test]
+async fn client_hosted_tasks_over_http() {
+    let (server, _controls) = server();
+    let (url, stop) = serve(server).await;
+    let (tx, dropped) = mpsc::unbounded_channel();
+    let client = Client::connect_http(&url, hosting_config(tx))
+        .await
+        .expect("connected");
+    client_hosted_tasks(client, dropped).await;
     stop.await;
 }

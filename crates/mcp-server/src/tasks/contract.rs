@@ -32,21 +32,14 @@ fn unique(what: &str) -> String {
 }
 
 fn record(owner: &str, task_id: &str) -> TaskRecord {
-    TaskRecord {
-        task_id: task_id.into(),
-        owner: owner.into(),
-        method: "tools/call".into(),
-        status: TaskStatus::Working,
-        status_message: None,
-        created_at_ms: 1,
-        last_updated_at_ms: 1,
-        ttl_ms: Some(60_000),
-        poll_interval_ms: Some(500),
-        outcome: None,
-        input_requests: None,
-        request_state: None,
-        answers: None,
-    }
+    TaskRecord::working(
+        task_id.into(),
+        owner.into(),
+        "tools/call".into(),
+        1,
+        Some(60_000),
+        Some(500),
+    )
 }
 
 /// The [`TaskStore`] contract on two handles `a` and `b` of one backend:

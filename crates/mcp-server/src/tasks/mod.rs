@@ -15,15 +15,17 @@ pub mod contract;
 mod extension;
 #[cfg(feature = "redis")]
 mod redis;
-pub mod store;
+/// Where task state lives (shared with the client, which hosts 2025-11-25
+/// sampling and elicitation tasks): [`mcp_core::task_store`].
+pub use mcp_core::task_store as store;
 
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use mcp_core::CancellationToken;
-use mcp_types::{Task, TaskStatus};
+use mcp_types::TaskStatus;
 
 use crate::changes::{ListChange, ListChanges};
 
@@ -33,6 +35,7 @@ pub use store::{
     DEFAULT_MAX_TASKS, InMemoryTaskStore, StoreFuture, TaskOutcome, TaskPage, TaskRecord,
     TaskStore, TaskStoreError, TaskUpdate, can_move,
 };
+pub(crate) use store::{duration_ms, now_ms};
 
 /// The default retention of a task from its creation: one hour.
 pub const DEFAULT_TASK_TTL: Duration = Duration::from_secs(60 * 60);
@@ -250,42 +253,6 @@ pub(crate) fn owner(
     format!("connection:{:p}", Arc::as_ptr(state))
 }
 
-/// Milliseconds since the Unix epoch, now.
-pub(crate) fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-        .unwrap_or(0)
-}
-
-fn duration_ms(duration: Duration) -> u64 {
-    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
-}
-
-/// `ms` since the epoch as an ISO 8601 UTC timestamp (days to civil date
-/// after Howard Hinnant's algorithm).
-pub(crate) fn iso8601(ms: u64) -> String {
-    let secs = ms / 1000;
-    let days = i64::try_from(secs / 86_400).unwrap_or(0);
-    let rem = secs % 86_400;
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60,
-        ms % 1000
-    )
-}
-
 /// A fresh, unguessable task id (128 random bits).
 fn new_task_id() -> Result<String, TaskStoreError> {
     use ring::rand::{SecureRandom, SystemRandom};
@@ -294,22 +261,6 @@ fn new_task_id() -> Result<String, TaskStoreError> {
         .fill(&mut bytes)
         .map_err(|_| TaskStoreError::Backend("the system's random source failed".into()))?;
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
-}
-
-impl TaskRecord {
-    /// The task as the wire describes it (2025-11-25 `Task`).
-    pub fn to_task(&self) -> Task {
-        let mut task = Task::new(
-            self.task_id.clone(),
-            self.status,
-            iso8601(self.created_at_ms),
-            iso8601(self.last_updated_at_ms),
-        );
-        task.status_message = self.status_message.clone();
-        task.ttl = self.ttl_ms;
-        task.poll_interval = self.poll_interval_ms;
-        task
-    }
 }
 
 impl TaskEngine {
@@ -362,21 +313,14 @@ impl TaskEngine {
         let ttl = requested_ttl_ms
             .unwrap_or_else(|| duration_ms(self.config.default_ttl))
             .min(max);
-        let record = TaskRecord {
-            task_id: new_task_id()?,
-            owner: owner.to_owned(),
-            method: method.to_owned(),
-            status: TaskStatus::Working,
-            status_message: None,
-            created_at_ms: now,
-            last_updated_at_ms: now,
-            ttl_ms: Some(ttl),
-            poll_interval_ms: Some(duration_ms(self.config.poll_interval)),
-            outcome: None,
-            input_requests: None,
-            request_state: None,
-            answers: None,
-        };
+        let record = TaskRecord::working(
+            new_task_id()?,
+            owner.to_owned(),
+            method.to_owned(),
+            now,
+            Some(ttl),
+            Some(duration_ms(self.config.poll_interval)),
+        );
         self.store().create(record.clone()).await?;
         Ok(record)
     }
@@ -531,13 +475,6 @@ impl TaskEngine {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn timestamps_are_iso_8601_utc() {
-        assert_eq!(iso8601(0), "1970-01-01T00:00:00.000Z");
-        assert_eq!(iso8601(951_782_400_123), "2000-02-29T00:00:00.123Z");
-        assert_eq!(iso8601(1_785_196_800_000), "2026-07-28T00:00:00.000Z");
-    }
 
     #[tokio::test]
     async fn a_cancelled_task_stops_its_work_and_stays_cancelled() {
