@@ -440,9 +440,13 @@ async fn answer<H: Handler>(
             None => std::future::pending().await,
         }
     };
+    // Boxed: a handler's future can be many KiB (a typed server's holds
+    // every route), and inline it would be copied into this future, the
+    // request's task and each poll frame on every request.
+    let handling = Box::pin(handler.handle_request(request, context));
     let outcome = tokio::select! {
         // A request cancelled while its handler finished is not answered.
-        outcome = handler.handle_request(request, context) => {
+        outcome = handling => {
             (!cancel.is_cancelled()).then_some(outcome)
         }
         () = cancel.cancelled() => None,
