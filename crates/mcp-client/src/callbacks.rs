@@ -11,14 +11,16 @@ use mcp_core::{
     CancellationToken, Handler, IncomingNotification, IncomingRequest, NotificationContext,
     RequestContext,
 };
+use mcp_types::method::Method;
 use mcp_types::{
-    EmptyResult, ErrorObject, InputRequest, InputRequests, InputResponse, InputResponses, RawJson,
-    RequestId, ServerNotification, ServerRequest,
+    ElicitRequestParams, EmptyResult, ErrorObject, InputRequest, InputRequests, InputResponse,
+    InputResponses, RawJson, RequestId, ServerNotification, ServerRequest, tasks_ext,
 };
 use serde::Serialize;
 
 use crate::config::{ClientConfig, RequestInfo};
 use crate::extension::BindingQueue;
+use crate::hosted::Host;
 use crate::session::Shared;
 use crate::{ClientSession, Error};
 
@@ -28,6 +30,25 @@ enum Refusal {
     NoCallback(&'static str),
     /// The callback answered with an error.
     Callback(&'static str, ErrorObject),
+}
+
+impl Refusal {
+    /// The JSON-RPC error the server is answered with.
+    fn into_error(self) -> ErrorObject {
+        match self {
+            Refusal::Callback(_, error) => error,
+            Refusal::NoCallback(method) => ErrorObject::new(
+                mcp_types::ErrorCode::METHOD_NOT_FOUND,
+                format!("this client does not support `{method}`: it declared no such capability"),
+            ),
+        }
+    }
+}
+
+/// An answer as the JSON a task keeps.
+fn serialized<T: Serialize>(value: &T) -> Result<serde_json::Value, ErrorObject> {
+    serde_json::to_value(value)
+        .map_err(|e| ErrorObject::internal_error(format!("could not serialize the answer: {e}")))
 }
 
 /// Answers one ask of the server with the config's callback.
@@ -99,6 +120,8 @@ pub(crate) struct Callbacks {
     shared: Arc<Shared>,
     /// The FIFOs of the config's notification bindings, by method.
     bindings: HashMap<&'static str, Arc<BindingQueue>>,
+    /// The tasks this client runs for the server (2025-11-25), if it does.
+    host: Option<Arc<Host>>,
 }
 
 impl Callbacks {
@@ -106,11 +129,13 @@ impl Callbacks {
         config: ClientConfig,
         shared: Arc<Shared>,
         bindings: HashMap<&'static str, Arc<BindingQueue>>,
+        host: Option<Arc<Host>>,
     ) -> Self {
         Self {
             config,
             shared,
             bindings,
+            host,
         }
     }
 }
@@ -118,6 +143,14 @@ impl Callbacks {
 fn to_raw<T: Serialize>(value: &T) -> Result<RawJson, ErrorObject> {
     RawJson::from_serialize(value)
         .map_err(|e| ErrorObject::internal_error(format!("could not serialize the answer: {e}")))
+}
+
+impl Callbacks {
+    fn host(&self) -> Result<&Arc<Host>, ErrorObject> {
+        self.host
+            .as_ref()
+            .ok_or_else(|| ErrorObject::internal_error("this client hosts no tasks"))
+    }
 }
 
 impl Handler for Callbacks {
@@ -134,8 +167,49 @@ impl Handler for Callbacks {
             ServerRequest::CreateMessage(params) => InputRequest::CreateMessage(params),
             ServerRequest::Elicit(params) => InputRequest::Elicit(params),
             ServerRequest::ListRoots(params) => InputRequest::ListRoots(params),
+            // The core tasks the server follows (2025-11-25), when hosted.
+            ServerRequest::GetTask(params) if self.host.is_some() => {
+                return self.host()?.get(&params.task_id).await;
+            }
+            ServerRequest::GetTaskPayload(params) if self.host.is_some() => {
+                return self.host()?.result(&params.task_id, &cx.cancel).await;
+            }
+            ServerRequest::ListTasks(params) if self.host.is_some() => {
+                let cursor = params.and_then(|p| p.cursor);
+                return self.host()?.list(cursor.as_deref()).await;
+            }
+            ServerRequest::CancelTask(params) if self.host.is_some() => {
+                return self.host()?.cancel(&params.task_id).await;
+            }
             other => return Err(ErrorObject::method_not_found(other.method())),
         };
+        // A task-augmented ask, when hosting tasks: answered with the task,
+        // the callback runs on as the session's own work. Without hosting,
+        // the `task` is ignored and the ask answered in the request.
+        let task = match &ask {
+            InputRequest::CreateMessage(params) => params.task.as_ref(),
+            InputRequest::Elicit(ElicitRequestParams::Form(params)) => params.task.as_ref(),
+            InputRequest::Elicit(ElicitRequestParams::Url(params)) => params.task.as_ref(),
+            _ => None,
+        };
+        if let (Some(host), Some(task)) = (&self.host, task) {
+            let ttl = task.ttl;
+            let method = ask.method();
+            let config = self.config.clone();
+            let id = cx.id.clone();
+            return host
+                .start(method, ttl, move |cancel| async move {
+                    let info = RequestInfo { id, cancel };
+                    let answer = answer(&config, ask, info).await;
+                    match answer {
+                        Ok(InputResponse::CreateMessage(result)) => serialized(&result),
+                        Ok(InputResponse::Elicit(result)) => serialized(&result),
+                        Ok(_) => Err(ErrorObject::internal_error("no answer for this request")),
+                        Err(refusal) => Err(refusal.into_error()),
+                    }
+                })
+                .await;
+        }
         let info = RequestInfo {
             id: cx.id.clone(),
             cancel: cx.cancel.clone(),
@@ -145,11 +219,7 @@ impl Handler for Callbacks {
             Ok(InputResponse::Elicit(result)) => to_raw(&result),
             Ok(InputResponse::ListRoots(result)) => to_raw(&result),
             Ok(_) => Err(ErrorObject::internal_error("no answer for this request")),
-            Err(Refusal::Callback(_, error)) => Err(error),
-            Err(Refusal::NoCallback(method)) => Err(ErrorObject::new(
-                mcp_types::ErrorCode::METHOD_NOT_FOUND,
-                format!("this client does not support `{method}`: it declared no such capability"),
-            )),
+            Err(refusal) => Err(refusal.into_error()),
         }
     }
 
@@ -166,6 +236,13 @@ impl Handler for Callbacks {
         ) {
             Ok(parsed) => parsed,
             Err(e) => {
+                // The tasks extension's status notification feeds task
+                // watches (and a binding, if the config has one).
+                if notification.method == tasks_ext::TaskStatusNotification::NAME {
+                    self.shared
+                        .task_states
+                        .extension(notification.params.as_ref());
+                }
                 // Only methods the core protocol does not define at this
                 // revision reach the bindings.
                 match self.bindings.get(notification.method.as_str()) {
@@ -181,6 +258,9 @@ impl Handler for Callbacks {
             logging(params.clone()).await;
         }
         match &parsed {
+            ServerNotification::TaskStatus(params) => {
+                self.shared.task_states.status(params.clone());
+            }
             ServerNotification::ToolListChanged(_) => {
                 // Output schemas may have changed with the tools.
                 let mut state = self.shared.lock();

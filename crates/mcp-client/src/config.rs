@@ -81,6 +81,8 @@ pub struct ClientConfig {
     pub(crate) notification: Option<NotificationFn>,
     pub(crate) validate_tool_output: bool,
     pub(crate) extensions: crate::extension::ExtensionConfig,
+    pub(crate) task_status_queue: usize,
+    pub(crate) hosted_tasks: Option<crate::hosted::HostedTasks>,
 }
 
 impl ClientConfig {
@@ -106,6 +108,8 @@ impl ClientConfig {
             notification: None,
             validate_tool_output: true,
             extensions: Default::default(),
+            task_status_queue: crate::tasks::DEFAULT_TASK_STATUS_QUEUE,
+            hosted_tasks: None,
         }
     }
 
@@ -225,6 +229,26 @@ impl ClientConfig {
         self
     }
 
+    /// How many pushed task states the session holds for its
+    /// [`TaskWatch`](crate::TaskWatch)es before the slowest loses the
+    /// oldest ([`DEFAULT_TASK_STATUS_QUEUE`](crate::DEFAULT_TASK_STATUS_QUEUE)
+    /// by default).
+    pub fn task_status_queue(mut self, capacity: usize) -> Self {
+        self.task_status_queue = capacity.max(1);
+        self
+    }
+
+    /// Runs the server's task-augmented `sampling/createMessage` and
+    /// `elicitation/create` (2025-11-25) as tasks: the sampling and
+    /// elicitation callbacks run on after the request is answered with the
+    /// task, and the server follows them with `tasks/get`, `tasks/result`,
+    /// `tasks/list` and `tasks/cancel` (see [`HostedTasks`](crate::HostedTasks)).
+    /// Declares `capabilities.tasks` at 2025-11-25.
+    pub fn host_tasks(mut self, tasks: crate::HostedTasks) -> Self {
+        self.hosted_tasks = Some(tasks);
+        self
+    }
+
     /// The capabilities this configuration declares at the newest revision
     /// it speaks (see [`capabilities_at`](Self::capabilities_at)).
     pub fn capabilities(&self) -> ClientCapabilities {
@@ -249,6 +273,13 @@ impl ClientConfig {
             elicitation.form = Some(JsonObject::new());
             elicitation.url = Some(JsonObject::new());
             capabilities.elicitation = Some(elicitation);
+        }
+        // The core tasks exist at 2025-11-25 only.
+        if self.hosted_tasks.is_some() && revision == Revision::V2025_11_25 {
+            capabilities.tasks = Some(crate::hosted::Host::capability(
+                self.sampling.is_some(),
+                self.elicitation.is_some(),
+            ));
         }
         if self.roots.is_some() {
             let mut roots = RootsCapability::new();

@@ -12,6 +12,7 @@ mod config;
 mod error;
 pub mod extension;
 mod group;
+mod hosted;
 mod input_rounds;
 mod negotiate;
 mod options;
@@ -25,6 +26,10 @@ pub use client::Client;
 pub use config::{ClientConfig, RequestInfo};
 pub use error::Error;
 pub use group::{ClientSessionGroup, ServerId};
+pub use hosted::{
+    DEFAULT_HOSTED_PAGE_SIZE, DEFAULT_HOSTED_POLL_INTERVAL, DEFAULT_HOSTED_TASK_TTL,
+    DEFAULT_MAX_HOSTED_TASK_TTL, HostedTasks,
+};
 pub use mcp_core::Progress;
 /// The OpenTelemetry bridge (feature `otel`): [`otel::init_otlp`] exports
 /// the SDK's spans and MCP metrics over OTLP.
@@ -36,8 +41,8 @@ pub use negotiate::{Negotiated, Negotiation};
 pub use options::RequestOptions;
 pub use session::ClientSession;
 pub use tasks::{
-    DEFAULT_TASK_POLL_INTERVAL, MAX_TASK_POLL_INTERVAL, MIN_TASK_POLL_INTERVAL, TaskStart,
-    TaskState, poll_interval,
+    DEFAULT_TASK_POLL_INTERVAL, DEFAULT_TASK_STATUS_QUEUE, MAX_TASK_POLL_INTERVAL,
+    MIN_TASK_POLL_INTERVAL, TaskStart, TaskState, TaskWatch, poll_interval,
 };
 
 #[cfg(feature = "http")]

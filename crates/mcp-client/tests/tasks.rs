@@ -7,13 +7,15 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_client::{Client, ClientConfig, Error, TaskStart};
+use mcp_client::{Client, ClientConfig, Error, HostedTasks, TaskStart};
 use std::collections::BTreeMap;
 
 use mcp_server::{Context, NoArguments, Server, TasksConfig, ToolError};
 use mcp_types::{
+    CreateMessageRequestParams, CreateMessageResult, ElicitRequestFormParams, ElicitRequestParams,
     ElicitRequestedSchema, ElicitResult, ElicitValue, ErrorCode, InputResponse, InputResponses,
-    Revision, TaskStatus, TaskSupport, Tool, ToolExecution, tasks_ext,
+    Revision, SamplingMessage, SamplingMessageContentBlock, TaskStatus, TaskSupport, Tool,
+    ToolExecution, tasks_ext,
 };
 use serde_json::json;
 use tokio::net::TcpListener;
@@ -55,7 +57,10 @@ fn server() -> (Server, Controls) {
             move |_: NoArguments, _cx: Context| {
                 let gate = slow_gate.clone();
                 async move {
-                    let _permit = gate.acquire().await;
+                    // Each permit lets one call finish.
+                    if let Ok(permit) = gate.acquire().await {
+                        permit.forget();
+                    }
                     "done"
                 }
             },
@@ -102,9 +107,86 @@ fn server() -> (Server, Controls) {
             tool("plain", None),
             |_: NoArguments, _cx: Context| async move { "plain" },
         )
+        .tool_with(
+            tool("delegate_elicitation", None),
+            |_: NoArguments, cx: Context| async move {
+                let params = ElicitRequestParams::Form(ElicitRequestFormParams::new(
+                    "What is your name?",
+                    name_form(),
+                ));
+                let task = cx
+                    .elicit_as_task(&params, Some(Duration::from_secs(60)))
+                    .await
+                    .map_err(tool_error)?;
+                let listed = cx.list_client_tasks(None).await.map_err(tool_error)?;
+                let answer: ElicitResult =
+                    cx.wait_for_client_task(&task).await.map_err(tool_error)?;
+                let done = cx
+                    .get_client_task(&task.task_id)
+                    .await
+                    .map_err(tool_error)?;
+                Ok::<_, ToolError>(format!(
+                    "{:?} listed={} {:?} ttl={:?}: Hello, {}!",
+                    task.status,
+                    listed.tasks.iter().any(|t| t.task_id == task.task_id),
+                    done.status,
+                    task.ttl,
+                    name_of(&answer)
+                ))
+            },
+        )
+        .tool_with(
+            tool("delegate_sampling", None),
+            |_: NoArguments, cx: Context| async move {
+                let params =
+                    CreateMessageRequestParams::new(vec![SamplingMessage::user_text("Hi")], 10);
+                let task = cx
+                    .create_message_as_task(&params, None)
+                    .await
+                    .map_err(tool_error)?;
+                let answer: CreateMessageResult =
+                    cx.wait_for_client_task(&task).await.map_err(tool_error)?;
+                let text = answer.content.blocks()[0]
+                    .as_text()
+                    .unwrap_or("")
+                    .to_owned();
+                Ok::<_, ToolError>(format!("sampled: {text}"))
+            },
+        )
+        .tool_with(
+            tool("delegate_and_cancel", None),
+            |_: NoArguments, cx: Context| async move {
+                let params = ElicitRequestParams::Form(ElicitRequestFormParams::new(
+                    "never answered",
+                    name_form(),
+                ));
+                let task = cx.elicit_as_task(&params, None).await.map_err(tool_error)?;
+                let cancelled = cx
+                    .cancel_client_task(&task.task_id)
+                    .await
+                    .map_err(tool_error)?;
+                let polled = cx
+                    .get_client_task(&task.task_id)
+                    .await
+                    .map_err(tool_error)?;
+                let again = cx.cancel_client_task(&task.task_id).await;
+                let code = again.err().and_then(|e| match e {
+                    mcp_server::Error::Request(mcp_core::Error::Remote(e)) => Some(e.code),
+                    _ => None,
+                });
+                Ok::<_, ToolError>(format!(
+                    "{:?} {:?} {:?}",
+                    cancelled.status, polled.status, code
+                ))
+            },
+        )
         .build()
         .expect("server");
     (server, Controls { gate, dropped })
+}
+
+fn tool_error(error: mcp_server::Error) -> ToolError {
+    ToolError::new(error.to_string())
 }
 
 fn name_form() -> ElicitRequestedSchema {
@@ -454,5 +536,283 @@ async fn extension_tasks_over_http() {
         .await
         .expect("connected");
     extension_lifecycle(plain, client, controls).await;
+    stop.await;
+}
+
+/// The next pushed state of a watched task with `status` (bounded).
+async fn until_pushed(
+    watch: &mut mcp_client::TaskWatch<'_>,
+    status: TaskStatus,
+) -> mcp_client::TaskState {
+    in_time("a pushed task state", async {
+        loop {
+            let state = watch
+                .next()
+                .await
+                .expect("the watch goes on")
+                .expect("the server pushes task states");
+            if state.task.status == status {
+                return state;
+            }
+        }
+    })
+    .await
+}
+
+/// Task status notifications reach a watching client: on the session at
+/// 2025-11-25 (`notifications/tasks/status`), on a `subscriptions/listen`
+/// stream at 2026-07-28 (`notifications/tasks`, the result inlined); a
+/// 2026-07-28 client without the extension is refused (-32021).
+async fn status_notifications(
+    handshake: Client,
+    plain: Client,
+    stateless: Client,
+    gate: &Semaphore,
+) {
+    let task = started(handshake.call_tool_as_task("slow", json!({}), None).await);
+    let mut watch = handshake.watch_tasks(std::slice::from_ref(&task.task_id), Default::default());
+    gate.add_permits(1);
+    let done = until_pushed(&mut watch, TaskStatus::Completed).await;
+    assert_eq!(done.task.task_id, task.task_id);
+    drop(watch);
+
+    let task = started(stateless.call_tool_as_task("slow", json!({}), None).await);
+    let mut watch = stateless.watch_tasks(std::slice::from_ref(&task.task_id), Default::default());
+    // The current state comes first: the gate is closed, so it is working.
+    let first = in_time("the first pushed state", watch.next())
+        .await
+        .expect("a state")
+        .expect("accepted");
+    assert_eq!(first.task.status, TaskStatus::Working);
+    gate.add_permits(1);
+    let done = until_pushed(&mut watch, TaskStatus::Completed).await;
+    assert_eq!(done.task.task_id, task.task_id);
+    assert_eq!(
+        done.result.expect("the result inlined").content[0].as_text(),
+        Some("done")
+    );
+    drop(watch);
+
+    let mut refused = plain.watch_tasks(&["any".to_owned()], Default::default());
+    let error = in_time("the refusal", refused.next())
+        .await
+        .expect("an end")
+        .expect_err("refused");
+    assert_eq!(
+        code(&error),
+        Some(ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY)
+    );
+    drop(refused);
+    for client in [handshake, plain, stateless] {
+        client.close().await.expect("closed");
+    }
+}
+
+#[tokio::test]
+async fn status_notifications_in_memory() {
+    let (server, controls) = server();
+    let connect = |config| Client::connect(server.in_memory(), config);
+    let handshake = connect(config()).await.expect("connected");
+    let plain = connect(stateless_config(false)).await.expect("connected");
+    let stateless = connect(stateless_config(true)).await.expect("connected");
+    status_notifications(handshake, plain, stateless, &controls.gate).await;
+}
+
+#[tokio::test]
+async fn status_notifications_over_http() {
+    let (server, controls) = server();
+    let (url, stop) = serve(server).await;
+    let handshake = Client::connect_http(&url, config())
+        .await
+        .expect("connected");
+    let plain = Client::connect_http(&url, stateless_config(false))
+        .await
+        .expect("connected");
+    let stateless = Client::connect_http(&url, stateless_config(true))
+        .await
+        .expect("connected");
+    status_notifications(handshake, plain, stateless, &controls.gate).await;
+    stop.await;
+}
+
+/// A 2025-11-25 client whose elicitation answers wait for the test: each
+/// request's related task goes out on `asked`, the answer comes from
+/// `answers`.
+fn answering_config(
+    asked: mpsc::UnboundedSender<Option<String>>,
+    answers: Arc<tokio::sync::Mutex<mpsc::UnboundedReceiver<ElicitResult>>>,
+) -> ClientConfig {
+    config().on_elicitation(move |params, _| {
+        let asked = asked.clone();
+        let answers = answers.clone();
+        async move {
+            let related = match &params {
+                mcp_types::ElicitRequestParams::Form(form) => form
+                    .meta
+                    .as_ref()
+                    .and_then(|m| m.related_task.as_ref())
+                    .map(|t| t.task_id.clone()),
+                _ => None,
+            };
+            let _ = asked.send(related);
+            let answer = answers.lock().await.recv().await;
+            answer.ok_or_else(|| mcp_types::ErrorObject::internal_error("the test ended"))
+        }
+    })
+}
+
+/// At 2025-11-25 a task whose tool waits for the client's answer is
+/// `input_required` meanwhile (seen by polling and pushed), and finishes
+/// once answered; the elicitation names the task.
+async fn input_required_while_asking(
+    client: Client,
+    mut asked: mpsc::UnboundedReceiver<Option<String>>,
+    answer: mpsc::UnboundedSender<ElicitResult>,
+) {
+    let task = started(client.call_tool_as_task("ask", json!({}), None).await);
+    let mut watch = client.watch_tasks(std::slice::from_ref(&task.task_id), Default::default());
+    let related = in_time("the elicitation", asked.recv())
+        .await
+        .expect("asked");
+    assert_eq!(related.as_deref(), Some(task.task_id.as_str()));
+    let waiting = in_time("input_required", async {
+        loop {
+            let polled = client.get_task(&task.task_id).await.expect("polled");
+            if polled.status == TaskStatus::InputRequired {
+                return polled;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await;
+    assert_eq!(waiting.task_id, task.task_id);
+    until_pushed(&mut watch, TaskStatus::InputRequired).await;
+    answer.send(ada()).expect("the callback waits");
+    let result = in_time("the answered task", client.wait_for_task(&task))
+        .await
+        .expect("finished");
+    assert_eq!(result.content[0].as_text(), Some("Hello, Ada!"));
+    until_pushed(&mut watch, TaskStatus::Completed).await;
+    drop(watch);
+    client.close().await.expect("closed");
+}
+
+fn answering() -> (
+    ClientConfig,
+    mpsc::UnboundedReceiver<Option<String>>,
+    mpsc::UnboundedSender<ElicitResult>,
+) {
+    let (asked_tx, asked) = mpsc::unbounded_channel();
+    let (answer, answers) = mpsc::unbounded_channel();
+    let config = answering_config(asked_tx, Arc::new(tokio::sync::Mutex::new(answers)));
+    (config, asked, answer)
+}
+
+#[tokio::test]
+async fn input_required_while_asking_in_memory() {
+    let (server, _controls) = server();
+    let (config, asked, answer) = answering();
+    let client = Client::connect(server.in_memory(), config)
+        .await
+        .expect("connected");
+    input_required_while_asking(client, asked, answer).await;
+}
+
+#[tokio::test]
+async fn input_required_while_asking_over_http() {
+    let (server, _controls) = server();
+    let (url, stop) = serve(server).await;
+    let (config, asked, answer) = answering();
+    let client = Client::connect_http(&url, config).await.expect("connected");
+    input_required_while_asking(client, asked, answer).await;
+    stop.await;
+}
+
+/// A 2025-11-25 client that runs the server's task-augmented elicitation
+/// and sampling as tasks; an elicitation saying "never answered" waits
+/// until cancelled (`dropped` is told when its callback is dropped).
+fn hosting_config(dropped: mpsc::UnboundedSender<()>) -> ClientConfig {
+    config()
+        .host_tasks(HostedTasks::new().poll_interval(Duration::from_millis(20)))
+        .on_elicitation(move |params, _| {
+            let guard = SendOnDrop(dropped.clone());
+            async move {
+                let _guard = guard;
+                if let ElicitRequestParams::Form(form) = &params {
+                    if form.message == "never answered" {
+                        std::future::pending::<()>().await;
+                    }
+                }
+                Ok(ada())
+            }
+        })
+        .on_sampling(|_, _| async move {
+            Ok(CreateMessageResult::new(
+                SamplingMessageContentBlock::text("a poem"),
+                "test-model",
+            ))
+        })
+}
+
+/// The server's task-augmented elicitation and sampling run as client
+/// tasks: created, listed, polled, fetched; one cancelled (its callback
+/// dropped, a second cancel refused).
+async fn client_hosted_tasks(client: Client, mut dropped: mpsc::UnboundedReceiver<()>) {
+    let result = in_time(
+        "a task-augmented elicitation",
+        client.call_tool("delegate_elicitation", json!({})),
+    )
+    .await
+    .expect("called");
+    assert_eq!(
+        result.content[0].as_text(),
+        Some("Working listed=true Completed ttl=Some(60000): Hello, Ada!")
+    );
+    let result = in_time(
+        "a task-augmented sampling",
+        client.call_tool("delegate_sampling", json!({})),
+    )
+    .await
+    .expect("called");
+    assert_eq!(result.content[0].as_text(), Some("sampled: a poem"));
+    // The finished elicitation's callback is gone; drain its signal.
+    in_time("the first callback's end", dropped.recv())
+        .await
+        .expect("dropped");
+    let result = in_time(
+        "a cancelled client task",
+        client.call_tool("delegate_and_cancel", json!({})),
+    )
+    .await
+    .expect("called");
+    assert_eq!(
+        result.content[0].as_text(),
+        Some("Cancelled Cancelled Some(ErrorCode(-32602))")
+    );
+    in_time("the cancelled callback to be dropped", dropped.recv())
+        .await
+        .expect("dropped");
+    client.close().await.expect("closed");
+}
+
+#[tokio::test]
+async fn client_hosted_tasks_in_memory() {
+    let (server, _controls) = server();
+    let (tx, dropped) = mpsc::unbounded_channel();
+    let client = Client::connect(server.in_memory(), hosting_config(tx))
+        .await
+        .expect("connected");
+    client_hosted_tasks(client, dropped).await;
+}
+
+#[tokio::test]
+async fn client_hosted_tasks_over_http() {
+    let (server, _controls) = server();
+    let (url, stop) = serve(server).await;
+    let (tx, dropped) = mpsc::unbounded_channel();
+    let client = Client::connect_http(&url, hosting_config(tx))
+        .await
+        .expect("connected");
+    client_hosted_tasks(client, dropped).await;
     stop.await;
 }

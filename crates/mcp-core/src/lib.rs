@@ -11,6 +11,7 @@ pub mod limit;
 mod memory;
 mod pending;
 mod span;
+pub mod task_store;
 mod trace_context;
 mod transport;
 

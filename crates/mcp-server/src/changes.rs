@@ -1,12 +1,19 @@
 //! Announcing what changed to every client, in both eras: one broadcast
 //! ([`ListChanges`]) that each `subscriptions/listen` stream (2026-07-28) and
 //! each initialized handshake-era session ([`forward`]) subscribes to. It is
-//! the one seam a cross-replica bus feeds.
+//! the one seam a cross-replica bus feeds: list changes, resource updates
+//! and task status changes alike. A task change names the task only (its
+//! owner and id, plain data); each listener reads the task's state from the
+//! [`TaskStore`](crate::tasks::TaskStore), so a shared store and a bus that
+//! carries these names tell every replica's listeners.
 
-use mcp_types::ServerCapabilities;
+use std::sync::Arc;
+
+use mcp_types::{ServerCapabilities, TaskStatusNotificationParams, methods};
 use tokio::sync::broadcast;
 
 use crate::session::ServerSession;
+use crate::tasks::TaskEngine;
 
 /// Which list changed, for `subscriptions/listen` streams and handshake-era
 /// sessions.
@@ -16,15 +23,23 @@ pub(crate) enum ListChange {
     Prompts,
     Resources,
     ResourceUpdated(String),
+    /// Task `task_id` of `owner` changed: listeners re-read it.
+    Task {
+        owner: String,
+        task_id: String,
+    },
+    /// Any task may have changed (a listener lagged): listeners re-read
+    /// every task they watch.
+    AnyTask,
 }
 
 /// The next changes a listener (a `subscriptions/listen` stream or a
 /// handshake-era session) must consider, or `None` once the server is gone.
 ///
 /// A receiver that lagged behind the broadcast lost changes it cannot name,
-/// so it gets everything that may have changed once: every list, and every
-/// resource in `subscribed`; each listener sends the ones its client asked
-/// for. List changes and updates are hints to re-read, so a repeated one
+/// so it gets everything that may have changed once: every list, every
+/// resource in `subscribed` and every task; each listener sends the ones its
+/// client asked for. List changes and updates are hints to re-read, so a repeated one
 /// costs a read and a lost one a stale view.
 pub(crate) async fn next_changes(
     changes: &mut broadcast::Receiver<ListChange>,
@@ -44,6 +59,7 @@ pub(crate) async fn next_changes(
                 ListChange::Resources,
             ];
             everything.extend(subscribed().into_iter().map(ListChange::ResourceUpdated));
+            everything.push(ListChange::AnyTask);
             Some(everything)
         }
         Err(broadcast::error::RecvError::Closed) => None,
@@ -64,12 +80,38 @@ pub(crate) async fn next_changes(
 #[derive(Clone, Debug)]
 pub struct ListChanges {
     tx: broadcast::Sender<ListChange>,
+    /// Set when the server shares a message bus with other servers: every
+    /// change goes through it, to each server's listeners (this one's too).
+    #[cfg(feature = "http")]
+    bridge: std::sync::Arc<std::sync::OnceLock<bus::Bridge>>,
 }
 
 impl ListChanges {
     pub(crate) fn new() -> Self {
         Self {
             tx: broadcast::channel(64).0,
+            #[cfg(feature = "http")]
+            bridge: std::sync::Arc::default(),
+        }
+    }
+
+    /// Carries every change through `bus` from now on (once; a later call
+    /// keeps the first bus), so that a change announced on any server
+    /// sharing it reaches the listeners of all. Must be called within a
+    /// tokio runtime (the bridge is a task this value owns).
+    #[cfg(feature = "http")]
+    pub(crate) fn share(&self, bus: std::sync::Arc<dyn mcp_transport::store::MessageBus>) {
+        if self.bridge.get().is_some() {
+            return;
+        }
+        match bus::Bridge::start(bus, self.tx.clone()) {
+            Some(bridge) => {
+                let _ = self.bridge.set(bridge);
+            }
+            None => tracing::warn!(
+                "list changes are not shared with other servers: the HTTP service was built \
+                 outside a tokio runtime; build it inside one"
+            ),
         }
     }
 
@@ -78,6 +120,14 @@ impl ListChanges {
     }
 
     pub(crate) fn send(&self, change: ListChange) {
+        #[cfg(feature = "http")]
+        let change = match self.bridge.get() {
+            Some(bridge) => match bridge.send(change) {
+                None => return,
+                Some(change) => change,
+            },
+            None => change,
+        };
         // No listener is not an error: nobody asked.
         let _ = self.tx.send(change);
     }
@@ -100,6 +150,18 @@ impl ListChanges {
     /// The resource at `uri` changed.
     pub fn resource_updated(&self, uri: impl Into<String>) {
         self.send(ListChange::ResourceUpdated(uri.into()));
+    }
+
+    /// Task `task_id` of `owner` changed in the server's
+    /// [`TaskStore`](crate::tasks::TaskStore): listening clients that watch
+    /// it are sent its new state, read from the store. The server calls
+    /// this for every change it makes; a shared store's change feed calls
+    /// it on the other replicas.
+    pub fn task_changed(&self, owner: impl Into<String>, task_id: impl Into<String>) {
+        self.send(ListChange::Task {
+            owner: owner.into(),
+            task_id: task_id.into(),
+        });
     }
 }
 
@@ -131,6 +193,42 @@ impl Advertised {
     }
 }
 
+/// The tasks a handshake-era session is told about (2025-11-25,
+/// `notifications/tasks/status`): those of `owner` in `engine`'s store.
+pub(crate) struct TaskFeed {
+    pub(crate) engine: Arc<TaskEngine>,
+    pub(crate) owner: String,
+}
+
+impl TaskFeed {
+    /// Sends the state of task `task_id` if it is this session's.
+    async fn tell(
+        &self,
+        session: &ServerSession,
+        owner: &str,
+        task_id: &str,
+    ) -> Result<(), crate::Error> {
+        if owner != self.owner {
+            return Ok(());
+        }
+        match self.engine.store().get(owner, task_id).await {
+            Ok(Some(record)) => {
+                let params = TaskStatusNotificationParams::new(record.to_task());
+                session
+                    .send_notification::<methods::TaskStatus>(&params)
+                    .await
+            }
+            // Expired meanwhile: nothing to tell.
+            Ok(None) => Ok(()),
+            Err(error) => {
+                // Status notifications are a courtesy (the client polls).
+                tracing::debug!(%error, "could not read a task to announce its status");
+                Ok(())
+            }
+        }
+    }
+}
+
 /// Forwards `changes` to one handshake-era session once its client sent
 /// `notifications/initialized`, until the connection ends. `changes` is
 /// subscribed before the session answers `initialize`, so nothing sent
@@ -140,6 +238,7 @@ pub(crate) async fn forward(
     mut changes: broadcast::Receiver<ListChange>,
     session: ServerSession,
     advertised: Advertised,
+    tasks: Option<TaskFeed>,
     initialized: impl Future<Output = ()>,
 ) {
     let peer = session.peer().clone();
@@ -154,7 +253,7 @@ pub(crate) async fn forward(
         };
         let Some(batch) = batch else { break };
         for change in &batch {
-            if let Err(error) = tell(&session, advertised, change).await {
+            if let Err(error) = tell(&session, advertised, tasks.as_ref(), change).await {
                 tracing::debug!(%error, "stopped forwarding list changes: the connection closed");
                 return;
             }
@@ -166,9 +265,17 @@ pub(crate) async fn forward(
 async fn tell(
     session: &ServerSession,
     advertised: Advertised,
+    tasks: Option<&TaskFeed>,
     change: &ListChange,
 ) -> Result<(), crate::Error> {
     match change {
+        ListChange::Task { owner, task_id } => match tasks {
+            Some(feed) => feed.tell(session, owner, task_id).await,
+            None => Ok(()),
+        },
+        // The session keeps no list of its tasks to re-read, and status
+        // notifications are optional: its client polls `tasks/get`.
+        ListChange::AnyTask => Ok(()),
         ListChange::Tools if advertised.tools => session.send_tool_list_changed().await,
         ListChange::Prompts if advertised.prompts => session.send_prompt_list_changed().await,
         ListChange::Resources if advertised.resources => session.send_resource_list_changed().await,
@@ -198,6 +305,7 @@ mod tests {
                 ListChange::Prompts,
                 ListChange::Resources,
                 ListChange::ResourceUpdated("file:///a".into()),
+                ListChange::AnyTask,
             ])
         );
         for _ in 0..64 {
@@ -208,5 +316,175 @@ mod tests {
         }
         drop(changes);
         assert_eq!(next_changes(&mut receiver, subscribed).await, None);
+    }
+}
+
+/// List changes on a message bus shared by several servers.
+#[cfg(feature = "http")]
+mod bus {
+    use std::sync::Arc;
+
+    use bytes::Bytes;
+    use mcp_transport::store::MessageBus;
+    use tokio::sync::{broadcast, mpsc};
+    use tokio_util::task::AbortOnDropHandle;
+
+    use super::ListChange;
+
+    /// The topic list changes travel on.
+    const TOPIC: &str = "changes";
+    /// Changes waiting to be published, at most.
+    const OUTGOING: usize = 256;
+
+    /// Publishes this server's changes and hands everything the bus
+    /// brings to the local listeners; its task ends when it is dropped.
+    #[derive(Debug)]
+    pub(super) struct Bridge {
+        outgoing: mpsc::Sender<ListChange>,
+        _task: AbortOnDropHandle<()>,
+    }
+
+    impl Bridge {
+        pub(super) fn start(
+            bus: Arc<dyn MessageBus>,
+            local: broadcast::Sender<ListChange>,
+        ) -> Option<Self> {
+            let runtime = tokio::runtime::Handle::try_current().ok()?;
+            let (outgoing, queue) = mpsc::channel(OUTGOING);
+            let task = runtime.spawn(run(bus, local, queue));
+            Some(Self {
+                outgoing,
+                _task: AbortOnDropHandle::new(task),
+            })
+        }
+
+        /// Queues `change` for the bus; gives it back when the queue is
+        /// full (it is then announced here only).
+        pub(super) fn send(&self, change: ListChange) -> Option<ListChange> {
+            match self.outgoing.try_send(change) {
+                Ok(()) => None,
+                Err(
+                    mpsc::error::TrySendError::Full(change)
+                    | mpsc::error::TrySendError::Closed(change),
+                ) => {
+                    tracing::warn!(
+                        "list changes are announced faster than the shared bus takes them; \
+                         this one reaches this server's clients only"
+                    );
+                    Some(change)
+                }
+            }
+        }
+    }
+
+    fn encode(change: &ListChange) -> Bytes {
+        match change {
+            ListChange::Tools => Bytes::from_static(b"tools"),
+            ListChange::Prompts => Bytes::from_static(b"prompts"),
+            ListChange::Resources => Bytes::from_static(b"resources"),
+            ListChange::ResourceUpdated(uri) => Bytes::from(format!("updated {uri}")),
+            ListChange::AnyTask => Bytes::from_static(b"tasks"),
+            // The owner and id, separated by a byte neither contains.
+            ListChange::Task { owner, task_id } => Bytes::from(format!("task {owner}\n{task_id}")),
+        }
+    }
+
+    fn decode(payload: &[u8]) -> Option<ListChange> {
+        match payload {
+            b"tools" => Some(ListChange::Tools),
+            b"prompts" => Some(ListChange::Prompts),
+            b"resources" => Some(ListChange::Resources),
+            b"tasks" => Some(ListChange::AnyTask),
+            other => {
+                if let Some(task) = other.strip_prefix(b"task ") {
+                    let task = std::str::from_utf8(task).ok()?;
+                    let (owner, task_id) = task.rsplit_once('\n')?;
+                    return Some(ListChange::Task {
+                        owner: owner.to_owned(),
+                        task_id: task_id.to_owned(),
+                    });
+                }
+                let uri = other.strip_prefix(b"updated ")?;
+                Some(ListChange::ResourceUpdated(
+                    String::from_utf8(uri.to_vec()).ok()?,
+                ))
+            }
+        }
+    }
+
+    async fn subscribe(bus: &dyn MessageBus) -> broadcast::Receiver<Bytes> {
+        loop {
+            match bus.subscribe(TOPIC).await {
+                Ok(incoming) => return incoming,
+                Err(error) => {
+                    tracing::warn!(%error, "cannot subscribe to shared list changes; retrying in 1 s");
+                    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+                }
+            }
+        }
+    }
+
+    async fn run(
+        bus: Arc<dyn MessageBus>,
+        local: broadcast::Sender<ListChange>,
+        mut outgoing: mpsc::Receiver<ListChange>,
+    ) {
+        let mut incoming = subscribe(bus.as_ref()).await;
+        loop {
+            tokio::select! {
+                change = outgoing.recv() => {
+                    let Some(change) = change else { return };
+                    if let Err(error) = bus.publish(TOPIC, encode(&change)).await {
+                        tracing::warn!(%error, "a list change reaches this server's clients only");
+                        let _ = local.send(change);
+                    }
+                }
+                got = incoming.recv() => match got {
+                    Ok(payload) => {
+                        if let Some(change) = decode(&payload) {
+                            let _ = local.send(change);
+                        }
+                    }
+                    Err(broadcast::error::RecvError::Lagged(missed)) => {
+                        tracing::debug!(missed, "fell behind the shared list changes");
+                        // Each listener recovers from a lag of its own.
+                        for change in [
+                            ListChange::Tools,
+                            ListChange::Prompts,
+                            ListChange::Resources,
+                            ListChange::AnyTask,
+                        ] {
+                            let _ = local.send(change);
+                        }
+                    }
+                    Err(broadcast::error::RecvError::Closed) => {
+                        incoming = subscribe(bus.as_ref()).await;
+                    }
+                },
+            }
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn every_change_crosses_the_bus_unchanged() {
+            for change in [
+                ListChange::Tools,
+                ListChange::Prompts,
+                ListChange::Resources,
+                ListChange::ResourceUpdated("file:///a b".into()),
+                ListChange::AnyTask,
+                ListChange::Task {
+                    owner: "principal:[\"i\",\"s\",null]".into(),
+                    task_id: "t-1".into(),
+                },
+            ] {
+                assert_eq!(decode(&encode(&change)), Some(change));
+            }
+            assert_eq!(decode(b"nonsense"), None);
+        }
     }
 }

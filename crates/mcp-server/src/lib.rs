@@ -7,6 +7,7 @@ pub mod apps;
 pub mod ask;
 mod builder;
 mod changes;
+mod client_tasks;
 mod error;
 pub mod extension;
 mod in_memory;

@@ -91,7 +91,18 @@ impl Server {
     ///
     /// Must be called within a tokio runtime.
     pub fn serve<T: Transport>(&self, transport: T) -> ServerConnection {
-        let state = Arc::new(SessionState::default());
+        self.serve_session(transport, Arc::new(SessionState::default()), None)
+    }
+
+    /// Serves one connection with `state`; `restored` names an HTTP
+    /// session whose state came from a shared store (its changes are
+    /// forwarded from the start: it was initialized elsewhere).
+    fn serve_session<T: Transport>(
+        &self,
+        transport: T,
+        state: Arc<SessionState>,
+        restored: Option<Arc<str>>,
+    ) -> ServerConnection {
         let tasks = tokio_util::task::TaskTracker::new();
         // Closed now: `wait` then ends once every task spawned so far or
         // later (while the connection runs) has ended.
@@ -100,8 +111,18 @@ impl Server {
             registry: self.registry.clone(),
             state: state.clone(),
             tasks: tasks.clone(),
+            task: None,
         };
+        let forwarder = restored.map(|id| (handler.clone(), id));
         let connection = Connection::start(transport, handler, self.registry.dispatcher.clone());
+        if let Some((runner, session_id)) = forwarder {
+            // The owner of the session's tasks, as a request in it names it
+            // (a bearer principal is known per request only).
+            let mut context = mcp_core::TransportContext::default();
+            context.session_id = Some(session_id);
+            let owner = crate::tasks::owner(&context, &state, false);
+            runner.forward_changes(connection.peer(), owner);
+        }
         let session = ServerSession::new(connection.peer().clone(), state)
             .with_changes(self.registry.changes.clone());
         ServerConnection {
@@ -137,9 +158,19 @@ impl Server {
         &self,
         config: mcp_transport::http::HttpServerConfig,
     ) -> mcp_transport::http::StreamableHttpService {
+        if let Some(shared) = config.shared_stores() {
+            self.registry.changes.share(shared.bus.clone());
+        }
         let server = self.clone();
         mcp_transport::http::StreamableHttpService::new(config, move |transport| {
-            let connection = server.serve(transport);
+            let state = Arc::new(SessionState::default());
+            let restored = match transport.shared_session() {
+                Some(shared) if state.share(shared.clone()) => {
+                    transport.session_id().map(Arc::from)
+                }
+                _ => None,
+            };
+            let connection = server.serve_session(transport, state, restored);
             // The service runs this future, so it owns the connection until
             // its session (or exchange) ends.
             async move { connection.wait().await }

@@ -12,7 +12,8 @@ use mcp_types::{
     ElicitRequestedSchema, ElicitResult, ElicitationCompleteParams, EmptyResult, Implementation,
     InitializeRequestParams, InputRequest, InputResponse, InputResponses, ListRootsResult,
     LoggingLevel, LoggingMessageNotificationParams, ProgressNotificationParams, ProgressToken,
-    RawJson, RequestId, RequestMeta, ResourceUpdatedNotificationParams, Revision, methods,
+    RawJson, RelatedTaskMetadata, RequestId, RequestMeta, ResourceUpdatedNotificationParams,
+    Revision, methods,
 };
 use serde_json::Value;
 
@@ -36,6 +37,10 @@ pub(crate) struct SessionState {
     /// Whether the client sent `notifications/initialized`; a watch, so the
     /// list-change forwarder can wait for it.
     initialized: tokio::sync::watch::Sender<bool>,
+    /// Where the session's state is saved for other servers (an HTTP
+    /// service with shared stores).
+    #[cfg(feature = "http")]
+    shared: std::sync::OnceLock<mcp_transport::store::SharedSession>,
 }
 
 impl SessionState {
@@ -87,6 +92,61 @@ impl SessionState {
         self.lock().subscriptions.remove(uri);
     }
 
+    /// Saves the session's state for the other servers sharing its store
+    /// (nothing to do without one).
+    #[cfg(feature = "http")]
+    pub(crate) async fn persist(&self) -> Result<(), mcp_types::ErrorObject> {
+        let Some(shared) = self.shared.get() else {
+            return Ok(());
+        };
+        let record = {
+            let state = self.lock();
+            let (Some(client), Some(revision)) = (&state.client, state.revision) else {
+                return Ok(());
+            };
+            let mut record =
+                mcp_types::SessionRecord::new(revision.as_str(), client.as_ref().clone());
+            record.log_level = state.log_level;
+            record.subscriptions = state.subscriptions.iter().cloned().collect();
+            record.subscriptions.sort();
+            record
+        };
+        shared.save(&record).await.map_err(|error| {
+            tracing::warn!(%error, "the session's state could not be shared");
+            mcp_types::ErrorObject::internal_error(format!(
+                "the server could not store this session's state ({error}); retry the request"
+            ))
+        })
+    }
+
+    #[cfg(not(feature = "http"))]
+    pub(crate) async fn persist(&self) -> Result<(), mcp_types::ErrorObject> {
+        Ok(())
+    }
+
+    /// Takes the session's place in a shared store; a session another
+    /// server minted takes up its state from the record (initialized: the
+    /// client already uses it). `true` when restored.
+    #[cfg(feature = "http")]
+    pub(crate) fn share(&self, shared: mcp_transport::store::SharedSession) -> bool {
+        let restored = shared.restored().cloned();
+        let _ = self.shared.set(shared);
+        let Some(record) = restored else {
+            return false;
+        };
+        let revision = Revision::from_version(&record.protocol_version)
+            .filter(|r| r.is_handshake())
+            .unwrap_or(Revision::LATEST_HANDSHAKE);
+        let mut state = self.lock();
+        state.client = Some(Arc::new(record.client));
+        state.revision = Some(revision);
+        state.log_level = record.log_level;
+        state.subscriptions = record.subscriptions.into_iter().collect();
+        drop(state);
+        self.mark_initialized();
+        true
+    }
+
     /// Whether the client's `initialize` declared extension `id`.
     pub(crate) fn client_declares_extension(&self, id: &str) -> bool {
         self.lock()
@@ -118,6 +178,8 @@ pub struct ServerSession {
     state: Arc<SessionState>,
     stateless: Option<Arc<StatelessRequest>>,
     changes: Option<crate::ListChanges>,
+    /// The 2025-11-25 task the call runs as, if it does.
+    task: Option<Arc<crate::tasks::TaskSeat>>,
 }
 
 impl ServerSession {
@@ -127,7 +189,14 @@ impl ServerSession {
             state,
             stateless: None,
             changes: None,
+            task: None,
         }
+    }
+
+    /// Runs in (2025-11-25) task `task`: asks park it in `input_required`.
+    pub(crate) fn with_task(mut self, task: Option<Arc<crate::tasks::TaskSeat>>) -> Self {
+        self.task = task;
+        self
     }
 
     pub(crate) fn with_changes(mut self, changes: crate::ListChanges) -> Self {
@@ -497,8 +566,38 @@ impl ServerSession {
         Ok(())
     }
 
-    /// Sends an ask as a server-to-client request (handshake era).
-    pub(crate) async fn send_ask(&self, request: InputRequest) -> Result<InputResponse, Error> {
+    /// Sends an ask as a server-to-client request (handshake era); within a
+    /// task, related to it and with the task `input_required` meanwhile.
+    pub(crate) async fn send_ask(&self, mut request: InputRequest) -> Result<InputResponse, Error> {
+        let Some(task) = &self.task else {
+            return self.send_ask_now(request).await;
+        };
+        let related = Some(RelatedTaskMetadata::new(task.task_id()));
+        match &mut request {
+            InputRequest::CreateMessage(params) => {
+                params
+                    .meta
+                    .get_or_insert_with(RequestMeta::new)
+                    .related_task = related;
+            }
+            InputRequest::Elicit(ElicitRequestParams::Form(params)) => {
+                params
+                    .meta
+                    .get_or_insert_with(RequestMeta::new)
+                    .related_task = related;
+            }
+            InputRequest::Elicit(ElicitRequestParams::Url(params)) => {
+                params
+                    .meta
+                    .get_or_insert_with(RequestMeta::new)
+                    .related_task = related;
+            }
+            _ => {}
+        }
+        task.asking(self.send_ask_now(request)).await
+    }
+
+    async fn send_ask_now(&self, request: InputRequest) -> Result<InputResponse, Error> {
         let options = RequestOptions::new;
         Ok(match request {
             InputRequest::CreateMessage(params) => InputResponse::CreateMessage(

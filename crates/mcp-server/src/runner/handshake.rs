@@ -9,7 +9,7 @@ use mcp_types::{
 };
 
 use super::{Era, Runner, record_span, to_raw};
-use crate::changes::{Advertised, forward};
+use crate::changes::{Advertised, TaskFeed, forward};
 use crate::session::ServerSession;
 
 impl Runner {
@@ -41,21 +41,32 @@ impl Runner {
     }
 
     /// Starts forwarding the server's list changes to this session (once per
-    /// connection), subscribed before `initialize` is answered.
-    fn forward_changes(&self, cx: &RequestContext) {
+    /// connection), subscribed before `initialize` is answered (or when a
+    /// session another server minted is restored).
+    /// `owner` is whose tasks the session is told about.
+    pub(crate) fn forward_changes(&self, peer: &mcp_core::Peer, owner: String) {
         if !self.state.claim_forwarding() {
             return;
         }
         let changes = self.registry.changes.subscribe();
         // Not tied to the `initialize` request: over HTTP, the session's
         // notifications go on its GET stream.
-        let session = ServerSession::new(cx.peer.unrelated(), self.state.clone())
+        let session = ServerSession::new(peer.unrelated(), self.state.clone())
             .with_changes(self.registry.changes.clone());
         let advertised = Advertised::from(&self.server().capabilities());
+        // `notifications/tasks/status` exists at 2025-11-25 only, like the
+        // core `tasks` capability.
+        let tasks = match (&self.registry.tasks, self.state.revision()) {
+            (Some(engine), Some(revision)) if revision >= Revision::V2025_11_25 => Some(TaskFeed {
+                engine: engine.clone(),
+                owner,
+            }),
+            _ => None,
+        };
         let state = self.state.clone();
         let initialized = async move { state.initialized().await };
         self.tasks
-            .spawn(forward(changes, session, advertised, initialized));
+            .spawn(forward(changes, session, advertised, tasks, initialized));
     }
 
     pub(super) async fn handshake(
@@ -93,7 +104,10 @@ impl Runner {
             ClientRequest::Initialize(params) => {
                 let result = self.initialize(params);
                 if result.is_ok() {
-                    self.forward_changes(&cx);
+                    self.forward_changes(&cx.peer, self.task_owner(&cx));
+                    // Stored before the answer: the client's next request
+                    // may reach another server.
+                    self.state.persist().await?;
                 }
                 result
             }
@@ -110,14 +124,17 @@ impl Runner {
                     ));
                 }
                 self.state.subscribe(params.uri);
+                self.state.persist().await?;
                 to_raw(&EmptyResult::new())
             }
             ClientRequest::Unsubscribe(params) => {
                 self.state.unsubscribe(&params.uri);
+                self.state.persist().await?;
                 to_raw(&EmptyResult::new())
             }
             ClientRequest::SetLevel(params) => {
                 self.state.set_log_level(params.level);
+                self.state.persist().await?;
                 to_raw(&EmptyResult::new())
             }
             // 2025-11-25 core tasks, when the server runs tasks.

@@ -11,22 +11,31 @@
 //!   running work (each task's tool code runs as a tokio task the engine
 //!   can cancel, and aborts when the server goes away).
 
+pub mod contract;
 mod extension;
-pub mod store;
+#[cfg(feature = "redis")]
+mod redis;
+/// Where task state lives (shared with the client, which hosts 2025-11-25
+/// sampling and elicitation tasks): [`mcp_core::task_store`].
+pub use mcp_core::task_store as store;
 
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use mcp_core::CancellationToken;
-use mcp_types::{Task, TaskStatus};
-use tokio::sync::watch;
+use mcp_types::TaskStatus;
 
+use crate::changes::{ListChange, ListChanges};
+
+#[cfg(feature = "redis")]
+pub use self::redis::RedisTaskStore;
 pub use store::{
     DEFAULT_MAX_TASKS, InMemoryTaskStore, StoreFuture, TaskOutcome, TaskPage, TaskRecord,
     TaskStore, TaskStoreError, TaskUpdate, can_move,
 };
+pub(crate) use store::{duration_ms, now_ms};
 
 /// The default retention of a task from its creation: one hour.
 pub const DEFAULT_TASK_TTL: Duration = Duration::from_secs(60 * 60);
@@ -109,7 +118,7 @@ impl TasksConfig {
     }
 }
 
-pub(crate) use extension::extension;
+pub(crate) use extension::{TaskWatch, extension, missing_extension};
 
 /// The 2025-11-25 `tasks` capability of a server that runs tasks:
 /// `tasks/list`, `tasks/cancel` and task-augmented `tools/call`.
@@ -129,13 +138,14 @@ pub(crate) fn core_capability() -> mcp_types::ServerTasksCapability {
 pub(crate) type Work = std::pin::Pin<Box<dyn Future<Output = TaskUpdate> + Send>>;
 
 /// Runs tasks: creates their records, owns their running work, cancels it,
-/// and wakes whoever waits for a task to change.
+/// and announces every change it makes on the server's [`ListChanges`]
+/// (status notifications, and whoever waits for a task to end).
 pub(crate) struct TaskEngine {
     pub(crate) config: TasksConfig,
     /// The work running in this process, by task id.
     running: Mutex<HashMap<String, Running>>,
-    /// Bumped on every change made here, so waiters re-read the store.
-    changed: watch::Sender<u64>,
+    /// Where task changes are announced: the one feed of every listener.
+    changes: ListChanges,
 }
 
 struct Running {
@@ -154,6 +164,71 @@ impl Drop for TaskEngine {
             for handle in &work.handles {
                 handle.abort();
             }
+        }
+    }
+}
+
+/// The 2025-11-25 task a handshake-era tool call runs as: while its code
+/// waits for the client's answer to an ask (elicitation, sampling, roots),
+/// the task is `input_required`, and `working` again once every open ask is
+/// answered (2025-11-25, "Input Required Status"). The asks themselves go
+/// to the client as requests carrying the task in `_meta`.
+pub(crate) struct TaskSeat {
+    engine: Arc<TaskEngine>,
+    owner: String,
+    task_id: String,
+    /// How many asks wait for the client's answer now.
+    waiting: Mutex<usize>,
+}
+
+impl TaskSeat {
+    pub(crate) fn new(engine: Arc<TaskEngine>, owner: String, task_id: String) -> Self {
+        Self {
+            engine,
+            owner,
+            task_id,
+            waiting: Mutex::new(0),
+        }
+    }
+
+    /// The task's id.
+    pub(crate) fn task_id(&self) -> &str {
+        &self.task_id
+    }
+
+    /// Runs `ask` (one request to the client) with the task
+    /// `input_required` meanwhile.
+    pub(crate) async fn asking<T>(&self, ask: impl Future<Output = T>) -> T {
+        if self.count(1) == 1 {
+            self.mark(TaskStatus::Working, TaskStatus::InputRequired)
+                .await;
+        }
+        let answer = ask.await;
+        if self.count(-1) == 0 {
+            self.mark(TaskStatus::InputRequired, TaskStatus::Working)
+                .await;
+        }
+        answer
+    }
+
+    /// Adds `delta` to the open asks; answers the new count.
+    fn count(&self, delta: isize) -> usize {
+        let mut waiting = self.waiting.lock().unwrap_or_else(|p| p.into_inner());
+        *waiting = waiting.saturating_add_signed(delta);
+        *waiting
+    }
+
+    async fn mark(&self, from: TaskStatus, to: TaskStatus) {
+        let update = TaskUpdate::status(to).expecting(from);
+        match self.engine.update(&self.owner, &self.task_id, update).await {
+            // Cancelled or expired meanwhile: the status is no longer ours to set.
+            Ok(_)
+            | Err(
+                TaskStoreError::Conflict { .. }
+                | TaskStoreError::InvalidTransition { .. }
+                | TaskStoreError::NotFound { .. },
+            ) => {}
+            Err(error) => tracing::warn!(%error, "could not record a task's wait for input"),
         }
     }
 }
@@ -178,42 +253,6 @@ pub(crate) fn owner(
     format!("connection:{:p}", Arc::as_ptr(state))
 }
 
-/// Milliseconds since the Unix epoch, now.
-pub(crate) fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-        .unwrap_or(0)
-}
-
-fn duration_ms(duration: Duration) -> u64 {
-    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
-}
-
-/// `ms` since the epoch as an ISO 8601 UTC timestamp (days to civil date
-/// after Howard Hinnant's algorithm).
-pub(crate) fn iso8601(ms: u64) -> String {
-    let secs = ms / 1000;
-    let days = i64::try_from(secs / 86_400).unwrap_or(0);
-    let rem = secs % 86_400;
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60,
-        ms % 1000
-    )
-}
-
 /// A fresh, unguessable task id (128 random bits).
 fn new_task_id() -> Result<String, TaskStoreError> {
     use ring::rand::{SecureRandom, SystemRandom};
@@ -224,28 +263,12 @@ fn new_task_id() -> Result<String, TaskStoreError> {
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
-impl TaskRecord {
-    /// The task as the wire describes it (2025-11-25 `Task`).
-    pub fn to_task(&self) -> Task {
-        let mut task = Task::new(
-            self.task_id.clone(),
-            self.status,
-            iso8601(self.created_at_ms),
-            iso8601(self.last_updated_at_ms),
-        );
-        task.status_message = self.status_message.clone();
-        task.ttl = self.ttl_ms;
-        task.poll_interval = self.poll_interval_ms;
-        task
-    }
-}
-
 impl TaskEngine {
-    pub(crate) fn new(config: TasksConfig) -> Self {
+    pub(crate) fn new(config: TasksConfig, changes: ListChanges) -> Self {
         Self {
             config,
             running: Mutex::new(HashMap::new()),
-            changed: watch::channel(0).0,
+            changes,
         }
     }
 
@@ -272,8 +295,9 @@ impl TaskEngine {
         self.running.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn bump(&self) {
-        self.changed.send_modify(|n| *n = n.wrapping_add(1));
+    /// Announces that task `task_id` of `owner` changed.
+    fn changed(&self, owner: &str, task_id: &str) {
+        self.changes.task_changed(owner, task_id);
     }
 
     /// Creates a `working` task for `owner`, kept `requested_ttl_ms` (capped
@@ -289,21 +313,14 @@ impl TaskEngine {
         let ttl = requested_ttl_ms
             .unwrap_or_else(|| duration_ms(self.config.default_ttl))
             .min(max);
-        let record = TaskRecord {
-            task_id: new_task_id()?,
-            owner: owner.to_owned(),
-            method: method.to_owned(),
-            status: TaskStatus::Working,
-            status_message: None,
-            created_at_ms: now,
-            last_updated_at_ms: now,
-            ttl_ms: Some(ttl),
-            poll_interval_ms: Some(duration_ms(self.config.poll_interval)),
-            outcome: None,
-            input_requests: None,
-            request_state: None,
-            answers: None,
-        };
+        let record = TaskRecord::working(
+            new_task_id()?,
+            owner.to_owned(),
+            method.to_owned(),
+            now,
+            Some(ttl),
+            Some(duration_ms(self.config.poll_interval)),
+        );
         self.store().create(record.clone()).await?;
         Ok(record)
     }
@@ -362,7 +379,7 @@ impl TaskEngine {
                 }
             }
             engine.running().remove(&id);
-            engine.bump();
+            engine.changed(&owner, &id);
         });
         running.insert(
             task_id,
@@ -385,7 +402,7 @@ impl TaskEngine {
             .store()
             .transition(owner, task_id, update, now_ms())
             .await?;
-        self.bump();
+        self.changed(owner, task_id);
         Ok(record)
     }
 
@@ -409,22 +426,40 @@ impl TaskEngine {
         Ok(record)
     }
 
-    /// Waits until the task is terminal (re-reading on every local change,
-    /// and every poll interval for changes made by other processes).
+    /// Waits until the task is terminal: re-reads it whenever the change
+    /// feed names it (or may have lost its change), and every poll
+    /// interval for a store changed where no announcement reaches this
+    /// process.
     pub(crate) async fn wait_terminal(
         &self,
         owner: &str,
         task_id: &str,
     ) -> Result<TaskRecord, TaskStoreError> {
-        let mut changed = self.changed.subscribe();
+        let mut changes = self.changes.subscribe();
         loop {
-            changed.borrow_and_update();
             let record = self.get(owner, task_id).await?;
             if record.status.is_terminal() {
                 return Ok(record);
             }
+            let named = async {
+                while let Some(batch) = crate::changes::next_changes(&mut changes, Vec::new).await {
+                    let ours = batch.iter().any(|change| match change {
+                        ListChange::Task {
+                            owner: o,
+                            task_id: t,
+                        } => o == owner && t == task_id,
+                        ListChange::AnyTask => true,
+                        _ => false,
+                    });
+                    if ours {
+                        return;
+                    }
+                }
+                // The feed is gone with the server: polling alone remains.
+                std::future::pending::<()>().await;
+            };
             tokio::select! {
-                _ = changed.changed() => {}
+                () = named => {}
                 () = tokio::time::sleep(self.config.poll_interval) => {}
             }
         }
@@ -441,16 +476,9 @@ impl TaskEngine {
 mod tests {
     use super::*;
 
-    #[test]
-    fn timestamps_are_iso_8601_utc() {
-        assert_eq!(iso8601(0), "1970-01-01T00:00:00.000Z");
-        assert_eq!(iso8601(951_782_400_123), "2000-02-29T00:00:00.123Z");
-        assert_eq!(iso8601(1_785_196_800_000), "2026-07-28T00:00:00.000Z");
-    }
-
     #[tokio::test]
     async fn a_cancelled_task_stops_its_work_and_stays_cancelled() {
-        let engine = Arc::new(TaskEngine::new(TasksConfig::new()));
+        let engine = Arc::new(TaskEngine::new(TasksConfig::new(), ListChanges::new()));
         let record = engine.create("me", "tools/call", None).await.expect("task");
         let cancel = CancellationToken::new();
         let (started_tx, started) = tokio::sync::oneshot::channel::<()>();
@@ -501,6 +529,7 @@ mod tests {
             TasksConfig::new()
                 .default_ttl(Duration::from_secs(10))
                 .max_ttl(Duration::from_secs(60)),
+            ListChanges::new(),
         );
         let default = engine.create("me", "tools/call", None).await.expect("task");
         assert_eq!(default.ttl_ms, Some(10_000));

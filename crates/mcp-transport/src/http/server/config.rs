@@ -4,7 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::http::event_store::{EventStore, InMemoryEventStore};
+use crate::store::{EventStore, InMemoryEventStore, SharedStores};
 
 /// Settings of a [`StreamableHttpService`](super::StreamableHttpService).
 #[derive(Clone)]
@@ -18,6 +18,7 @@ pub struct HttpServerConfig {
     pub(super) inbound_queue: usize,
     pub(super) sse_queue: usize,
     pub(super) event_store: Arc<dyn EventStore>,
+    pub(super) shared: Option<SharedStores>,
     pub(super) idle_timeout: Duration,
     pub(super) resumption_window: Duration,
     pub(super) max_session_events: usize,
@@ -43,6 +44,7 @@ impl fmt::Debug for HttpServerConfig {
             .field("keep_alive", &self.keep_alive)
             .field("inbound_queue", &self.inbound_queue)
             .field("sse_queue", &self.sse_queue)
+            .field("shared", &self.shared.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -59,6 +61,7 @@ impl Default for HttpServerConfig {
             inbound_queue: 64,
             sse_queue: 256,
             event_store: Arc::new(InMemoryEventStore::default()),
+            shared: None,
             idle_timeout: Duration::from_secs(30 * 60),
             resumption_window: Duration::from_secs(60),
             max_session_events: 1024,
@@ -136,6 +139,34 @@ impl HttpServerConfig {
     pub fn event_store(mut self, store: Arc<dyn EventStore>) -> Self {
         self.event_store = store;
         self
+    }
+
+    /// Shares sessions, events and server messages with every other server
+    /// given the same stores (e.g. [`RedisConfig::connect`](crate::store::redis::RedisConfig::connect)
+    /// with feature `redis`), so that any of them serves any session behind a
+    /// load balancer with no stickiness:
+    /// - a request whose `Mcp-Session-Id` another server minted is served
+    ///   here, the session restored from the [`SessionStore`](crate::store::SessionStore)
+    ///   (each request renews it there for [`idle_timeout`](Self::idle_timeout));
+    /// - `Last-Event-ID` resumes a stream of another server from the shared
+    ///   [`EventStore`], following it until it ends;
+    /// - DELETE ends the session on every server;
+    /// - the answer to a server-to-client request reaches the server whose
+    ///   handler waits for it, over the [`MessageBus`](crate::store::MessageBus)
+    ///   (such requests carry ids of the form `{server}~{id}`).
+    ///
+    /// Without it (the default) sessions live in this service alone, at no
+    /// cost per request. This replaces the [`event_store`](Self::event_store).
+    pub fn shared(mut self, stores: SharedStores) -> Self {
+        self.event_store = stores.events.clone();
+        self.shared = Some(stores);
+        self
+    }
+
+    /// The shared stores, if [`shared`](Self::shared) was set (a server
+    /// layer publishes its list changes on the bus).
+    pub fn shared_stores(&self) -> Option<&SharedStores> {
+        self.shared.as_ref()
     }
 
     /// How long a session may stay idle (no request, no open stream)

@@ -19,6 +19,7 @@ mod config;
 mod rate_limit;
 mod serve;
 mod session;
+mod shared;
 mod stateless;
 mod transport;
 
@@ -103,6 +104,8 @@ struct ServiceInner {
     /// Cancelled when the service drains: no new sessions, no GET streams.
     draining: CancellationToken,
     sweeper: AtomicBool,
+    /// The stores shared with other servers, if any.
+    shared: Option<shared::Shared>,
 }
 
 /// What a [`StreamableHttpService`] holds, for metrics and tests.
@@ -184,8 +187,10 @@ impl StreamableHttpService {
         F: Fn(SessionTransport) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = ()> + Send + 'static,
     {
+        let shared = config.shared.clone().map(shared::Shared::new);
         Self {
             inner: Arc::new(ServiceInner {
+                shared,
                 config,
                 factory: Arc::new(move |transport| Box::pin(factory(transport))),
                 sessions: Mutex::new(HashMap::new()),
@@ -378,8 +383,8 @@ impl ServiceInner {
             Method::GET | Method::DELETE if checks::era(request.headers()) == Era::Stateless => {
                 method_not_allowed("POST")
             }
-            Method::GET => self.get(request.headers()),
-            Method::DELETE => self.delete(request.headers()),
+            Method::GET => self.get(request.headers()).await,
+            Method::DELETE => self.delete(request.headers()).await,
             _ => method_not_allowed("GET, POST, DELETE"),
         }
     }
@@ -440,6 +445,11 @@ impl ServiceInner {
         let initialize = messages
             .iter()
             .any(|m| matches!(m, JsonRpcMessage::Request(r) if r.method == "initialize"));
+        if let Some(shared) = &self.shared {
+            if let Err(error) = shared::listen(&self, shared).await {
+                return session::store_unavailable(&error);
+            }
+        }
         let session = if initialize && !in_session {
             if batch {
                 return jsonrpc_error(
@@ -448,22 +458,33 @@ impl ServiceInner {
                     "initialize must be sent alone, not in a batch",
                 );
             }
-            match self.open_session() {
+            match self.open_session(None) {
                 Ok(session) => session,
                 Err(response) => return response,
             }
         } else {
-            match self.session_for(&headers) {
+            match self.session_for(&headers).await {
                 Ok(session) => session,
                 Err(response) => return response,
             }
+        };
+        let messages = match &self.shared {
+            Some(shared) => match shared::route_answers(shared, &session.id, messages).await {
+                Ok(messages) if messages.is_empty() => return plain_status(StatusCode::ACCEPTED),
+                Ok(messages) => messages,
+                Err(error) => return session::store_unavailable(&error),
+            },
+            None => messages,
         };
         session
             .accept_post(messages, batch, &headers, initialize, &self.tasks)
             .await
     }
 
-    fn session_for(&self, headers: &HeaderMap) -> Result<Arc<Session>, Response<HttpBody>> {
+    async fn session_for(
+        self: &Arc<Self>,
+        headers: &HeaderMap,
+    ) -> Result<Arc<Session>, Response<HttpBody>> {
         let Some(id) = header_str(headers, SESSION_ID_HEADER) else {
             return Err(jsonrpc_error(
                 StatusCode::BAD_REQUEST,
@@ -471,27 +492,60 @@ impl ServiceInner {
                 "Bad Request: the Mcp-Session-Id header is required; initialize a session first",
             ));
         };
-        let mut sessions = self.lock_sessions();
-        match sessions.get(id) {
-            Some(session) if !session.is_closed() => {
-                session.touch();
-                Ok(session.clone())
+        let local = {
+            let mut sessions = self.lock_sessions();
+            match sessions.get(id) {
+                Some(session) if !session.is_closed() => {
+                    session.touch();
+                    Some(session.clone())
+                }
+                Some(_) => {
+                    sessions.remove(id);
+                    None
+                }
+                None => None,
             }
-            Some(_) => {
-                sessions.remove(id);
-                Err(body::session_not_found())
-            }
-            None => Err(body::session_not_found()),
+        };
+        let Some(shared) = &self.shared else {
+            return local.ok_or_else(body::session_not_found);
+        };
+        let ttl = self.config.idle_timeout;
+        match local {
+            // Renewed for every server; gone when it was deleted elsewhere.
+            Some(session) => match shared.stores.sessions.touch(id, ttl).await {
+                Ok(true) => Ok(session),
+                Ok(false) => {
+                    self.lock_sessions().remove(id);
+                    session.close();
+                    Err(body::session_not_found())
+                }
+                Err(error) => Err(session::store_unavailable(&error)),
+            },
+            // Minted by another server: restored here.
+            None => match shared.stores.sessions.load(id, ttl).await {
+                Ok(Some(record)) => self.open_session(Some((id.into(), record))),
+                Ok(None) => Err(body::session_not_found()),
+                Err(error) => Err(session::store_unavailable(&error)),
+            },
         }
     }
 
-    fn open_session(self: &Arc<Self>) -> Result<Arc<Session>, Response<HttpBody>> {
+    /// Opens a session: a new one for `initialize`, or one another server
+    /// minted, restored from its record.
+    fn open_session(
+        self: &Arc<Self>,
+        restore: Option<(Arc<str>, mcp_types::SessionRecord)>,
+    ) -> Result<Arc<Session>, Response<HttpBody>> {
         if self.draining.is_cancelled() {
             return Err(shutting_down());
         }
         self.start_sweeper();
         self.sweep(Instant::now());
         let mut sessions = self.lock_sessions();
+        if let Some(existing) = restore.as_ref().and_then(|(id, _)| sessions.get(id)) {
+            // Restored meanwhile by a concurrent request.
+            return Ok(existing.clone());
+        }
         if sessions.len() >= self.config.max_sessions {
             let idle = sessions
                 .values()
@@ -519,17 +573,47 @@ impl ServiceInner {
             sessions.remove(&evicted.id);
             evicted.close();
         }
-        let id: Arc<str> = session::new_session_id().into();
+        let (id, restored) = match restore {
+            Some((id, record)) => (id, Some(Arc::new(record))),
+            None => (session::new_session_id().into(), None),
+        };
         let (inbound_tx, inbound_rx) = mpsc::channel(self.config.inbound_queue.max(1));
-        let session = Arc::new(Session::new(id.clone(), inbound_tx, &self.config));
-        sessions.insert(id, session.clone());
+        let version = restored
+            .as_ref()
+            .and_then(|r| mcp_types::Revision::from_version(&r.protocol_version));
+        let instance = self.shared.as_ref().map(|s| s.instance.clone());
+        let session = Arc::new(Session::new(
+            id.clone(),
+            inbound_tx,
+            &self.config,
+            instance,
+            version,
+        ));
+        sessions.insert(id.clone(), session.clone());
         drop(sessions);
-        tracing::debug!(session = %session.tag(), "session opened");
-        self.start(SessionTransport::session(session.clone(), inbound_rx));
+        let shared = self
+            .shared
+            .as_ref()
+            .map(|shared| crate::store::SharedSession {
+                id,
+                store: shared.stores.sessions.clone(),
+                ttl: self.config.idle_timeout,
+                restored,
+            });
+        tracing::debug!(
+            session = %session.tag(),
+            restored = shared.as_ref().is_some_and(|s| s.restored().is_some()),
+            "session opened"
+        );
+        self.start(SessionTransport::session(
+            session.clone(),
+            inbound_rx,
+            shared,
+        ));
         Ok(session)
     }
 
-    fn get(&self, headers: &HeaderMap) -> Response<HttpBody> {
+    async fn get(self: &Arc<Self>, headers: &HeaderMap) -> Response<HttpBody> {
         if !checks::accepts(headers, "text/event-stream") {
             return jsonrpc_error(
                 StatusCode::NOT_ACCEPTABLE,
@@ -537,7 +621,12 @@ impl ServiceInner {
                 "Not Acceptable: the Accept header must list text/event-stream",
             );
         }
-        let session = match self.session_for(headers) {
+        if let Some(shared) = &self.shared {
+            if let Err(error) = shared::listen(self, shared).await {
+                return session::store_unavailable(&error);
+            }
+        }
+        let session = match self.session_for(headers).await {
             Ok(session) => session,
             Err(response) => return response,
         };
@@ -545,14 +634,37 @@ impl ServiceInner {
             return response;
         }
         match header_str(headers, LAST_EVENT_ID_HEADER) {
-            Some(last) => session.resume(last),
+            Some(last) => match (session.resume(last).await, &self.shared) {
+                (session::Resumed::Here(response), _) => response,
+                (session::Resumed::Elsewhere(replay), Some(shared)) => {
+                    shared::follow(self, shared, last, replay)
+                }
+                (session::Resumed::Elsewhere(_), None) => body::session_not_found(),
+            },
             None if self.draining.is_cancelled() => shutting_down(),
             None => session.open_standalone(headers),
         }
     }
 
-    fn delete(&self, headers: &HeaderMap) -> Response<HttpBody> {
-        let session = match self.session_for(headers) {
+    async fn delete(self: &Arc<Self>, headers: &HeaderMap) -> Response<HttpBody> {
+        if let (Some(shared), Some(id)) = (&self.shared, header_str(headers, SESSION_ID_HEADER)) {
+            // Ended for every server, whether or not this one holds it.
+            let existed = match shared::delete(shared, id).await {
+                Ok(existed) => existed,
+                Err(error) => return session::store_unavailable(&error),
+            };
+            let local = self.lock_sessions().remove(id);
+            if let Some(session) = &local {
+                session.close();
+                tracing::debug!(session = %session.tag(), "session closed by the client");
+            }
+            return if existed || local.is_some() {
+                plain_status(StatusCode::OK)
+            } else {
+                body::session_not_found()
+            };
+        }
+        let session = match self.session_for(headers).await {
             Ok(session) => session,
             Err(response) => return response,
         };

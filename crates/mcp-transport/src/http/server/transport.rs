@@ -21,6 +21,7 @@ use super::session::Session;
 pub struct SessionTransport {
     sender: SessionSender,
     receiver: SessionReceiver,
+    shared: Option<crate::store::SharedSession>,
 }
 
 impl fmt::Debug for SessionTransport {
@@ -32,13 +33,26 @@ impl fmt::Debug for SessionTransport {
 }
 
 impl SessionTransport {
-    pub(super) fn session(session: Arc<Session>, rx: mpsc::Receiver<Inbound>) -> Self {
+    pub(super) fn session(
+        session: Arc<Session>,
+        rx: mpsc::Receiver<Inbound>,
+        shared: Option<crate::store::SharedSession>,
+    ) -> Self {
         Self {
             sender: SessionSender {
                 route: Route::Session(session),
             },
             receiver: SessionReceiver { rx, ended: false },
+            shared,
         }
+    }
+
+    /// The session's place in the shared session store, when the service
+    /// shares its stores ([`HttpServerConfig::shared`](super::HttpServerConfig::shared)):
+    /// the record it was restored from, and where the server layer saves
+    /// each change of the session's state.
+    pub fn shared_session(&self) -> Option<&crate::store::SharedSession> {
+        self.shared.as_ref()
     }
 
     /// The stateless hub: `attached` gets the dispatcher's [`Direct`];
@@ -49,6 +63,7 @@ impl SessionTransport {
                 route: Route::Hub(Some(attached)),
             },
             receiver: SessionReceiver { rx, ended: false },
+            shared: None,
         }
     }
 

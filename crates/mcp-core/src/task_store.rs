@@ -1,12 +1,13 @@
-//! Where task state lives: the [`TaskStore`] trait, the records it keeps,
-//! the state machine every store enforces, and the bounded in-memory
-//! default with TTL expiry.
+//! Where task state lives, for whichever side hosts tasks (a server running
+//! tools as tasks, or a 2025-11-25 client running sampling and elicitation
+//! as tasks): the [`TaskStore`] trait, the records it keeps, the state
+//! machine every store enforces ([`can_move`], [`apply`]), and the bounded
+//! in-memory default with TTL expiry.
 //!
 //! A record is plain data (serde), never a closure, channel or handle, so a
 //! shared backend (Redis, a database) can implement the trait and several
-//! server processes can serve the same tasks; what only one process can
-//! hold (the running tool, its cancellation) stays in the
-//! `TaskEngine`.
+//! processes can serve the same tasks; what only one process can hold (the
+//! running work, its cancellation) stays with the side that runs it.
 
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
@@ -14,7 +15,7 @@ use std::pin::Pin;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use mcp_types::{ErrorObject, JsonObject, TaskStatus};
+use mcp_types::{ErrorObject, JsonObject, Task, TaskStatus};
 use serde::{Deserialize, Serialize};
 use tokio::time::Instant;
 
@@ -196,7 +197,7 @@ pub enum TaskStoreError {
     },
     /// The backend failed (a shared store's connection, ...).
     #[error("the task store failed: {0}")]
-    Backend(#[source] mcp_core::BoxError),
+    Backend(#[source] crate::BoxError),
 }
 
 /// One page of [`TaskStore::list`].
@@ -495,6 +496,86 @@ pub fn apply(
     Ok(())
 }
 
+impl TaskRecord {
+    /// A task of `owner` running `method`, `working` from `now_ms`, kept
+    /// `ttl_ms` and polled every `poll_interval_ms`.
+    pub fn working(
+        task_id: String,
+        owner: String,
+        method: String,
+        now_ms: u64,
+        ttl_ms: Option<u64>,
+        poll_interval_ms: Option<u64>,
+    ) -> Self {
+        Self {
+            task_id,
+            owner,
+            method,
+            status: TaskStatus::Working,
+            status_message: None,
+            created_at_ms: now_ms,
+            last_updated_at_ms: now_ms,
+            ttl_ms,
+            poll_interval_ms,
+            outcome: None,
+            input_requests: None,
+            request_state: None,
+            answers: None,
+        }
+    }
+
+    /// The task as the 2025-11-25 wire describes it.
+    pub fn to_task(&self) -> Task {
+        let mut task = Task::new(
+            self.task_id.clone(),
+            self.status,
+            iso8601(self.created_at_ms),
+            iso8601(self.last_updated_at_ms),
+        );
+        task.status_message = self.status_message.clone();
+        task.ttl = self.ttl_ms;
+        task.poll_interval = self.poll_interval_ms;
+        task
+    }
+}
+
+/// `duration` in whole milliseconds (saturating).
+pub fn duration_ms(duration: std::time::Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// Milliseconds since the Unix epoch, now.
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+        .unwrap_or(0)
+}
+
+/// `ms` since the epoch as an ISO 8601 UTC timestamp (days to civil date
+/// after Howard Hinnant's algorithm).
+pub fn iso8601(ms: u64) -> String {
+    let secs = ms / 1000;
+    let days = i64::try_from(secs / 86_400).unwrap_or(0);
+    let rem = secs % 86_400;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60,
+        ms % 1000
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -515,6 +596,13 @@ mod tests {
             request_state: None,
             answers: None,
         }
+    }
+
+    #[test]
+    fn timestamps_are_iso_8601_utc() {
+        assert_eq!(iso8601(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(iso8601(951_782_400_123), "2000-02-29T00:00:00.123Z");
+        assert_eq!(iso8601(1_785_196_800_000), "2026-07-28T00:00:00.000Z");
     }
 
     #[tokio::test(start_paused = true)]

@@ -1,0 +1,139 @@
+//! The contract every [`TaskStore`] backend must pass, on two handles of
+//! one backend (two processes' views of one Redis, or two clones of one
+//! in-memory store). Each check panics with what broke.
+//!
+//! ```no_run
+//! # async fn f() {
+//! use std::sync::Arc;
+//! use mcp_server::tasks::{InMemoryTaskStore, contract};
+//! let store = Arc::new(InMemoryTaskStore::new());
+//! contract::task_store(store.clone(), store).await;
+//! # }
+//! ```
+
+use std::sync::Arc;
+
+use mcp_types::TaskStatus;
+
+use super::{TaskRecord, TaskStore, TaskStoreError, TaskUpdate};
+
+fn unique(what: &str) -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default();
+    format!(
+        "{what}-{}-{nanos}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+fn record(owner: &str, task_id: &str) -> TaskRecord {
+    TaskRecord::working(
+        task_id.into(),
+        owner.into(),
+        "tools/call".into(),
+        1,
+        Some(60_000),
+        Some(500),
+    )
+}
+
+/// The [`TaskStore`] contract on two handles `a` and `b` of one backend:
+/// - what one creates the other reads unchanged, scoped to its owner;
+/// - `transition` applies the state machine against the stored status
+///   (a terminal task never changes), with compare-and-set;
+/// - `list` pages an owner's live tasks oldest first, each once.
+pub async fn task_store(a: Arc<dyn TaskStore>, b: Arc<dyn TaskStore>) {
+    let owner = unique("owner");
+    let other = unique("other");
+    let first = record(&owner, "t1");
+    a.create(first.clone()).await.expect("create");
+    assert_eq!(b.get(&owner, "t1").await.expect("get"), Some(first));
+    assert_eq!(b.get(&other, "t1").await.expect("get"), None, "scoped");
+    assert_eq!(b.get(&owner, "nope").await.expect("get"), None);
+
+    // The state machine, through either handle.
+    let waiting = b
+        .transition(
+            &owner,
+            "t1",
+            TaskUpdate::status(TaskStatus::InputRequired).with_message("asks"),
+            5,
+        )
+        .await
+        .expect("working -> input_required");
+    assert_eq!(waiting.status, TaskStatus::InputRequired);
+    assert_eq!(waiting.status_message.as_deref(), Some("asks"));
+    assert_eq!(waiting.last_updated_at_ms, 5);
+    let conflict = a
+        .transition(
+            &owner,
+            "t1",
+            TaskUpdate::status(TaskStatus::Working).expecting(TaskStatus::Working),
+            6,
+        )
+        .await;
+    assert!(
+        matches!(conflict, Err(TaskStoreError::Conflict { .. })),
+        "compare-and-set: {conflict:?}"
+    );
+    let done = a
+        .transition(
+            &owner,
+            "t1",
+            TaskUpdate::completed(serde_json::Map::new()).expecting(TaskStatus::InputRequired),
+            7,
+        )
+        .await
+        .expect("input_required -> completed");
+    assert_eq!(done.status, TaskStatus::Completed);
+    assert_eq!(b.get(&owner, "t1").await.expect("get"), Some(done));
+    let again = b
+        .transition(&owner, "t1", TaskUpdate::status(TaskStatus::Cancelled), 8)
+        .await;
+    assert!(
+        matches!(again, Err(TaskStoreError::InvalidTransition { .. })),
+        "a terminal task never changes: {again:?}"
+    );
+    let missing = b
+        .transition(&owner, "nope", TaskUpdate::status(TaskStatus::Cancelled), 8)
+        .await;
+    assert!(matches!(missing, Err(TaskStoreError::NotFound { .. })));
+
+    // Concurrent compare-and-set: exactly one of two wins.
+    a.create(record(&owner, "race")).await.expect("create");
+    let cancel = || TaskUpdate::status(TaskStatus::Cancelled).expecting(TaskStatus::Working);
+    let (x, y) = tokio::join!(
+        a.transition(&owner, "race", cancel(), 9),
+        b.transition(&owner, "race", cancel(), 9)
+    );
+    assert_eq!(
+        usize::from(x.is_ok()) + usize::from(y.is_ok()),
+        1,
+        "one wins: {x:?} {y:?}"
+    );
+
+    // Listing: oldest first, paged, each once, only the owner's.
+    for n in 2..=5 {
+        b.create(record(&owner, &format!("t{n}")))
+            .await
+            .expect("create");
+    }
+    a.create(record(&other, "theirs")).await.expect("create");
+    let mut seen = Vec::new();
+    let mut cursor = None;
+    for _ in 0..10 {
+        let page = a.list(&owner, cursor.as_deref(), 2).await.expect("list");
+        assert!(page.tasks.len() <= 2, "at most the limit");
+        seen.extend(page.tasks.into_iter().map(|t| t.task_id));
+        cursor = page.next_cursor;
+        if cursor.is_none() {
+            break;
+        }
+    }
+    assert_eq!(seen, ["t1", "race", "t2", "t3", "t4", "t5"]);
+}

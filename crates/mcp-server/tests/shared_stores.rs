@@ -1,0 +1,417 @@
+//! Two servers sharing their stores serve one client as one: every test
+//! runs two `serve_http` instances on 127.0.0.1 (each its own `Server`, so
+//! nothing is shared in process but the stores) against the in-memory
+//! stores and, with feature `redis`, against one real redis-server.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcp_server::{
+    Context, LoggingLevel, NoArguments, Resource, ResourceRequest, Server, ToolError,
+};
+use mcp_transport::http::HttpServerConfig;
+use mcp_transport::store::SharedStores;
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{Notify, oneshot};
+use tokio::time::timeout;
+
+const WAIT: Duration = Duration::from_secs(10);
+
+fn server(release: Arc<Notify>) -> Server {
+    Server::builder("shared", "1")
+        .tool(
+            "whoami",
+            "Who the session's client is",
+            |_: NoArguments, cx: Context| async move {
+                let name = cx.client_info().map(|i| i.name).unwrap_or_default();
+                format!("{name} {:?}", cx.log_level())
+            },
+        )
+        .tool(
+            "roots",
+            "Asks the client for its roots",
+            |_: NoArguments, cx: Context| async move {
+                let roots = cx
+                    .list_roots()
+                    .await
+                    .map_err(|e| ToolError::new(e.to_string()))?;
+                Ok::<_, ToolError>(
+                    roots
+                        .roots
+                        .first()
+                        .map(|r| r.uri.clone())
+                        .unwrap_or_default(),
+                )
+            },
+        )
+        .tool(
+            "stream",
+            "Logs, waits, logs again",
+            move |_: NoArguments, cx: Context| {
+                let release = release.clone();
+                async move {
+                    cx.log(LoggingLevel::Info, "first")
+                        .await
+                        .map_err(|e| ToolError::new(e.to_string()))?;
+                    release.notified().await;
+                    cx.log(LoggingLevel::Info, "second")
+                        .await
+                        .map_err(|e| ToolError::new(e.to_string()))?;
+                    Ok::<_, ToolError>("streamed")
+                }
+            },
+        )
+        .resource(
+            Resource::new("file:///r", "r"),
+            |_: ResourceRequest, _: Context| async move { Ok("r") },
+        )
+        .build()
+        .expect("valid server")
+}
+
+/// One of the two servers.
+struct Instance {
+    addr: SocketAddr,
+    server: Server,
+    release: Arc<Notify>,
+    stop: Option<oneshot::Sender<()>>,
+    served: tokio::task::JoinHandle<std::io::Result<()>>,
+}
+
+impl Instance {
+    async fn start(stores: SharedStores) -> Self {
+        let release = Arc::new(Notify::new());
+        let server = server(release.clone());
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bound");
+        let addr = listener.local_addr().expect("addr");
+        let (stop, stopped) = oneshot::channel::<()>();
+        let config = HttpServerConfig::new().shared(stores);
+        let running = server.clone();
+        let served = tokio::spawn(async move {
+            running
+                .serve_http(listener, config, async {
+                    let _ = stopped.await;
+                })
+                .await
+        });
+        Self {
+            addr,
+            server,
+            release,
+            stop: Some(stop),
+            served,
+        }
+    }
+
+    async fn stop(mut self) {
+        let _ = self.stop.take().expect("running").send(());
+        timeout(WAIT, &mut self.served)
+            .await
+            .expect("serve returns")
+            .expect("joined")
+            .expect("served");
+    }
+}
+
+/// An HTTP request on a fresh connection; the connection after it was
+/// sent (read it with [`read_until`] or [`read_all`]).
+async fn request(
+    addr: SocketAddr,
+    method: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> TcpStream {
+    let mut stream = TcpStream::connect(addr).await.expect("connected");
+    let mut head = format!(
+        "{method} /mcp HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str("\r\n");
+    head.push_str(body);
+    stream.write_all(head.as_bytes()).await.expect("sent");
+    stream
+}
+
+/// Reads until `text` contains `needle`.
+async fn read_until(stream: &mut TcpStream, text: &mut String, needle: &str) {
+    let read = async {
+        let mut buffer = [0u8; 4096];
+        while !text.contains(needle) {
+            let n = stream.read(&mut buffer).await.expect("read");
+            assert!(n > 0, "the stream ended before {needle:?}: {text}");
+            text.push_str(&String::from_utf8_lossy(&buffer[..n]));
+        }
+    };
+    if timeout(WAIT, read).await.is_err() {
+        panic!("no {needle:?} within {WAIT:?}");
+    }
+}
+
+async fn read_all(mut stream: TcpStream) -> String {
+    let mut raw = Vec::new();
+    timeout(WAIT, stream.read_to_end(&mut raw))
+        .await
+        .expect("ends")
+        .expect("read");
+    String::from_utf8_lossy(&raw).into_owned()
+}
+
+fn status(answer: &str) -> u16 {
+    answer
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no status line: {answer}"))
+}
+
+fn in_session(session: &str) -> [(&str, &str); 2] {
+    [
+        ("Mcp-Session-Id", session),
+        ("MCP-Protocol-Version", "2025-11-25"),
+    ]
+}
+
+/// POSTs one message in the session and reads the whole answer.
+async fn post(addr: SocketAddr, session: &str, body: Value) -> String {
+    read_all(request(addr, "POST", &in_session(session), &body.to_string()).await).await
+}
+
+fn call(id: u64, name: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+           "params": {"name": name, "arguments": {}}})
+}
+
+/// Initializes a session on `addr` (declaring roots) and sends `initialized`.
+async fn open_session(addr: SocketAddr) -> String {
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {"roots": {}},
+        "clientInfo": {"name": "shared-client", "version": "1"}
+    }});
+    let answer = read_all(request(addr, "POST", &[], &init.to_string()).await).await;
+    assert_eq!(status(&answer), 200, "{answer}");
+    let session = answer
+        .lines()
+        .find_map(|l| l.strip_prefix("mcp-session-id: "))
+        .expect("a session id")
+        .trim()
+        .to_owned();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert_eq!(status(&post(addr, &session, initialized).await), 202);
+    session
+}
+
+async fn open_get(addr: SocketAddr, session: &str, last_event_id: Option<&str>) -> TcpStream {
+    let mut headers = in_session(session).to_vec();
+    if let Some(id) = last_event_id {
+        headers.push(("Last-Event-ID", id));
+    }
+    request(addr, "GET", &headers, "").await
+}
+
+/// A session initialized on one server is served by the other, with the
+/// state set on the first (client info, log level).
+async fn a_session_minted_by_one_server_is_served_by_the_other(a: &Instance, b: &Instance) {
+    let session = open_session(a.addr).await;
+    let level = json!({"jsonrpc": "2.0", "id": 1, "method": "logging/setLevel",
+                       "params": {"level": "error"}});
+    assert!(post(a.addr, &session, level).await.contains("\"result\""));
+    let answer = post(b.addr, &session, call(2, "whoami")).await;
+    assert_eq!(status(&answer), 200, "{answer}");
+    assert!(
+        answer.contains("shared-client Some(Error)"),
+        "restored on the other server: {answer}"
+    );
+    let unknown = post(b.addr, "no-such-session", call(3, "whoami")).await;
+    assert_eq!(status(&unknown), 404, "{unknown}");
+}
+
+/// DELETE on one server ends the session on both, its GET stream included.
+async fn delete_on_one_server_ends_the_session_everywhere(a: &Instance, b: &Instance) {
+    let session = open_session(a.addr).await;
+    let mut get = open_get(a.addr, &session, None).await;
+    let mut text = String::new();
+    read_until(&mut get, &mut text, "200 OK").await;
+    let deleted = read_all(request(b.addr, "DELETE", &in_session(&session), "").await).await;
+    assert_eq!(status(&deleted), 200, "{deleted}");
+    timeout(WAIT, get.read_to_end(&mut Vec::new()))
+        .await
+        .expect("the GET stream on the first server ends")
+        .expect("read");
+    for addr in [a.addr, b.addr] {
+        let answer = post(addr, &session, call(9, "whoami")).await;
+        assert_eq!(status(&answer), 404, "{answer}");
+    }
+}
+
+/// A resource update announced on one server reaches a subscriber whose
+/// GET stream is on the other.
+async fn a_resource_update_on_one_server_reaches_a_subscriber_on_the_other(
+    a: &Instance,
+    b: &Instance,
+) {
+    let session = open_session(a.addr).await;
+    let subscribe = json!({"jsonrpc": "2.0", "id": 1, "method": "resources/subscribe",
+                           "params": {"uri": "file:///r"}});
+    assert!(
+        post(a.addr, &session, subscribe)
+            .await
+            .contains("\"result\"")
+    );
+    let mut get = open_get(a.addr, &session, None).await;
+    let mut text = String::new();
+    read_until(&mut get, &mut text, "200 OK").await;
+    // Announced until it arrives: an update before the GET stream opened
+    // has no stream to go on.
+    let arrived = async {
+        loop {
+            b.server.list_changes().resource_updated("file:///r");
+            let mut buffer = [0u8; 4096];
+            if let Ok(read) = timeout(Duration::from_millis(200), get.read(&mut buffer)).await {
+                let n = read.expect("read");
+                assert!(n > 0, "the GET stream ended: {text}");
+                text.push_str(&String::from_utf8_lossy(&buffer[..n]));
+            }
+            if text.contains("notifications/resources/updated") {
+                return;
+            }
+        }
+    };
+    timeout(WAIT, arrived)
+        .await
+        .expect("the update reaches the subscriber on the other server");
+    assert!(text.contains("file:///r"), "{text}");
+}
+
+/// A server-to-client request sent by one server and answered through the
+/// other reaches the handler waiting on the first.
+async fn an_answer_through_the_other_server_reaches_the_waiting_handler(
+    a: &Instance,
+    b: &Instance,
+) {
+    let session = open_session(a.addr).await;
+    let mut call_stream = request(
+        a.addr,
+        "POST",
+        &in_session(&session),
+        &call(5, "roots").to_string(),
+    )
+    .await;
+    let mut text = String::new();
+    read_until(&mut call_stream, &mut text, "roots/list").await;
+    let start = text.find("{\"jsonrpc\"").expect("an event");
+    let asked: Value = serde_json::Deserializer::from_str(&text[start..])
+        .into_iter()
+        .next()
+        .expect("one")
+        .expect("json");
+    assert_eq!(asked["method"], "roots/list", "{text}");
+    let answer = json!({"jsonrpc": "2.0", "id": asked["id"],
+                        "result": {"roots": [{"uri": "file:///answered-on-b"}]}});
+    let routed = post(b.addr, &session, answer).await;
+    assert_eq!(status(&routed), 202, "{routed}");
+    read_until(&mut call_stream, &mut text, "file:///answered-on-b").await;
+    assert!(text.contains("\"id\":5"), "the tool's result: {text}");
+}
+
+/// A POST stream of one server, cut off, resumes on the other with
+/// `Last-Event-ID`: every later event once, in order, the answer last.
+async fn a_stream_resumes_on_the_other_server_without_loss_or_duplicates(
+    a: &Instance,
+    b: &Instance,
+) {
+    let session = open_session(a.addr).await;
+    let mut call_stream = request(
+        a.addr,
+        "POST",
+        &in_session(&session),
+        &call(7, "stream").to_string(),
+    )
+    .await;
+    let mut text = String::new();
+    read_until(&mut call_stream, &mut text, "first").await;
+    let last_id = text
+        .lines()
+        .rev()
+        .filter_map(|l| l.strip_prefix("id: "))
+        .next()
+        .expect("an event id")
+        .trim()
+        .to_owned();
+    drop(call_stream);
+    let mut resumed = open_get(b.addr, &session, Some(&last_id)).await;
+    let mut replayed = String::new();
+    read_until(&mut resumed, &mut replayed, "200 OK").await;
+    // The rest is written on the first server while the second follows.
+    a.release.notify_one();
+    read_until(&mut resumed, &mut replayed, "streamed").await;
+    replayed.push_str(&read_all(resumed).await);
+    assert_eq!(replayed.matches("second").count(), 1, "once: {replayed}");
+    assert!(
+        !replayed.contains("\"first\""),
+        "nothing up to the id: {replayed}"
+    );
+    let second = replayed.find("second").expect("second");
+    let answer = replayed.find("streamed").expect("answer");
+    assert!(second < answer, "in order: {replayed}");
+}
+
+async fn every_scenario(stores_a: SharedStores, stores_b: SharedStores) {
+    let a = Instance::start(stores_a).await;
+    let b = Instance::start(stores_b).await;
+    a_session_minted_by_one_server_is_served_by_the_other(&a, &b).await;
+    a_session_minted_by_one_server_is_served_by_the_other(&b, &a).await;
+    an_answer_through_the_other_server_reaches_the_waiting_handler(&a, &b).await;
+    a_resource_update_on_one_server_reaches_a_subscriber_on_the_other(&a, &b).await;
+    a_stream_resumes_on_the_other_server_without_loss_or_duplicates(&a, &b).await;
+    delete_on_one_server_ends_the_session_everywhere(&a, &b).await;
+    a.stop().await;
+    b.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_servers_sharing_in_memory_stores_serve_one_client_as_one() {
+    let stores = SharedStores::in_memory();
+    every_scenario(stores.clone(), stores).await;
+}
+
+#[cfg(feature = "redis")]
+#[path = "../../mcp-transport/tests/support/redis_server.rs"]
+mod redis_server;
+
+#[cfg(feature = "redis")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_servers_sharing_one_redis_serve_one_client_as_one() {
+    use mcp_transport::store::redis::RedisConfig;
+    let redis = redis_server::RedisServer::start();
+    let config = || RedisConfig::new(redis.url()).prefix("two");
+    let a = config().connect().await.expect("connect");
+    let b = config().connect().await.expect("connect");
+    every_scenario(a, b).await;
+}
+
+#[tokio::test]
+async fn in_memory_task_store_meets_the_contract() {
+    let store = Arc::new(mcp_server::tasks::InMemoryTaskStore::new());
+    mcp_server::tasks::contract::task_store(store.clone(), store).await;
+}
+
+#[cfg(feature = "redis")]
+#[tokio::test]
+async fn redis_task_store_meets_the_contract() {
+    use mcp_server::tasks::RedisTaskStore;
+    use mcp_transport::store::redis::RedisConfig;
+    let redis = redis_server::RedisServer::start();
+    let config = || RedisConfig::new(redis.url()).prefix("tasks");
+    let a = RedisTaskStore::connect(config()).await.expect("connect");
+    let b = RedisTaskStore::connect(config()).await.expect("connect");
+    mcp_server::tasks::contract::task_store(Arc::new(a), Arc::new(b)).await;
+}
