@@ -77,6 +77,27 @@ fn request_meta(params: Option<&RawJson>) -> Option<RequestMeta> {
     params?.parse::<Probe>().ok()?.meta
 }
 
+/// Whether a request's `params._meta` names a protocol version (a
+/// stateless request), read without building anything: every handshake-era
+/// request asks this, so it must cost no more than a scan of the params.
+fn names_protocol_version(params: Option<&RawJson>) -> bool {
+    use serde::de::IgnoredAny;
+    #[derive(serde::Deserialize)]
+    struct Meta {
+        #[serde(rename = "io.modelcontextprotocol/protocolVersion", default)]
+        protocol_version: Option<IgnoredAny>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Probe {
+        #[serde(rename = "_meta", default)]
+        meta: Option<Meta>,
+    }
+    params
+        .and_then(|p| p.parse::<Probe>().ok())
+        .and_then(|p| p.meta)
+        .is_some_and(|m| m.protocol_version.is_some())
+}
+
 /// How a stateless-era result may be cached by the client.
 #[derive(Clone, Copy)]
 pub(super) enum Cache {
@@ -394,7 +415,7 @@ impl Handler for Runner {
     ) -> Result<RawJson, ErrorObject> {
         // A request whose `_meta` names a protocol version is a stateless
         // (2026-07-28) request; anything else follows the session.
-        if request.method != "initialize" {
+        if request.method != "initialize" && names_protocol_version(request.params.as_ref()) {
             if let Some(meta) =
                 request_meta(request.params.as_ref()).filter(|m| m.protocol_version.is_some())
             {
