@@ -79,6 +79,21 @@ impl RedisTaskStore {
             .key("task", &format!("{}:{owner}:{task_id}", owner.len()))
     }
 
+    /// How many tasks the owner's list `list` holds (expired ones included
+    /// until a listing drops them).
+    async fn live_tasks(&self, list: &str) -> Result<u64, TaskStoreError> {
+        bounded(
+            &self.config,
+            "task",
+            "count tasks",
+            redis::cmd("ZCARD")
+                .arg(list)
+                .query_async(&mut self.connection.clone()),
+        )
+        .await
+        .map_err(backend)
+    }
+
     fn list_key(&self, owner: &str) -> String {
         self.config
             .key("tasks", &format!("{}:{owner}", owner.len()))
@@ -115,26 +130,12 @@ impl TaskStore for RedisTaskStore {
         Box::pin(async move {
             let mut connection = self.connection.clone();
             let list = self.list_key(&record.owner);
-            let live: u64 = bounded(
-                &self.config,
-                "task",
-                "count tasks",
-                redis::cmd("ZCARD").arg(&list).query_async(&mut connection),
-            )
-            .await
-            .map_err(backend)?;
+            let live = self.live_tasks(&list).await?;
             if live as usize >= self.max_tasks {
                 // Entries of expired tasks linger in the list until a
                 // listing drops them; a full list is checked once.
                 self.list(&record.owner, None, self.max_tasks).await?;
-                let live: u64 = bounded(
-                    &self.config,
-                    "task",
-                    "count tasks",
-                    redis::cmd("ZCARD").arg(&list).query_async(&mut connection),
-                )
-                .await
-                .map_err(backend)?;
+                let live = self.live_tasks(&list).await?;
                 if live as usize >= self.max_tasks {
                     tracing::warn!(
                         limit = self.max_tasks,
