@@ -58,6 +58,7 @@ impl ServerBuilder {
         Self {
             registry: Registry {
                 info,
+                info_json: std::sync::OnceLock::new(),
                 instructions: None,
                 tools: Vec::new(),
                 tool_index: HashMap::new(),
@@ -300,11 +301,13 @@ impl ServerBuilder {
         self.add_tool_of(ToolEntry {
             tool,
             call,
+            param_headers: Box::default(),
             owner: None,
         });
     }
 
-    fn add_tool_of(&mut self, entry: ToolEntry) {
+    fn add_tool_of(&mut self, mut entry: ToolEntry) {
+        entry.param_headers = crate::runner::param_headers(&entry.tool);
         let tool = &entry.tool;
         if self.registry.tool_index.contains_key(&tool.name) {
             self.errors.push(Error::Registration {

@@ -57,6 +57,9 @@ pub const DEFAULT_PAGE_SIZE: usize = 100;
 pub(crate) struct ToolEntry {
     pub(crate) tool: Tool,
     pub(crate) call: ToolFn,
+    /// Its `x-mcp-header` annotations, read from its input schema once when
+    /// it is registered (every stateless HTTP call checks them).
+    pub(crate) param_headers: Box<[crate::runner::ParamHeader]>,
     /// The extension that contributed it (an index into `extensions`).
     pub(crate) owner: Option<usize>,
 }
@@ -90,6 +93,8 @@ pub(crate) struct Recorded {
 
 pub(crate) struct Registry {
     pub(crate) info: Implementation,
+    /// `info` serialized, made once for the `_meta` of every stateless result.
+    pub(crate) info_json: std::sync::OnceLock<Box<serde_json::value::RawValue>>,
     pub(crate) instructions: Option<String>,
     pub(crate) tools: Vec<ToolEntry>,
     pub(crate) tool_index: HashMap<String, usize>,

@@ -122,7 +122,9 @@ fn is_valid_name(name: &str) -> bool {
 
 /// The `_meta` of a request's params (schema `RequestMetaObject`; before
 /// 2026-07-28 only `progressToken` was defined).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+// `Deserialize` is written out below: every stateless request reads one,
+// and the derive's `flatten` of `extra` buffers each key and value first.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, JsonSchema)]
 #[non_exhaustive]
 pub struct RequestMeta {
     /// Asks for `notifications/progress` carrying this token.
@@ -171,6 +173,84 @@ pub struct RequestMeta {
     /// Every other key, kept as sent.
     #[serde(flatten)]
     pub extra: JsonObject,
+}
+
+impl<'de> Deserialize<'de> for RequestMeta {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::{Error, MapAccess, Visitor};
+        use std::borrow::Cow;
+
+        /// A key, borrowed unless it holds escapes.
+        #[derive(Deserialize)]
+        struct Key<'a>(#[serde(borrow)] Cow<'a, str>);
+
+        /// Sets a reserved key once (a repeated one is refused, as the
+        /// derived implementation does).
+        fn once<'de, A: MapAccess<'de>, T: Deserialize<'de>>(
+            slot: &mut Option<T>,
+            seen: &mut bool,
+            key: &'static str,
+            map: &mut A,
+        ) -> Result<(), A::Error> {
+            if std::mem::replace(seen, true) {
+                return Err(A::Error::duplicate_field(key));
+            }
+            *slot = map.next_value()?;
+            Ok(())
+        }
+
+        struct Visit;
+        impl<'de> Visitor<'de> for Visit {
+            type Value = RequestMeta;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a request `_meta` object")
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RequestMeta, A::Error> {
+                let mut meta = RequestMeta::default();
+                let mut seen = [false; 6];
+                while let Some(Key(key)) = map.next_key()? {
+                    match key.as_ref() {
+                        PROGRESS_TOKEN => {
+                            once(
+                                &mut meta.progress_token,
+                                &mut seen[0],
+                                PROGRESS_TOKEN,
+                                &mut map,
+                            )?;
+                        }
+                        PROTOCOL_VERSION => once(
+                            &mut meta.protocol_version,
+                            &mut seen[1],
+                            PROTOCOL_VERSION,
+                            &mut map,
+                        )?,
+                        CLIENT_INFO => {
+                            once(&mut meta.client_info, &mut seen[2], CLIENT_INFO, &mut map)?;
+                        }
+                        CLIENT_CAPABILITIES => once(
+                            &mut meta.client_capabilities,
+                            &mut seen[3],
+                            CLIENT_CAPABILITIES,
+                            &mut map,
+                        )?,
+                        LOG_LEVEL => once(&mut meta.log_level, &mut seen[4], LOG_LEVEL, &mut map)?,
+                        RELATED_TASK => {
+                            once(&mut meta.related_task, &mut seen[5], RELATED_TASK, &mut map)?;
+                        }
+                        _ => {
+                            let value = map.next_value()?;
+                            meta.extra.insert(key.into_owned(), value);
+                        }
+                    }
+                }
+                Ok(meta)
+            }
+        }
+
+        deserializer.deserialize_map(Visit)
+    }
 }
 
 impl RequestMeta {
@@ -302,6 +382,55 @@ setters!(NotificationMeta {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_request_meta_reads_reserved_keys_typed_and_keeps_the_rest() {
+        let meta: RequestMeta = serde_json::from_value(json!({
+            "progressToken": 7,
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": {"name": "c", "version": "1"},
+            "io.modelcontextprotocol/clientCapabilities": {"roots": {}},
+            "io.modelcontextprotocol/logLevel": "debug",
+            "io.modelcontextprotocol/related-task": {"taskId": "t"},
+            "com.example/k\\ey": [1],
+            "traceparent": "00-x",
+        }))
+        .expect("a request _meta");
+        assert_eq!(meta.progress_token, Some(ProgressToken::Number(7)));
+        assert_eq!(meta.protocol_version.as_deref(), Some("2026-07-28"));
+        assert_eq!(
+            meta.client_info.as_ref().map(|i| i.name.as_str()),
+            Some("c")
+        );
+        assert!(
+            meta.client_capabilities
+                .as_ref()
+                .is_some_and(|c| c.roots.is_some())
+        );
+        assert_eq!(meta.log_level, Some(LoggingLevel::Debug));
+        assert_eq!(
+            meta.related_task.as_ref().map(|t| t.task_id.as_str()),
+            Some("t")
+        );
+        assert_eq!(meta.extra.len(), 2);
+        assert_eq!(meta.extra["com.example/k\\ey"], json!([1]));
+        // What it reads back is what it wrote.
+        let again: RequestMeta =
+            serde_json::from_value(serde_json::to_value(&meta).expect("json")).expect("parse");
+        assert_eq!(again, meta);
+        // `null` is absent; a repeated reserved key, a wrong type or a
+        // non-object is refused.
+        let null: RequestMeta =
+            serde_json::from_str(r#"{"io.modelcontextprotocol/logLevel":null}"#).expect("null");
+        assert_eq!(null, RequestMeta::default());
+        for bad in [
+            r#"{"progressToken":1,"progressToken":2}"#,
+            r#"{"io.modelcontextprotocol/protocolVersion":3}"#,
+            r#"[1]"#,
+        ] {
+            assert!(serde_json::from_str::<RequestMeta>(bad).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn valid_keys_follow_the_grammar() {

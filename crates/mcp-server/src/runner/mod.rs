@@ -15,7 +15,8 @@ mod stateless;
 pub(crate) mod tasks;
 
 pub(crate) use extensions::declares;
-use stateless::check_param_headers;
+pub(crate) use stateless::{ParamHeader, param_headers};
+use stateless::{check_param_headers, request_meta};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -65,37 +66,6 @@ pub(super) fn to_raw<T: Serialize>(value: &T) -> Result<RawJson, ErrorObject> {
 /// credentials.
 pub(super) fn record_span(revision: Revision) {
     mcp_core::record_protocol_version(&tracing::Span::current(), revision.as_str());
-}
-
-/// Only `_meta` of a request's params, to choose the era.
-fn request_meta(params: Option<&RawJson>) -> Option<RequestMeta> {
-    #[derive(serde::Deserialize)]
-    struct Probe {
-        #[serde(rename = "_meta", default)]
-        meta: Option<RequestMeta>,
-    }
-    params?.parse::<Probe>().ok()?.meta
-}
-
-/// Whether a request's `params._meta` names a protocol version (a
-/// stateless request), read without building anything: every handshake-era
-/// request asks this, so it must cost no more than a scan of the params.
-fn names_protocol_version(params: Option<&RawJson>) -> bool {
-    use serde::de::IgnoredAny;
-    #[derive(serde::Deserialize)]
-    struct Meta {
-        #[serde(rename = "io.modelcontextprotocol/protocolVersion", default)]
-        protocol_version: Option<IgnoredAny>,
-    }
-    #[derive(serde::Deserialize)]
-    struct Probe {
-        #[serde(rename = "_meta", default)]
-        meta: Option<Meta>,
-    }
-    params
-        .and_then(|p| p.parse::<Probe>().ok())
-        .and_then(|p| p.meta)
-        .is_some_and(|m| m.protocol_version.is_some())
 }
 
 /// How a stateless-era result may be cached by the client.
@@ -245,7 +215,7 @@ impl Runner {
         let entry = &self.registry.tools[index];
         if let Era::Stateless(_) = era {
             check_param_headers(
-                &entry.tool,
+                &entry.param_headers,
                 params.arguments.as_ref(),
                 &cx.transport.headers,
             )?;
@@ -415,10 +385,8 @@ impl Handler for Runner {
     ) -> Result<RawJson, ErrorObject> {
         // A request whose `_meta` names a protocol version is a stateless
         // (2026-07-28) request; anything else follows the session.
-        if request.method != "initialize" && names_protocol_version(request.params.as_ref()) {
-            if let Some(meta) =
-                request_meta(request.params.as_ref()).filter(|m| m.protocol_version.is_some())
-            {
+        if request.method != "initialize" {
+            if let Some(meta) = stateless::stateless_meta(request.params.as_ref()) {
                 return self.stateless(request, cx, meta).await;
             }
         }

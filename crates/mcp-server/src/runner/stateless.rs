@@ -3,6 +3,7 @@
 //! header check, and the stamping of every result.
 
 use crate::changes::{ListChange, next_changes};
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use mcp_core::{IncomingRequest, RequestContext};
@@ -17,35 +18,95 @@ use mcp_types::{
 };
 use serde::Serialize;
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::session::StatelessRequest;
 use crate::tasks::TaskWatch;
 
 use super::{Era, Runner, record_span, to_raw};
 
+/// A request's `params._meta`, unparsed: one borrowed scan of the params.
+fn raw_meta(params: Option<&RawJson>) -> Option<&str> {
+    #[derive(serde::Deserialize)]
+    struct Probe<'a> {
+        #[serde(rename = "_meta", default, borrow)]
+        meta: Option<&'a RawValue>,
+    }
+    Some(params?.parse::<Probe<'_>>().ok()?.meta?.get())
+}
+
+/// A request's (or notification's) `params._meta`, typed.
+pub(super) fn request_meta(params: Option<&RawJson>) -> Option<RequestMeta> {
+    serde_json::from_str(raw_meta(params)?).ok()
+}
+
+/// The `_meta` of a stateless (2026-07-28) request: one that names a
+/// protocol version; `None` for any other request. Every request of either
+/// era asks this, so the params are scanned once and only a `_meta` that
+/// names a version is built.
+pub(super) fn stateless_meta(params: Option<&RawJson>) -> Option<RequestMeta> {
+    #[derive(serde::Deserialize)]
+    struct Version {
+        #[serde(rename = "io.modelcontextprotocol/protocolVersion", default)]
+        protocol_version: Option<serde::de::IgnoredAny>,
+    }
+    let meta = raw_meta(params)?;
+    // A handshake request's `_meta` (a progress token, say) is only scanned.
+    serde_json::from_str::<Version>(meta)
+        .ok()?
+        .protocol_version?;
+    serde_json::from_str::<RequestMeta>(meta)
+        .ok()
+        .filter(|m| m.protocol_version.is_some())
+}
+
+/// One `x-mcp-header` annotation of a tool (SEP-2243): the header as the
+/// schema names it, the `Mcp-Param-*` header it travels as, and the path of
+/// the argument it repeats.
+pub(crate) struct ParamHeader {
+    header: String,
+    name: String,
+    path: Vec<String>,
+}
+
+/// A tool's `x-mcp-header` annotations ([`mcp_types::routing::annotated_properties`]),
+/// derived once when the tool is registered; a tool whose annotations are
+/// invalid has none to check.
+pub(crate) fn param_headers(tool: &Tool) -> Box<[ParamHeader]> {
+    mcp_types::routing::annotated_properties(tool)
+        .map(|annotated| {
+            annotated
+                .into_iter()
+                .map(|(header, path)| ParamHeader {
+                    name: format!("mcp-param-{header}"),
+                    header,
+                    path,
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// SEP-2243: over HTTP, each `x-mcp-header` argument of a stateless
 /// `tools/call` travels as `Mcp-Param-*` too, and the two must agree; a
 /// header without its value, a value without its header, or an undecodable
 /// header is `-32020`.
 pub(super) fn check_param_headers(
-    tool: &Tool,
+    annotated: &[ParamHeader],
     arguments: Option<&JsonObject>,
     headers: &mcp_core::Headers,
 ) -> Result<(), ErrorObject> {
-    // Only HTTP requests carry routing headers (stdio and memory do not).
-    if headers.get("mcp-method").is_none() {
+    // Nothing to check for a tool without annotations; only HTTP requests
+    // carry routing headers (stdio and memory do not).
+    if annotated.is_empty() || headers.get(mcp_types::routing::METHOD_HEADER).is_none() {
         return Ok(());
     }
-    let Ok(annotated) = mcp_types::routing::annotated_properties(tool) else {
-        return Ok(());
-    };
     let empty = JsonObject::new();
     let arguments = arguments.unwrap_or(&empty);
     let mismatch = |why: String| Err(ErrorObject::new(ErrorCode::HEADER_MISMATCH, why));
-    for (header, path) in annotated {
-        let name = format!("mcp-param-{header}");
-        let body = mcp_types::routing::lookup(arguments, &path).filter(|v| !v.is_null());
-        match (headers.get(&name), body) {
+    for ParamHeader { header, name, path } in annotated {
+        let body = mcp_types::routing::lookup(arguments, path).filter(|v| !v.is_null());
+        match (headers.get(name), body) {
             (None, None) => {}
             (None, Some(_)) => {
                 return mismatch(format!(
@@ -75,6 +136,54 @@ pub(super) fn check_param_headers(
         }
     }
     Ok(())
+}
+
+/// The members of a JSON object, in order, their values as raw JSON;
+/// `None` when `json` is not an object.
+fn members(json: &str) -> Option<Vec<(Cow<'_, str>, &RawValue)>> {
+    struct Members<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
+    impl<'de> serde::Deserialize<'de> for Members<'de> {
+        fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            struct Visit;
+            impl<'de> serde::de::Visitor<'de> for Visit {
+                type Value = Members<'de>;
+                fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                    f.write_str("a JSON object")
+                }
+                fn visit_map<A: serde::de::MapAccess<'de>>(
+                    self,
+                    mut map: A,
+                ) -> Result<Self::Value, A::Error> {
+                    /// A key, borrowed unless it holds escapes.
+                    #[derive(serde::Deserialize)]
+                    struct Key<'a>(#[serde(borrow)] Cow<'a, str>);
+                    let mut members = Vec::with_capacity(map.size_hint().unwrap_or(8));
+                    while let Some(Key(key)) = map.next_key()? {
+                        members.push((key, map.next_value()?));
+                    }
+                    Ok(Members(members))
+                }
+            }
+            deserializer.deserialize_map(Visit)
+        }
+    }
+    serde_json::from_str::<Members<'_>>(json).ok().map(|m| m.0)
+}
+
+/// Appends `"key":value` (`value` already JSON) to an object being written.
+fn push_member(out: &mut String, key: &str, value: &str) {
+    if !out.ends_with('{') {
+        out.push(',');
+    }
+    if key.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20) {
+        out.push_str(&serde_json::to_string(key).unwrap_or_default());
+    } else {
+        out.push('"');
+        out.push_str(key);
+        out.push('"');
+    }
+    out.push(':');
+    out.push_str(value);
 }
 
 impl Runner {
@@ -145,31 +254,69 @@ impl Runner {
         result: &T,
         cache: Option<(u64, CacheScope)>,
     ) -> Result<RawJson, ErrorObject> {
-        let mut value = serde_json::to_value(result).map_err(|e| {
-            ErrorObject::internal_error(format!("could not serialize the result: {e}"))
-        })?;
-        if let Some(object) = value.as_object_mut() {
-            object
-                .entry("resultType")
-                .or_insert_with(|| Value::from("complete"));
-            if let Some((ttl, scope)) = cache {
-                object.insert("ttlMs".into(), Value::from(ttl));
-                object.insert(
-                    "cacheScope".into(),
-                    serde_json::to_value(scope).unwrap_or(Value::Null),
-                );
+        // Serialized once; its members are copied as they are (only the
+        // top level and `_meta` are read, never built into a tree).
+        let raw = to_raw(result)?;
+        let Some(top) = members(raw.get()) else {
+            // Not an object: nothing to stamp.
+            return Ok(raw);
+        };
+        let info = self
+            .registry
+            .info_json
+            .get_or_init(|| {
+                serde_json::value::to_raw_value(&self.registry.info)
+                    .unwrap_or_else(|_| RawJson::empty_object().into())
+            })
+            .get();
+        let hints = cache.map(|(ttl, scope)| {
+            let scope = serde_json::to_string(&scope).unwrap_or_else(|_| "null".into());
+            (ttl, scope)
+        });
+        let mut out = String::with_capacity(raw.get().len() + info.len() + 96);
+        out.push('{');
+        let mut result_type = false;
+        let mut meta = None;
+        for (key, value) in &top {
+            match key.as_ref() {
+                "ttlMs" | "cacheScope" if hints.is_some() => continue,
+                "_meta" => {
+                    meta = Some(*value);
+                    continue;
+                }
+                "resultType" => result_type = true,
+                _ => {}
             }
-            let meta = object
-                .entry("_meta")
-                .or_insert_with(|| Value::Object(Default::default()));
-            if let Some(meta) = meta.as_object_mut() {
-                meta.insert(
-                    mcp_types::meta::SERVER_INFO.into(),
-                    serde_json::to_value(&self.registry.info).unwrap_or(Value::Null),
-                );
+            push_member(&mut out, key, value.get());
+        }
+        if !result_type {
+            push_member(&mut out, "resultType", "\"complete\"");
+        }
+        if let Some((ttl, scope)) = &hints {
+            push_member(&mut out, "ttlMs", &ttl.to_string());
+            push_member(&mut out, "cacheScope", scope);
+        }
+        match meta.map(|m| (m, members(m.get()))) {
+            // A `_meta` that is not an object is left as it is.
+            Some((meta, None)) => push_member(&mut out, "_meta", meta.get()),
+            entries => {
+                let entries = entries.and_then(|(_, e)| e).unwrap_or_default();
+                let mut object = String::with_capacity(info.len() + 64);
+                object.push('{');
+                for (key, value) in &entries {
+                    if key.as_ref() != mcp_types::meta::SERVER_INFO {
+                        push_member(&mut object, key, value.get());
+                    }
+                }
+                push_member(&mut object, mcp_types::meta::SERVER_INFO, info);
+                object.push('}');
+                push_member(&mut out, "_meta", &object);
             }
         }
-        to_raw(&value)
+        out.push('}');
+        RawJson::from_string(out).map_err(|e| {
+            ErrorObject::internal_error(format!("could not serialize the result: {e}"))
+        })
     }
 
     /// `subscriptions/listen`: acknowledges, then forwards the list changes

@@ -185,13 +185,13 @@ pub(super) fn validate_stateless(
     request: &JsonRpcRequest,
     headers: &HeaderMap,
 ) -> Result<(), ErrorObject> {
-    // Borrowed and shallow: the ladder reads three strings and one shape,
-    // so nothing of the params is copied or built into a tree here (the
-    // handler parses them once, typed).
+    // Borrowed and shallow, one pass over the params: the ladder reads
+    // three strings and one shape, so nothing of the params is copied or
+    // built into a tree here (the handler parses them once, typed).
     #[derive(serde::Deserialize, Default)]
     struct Envelope<'a> {
         #[serde(rename = "_meta", default, borrow)]
-        meta: Option<&'a RawValue>,
+        meta: Option<Meta<'a>>,
         #[serde(default, borrow)]
         name: Option<&'a RawValue>,
         #[serde(default, borrow)]
@@ -200,19 +200,54 @@ pub(super) fn validate_stateless(
         task_id: Option<&'a RawValue>,
     }
     /// `_meta`'s two required keys (`mcp_types::meta::PROTOCOL_VERSION`
-    /// and `CLIENT_CAPABILITIES`).
-    #[derive(serde::Deserialize, Default)]
+    /// and `CLIENT_CAPABILITIES`), read from an object only (a derived
+    /// struct would take an array too).
+    #[derive(Default)]
     struct Meta<'a> {
-        #[serde(rename = "io.modelcontextprotocol/protocolVersion", default, borrow)]
         version: Option<&'a RawValue>,
-        #[serde(rename = "io.modelcontextprotocol/clientCapabilities", default, borrow)]
         capabilities: Option<&'a RawValue>,
+    }
+    impl<'de: 'a, 'a> serde::Deserialize<'de> for Meta<'a> {
+        fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            struct Visit<'a>(std::marker::PhantomData<&'a ()>);
+            impl<'de: 'a, 'a> serde::de::Visitor<'de> for Visit<'a> {
+                type Value = Meta<'a>;
+                fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                    f.write_str("a `_meta` object")
+                }
+                fn visit_map<A: serde::de::MapAccess<'de>>(
+                    self,
+                    mut map: A,
+                ) -> Result<Self::Value, A::Error> {
+                    /// A key, borrowed unless it holds escapes.
+                    #[derive(serde::Deserialize)]
+                    struct Key<'a>(#[serde(borrow)] Cow<'a, str>);
+                    let mut meta = Meta::default();
+                    while let Some(Key(key)) = map.next_key()? {
+                        let slot = match key.as_ref() {
+                            mcp_types::meta::PROTOCOL_VERSION => &mut meta.version,
+                            mcp_types::meta::CLIENT_CAPABILITIES => &mut meta.capabilities,
+                            _ => {
+                                map.next_value::<serde::de::IgnoredAny>()?;
+                                continue;
+                            }
+                        };
+                        // A repeated key is refused, as a derived struct does.
+                        if slot.replace(map.next_value()?).is_some() {
+                            return Err(serde::de::Error::custom("a repeated `_meta` key"));
+                        }
+                    }
+                    Ok(meta)
+                }
+            }
+            deserializer.deserialize_map(Visit(std::marker::PhantomData))
+        }
     }
     /// A JSON string's value; `None` for any other JSON.
     fn string(raw: Option<&RawValue>) -> Option<Cow<'_, str>> {
         serde_json::from_str(raw?.get()).ok()
     }
-    /// Whether a value is a JSON object (a struct parses from an array too).
+    /// Whether a value is a JSON object.
     fn is_object(raw: &RawValue) -> bool {
         raw.get().starts_with('{')
     }
@@ -237,11 +272,7 @@ pub(super) fn validate_stateless(
         }
         _ => Envelope::default(),
     };
-    let meta: Meta<'_> = envelope
-        .meta
-        .filter(|m| is_object(m))
-        .and_then(|m| serde_json::from_str(m.get()).ok())
-        .unwrap_or_default();
+    let meta = envelope.meta.unwrap_or_default();
     let version = string(meta.version);
     let capabilities_ok = meta.capabilities.is_some_and(is_object);
     let Some(version) = version.filter(|_| capabilities_ok) else {
