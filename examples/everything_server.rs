@@ -7,6 +7,11 @@
 //! target/release/examples/everything-server --port 3001   # serves http://127.0.0.1:3001/mcp
 //! ../shared/tools/conformance server --url http://127.0.0.1:3001/mcp --requirements 2025-11-25
 //! ```
+//!
+//! `--port 0` picks a free port (the address is printed on stderr);
+//! `--key-file PATH` seals `requestState` with the secret in that file, so
+//! replicas behind a load balancer accept each other's state
+//! (`cargo xtask cluster` runs three).
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -108,7 +113,7 @@ fn accepted_field(cx: &Context, key: &str, field: &str) -> Option<String> {
     }
 }
 
-fn everything_server() -> Result<Server, mcp_server::Error> {
+fn everything_server() -> mcp_server::ServerBuilder {
     let json_schema_tool = {
         let schema = json!({
             "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -789,9 +794,32 @@ fn everything_server() -> Result<Server, mcp_server::Error> {
                     Answer::Complete(format!("Hello, {name}! (from a task)"))
                 },
             )
+        .tool(
+            "test_resource_ticks",
+            "Raises `count` updates of test://template/{i}/data (i = 1..count), one every `intervalMs`, reporting progress",
+            |args: TicksArgs, cx: Context| async move {
+                for i in 1..=args.count.min(1000) {
+                    tokio::time::sleep(Duration::from_millis(args.interval_ms.min(10_000))).await;
+                    if let Some(changes) = cx.list_changes() {
+                        changes.resource_updated(format!("test://template/{i}/data"));
+                    }
+                    cx.report_progress(f64::from(i), Some(f64::from(args.count)), None)
+                        .await?;
+                }
+                Ok::<_, ToolError>(format!("{} updates raised", args.count))
+            },
+        )
         .extension(mcp_examples::extensions::skills())
         .extension(mcp_examples::extensions::apps())
-        .build()
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+struct TicksArgs {
+    /// How many updates to raise.
+    count: u32,
+    /// Milliseconds before each update.
+    interval_ms: u64,
 }
 
 #[derive(Deserialize, schemars::JsonSchema)]
@@ -821,6 +849,7 @@ fn task_tool(name: &str, description: &str, support: TaskSupport) -> Tool {
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut port = 3001u16;
+    let mut key = None;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -831,20 +860,28 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                     .parse()
                     .map_err(|e| format!("--port: {e}"))?;
             }
+            "--key-file" => {
+                let path = args.next().ok_or("--key-file needs a path")?;
+                key = Some(mcp_examples::read_secret(&path)?);
+            }
             // Read by `mcp_examples::telemetry`.
             "--otlp" => {
                 args.next();
             }
             other => {
                 return Err(format!(
-                    "unknown argument `{other}`; usage: everything-server [--port PORT] [--otlp URL]"
+                    "unknown argument `{other}`; usage: everything-server [--port PORT] [--key-file PATH] [--otlp URL]"
                 )
                 .into());
             }
         }
     }
     let telemetry = mcp_examples::telemetry("everything-server")?;
-    let server = everything_server()?;
+    let mut builder = everything_server();
+    if let Some(key) = key {
+        builder = builder.request_state_key(key);
+    }
+    let server = builder.build()?;
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
     eprintln!("everything-server: http://{}/mcp", listener.local_addr()?);
     let config = HttpServerConfig::new().retry(Duration::from_millis(500));

@@ -202,6 +202,26 @@ fn action_name(action: ElicitAction) -> &'static str {
     }
 }
 
+/// Reads a secret (the `requestState` sealing key every replica shares)
+/// from the file at `path`: its contents without surrounding whitespace,
+/// at least 32 bytes (`head -c 32 /dev/urandom | base64 > FILE` makes one).
+///
+/// # Errors
+/// When the file cannot be read or holds fewer than 32 bytes.
+pub fn read_secret(path: &str) -> Result<Vec<u8>, Box<dyn std::error::Error>> {
+    let contents =
+        std::fs::read(path).map_err(|e| format!("cannot read the key file {path}: {e}"))?;
+    let secret = contents.trim_ascii().to_vec();
+    if secret.len() < 32 {
+        return Err(format!(
+            "the key file {path} holds {} bytes; a key needs at least 32 random bytes",
+            secret.len()
+        )
+        .into());
+    }
+    Ok(secret)
+}
+
 /// What [`telemetry`] set up: OpenTelemetry export, or nothing.
 pub struct Telemetry(#[cfg(feature = "otel")] Option<mcp_server::otel::Telemetry>);
 

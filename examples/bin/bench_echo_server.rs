@@ -4,7 +4,10 @@
 //! `mcp-bench-echo-server` serves on stdin/stdout;
 //! `mcp-bench-echo-server --http` serves streamable HTTP with the default
 //! config on a free port of 127.0.0.1 and prints `ADDRESS` (`127.0.0.1:PORT`)
-//! as its first line on stdout once it accepts connections.
+//! as its first line on stdout once it accepts connections;
+//! `--key-file PATH` seals `requestState` with the secret in that file, as
+//! replicas behind a load balancer do (`cargo xtask bench`'s rows across
+//! replicas).
 
 use mcp_server::{Context, Server};
 use schemars::JsonSchema;
@@ -18,14 +21,30 @@ struct EchoArgs {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let server = Server::builder("mcp-bench-echo", env!("CARGO_PKG_VERSION"))
-        .tool(
-            "echo",
-            "Returns its message",
-            |args: EchoArgs, _cx: Context| async move { args.message },
-        )
-        .build()?;
-    if std::env::args().any(|a| a == "--http") {
+    let mut http = false;
+    let mut builder = Server::builder("mcp-bench-echo", env!("CARGO_PKG_VERSION")).tool(
+        "echo",
+        "Returns its message",
+        |args: EchoArgs, _cx: Context| async move { args.message },
+    );
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--http" => http = true,
+            "--key-file" => {
+                let path = args.next().ok_or("--key-file needs a path")?;
+                builder = builder.request_state_key(mcp_examples::read_secret(&path)?);
+            }
+            other => {
+                return Err(format!(
+                    "unknown argument `{other}`; usage: mcp-bench-echo-server [--http] [--key-file PATH]"
+                )
+                .into());
+            }
+        }
+    }
+    let server = builder.build()?;
+    if http {
         // The default (multi-thread) runtime, as `#[tokio::main]` gives a
         // user; the raw hyper baseline runs on the same.
         let runtime = tokio::runtime::Builder::new_multi_thread()

@@ -1,6 +1,7 @@
 //! Project automation. Run `cargo xtask help` for the list of tasks.
 
 mod bench;
+mod cluster;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -20,6 +21,7 @@ fn main() -> ExitCode {
         Some("sync-spec") => sync_spec(args.get(1).map(PathBuf::from)),
         Some("bench") => bench::build_and_run(&workspace_root(), &args[1..]),
         Some("bench-run") => bench::run(&workspace_root(), &args[1..]),
+        Some("cluster") => cluster::run(&workspace_root(), &args[1..]),
         Some("help") | None => {
             eprintln!(
                 "cargo xtask <task>\n\n\
@@ -31,7 +33,15 @@ fn main() -> ExitCode {
                  (stdio and HTTP) and write the table to docs/benchmarks.md;\n                   \
                  --quick runs every row briefly (a smoke test, nothing judged\n                   \
                  or written), --no-write only prints, --only TEXT runs the\n                   \
-                 rows whose name holds TEXT (never written)"
+                 rows whose name holds TEXT (never written)\n  \
+                 cluster [--only TEXT] [--no-redis] [--debug]\n                   \
+                 three everything-server replicas on redis-server behind\n                   \
+                 haproxy (both installed with apt): the conformance suites\n                   \
+                 through the balancer, a replica killed under an SSE stream,\n                   \
+                 redis restarted under load; --only TEXT runs the scenarios\n                   \
+                 whose name holds TEXT, --no-redis starts the replicas\n                   \
+                 without shared stores (to see what needs them), --debug\n                   \
+                 runs the debug build"
             );
             Ok(())
         }

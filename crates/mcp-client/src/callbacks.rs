@@ -11,9 +11,10 @@ use mcp_core::{
     CancellationToken, Handler, IncomingNotification, IncomingRequest, NotificationContext,
     RequestContext,
 };
+use mcp_types::method::Method;
 use mcp_types::{
     EmptyResult, ErrorObject, InputRequest, InputRequests, InputResponse, InputResponses, RawJson,
-    RequestId, ServerNotification, ServerRequest,
+    RequestId, ServerNotification, ServerRequest, tasks_ext,
 };
 use serde::Serialize;
 
@@ -166,6 +167,13 @@ impl Handler for Callbacks {
         ) {
             Ok(parsed) => parsed,
             Err(e) => {
+                // The tasks extension's status notification feeds task
+                // watches (and a binding, if the config has one).
+                if notification.method == tasks_ext::TaskStatusNotification::NAME {
+                    self.shared
+                        .task_states
+                        .extension(notification.params.as_ref());
+                }
                 // Only methods the core protocol does not define at this
                 // revision reach the bindings.
                 match self.bindings.get(notification.method.as_str()) {
@@ -181,6 +189,9 @@ impl Handler for Callbacks {
             logging(params.clone()).await;
         }
         match &parsed {
+            ServerNotification::TaskStatus(params) => {
+                self.shared.task_states.status(params.clone());
+            }
             ServerNotification::ToolListChanged(_) => {
                 // Output schemas may have changed with the tools.
                 let mut state = self.shared.lock();

@@ -81,6 +81,7 @@ pub struct ClientConfig {
     pub(crate) notification: Option<NotificationFn>,
     pub(crate) validate_tool_output: bool,
     pub(crate) extensions: crate::extension::ExtensionConfig,
+    pub(crate) task_status_queue: usize,
 }
 
 impl ClientConfig {
@@ -106,6 +107,7 @@ impl ClientConfig {
             notification: None,
             validate_tool_output: true,
             extensions: Default::default(),
+            task_status_queue: crate::tasks::DEFAULT_TASK_STATUS_QUEUE,
         }
     }
 
@@ -222,6 +224,15 @@ impl ClientConfig {
     /// `output-validation` feature, without which nothing is checked).
     pub fn validate_tool_output(mut self, enabled: bool) -> Self {
         self.validate_tool_output = enabled;
+        self
+    }
+
+    /// How many pushed task states the session holds for its
+    /// [`TaskWatch`](crate::TaskWatch)es before the slowest loses the
+    /// oldest ([`DEFAULT_TASK_STATUS_QUEUE`](crate::DEFAULT_TASK_STATUS_QUEUE)
+    /// by default).
+    pub fn task_status_queue(mut self, capacity: usize) -> Self {
+        self.task_status_queue = capacity.max(1);
         self
     }
 

@@ -36,8 +36,8 @@ pub use negotiate::{Negotiated, Negotiation};
 pub use options::RequestOptions;
 pub use session::ClientSession;
 pub use tasks::{
-    DEFAULT_TASK_POLL_INTERVAL, MAX_TASK_POLL_INTERVAL, MIN_TASK_POLL_INTERVAL, TaskStart,
-    TaskState, poll_interval,
+    DEFAULT_TASK_POLL_INTERVAL, DEFAULT_TASK_STATUS_QUEUE, MAX_TASK_POLL_INTERVAL,
+    MIN_TASK_POLL_INTERVAL, TaskStart, TaskState, TaskWatch, poll_interval,
 };
 
 #[cfg(feature = "http")]

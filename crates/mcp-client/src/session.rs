@@ -36,6 +36,8 @@ pub(crate) struct State {
 
 pub(crate) struct Shared {
     state: Mutex<State>,
+    /// The task states the server pushes, for the session's task watches.
+    pub(crate) task_states: crate::tasks::TaskStates,
 }
 
 impl Shared {
@@ -76,6 +78,7 @@ impl ClientSession {
                 envelope: None,
                 cache: ResultCache::default(),
             }),
+            task_states: crate::tasks::TaskStates::new(config.task_status_queue),
         });
         let bindings = crate::extension::Bindings::start(&config.extensions.bindings);
         let handler = Callbacks::new(config.clone(), shared.clone(), bindings.queues.clone());

@@ -16,18 +16,27 @@
 //!
 //! Either way a task is described by [`mcp_types::Task`] (durations in
 //! milliseconds).
+//!
+//! Instead of (or besides) polling, [`watch_tasks`](ClientSession::watch_tasks)
+//! follows the states the server pushes: `notifications/tasks/status` on
+//! the session (2025-11-25), `notifications/tasks` on a
+//! `subscriptions/listen` stream (2026-07-28).
 
 use std::collections::BTreeSet;
+use std::future::Future;
+use std::pin::Pin;
 use std::time::Duration;
 
 use mcp_types::method::Method;
 use mcp_types::tasks_ext::{self, UpdateTaskParams};
 use mcp_types::{
     CallToolRequestParams, CallToolResult, CreateTaskResult, ErrorObject, InputRequests,
-    InputResponses, ListTasksResult, Revision, Task, TaskIdParams, TaskMetadata, TaskStatus,
-    methods,
+    InputResponses, ListTasksResult, Revision, SubscriptionFilter,
+    SubscriptionsListenRequestParams, SubscriptionsListenResult, Task, TaskIdParams, TaskMetadata,
+    TaskStatus, TaskStatusNotificationParams, methods,
 };
 use serde::Serialize;
+use tokio::sync::broadcast;
 
 use crate::calls::paginated;
 use crate::extension::{ResultClaim, ToolOutcome};
@@ -95,9 +104,189 @@ impl TaskState {
             error: None,
         }
     }
+
+    /// The state a 2026-07-28 `tasks/get` or `notifications/tasks` carries.
+    fn detailed(got: tasks_ext::DetailedTask) -> Result<Self, serde_json::Error> {
+        let result = match got.result {
+            Some(result) => Some(serde_json::from_value(serde_json::Value::Object(result))?),
+            None => None,
+        };
+        Ok(Self {
+            task: got.task.into(),
+            input_requests: got.input_requests,
+            result,
+            error: got.error,
+        })
+    }
+
+    /// The state a 2025-11-25 `notifications/tasks/status` carries.
+    fn notified(params: TaskStatusNotificationParams) -> Self {
+        let mut task = Task::new(
+            params.task_id,
+            params.status,
+            params.created_at,
+            params.last_updated_at,
+        );
+        task.status_message = params.status_message;
+        task.ttl = params.ttl;
+        task.poll_interval = params.poll_interval;
+        Self::bare(task)
+    }
+}
+
+/// The default number of pushed task states a session holds for its
+/// [`TaskWatch`]es before the slowest loses the oldest
+/// ([`ClientConfig::task_status_queue`](crate::ClientConfig::task_status_queue)).
+pub const DEFAULT_TASK_STATUS_QUEUE: usize = 64;
+
+/// Where the session's connection hands the task states the server pushes,
+/// in either era, to every [`TaskWatch`].
+pub(crate) struct TaskStates {
+    tx: broadcast::Sender<TaskState>,
+}
+
+impl TaskStates {
+    pub(crate) fn new(capacity: usize) -> Self {
+        Self {
+            tx: broadcast::channel(capacity.max(1)).0,
+        }
+    }
+
+    /// A 2025-11-25 `notifications/tasks/status`.
+    pub(crate) fn status(&self, params: TaskStatusNotificationParams) {
+        // Nobody watching is not an error.
+        let _ = self.tx.send(TaskState::notified(params));
+    }
+
+    /// A 2026-07-28 `notifications/tasks` (raw: the core protocol does not
+    /// define it).
+    pub(crate) fn extension(&self, params: Option<&mcp_types::RawJson>) {
+        let parsed = params
+            .ok_or_else(|| serde::de::Error::custom("no params"))
+            .and_then(|raw| raw.parse::<tasks_ext::TaskStatusNotificationParams>())
+            .and_then(|params| TaskState::detailed(params.task));
+        match parsed {
+            Ok(state) => {
+                let _ = self.tx.send(state);
+            }
+            Err(error) => {
+                tracing::debug!(%error, "ignored a malformed notifications/tasks");
+            }
+        }
+    }
+}
+
+/// The listen request of a 2026-07-28 watch, owned by it.
+type Listening<'a> =
+    Pin<Box<dyn Future<Output = Result<SubscriptionsListenResult, Error>> + Send + 'a>>;
+
+/// Task states the server pushes, for the tasks asked for
+/// ([`ClientSession::watch_tasks`]). A state may repeat; a state missed
+/// (the server need not send them, and a watch that falls
+/// [`DEFAULT_TASK_STATUS_QUEUE`] states behind loses the oldest) is
+/// caught up by [`task_state`](ClientSession::task_state).
+///
+/// At 2026-07-28 the watch owns its `subscriptions/listen` request:
+/// dropping it ends the subscription.
+pub struct TaskWatch<'a> {
+    ids: BTreeSet<String>,
+    states: broadcast::Receiver<TaskState>,
+    listening: Option<Listening<'a>>,
+    /// Set once the listen request ended: its error, until returned.
+    ended: Option<Option<Error>>,
+}
+
+impl std::fmt::Debug for TaskWatch<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TaskWatch")
+            .field("ids", &self.ids)
+            .finish_non_exhaustive()
+    }
+}
+
+impl TaskWatch<'_> {
+    /// The next pushed state of a watched task; `None` once no more can
+    /// come (the server ended the subscription, or the session closed).
+    ///
+    /// # Errors
+    /// The `subscriptions/listen` request's failure (2026-07-28): a
+    /// server that refuses to push task states (`-32021` when the config
+    /// does not declare the tasks extension), or a lost connection.
+    ///
+    /// # Cancel safety
+    /// Cancel safe: a state not returned stays queued.
+    pub async fn next(&mut self) -> Option<Result<TaskState, Error>> {
+        loop {
+            if let Some(end) = &mut self.ended {
+                // The subscription is over: what it sent first, then its end.
+                loop {
+                    match self.states.try_recv() {
+                        Ok(state) if self.ids.contains(&state.task.task_id) => {
+                            return Some(Ok(state));
+                        }
+                        Ok(_) | Err(broadcast::error::TryRecvError::Lagged(_)) => {}
+                        Err(_) => return end.take().map(Err),
+                    }
+                }
+            }
+            let listening = async {
+                match &mut self.listening {
+                    Some(request) => request.await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                biased;
+                received = self.states.recv() => match received {
+                    Ok(state) if self.ids.contains(&state.task.task_id) => return Some(Ok(state)),
+                    Ok(_) => {}
+                    Err(broadcast::error::RecvError::Lagged(missed)) => tracing::warn!(
+                        missed,
+                        "a task watch fell behind and lost pushed task states; raise \
+                         ClientConfig::task_status_queue or poll task_state"
+                    ),
+                    Err(broadcast::error::RecvError::Closed) => return None,
+                },
+                ended = listening => {
+                    self.listening = None;
+                    self.ended = Some(ended.err());
+                }
+            }
+        }
+    }
 }
 
 impl ClientSession {
+    /// Follows the states the server pushes for `task_ids`. Handshake era
+    /// (2025-11-25): the `notifications/tasks/status` the server sends on
+    /// the session from now on. 2026-07-28: a `subscriptions/listen`
+    /// request with `taskIds` (the tasks extension; the config must claim
+    /// [`tasks_ext::CreateTaskResult`] so the extension is declared), sent
+    /// with `options` (the session's default timeout ends the watch unless
+    /// `options` sets a longer one); the server sends each task's current
+    /// state first, then every change, until the task ends.
+    ///
+    /// # Errors
+    /// None here: at 2026-07-28 the server's refusal comes from
+    /// [`TaskWatch::next`].
+    pub fn watch_tasks(&self, task_ids: &[String], options: RequestOptions) -> TaskWatch<'_> {
+        let states = self.shared.task_states.tx.subscribe();
+        let listening = self.is_stateless().then(|| {
+            let filter = SubscriptionFilter::new().with_task_ids(task_ids.to_vec());
+            let params = SubscriptionsListenRequestParams::new(filter);
+            Box::pin(async move {
+                self.request::<methods::SubscriptionsListen>(&params, options)
+                    .await
+            }) as Listening<'_>
+        });
+        TaskWatch {
+            ids: task_ids.iter().cloned().collect(),
+            states,
+            listening,
+            ended: None,
+        }
+    }
+
     /// Calls a tool as a task. Handshake era: a task-augmented call (`ttl`
     /// asks how long the server keeps it), always a task. 2026-07-28: the
     /// server decides; the config must claim
@@ -161,22 +350,9 @@ impl ClientSession {
             .request::<tasks_ext::GetTask>(&TaskIdParams::new(task_id), RequestOptions::new())
             .await?
             .task;
-        let result = match got.result {
-            Some(result) => Some(
-                serde_json::from_value(serde_json::Value::Object(result)).map_err(|source| {
-                    Error::InvalidResult {
-                        method: tasks_ext::GetTask::NAME,
-                        source,
-                    }
-                })?,
-            ),
-            None => None,
-        };
-        Ok(TaskState {
-            task: got.task.into(),
-            input_requests: got.input_requests,
-            result,
-            error: got.error,
+        TaskState::detailed(got).map_err(|source| Error::InvalidResult {
+            method: tasks_ext::GetTask::NAME,
+            source,
         })
     }
 

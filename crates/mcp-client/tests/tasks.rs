@@ -55,7 +55,10 @@ fn server() -> (Server, Controls) {
             move |_: NoArguments, _cx: Context| {
                 let gate = slow_gate.clone();
                 async move {
-                    let _permit = gate.acquire().await;
+                    // Each permit lets one call finish.
+                    if let Ok(permit) = gate.acquire().await {
+                        permit.forget();
+                    }
                     "done"
                 }
             },
@@ -454,5 +457,194 @@ async fn extension_tasks_over_http() {
         .await
         .expect("connected");
     extension_lifecycle(plain, client, controls).await;
+    stop.await;
+}
+
+/// The next pushed state of a watched task with `status` (bounded).
+async fn until_pushed(
+    watch: &mut mcp_client::TaskWatch<'_>,
+    status: TaskStatus,
+) -> mcp_client::TaskState {
+    in_time("a pushed task state", async {
+        loop {
+            let state = watch
+                .next()
+                .await
+                .expect("the watch goes on")
+                .expect("the server pushes task states");
+            if state.task.status == status {
+                return state;
+            }
+        }
+    })
+    .await
+}
+
+/// Task status notifications reach a watching client: on the session at
+/// 2025-11-25 (`notifications/tasks/status`), on a `subscriptions/listen`
+/// stream at 2026-07-28 (`notifications/tasks`, the result inlined); a
+/// 2026-07-28 client without the extension is refused (-32021).
+async fn status_notifications(
+    handshake: Client,
+    plain: Client,
+    stateless: Client,
+    gate: &Semaphore,
+) {
+    let task = started(handshake.call_tool_as_task("slow", json!({}), None).await);
+    let mut watch = handshake.watch_tasks(std::slice::from_ref(&task.task_id), Default::default());
+    gate.add_permits(1);
+    let done = until_pushed(&mut watch, TaskStatus::Completed).await;
+    assert_eq!(done.task.task_id, task.task_id);
+    drop(watch);
+
+    let task = started(stateless.call_tool_as_task("slow", json!({}), None).await);
+    let mut watch = stateless.watch_tasks(std::slice::from_ref(&task.task_id), Default::default());
+    // The current state comes first: the gate is closed, so it is working.
+    let first = in_time("the first pushed state", watch.next())
+        .await
+        .expect("a state")
+        .expect("accepted");
+    assert_eq!(first.task.status, TaskStatus::Working);
+    gate.add_permits(1);
+    let done = until_pushed(&mut watch, TaskStatus::Completed).await;
+    assert_eq!(done.task.task_id, task.task_id);
+    assert_eq!(
+        done.result.expect("the result inlined").content[0].as_text(),
+        Some("done")
+    );
+    drop(watch);
+
+    let mut refused = plain.watch_tasks(&["any".to_owned()], Default::default());
+    let error = in_time("the refusal", refused.next())
+        .await
+        .expect("an end")
+        .expect_err("refused");
+    assert_eq!(
+        code(&error),
+        Some(ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY)
+    );
+    drop(refused);
+    for client in [handshake, plain, stateless] {
+        client.close().await.expect("closed");
+    }
+}
+
+#[tokio::test]
+async fn status_notifications_in_memory() {
+    let (server, controls) = server();
+    let connect = |config| Client::connect(server.in_memory(), config);
+    let handshake = connect(config()).await.expect("connected");
+    let plain = connect(stateless_config(false)).await.expect("connected");
+    let stateless = connect(stateless_config(true)).await.expect("connected");
+    status_notifications(handshake, plain, stateless, &controls.gate).await;
+}
+
+#[tokio::test]
+async fn status_notifications_over_http() {
+    let (server, controls) = server();
+    let (url, stop) = serve(server).await;
+    let handshake = Client::connect_http(&url, config())
+        .await
+        .expect("connected");
+    let plain = Client::connect_http(&url, stateless_config(false))
+        .await
+        .expect("connected");
+    let stateless = Client::connect_http(&url, stateless_config(true))
+        .await
+        .expect("connected");
+    status_notifications(handshake, plain, stateless, &controls.gate).await;
+    stop.await;
+}
+
+/// A 2025-11-25 client whose elicitation answers wait for the test: each
+/// request's related task goes out on `asked`, the answer comes from
+/// `answers`.
+fn answering_config(
+    asked: mpsc::UnboundedSender<Option<String>>,
+    answers: Arc<tokio::sync::Mutex<mpsc::UnboundedReceiver<ElicitResult>>>,
+) -> ClientConfig {
+    config().on_elicitation(move |params, _| {
+        let asked = asked.clone();
+        let answers = answers.clone();
+        async move {
+            let related = match &params {
+                mcp_types::ElicitRequestParams::Form(form) => form
+                    .meta
+                    .as_ref()
+                    .and_then(|m| m.related_task.as_ref())
+                    .map(|t| t.task_id.clone()),
+                _ => None,
+            };
+            let _ = asked.send(related);
+            let answer = answers.lock().await.recv().await;
+            answer.ok_or_else(|| mcp_types::ErrorObject::internal_error("the test ended"))
+        }
+    })
+}
+
+/// At 2025-11-25 a task whose tool waits for the client's answer is
+/// `input_required` meanwhile (seen by polling and pushed), and finishes
+/// once answered; the elicitation names the task.
+async fn input_required_while_asking(
+    client: Client,
+    mut asked: mpsc::UnboundedReceiver<Option<String>>,
+    answer: mpsc::UnboundedSender<ElicitResult>,
+) {
+    let task = started(client.call_tool_as_task("ask", json!({}), None).await);
+    let mut watch = client.watch_tasks(std::slice::from_ref(&task.task_id), Default::default());
+    let related = in_time("the elicitation", asked.recv())
+        .await
+        .expect("asked");
+    assert_eq!(related.as_deref(), Some(task.task_id.as_str()));
+    let waiting = in_time("input_required", async {
+        loop {
+            let polled = client.get_task(&task.task_id).await.expect("polled");
+            if polled.status == TaskStatus::InputRequired {
+                return polled;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await;
+    assert_eq!(waiting.task_id, task.task_id);
+    until_pushed(&mut watch, TaskStatus::InputRequired).await;
+    answer.send(ada()).expect("the callback waits");
+    let result = in_time("the answered task", client.wait_for_task(&task))
+        .await
+        .expect("finished");
+    assert_eq!(result.content[0].as_text(), Some("Hello, Ada!"));
+    until_pushed(&mut watch, TaskStatus::Completed).await;
+    drop(watch);
+    client.close().await.expect("closed");
+}
+
+fn answering() -> (
+    ClientConfig,
+    mpsc::UnboundedReceiver<Option<String>>,
+    mpsc::UnboundedSender<ElicitResult>,
+) {
+    let (asked_tx, asked) = mpsc::unbounded_channel();
+    let (answer, answers) = mpsc::unbounded_channel();
+    let config = answering_config(asked_tx, Arc::new(tokio::sync::Mutex::new(answers)));
+    (config, asked, answer)
+}
+
+#[tokio::test]
+async fn input_required_while_asking_in_memory() {
+    let (server, _controls) = server();
+    let (config, asked, answer) = answering();
+    let client = Client::connect(server.in_memory(), config)
+        .await
+        .expect("connected");
+    input_required_while_asking(client, asked, answer).await;
+}
+
+#[tokio::test]
+async fn input_required_while_asking_over_http() {
+    let (server, _controls) = server();
+    let (url, stop) = serve(server).await;
+    let (config, asked, answer) = answering();
+    let client = Client::connect_http(&url, config).await.expect("connected");
+    input_required_while_asking(client, asked, answer).await;
     stop.await;
 }

@@ -1,12 +1,19 @@
 //! Announcing what changed to every client, in both eras: one broadcast
 //! ([`ListChanges`]) that each `subscriptions/listen` stream (2026-07-28) and
 //! each initialized handshake-era session ([`forward`]) subscribes to. It is
-//! the one seam a cross-replica bus feeds.
+//! the one seam a cross-replica bus feeds: list changes, resource updates
+//! and task status changes alike. A task change names the task only (its
+//! owner and id, plain data); each listener reads the task's state from the
+//! [`TaskStore`](crate::tasks::TaskStore), so a shared store and a bus that
+//! carries these names tell every replica's listeners.
 
-use mcp_types::ServerCapabilities;
+use std::sync::Arc;
+
+use mcp_types::{ServerCapabilities, TaskStatusNotificationParams, methods};
 use tokio::sync::broadcast;
 
 use crate::session::ServerSession;
+use crate::tasks::TaskEngine;
 
 /// Which list changed, for `subscriptions/listen` streams and handshake-era
 /// sessions.
@@ -16,15 +23,23 @@ pub(crate) enum ListChange {
     Prompts,
     Resources,
     ResourceUpdated(String),
+    /// Task `task_id` of `owner` changed: listeners re-read it.
+    Task {
+        owner: String,
+        task_id: String,
+    },
+    /// Any task may have changed (a listener lagged): listeners re-read
+    /// every task they watch.
+    AnyTask,
 }
 
 /// The next changes a listener (a `subscriptions/listen` stream or a
 /// handshake-era session) must consider, or `None` once the server is gone.
 ///
 /// A receiver that lagged behind the broadcast lost changes it cannot name,
-/// so it gets everything that may have changed once: every list, and every
-/// resource in `subscribed`; each listener sends the ones its client asked
-/// for. List changes and updates are hints to re-read, so a repeated one
+/// so it gets everything that may have changed once: every list, every
+/// resource in `subscribed` and every task; each listener sends the ones its
+/// client asked for. List changes and updates are hints to re-read, so a repeated one
 /// costs a read and a lost one a stale view.
 pub(crate) async fn next_changes(
     changes: &mut broadcast::Receiver<ListChange>,
@@ -44,6 +59,7 @@ pub(crate) async fn next_changes(
                 ListChange::Resources,
             ];
             everything.extend(subscribed().into_iter().map(ListChange::ResourceUpdated));
+            everything.push(ListChange::AnyTask);
             Some(everything)
         }
         Err(broadcast::error::RecvError::Closed) => None,
@@ -101,6 +117,18 @@ impl ListChanges {
     pub fn resource_updated(&self, uri: impl Into<String>) {
         self.send(ListChange::ResourceUpdated(uri.into()));
     }
+
+    /// Task `task_id` of `owner` changed in the server's
+    /// [`TaskStore`](crate::tasks::TaskStore): listening clients that watch
+    /// it are sent its new state, read from the store. The server calls
+    /// this for every change it makes; a shared store's change feed calls
+    /// it on the other replicas.
+    pub fn task_changed(&self, owner: impl Into<String>, task_id: impl Into<String>) {
+        self.send(ListChange::Task {
+            owner: owner.into(),
+            task_id: task_id.into(),
+        });
+    }
 }
 
 /// The lists whose changes a handshake-era session is told about: those the
@@ -131,6 +159,42 @@ impl Advertised {
     }
 }
 
+/// The tasks a handshake-era session is told about (2025-11-25,
+/// `notifications/tasks/status`): those of `owner` in `engine`'s store.
+pub(crate) struct TaskFeed {
+    pub(crate) engine: Arc<TaskEngine>,
+    pub(crate) owner: String,
+}
+
+impl TaskFeed {
+    /// Sends the state of task `task_id` if it is this session's.
+    async fn tell(
+        &self,
+        session: &ServerSession,
+        owner: &str,
+        task_id: &str,
+    ) -> Result<(), crate::Error> {
+        if owner != self.owner {
+            return Ok(());
+        }
+        match self.engine.store().get(owner, task_id).await {
+            Ok(Some(record)) => {
+                let params = TaskStatusNotificationParams::new(record.to_task());
+                session
+                    .send_notification::<methods::TaskStatus>(&params)
+                    .await
+            }
+            // Expired meanwhile: nothing to tell.
+            Ok(None) => Ok(()),
+            Err(error) => {
+                // Status notifications are a courtesy (the client polls).
+                tracing::debug!(%error, "could not read a task to announce its status");
+                Ok(())
+            }
+        }
+    }
+}
+
 /// Forwards `changes` to one handshake-era session once its client sent
 /// `notifications/initialized`, until the connection ends. `changes` is
 /// subscribed before the session answers `initialize`, so nothing sent
@@ -140,6 +204,7 @@ pub(crate) async fn forward(
     mut changes: broadcast::Receiver<ListChange>,
     session: ServerSession,
     advertised: Advertised,
+    tasks: Option<TaskFeed>,
     initialized: impl Future<Output = ()>,
 ) {
     let peer = session.peer().clone();
@@ -154,7 +219,7 @@ pub(crate) async fn forward(
         };
         let Some(batch) = batch else { break };
         for change in &batch {
-            if let Err(error) = tell(&session, advertised, change).await {
+            if let Err(error) = tell(&session, advertised, tasks.as_ref(), change).await {
                 tracing::debug!(%error, "stopped forwarding list changes: the connection closed");
                 return;
             }
@@ -166,9 +231,17 @@ pub(crate) async fn forward(
 async fn tell(
     session: &ServerSession,
     advertised: Advertised,
+    tasks: Option<&TaskFeed>,
     change: &ListChange,
 ) -> Result<(), crate::Error> {
     match change {
+        ListChange::Task { owner, task_id } => match tasks {
+            Some(feed) => feed.tell(session, owner, task_id).await,
+            None => Ok(()),
+        },
+        // The session keeps no list of its tasks to re-read, and status
+        // notifications are optional: its client polls `tasks/get`.
+        ListChange::AnyTask => Ok(()),
         ListChange::Tools if advertised.tools => session.send_tool_list_changed().await,
         ListChange::Prompts if advertised.prompts => session.send_prompt_list_changed().await,
         ListChange::Resources if advertised.resources => session.send_resource_list_changed().await,
@@ -198,6 +271,7 @@ mod tests {
                 ListChange::Prompts,
                 ListChange::Resources,
                 ListChange::ResourceUpdated("file:///a".into()),
+                ListChange::AnyTask,
             ])
         );
         for _ in 0..64 {

@@ -100,6 +100,7 @@ impl Server {
             registry: self.registry.clone(),
             state: state.clone(),
             tasks: tasks.clone(),
+            task: None,
         };
         let connection = Connection::start(transport, handler, self.registry.dispatcher.clone());
         let session = ServerSession::new(connection.peer().clone(), state)

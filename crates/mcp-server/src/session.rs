@@ -12,7 +12,8 @@ use mcp_types::{
     ElicitRequestedSchema, ElicitResult, ElicitationCompleteParams, EmptyResult, Implementation,
     InitializeRequestParams, InputRequest, InputResponse, InputResponses, ListRootsResult,
     LoggingLevel, LoggingMessageNotificationParams, ProgressNotificationParams, ProgressToken,
-    RawJson, RequestId, RequestMeta, ResourceUpdatedNotificationParams, Revision, methods,
+    RawJson, RelatedTaskMetadata, RequestId, RequestMeta, ResourceUpdatedNotificationParams,
+    Revision, methods,
 };
 use serde_json::Value;
 
@@ -118,6 +119,8 @@ pub struct ServerSession {
     state: Arc<SessionState>,
     stateless: Option<Arc<StatelessRequest>>,
     changes: Option<crate::ListChanges>,
+    /// The 2025-11-25 task the call runs as, if it does.
+    task: Option<Arc<crate::tasks::TaskSeat>>,
 }
 
 impl ServerSession {
@@ -127,7 +130,14 @@ impl ServerSession {
             state,
             stateless: None,
             changes: None,
+            task: None,
         }
+    }
+
+    /// Runs in (2025-11-25) task `task`: asks park it in `input_required`.
+    pub(crate) fn with_task(mut self, task: Option<Arc<crate::tasks::TaskSeat>>) -> Self {
+        self.task = task;
+        self
     }
 
     pub(crate) fn with_changes(mut self, changes: crate::ListChanges) -> Self {
@@ -497,8 +507,38 @@ impl ServerSession {
         Ok(())
     }
 
-    /// Sends an ask as a server-to-client request (handshake era).
-    pub(crate) async fn send_ask(&self, request: InputRequest) -> Result<InputResponse, Error> {
+    /// Sends an ask as a server-to-client request (handshake era); within a
+    /// task, related to it and with the task `input_required` meanwhile.
+    pub(crate) async fn send_ask(&self, mut request: InputRequest) -> Result<InputResponse, Error> {
+        let Some(task) = &self.task else {
+            return self.send_ask_now(request).await;
+        };
+        let related = Some(RelatedTaskMetadata::new(task.task_id()));
+        match &mut request {
+            InputRequest::CreateMessage(params) => {
+                params
+                    .meta
+                    .get_or_insert_with(RequestMeta::new)
+                    .related_task = related;
+            }
+            InputRequest::Elicit(ElicitRequestParams::Form(params)) => {
+                params
+                    .meta
+                    .get_or_insert_with(RequestMeta::new)
+                    .related_task = related;
+            }
+            InputRequest::Elicit(ElicitRequestParams::Url(params)) => {
+                params
+                    .meta
+                    .get_or_insert_with(RequestMeta::new)
+                    .related_task = related;
+            }
+            _ => {}
+        }
+        task.asking(self.send_ask_now(request)).await
+    }
+
+    async fn send_ask_now(&self, request: InputRequest) -> Result<InputResponse, Error> {
         let options = RequestOptions::new;
         Ok(match request {
             InputRequest::CreateMessage(params) => InputResponse::CreateMessage(

@@ -43,4 +43,44 @@ pub enum Error {
     /// TLS could not be set up (the system's trust roots could not be loaded).
     #[error("TLS setup failed: {0}")]
     Tls(String),
+    /// A shared store (sessions, events, the message bus) failed an
+    /// operation: its backend is down, unreachable or refused it.
+    #[error(
+        "the {store} store could not {operation}: {source}; check that its backend is up \
+         and reachable (the connection is re-established by itself)"
+    )]
+    Store {
+        /// Which store: `session`, `event`, `bus` or `task`.
+        store: &'static str,
+        /// What it was doing.
+        operation: &'static str,
+        /// What the backend reported.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// A shared store did not answer in time.
+    #[error(
+        "the {store} store did not {operation} within {after:?}; check that its backend is up \
+         and reachable"
+    )]
+    StoreTimeout {
+        /// Which store: `session`, `event`, `bus` or `task`.
+        store: &'static str,
+        /// What it was doing.
+        operation: &'static str,
+        /// How long it waited.
+        after: std::time::Duration,
+    },
+    /// A shared store holds a record this server cannot read (written by an
+    /// incompatible version, or damaged).
+    #[error(
+        "the {store} store holds an unreadable record: {source}; delete the key or align the servers' versions"
+    )]
+    StoreData {
+        /// Which store.
+        store: &'static str,
+        /// Why it cannot be read.
+        #[source]
+        source: serde_json::Error,
+    },
 }

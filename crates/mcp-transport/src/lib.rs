@@ -10,6 +10,8 @@ pub mod stdio;
 
 #[cfg(any(feature = "http-server", feature = "http-client"))]
 pub mod http;
+#[cfg(feature = "http-server")]
+pub mod store;
 
 pub use error::Error;
 #[cfg(feature = "stdio")]

@@ -31,6 +31,7 @@ mod revision;
 mod roots;
 pub mod routing;
 mod sampling;
+mod session_record;
 pub mod skills;
 mod subscription;
 pub mod tag;
@@ -52,6 +53,7 @@ pub use method::{
 pub use method_table::{METHODS, MessageKind, MethodInfo, NON_CANCELLABLE, RevisionSet, Side};
 pub use methods::{ElicitationCompleteParams, TaskIdParams};
 pub use revision::{Era, Revision, UnknownRevision};
+pub use session_record::SessionRecord;
 
 pub use capabilities::{
     ClientCapabilities, ClientTaskRequests, ClientTasksCapability, ElicitationCapability,

@@ -26,6 +26,10 @@ pub struct SubscriptionFilter {
     /// Receive `notifications/resources/updated` for these resource URIs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resource_subscriptions: Option<Vec<String>>,
+    /// Receive `notifications/tasks` for these task ids (the tasks
+    /// extension, `io.modelcontextprotocol/tasks`; SEP-2663).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_ids: Option<Vec<String>>,
 }
 
 impl SubscriptionFilter {
@@ -40,6 +44,7 @@ setters!(SubscriptionFilter {
     with_prompts_list_changed(prompts_list_changed: bool),
     with_resources_list_changed(resources_list_changed: bool),
     with_resource_subscriptions(resource_subscriptions: Vec<String>),
+    with_task_ids(task_ids: Vec<String>),
 });
 
 /// Params of `subscriptions/listen`.

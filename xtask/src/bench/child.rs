@@ -67,9 +67,7 @@ impl Server {
 
     /// The peak resident set size (`VmHWM`) in KiB.
     pub(super) fn peak_rss_kib(&self) -> Result<u64, String> {
-        let path = format!("/proc/{}/status", self.pid);
-        let status = std::fs::read_to_string(&path).map_err(|e| format!("reading {path}: {e}"))?;
-        parse_peak_rss_kib(&status).ok_or_else(|| format!("{path} has no VmHWM"))
+        peak_rss_kib(self.pid)
     }
 
     /// Ends the process: waits up to 5 s for it to exit by itself (a stdio
@@ -103,6 +101,13 @@ pub(super) fn cpu_time(pid: u32) -> Result<Duration, String> {
     let path = format!("/proc/{pid}/stat");
     let stat = std::fs::read_to_string(&path).map_err(|e| format!("reading {path}: {e}"))?;
     parse_cpu_time(&stat).ok_or_else(|| format!("{path} has no utime/stime: {stat}"))
+}
+
+/// The peak resident set size (`VmHWM`) of process `pid` in KiB.
+pub(super) fn peak_rss_kib(pid: u32) -> Result<u64, String> {
+    let path = format!("/proc/{pid}/status");
+    let status = std::fs::read_to_string(&path).map_err(|e| format!("reading {path}: {e}"))?;
+    parse_peak_rss_kib(&status).ok_or_else(|| format!("{path} has no VmHWM"))
 }
 
 /// `utime` and `stime` are fields 14 and 15 of `/proc/<pid>/stat`; the

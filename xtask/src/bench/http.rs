@@ -55,7 +55,7 @@ pub(super) async fn measure(
 
 /// Every client calls until `duration` has passed (or together they made
 /// `max_calls`), then hands its connection back for the next phase.
-async fn load(
+pub(super) async fn load(
     clients: Vec<Client>,
     duration: Duration,
     max_calls: usize,
@@ -88,7 +88,7 @@ async fn load(
 }
 
 /// One keep-alive connection speaking one era.
-struct Client {
+pub(super) struct Client {
     sender: SendRequest<Full<Bytes>>,
     /// Drives the connection; ends when `sender` is dropped.
     connection: JoinHandle<()>,
@@ -102,7 +102,7 @@ struct Client {
 }
 
 impl Client {
-    async fn open(address: SocketAddr, case: Case) -> Result<Self, String> {
+    pub(super) async fn open(address: SocketAddr, case: Case) -> Result<Self, String> {
         let stream = tokio::net::TcpStream::connect(address)
             .await
             .map_err(|e| format!("cannot connect to {address}: {e}"))?;
@@ -221,7 +221,7 @@ impl Client {
     }
 
     /// One call whose answer is checked in full.
-    async fn probe(&mut self) -> Result<(), String> {
+    pub(super) async fn probe(&mut self) -> Result<(), String> {
         let body = self.call().await?;
         let answer = if self.kind == Kind::HttpRaw {
             body.to_vec()
@@ -272,7 +272,7 @@ impl Client {
     }
 
     /// Closes the connection and waits for its driver to finish.
-    async fn close(self) {
+    pub(super) async fn close(self) {
         drop(self.sender);
         if tokio::time::timeout(Duration::from_secs(5), self.connection)
             .await

@@ -9,6 +9,7 @@
 //! CPU time and peak RSS are that row's alone.
 
 mod child;
+mod cluster;
 mod http;
 mod report;
 mod stdio;
@@ -227,8 +228,10 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<(), String> {
         }
     }
     let rows: Vec<Row> = rounds.into_iter().filter_map(Row::median).collect();
+    let across = runtime.block_on(cluster::run(&programs, budget, only.map(String::as_str)))?;
     eprintln!("all rows in {:.0} s", started.elapsed().as_secs_f64());
-    let text = report::render(&rows, quick);
+    let mut text = report::render(&rows, quick);
+    text.push_str(&cluster::render_section(&across, &rows));
     println!("{text}");
     if write {
         let docs = root.join("docs/benchmarks.md");

@@ -61,6 +61,33 @@ impl Row {
     }
 }
 
+/// The figures, for the section across replicas.
+impl Row {
+    pub(super) fn case(&self) -> Case {
+        self.case
+    }
+
+    pub(super) fn calls_per_second(&self) -> f64 {
+        self.calls_per_second
+    }
+
+    pub(super) fn p50_ms(&self) -> f64 {
+        self.p50_ms
+    }
+
+    pub(super) fn p99_ms(&self) -> f64 {
+        self.p99_ms
+    }
+
+    pub(super) fn cpu_ms_per_1000(&self) -> f64 {
+        self.cpu_ms_per_1000
+    }
+
+    pub(super) fn peak_rss_kib(&self) -> u64 {
+        self.peak_rss_kib
+    }
+}
+
 impl Row {
     /// One row from the rounds of a case: the median of each figure, the
     /// highest peak RSS, all calls; `None` for no rounds.

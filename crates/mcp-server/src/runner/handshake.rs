@@ -9,7 +9,7 @@ use mcp_types::{
 };
 
 use super::{Era, Runner, record_span, to_raw};
-use crate::changes::{Advertised, forward};
+use crate::changes::{Advertised, TaskFeed, forward};
 use crate::session::ServerSession;
 
 impl Runner {
@@ -52,10 +52,19 @@ impl Runner {
         let session = ServerSession::new(cx.peer.unrelated(), self.state.clone())
             .with_changes(self.registry.changes.clone());
         let advertised = Advertised::from(&self.server().capabilities());
+        // `notifications/tasks/status` exists at 2025-11-25 only, like the
+        // core `tasks` capability.
+        let tasks = match (&self.registry.tasks, self.state.revision()) {
+            (Some(engine), Some(revision)) if revision >= Revision::V2025_11_25 => Some(TaskFeed {
+                engine: engine.clone(),
+                owner: self.task_owner(cx),
+            }),
+            _ => None,
+        };
         let state = self.state.clone();
         let initialized = async move { state.initialized().await };
         self.tasks
-            .spawn(forward(changes, session, advertised, initialized));
+            .spawn(forward(changes, session, advertised, tasks, initialized));
     }
 
     pub(super) async fn handshake(

@@ -49,6 +49,9 @@ pub(crate) struct Runner {
     /// [`ServerConnection`](crate::ServerConnection) awaits them, and each
     /// ends when the connection does.
     pub(crate) tasks: tokio_util::task::TaskTracker,
+    /// The 2025-11-25 task this runner's call runs as (its asks park it in
+    /// `input_required`); `None` outside a task.
+    pub(crate) task: Option<Arc<crate::tasks::TaskSeat>>,
 }
 
 pub(super) fn to_raw<T: Serialize>(value: &T) -> Result<RawJson, ErrorObject> {
@@ -98,7 +101,8 @@ pub(super) type Answer<R> = Result<ResultOrInputRequired<R>, ErrorObject>;
 impl Runner {
     fn session(&self, cx: &RequestContext, era: &Era) -> ServerSession {
         let session = ServerSession::new(cx.peer.clone(), self.state.clone())
-            .with_changes(self.registry.changes.clone());
+            .with_changes(self.registry.changes.clone())
+            .with_task(self.task.clone());
         match era {
             Era::Handshake => session,
             Era::Stateless(request) => session.for_stateless_request(request.clone()),
@@ -582,6 +586,7 @@ mod tests {
                     registry: server.registry.clone(),
                     state: Arc::new(SessionState::default()),
                     tasks: tokio_util::task::TaskTracker::new(),
+                    task: None,
                 };
                 let served = Connection::start(server_end, runner, DispatcherConfig::default());
                 let client = Connection::start(client_end, NoRequests, DispatcherConfig::default());

@@ -6,8 +6,11 @@ use crate::changes::{ListChange, next_changes};
 use std::sync::Arc;
 
 use mcp_core::{IncomingRequest, RequestContext};
+use mcp_types::method::Method;
+use mcp_types::tasks_ext::{self, DetailedTask};
 use mcp_types::{
-    CacheScope, DiscoverResult, SubscriptionsListenRequestParams, UnsupportedProtocolVersionData,
+    CacheScope, DiscoverResult, SubscriptionFilter, SubscriptionsListenRequestParams,
+    UnsupportedProtocolVersionData,
 };
 use mcp_types::{
     ClientRequest, ErrorCode, ErrorObject, JsonObject, RawJson, RequestMeta, Revision, Tool,
@@ -16,6 +19,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::session::StatelessRequest;
+use crate::tasks::TaskWatch;
 
 use super::{Era, Runner, record_span, to_raw};
 
@@ -128,7 +132,7 @@ impl Runner {
                 result.instructions = self.registry.instructions.clone();
                 self.stamp(&result, Some(self.registry.list_cache))
             }
-            ClientRequest::SubscriptionsListen(params) => self.listen(params, &cx).await,
+            ClientRequest::SubscriptionsListen(params) => self.listen(params, &cx, &era).await,
             other => self.route(other, &cx, &era).await,
         }
     }
@@ -169,19 +173,23 @@ impl Runner {
     }
 
     /// `subscriptions/listen`: acknowledges, then forwards the list changes
-    /// the client asked for until it goes away.
+    /// and task states (`taskIds`, the tasks extension) the client asked
+    /// for until it goes away.
     pub(super) async fn listen(
         &self,
         params: SubscriptionsListenRequestParams,
         cx: &RequestContext,
+        era: &Era,
     ) -> Result<RawJson, ErrorObject> {
-        let filter = params.notifications;
+        let mut filter = params.notifications;
         let mut changes = self.registry.changes.subscribe();
+        let (mut tasks, snapshot) = self.watch_tasks(&mut filter, cx, era).await?;
         let subscription = serde_json::to_value(&cx.id).unwrap_or(Value::Null);
         let meta = serde_json::json!({ mcp_types::meta::SUBSCRIPTION_ID: subscription });
         let ack = serde_json::json!({ "notifications": filter, "_meta": meta });
-        let notify = |method: &'static str, params: Value| {
+        let notify = |method: &'static str, mut params: Value| {
             let peer = cx.peer.clone();
+            params["_meta"] = meta.clone();
             async move {
                 let params = RawJson::from_serialize(&params).ok();
                 peer.notify(method, params).await
@@ -193,6 +201,18 @@ impl Runner {
         {
             return Err(ErrorObject::internal_error("the client went away"));
         }
+        let task_notification = |task: DetailedTask| {
+            (
+                tasks_ext::TaskStatusNotification::NAME,
+                serde_json::to_value(task).unwrap_or(Value::Null),
+            )
+        };
+        for task in snapshot {
+            let (method, params) = task_notification(task);
+            if notify(method, params).await.is_err() {
+                return self.stamp(&serde_json::json!({ "_meta": meta }), None);
+            }
+        }
         'listen: loop {
             let batch = tokio::select! {
                 batch = next_changes(&mut changes, || {
@@ -202,38 +222,82 @@ impl Runner {
             };
             let Some(batch) = batch else { break };
             for change in batch {
-                let (method, mut params) = match change {
+                let sends = match change {
                     ListChange::Tools if filter.tools_list_changed == Some(true) => {
-                        ("notifications/tools/list_changed", serde_json::json!({}))
+                        vec![("notifications/tools/list_changed", serde_json::json!({}))]
                     }
                     ListChange::Prompts if filter.prompts_list_changed == Some(true) => {
-                        ("notifications/prompts/list_changed", serde_json::json!({}))
+                        vec![("notifications/prompts/list_changed", serde_json::json!({}))]
                     }
-                    ListChange::Resources if filter.resources_list_changed == Some(true) => (
-                        "notifications/resources/list_changed",
-                        serde_json::json!({}),
-                    ),
+                    ListChange::Resources if filter.resources_list_changed == Some(true) => {
+                        vec![(
+                            "notifications/resources/list_changed",
+                            serde_json::json!({}),
+                        )]
+                    }
                     ListChange::ResourceUpdated(uri)
                         if filter
                             .resource_subscriptions
                             .as_ref()
                             .is_some_and(|uris| uris.contains(&uri)) =>
                     {
-                        (
+                        vec![(
                             "notifications/resources/updated",
                             serde_json::json!({ "uri": uri }),
-                        )
+                        )]
                     }
+                    change @ (ListChange::Task { .. } | ListChange::AnyTask) => match &mut tasks {
+                        Some(watch) => watch
+                            .states(&change)
+                            .await
+                            .into_iter()
+                            .map(task_notification)
+                            .collect(),
+                        None => Vec::new(),
+                    },
                     _ => continue,
                 };
-                params["_meta"] = meta.clone();
-                if notify(method, params).await.is_err() {
-                    break 'listen;
+                for (method, params) in sends {
+                    if notify(method, params).await.is_err() {
+                        break 'listen;
+                    }
                 }
             }
         }
-        let mut result = serde_json::json!({});
-        result["_meta"] = meta;
-        self.stamp(&result, None)
+        self.stamp(&serde_json::json!({ "_meta": meta }), None)
+    }
+
+    /// The tasks a listen stream watches: of the `taskIds` asked for, those
+    /// that are the client's tasks (the filter is narrowed to them for the
+    /// acknowledgement), with their current states. Asking without
+    /// declaring the tasks extension is `-32021`; a server without tasks
+    /// agrees to none.
+    async fn watch_tasks(
+        &self,
+        filter: &mut SubscriptionFilter,
+        cx: &RequestContext,
+        era: &Era,
+    ) -> Result<(Option<TaskWatch>, Vec<DetailedTask>), ErrorObject> {
+        let Some(requested) = filter.task_ids.take() else {
+            return Ok((None, Vec::new()));
+        };
+        let declared = match era {
+            Era::Stateless(request) => request
+                .capabilities
+                .extensions
+                .as_ref()
+                .is_some_and(|e| e.contains_key(tasks_ext::EXTENSION_ID)),
+            Era::Handshake => false,
+        };
+        if !declared {
+            return Err(crate::tasks::missing_extension("listening for task status"));
+        }
+        let Some(engine) = &self.registry.tasks else {
+            return Ok((None, Vec::new()));
+        };
+        let owner = crate::tasks::owner(&cx.transport, &self.state, true);
+        let (watch, snapshot) = TaskWatch::agree(engine.clone(), owner, &requested).await;
+        filter.task_ids = Some(watch.ids());
+        Ok((Some(watch), snapshot))
     }
 }

@@ -11,7 +11,9 @@ use mcp_types::{
 use serde_json::Value;
 
 use super::{Era, Runner, to_raw};
-use crate::tasks::{TaskOutcome, TaskRecord, TaskStoreError, TaskUpdate};
+use std::sync::Arc;
+
+use crate::tasks::{TaskOutcome, TaskRecord, TaskSeat, TaskStoreError, TaskUpdate};
 
 /// A store's refusal as the JSON-RPC error the client gets.
 pub(crate) fn store_error(error: TaskStoreError) -> ErrorObject {
@@ -95,15 +97,25 @@ impl Runner {
             .create(owner, "tools/call", ttl_ms)
             .await
             .map_err(store_error)?;
-        // The task outlives the request: its own token, not the request's.
+        // The task outlives the request: its own token, not the request's,
+        // and what it sends is not tied to the request's (answered)
+        // stream: over HTTP it goes on the session's GET stream.
         let cancel = CancellationToken::new();
         let mut task_cx = cx.clone();
         task_cx.cancel = cancel.clone();
+        task_cx.peer = cx.peer.unrelated();
+        // Its asks park the task in `input_required`.
+        let mut runner = self.clone();
+        runner.task = Some(Arc::new(TaskSeat::new(
+            engine.clone(),
+            owner.to_owned(),
+            record.task_id.clone(),
+        )));
         engine.spawn(
             owner.to_owned(),
             record.task_id.clone(),
             cancel,
-            run(self.clone(), task_cx),
+            run(runner, task_cx),
         );
         Ok(record)
     }

@@ -37,6 +37,7 @@ use mcp_types::{
 use serde_json::Value;
 
 use super::{TaskEngine, TaskOutcome, TaskRecord, TaskStoreError, TaskUpdate};
+use crate::changes::ListChange;
 use crate::extension::{CallOutcome, Extension, ToolCall};
 use crate::runner::tasks::{store_error, task_support, to_object};
 use crate::session::Context;
@@ -119,7 +120,7 @@ pub(crate) fn extension(engine: Arc<TaskEngine>) -> Extension {
 }
 
 /// The `-32021` a client gets for something only the extension allows.
-fn missing_extension(what: &str) -> ErrorObject {
+pub(crate) fn missing_extension(what: &str) -> ErrorObject {
     let mut extensions = JsonObject::new();
     extensions.insert(
         tasks_ext::EXTENSION_ID.to_owned(),
@@ -350,6 +351,86 @@ impl Tasks {
                 Ok(EmptyResult::new())
             }
             Err(e) => Err(store_error(e)),
+        }
+    }
+}
+
+/// The tasks one `subscriptions/listen` stream watches (`taskIds`): each
+/// change the feed names is re-read from the store and sent as
+/// `notifications/tasks`, until the task ends or expires.
+pub(crate) struct TaskWatch {
+    engine: Arc<TaskEngine>,
+    owner: String,
+    ids: std::collections::BTreeSet<String>,
+}
+
+impl TaskWatch {
+    /// Watches those of `requested` that are tasks of `owner` (the others
+    /// are left out of the acknowledgement); answers their current state
+    /// too, so a change made before the stream opened is not missed.
+    pub(crate) async fn agree(
+        engine: Arc<TaskEngine>,
+        owner: String,
+        requested: &[String],
+    ) -> (Self, Vec<DetailedTask>) {
+        let mut watch = Self {
+            engine,
+            owner,
+            ids: std::collections::BTreeSet::new(),
+        };
+        let mut states = Vec::new();
+        for task_id in requested {
+            if let Some(state) = watch.read(task_id).await {
+                watch.ids.insert(task_id.clone());
+                states.push(state);
+            }
+        }
+        (watch, states)
+    }
+
+    /// The task ids agreed to.
+    pub(crate) fn ids(&self) -> Vec<String> {
+        self.ids.iter().cloned().collect()
+    }
+
+    /// The new states `change` calls for (a lagged feed re-reads every
+    /// watched task); a task that ended is sent once and watched no more.
+    pub(crate) async fn states(&mut self, change: &ListChange) -> Vec<DetailedTask> {
+        let ids: Vec<String> = match change {
+            ListChange::Task { owner, task_id }
+                if *owner == self.owner && self.ids.contains(task_id) =>
+            {
+                vec![task_id.clone()]
+            }
+            ListChange::AnyTask => self.ids(),
+            _ => return Vec::new(),
+        };
+        let mut states = Vec::new();
+        for task_id in ids {
+            match self.read(&task_id).await {
+                Some(state) => {
+                    if state.task.status.is_terminal() {
+                        self.ids.remove(&task_id);
+                    }
+                    states.push(state);
+                }
+                None => {
+                    self.ids.remove(&task_id);
+                }
+            }
+        }
+        states
+    }
+
+    /// The task as `tasks/get` would answer it, if it is there.
+    async fn read(&self, task_id: &str) -> Option<DetailedTask> {
+        match self.engine.store().get(&self.owner, task_id).await {
+            Ok(record) => record.map(|r| detailed(&r)),
+            Err(error) => {
+                // Status notifications are a courtesy (the client may poll).
+                tracing::debug!(%error, "could not read a watched task");
+                None
+            }
         }
     }
 }

@@ -21,7 +21,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use mcp_core::CancellationToken;
 use mcp_types::{Task, TaskStatus};
-use tokio::sync::watch;
+
+use crate::changes::{ListChange, ListChanges};
 
 pub use store::{
     DEFAULT_MAX_TASKS, InMemoryTaskStore, StoreFuture, TaskOutcome, TaskPage, TaskRecord,
@@ -109,7 +110,7 @@ impl TasksConfig {
     }
 }
 
-pub(crate) use extension::extension;
+pub(crate) use extension::{TaskWatch, extension, missing_extension};
 
 /// The 2025-11-25 `tasks` capability of a server that runs tasks:
 /// `tasks/list`, `tasks/cancel` and task-augmented `tools/call`.
@@ -129,13 +130,14 @@ pub(crate) fn core_capability() -> mcp_types::ServerTasksCapability {
 pub(crate) type Work = std::pin::Pin<Box<dyn Future<Output = TaskUpdate> + Send>>;
 
 /// Runs tasks: creates their records, owns their running work, cancels it,
-/// and wakes whoever waits for a task to change.
+/// and announces every change it makes on the server's [`ListChanges`]
+/// (status notifications, and whoever waits for a task to end).
 pub(crate) struct TaskEngine {
     pub(crate) config: TasksConfig,
     /// The work running in this process, by task id.
     running: Mutex<HashMap<String, Running>>,
-    /// Bumped on every change made here, so waiters re-read the store.
-    changed: watch::Sender<u64>,
+    /// Where task changes are announced: the one feed of every listener.
+    changes: ListChanges,
 }
 
 struct Running {
@@ -154,6 +156,71 @@ impl Drop for TaskEngine {
             for handle in &work.handles {
                 handle.abort();
             }
+        }
+    }
+}
+
+/// The 2025-11-25 task a handshake-era tool call runs as: while its code
+/// waits for the client's answer to an ask (elicitation, sampling, roots),
+/// the task is `input_required`, and `working` again once every open ask is
+/// answered (2025-11-25, "Input Required Status"). The asks themselves go
+/// to the client as requests carrying the task in `_meta`.
+pub(crate) struct TaskSeat {
+    engine: Arc<TaskEngine>,
+    owner: String,
+    task_id: String,
+    /// How many asks wait for the client's answer now.
+    waiting: Mutex<usize>,
+}
+
+impl TaskSeat {
+    pub(crate) fn new(engine: Arc<TaskEngine>, owner: String, task_id: String) -> Self {
+        Self {
+            engine,
+            owner,
+            task_id,
+            waiting: Mutex::new(0),
+        }
+    }
+
+    /// The task's id.
+    pub(crate) fn task_id(&self) -> &str {
+        &self.task_id
+    }
+
+    /// Runs `ask` (one request to the client) with the task
+    /// `input_required` meanwhile.
+    pub(crate) async fn asking<T>(&self, ask: impl Future<Output = T>) -> T {
+        if self.count(1) == 1 {
+            self.mark(TaskStatus::Working, TaskStatus::InputRequired)
+                .await;
+        }
+        let answer = ask.await;
+        if self.count(-1) == 0 {
+            self.mark(TaskStatus::InputRequired, TaskStatus::Working)
+                .await;
+        }
+        answer
+    }
+
+    /// Adds `delta` to the open asks; answers the new count.
+    fn count(&self, delta: isize) -> usize {
+        let mut waiting = self.waiting.lock().unwrap_or_else(|p| p.into_inner());
+        *waiting = waiting.saturating_add_signed(delta);
+        *waiting
+    }
+
+    async fn mark(&self, from: TaskStatus, to: TaskStatus) {
+        let update = TaskUpdate::status(to).expecting(from);
+        match self.engine.update(&self.owner, &self.task_id, update).await {
+            // Cancelled or expired meanwhile: the status is no longer ours to set.
+            Ok(_)
+            | Err(
+                TaskStoreError::Conflict { .. }
+                | TaskStoreError::InvalidTransition { .. }
+                | TaskStoreError::NotFound { .. },
+            ) => {}
+            Err(error) => tracing::warn!(%error, "could not record a task's wait for input"),
         }
     }
 }
@@ -241,11 +308,11 @@ impl TaskRecord {
 }
 
 impl TaskEngine {
-    pub(crate) fn new(config: TasksConfig) -> Self {
+    pub(crate) fn new(config: TasksConfig, changes: ListChanges) -> Self {
         Self {
             config,
             running: Mutex::new(HashMap::new()),
-            changed: watch::channel(0).0,
+            changes,
         }
     }
 
@@ -272,8 +339,9 @@ impl TaskEngine {
         self.running.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn bump(&self) {
-        self.changed.send_modify(|n| *n = n.wrapping_add(1));
+    /// Announces that task `task_id` of `owner` changed.
+    fn changed(&self, owner: &str, task_id: &str) {
+        self.changes.task_changed(owner, task_id);
     }
 
     /// Creates a `working` task for `owner`, kept `requested_ttl_ms` (capped
@@ -362,7 +430,7 @@ impl TaskEngine {
                 }
             }
             engine.running().remove(&id);
-            engine.bump();
+            engine.changed(&owner, &id);
         });
         running.insert(
             task_id,
@@ -385,7 +453,7 @@ impl TaskEngine {
             .store()
             .transition(owner, task_id, update, now_ms())
             .await?;
-        self.bump();
+        self.changed(owner, task_id);
         Ok(record)
     }
 
@@ -409,22 +477,40 @@ impl TaskEngine {
         Ok(record)
     }
 
-    /// Waits until the task is terminal (re-reading on every local change,
-    /// and every poll interval for changes made by other processes).
+    /// Waits until the task is terminal: re-reads it whenever the change
+    /// feed names it (or may have lost its change), and every poll
+    /// interval for a store changed where no announcement reaches this
+    /// process.
     pub(crate) async fn wait_terminal(
         &self,
         owner: &str,
         task_id: &str,
     ) -> Result<TaskRecord, TaskStoreError> {
-        let mut changed = self.changed.subscribe();
+        let mut changes = self.changes.subscribe();
         loop {
-            changed.borrow_and_update();
             let record = self.get(owner, task_id).await?;
             if record.status.is_terminal() {
                 return Ok(record);
             }
+            let named = async {
+                while let Some(batch) = crate::changes::next_changes(&mut changes, Vec::new).await {
+                    let ours = batch.iter().any(|change| match change {
+                        ListChange::Task {
+                            owner: o,
+                            task_id: t,
+                        } => o == owner && t == task_id,
+                        ListChange::AnyTask => true,
+                        _ => false,
+                    });
+                    if ours {
+                        return;
+                    }
+                }
+                // The feed is gone with the server: polling alone remains.
+                std::future::pending::<()>().await;
+            };
             tokio::select! {
-                _ = changed.changed() => {}
+                () = named => {}
                 () = tokio::time::sleep(self.config.poll_interval) => {}
             }
         }
@@ -450,7 +536,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_cancelled_task_stops_its_work_and_stays_cancelled() {
-        let engine = Arc::new(TaskEngine::new(TasksConfig::new()));
+        let engine = Arc::new(TaskEngine::new(TasksConfig::new(), ListChanges::new()));
         let record = engine.create("me", "tools/call", None).await.expect("task");
         let cancel = CancellationToken::new();
         let (started_tx, started) = tokio::sync::oneshot::channel::<()>();
@@ -501,6 +587,7 @@ mod tests {
             TasksConfig::new()
                 .default_ttl(Duration::from_secs(10))
                 .max_ttl(Duration::from_secs(60)),
+            ListChanges::new(),
         );
         let default = engine.create("me", "tools/call", None).await.expect("task");
         assert_eq!(default.ttl_ms, Some(10_000));

@@ -18,8 +18,6 @@ mod auth;
 mod authorizer;
 #[cfg(feature = "http-client")]
 mod client;
-#[cfg(feature = "http-server")]
-mod event_store;
 #[cfg(feature = "http-client")]
 mod legacy;
 #[cfg(feature = "http-server")]
@@ -35,6 +33,8 @@ pub const SESSION_ID_HEADER: &str = "mcp-session-id";
 /// The protocol version header.
 pub const PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
 
+#[cfg(feature = "http-server")]
+pub use crate::store::{EventStore, InMemoryEventStore};
 #[cfg(feature = "auth-server")]
 pub use auth::{
     BearerAuthLayer, BearerGuard, JwksError, JwtVerifier, ProtectedResource, TokenClaims,
@@ -47,8 +47,6 @@ pub use client::{
     HttpClientConfig, HttpClientReceiver, HttpClientSender, HttpsClient, StreamableHttpClient,
     hyper_client,
 };
-#[cfg(feature = "http-server")]
-pub use event_store::{EventStore, InMemoryEventStore};
 #[cfg(feature = "http-client")]
 pub use legacy::{LegacySseClient, LegacySseReceiver, LegacySseSender};
 #[cfg(feature = "http-server")]

@@ -4,7 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::http::event_store::{EventStore, InMemoryEventStore};
+use crate::store::{EventStore, InMemoryEventStore};
 
 /// Settings of a [`StreamableHttpService`](super::StreamableHttpService).
 #[derive(Clone)]

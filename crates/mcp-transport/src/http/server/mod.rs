@@ -378,7 +378,7 @@ impl ServiceInner {
             Method::GET | Method::DELETE if checks::era(request.headers()) == Era::Stateless => {
                 method_not_allowed("POST")
             }
-            Method::GET => self.get(request.headers()),
+            Method::GET => self.get(request.headers()).await,
             Method::DELETE => self.delete(request.headers()),
             _ => method_not_allowed("GET, POST, DELETE"),
         }
@@ -529,7 +529,7 @@ impl ServiceInner {
         Ok(session)
     }
 
-    fn get(&self, headers: &HeaderMap) -> Response<HttpBody> {
+    async fn get(&self, headers: &HeaderMap) -> Response<HttpBody> {
         if !checks::accepts(headers, "text/event-stream") {
             return jsonrpc_error(
                 StatusCode::NOT_ACCEPTABLE,
@@ -545,7 +545,7 @@ impl ServiceInner {
             return response;
         }
         match header_str(headers, LAST_EVENT_ID_HEADER) {
-            Some(last) => session.resume(last),
+            Some(last) => session.resume(last).await,
             None if self.draining.is_cancelled() => shutting_down(),
             None => session.open_standalone(headers),
         }

@@ -23,8 +23,8 @@ use super::body::{
 use super::checks::header_str;
 use super::{ServiceStats, to_headers};
 use crate::http::PROTOCOL_VERSION_HEADER;
-use crate::http::event_store::EventStore;
 use crate::http::sse::encode_event;
+use crate::store::EventStore;
 
 /// One session: the routing state between its HTTP requests and its
 /// dispatcher.
@@ -598,7 +598,7 @@ impl Session {
         if let Some(s) = router.streams.get_mut(&stream) {
             s.open_requests = s.open_requests.saturating_sub(1);
             if s.open_requests == 0 {
-                Self::finish(&mut router, stream);
+                self.finish(&mut router, stream);
             }
         }
     }
@@ -624,7 +624,7 @@ impl Session {
     /// Ends a POST stream whose every request is answered, keeping its
     /// events for the resumption window (dropping the sender lets the body
     /// write the last event and the end together).
-    fn finish(router: &mut Router, stream_id: u64) {
+    fn finish(&self, router: &mut Router, stream_id: u64) {
         let Some(stream) = router.streams.get_mut(&stream_id) else {
             return;
         };
@@ -632,6 +632,9 @@ impl Session {
             return;
         }
         stream.live = Live::None;
+        if stream.events > 0 {
+            self.store.end(&stream.key);
+        }
         stream.answered = Some(Instant::now());
         router.answered.insert(stream_id);
         router.answered_events += stream.events;
@@ -680,33 +683,49 @@ impl Session {
 
     /// Replays a stream after `last_event_id`, then goes on live if the
     /// stream is still open.
-    pub(super) fn resume(&self, last_event_id: &str) -> Response<HttpBody> {
-        let mut router = self.lock();
-        let Some((key, events)) = self.store.replay_after(last_event_id) else {
-            return jsonrpc_error(
-                StatusCode::NOT_FOUND,
-                ErrorCode::INVALID_REQUEST,
-                format!("Not Found: event `{last_event_id}` cannot be resumed"),
-            );
-        };
-        let Some(&stream_id) = router.by_key.get(&key) else {
-            return jsonrpc_error(
-                StatusCode::NOT_FOUND,
-                ErrorCode::INVALID_REQUEST,
-                "Not Found: that stream belongs to no open session",
-            );
-        };
-        let (tx, rx) = mpsc::channel(self.sse_queue.max(events.len() + 1));
-        for (id, data) in events.iter().filter(|(_, d)| !d.is_empty()) {
-            let _ = tx.try_send(encode_event(Some(id), None, data));
-        }
-        if let Some(stream) = router.streams.get_mut(&stream_id) {
+    pub(super) async fn resume(&self, last_event_id: &str) -> Response<HttpBody> {
+        // The replay is read outside the routing lock; an event stored
+        // meanwhile makes it stale, and it is read again.
+        for _ in 0..RESUME_ATTEMPTS {
+            let replay = match self.store.replay_after(last_event_id).await {
+                Ok(Some(replay)) => replay,
+                Ok(None) => return event_not_found(last_event_id),
+                Err(error) => return store_unavailable(&error),
+            };
+            let mut router = self.lock();
+            let Some(&stream_id) = router.by_key.get(&replay.stream) else {
+                return jsonrpc_error(
+                    StatusCode::NOT_FOUND,
+                    ErrorCode::INVALID_REQUEST,
+                    "Not Found: that stream belongs to no open session",
+                );
+            };
+            let Some(stream) = router.streams.get_mut(&stream_id) else {
+                continue;
+            };
+            let last = replay
+                .events
+                .last()
+                .map_or(last_event_id, |(id, _)| id.as_str());
+            let seen = crate::store::parse_event_id(last).map_or(0, |(_, seq)| seq + 1);
+            if seen < stream.events as u64 {
+                continue;
+            }
+            let (tx, rx) = mpsc::channel(self.sse_queue.max(replay.events.len() + 1));
+            for (id, data) in replay.events.iter().filter(|(_, d)| !d.is_empty()) {
+                let _ = tx.try_send(encode_event(Some(id), None, data));
+            }
             let finished = !stream.standalone && stream.open_requests == 0;
             // A finished stream replays and ends; an open one goes on live.
             stream.live = if finished { Live::None } else { Live::Sse(tx) };
+            drop(router);
+            return sse_response(rx, None, self.keep_alive);
         }
-        drop(router);
-        sse_response(rx, None, self.keep_alive)
+        jsonrpc_error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            ErrorCode::INTERNAL_ERROR,
+            "Service Unavailable: the stream moved on while it was replayed; resume again",
+        )
     }
 
     /// Routes one outbound message.
@@ -799,7 +818,7 @@ impl Session {
         if is_response {
             stream.open_requests = stream.open_requests.saturating_sub(1);
             if stream.open_requests == 0 {
-                Self::finish(router, stream_id);
+                self.finish(router, stream_id);
             }
         }
         Self::stored(router, stream_id, json.len());
@@ -822,6 +841,28 @@ impl Drop for Unanswered<'_> {
             self.session.end_unanswered(self.stream, id);
         }
     }
+}
+
+/// How often a resumption reads the store again when events arrived while
+/// it read.
+const RESUME_ATTEMPTS: usize = 4;
+
+fn event_not_found(last_event_id: &str) -> Response<HttpBody> {
+    jsonrpc_error(
+        StatusCode::NOT_FOUND,
+        ErrorCode::INVALID_REQUEST,
+        format!("Not Found: event `{last_event_id}` cannot be resumed"),
+    )
+}
+
+/// A shared store failed: the client may retry (the backend reconnects).
+pub(super) fn store_unavailable(error: &crate::Error) -> Response<HttpBody> {
+    tracing::warn!(%error, "a shared store failed; the request was refused with 503");
+    jsonrpc_error(
+        StatusCode::SERVICE_UNAVAILABLE,
+        ErrorCode::INTERNAL_ERROR,
+        "Service Unavailable: the server's shared session store is unavailable; retry shortly",
+    )
 }
 
 /// The answer to a request whose id is already running in the session.

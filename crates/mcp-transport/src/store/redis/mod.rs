@@ -1,0 +1,181 @@
+//! The Redis backends of the shared stores (feature `redis`): sessions in
+//! hashes with expiry ([`RedisSessionStore`]), events in Redis Streams
+//! ([`RedisEventStore`]: `XADD` with the event's own id, `XRANGE` to
+//! replay), the message bus on pub/sub ([`RedisBus`]).
+//!
+//! Every key starts with the configured prefix, so several servers (or
+//! several deployments) share one Redis. Each store talks through the
+//! `redis` crate's connection manager, which reconnects by itself after
+//! the connection is lost; meanwhile every operation fails within
+//! [`RedisConfig::timeout`] with [`Error::Store`](crate::Error::Store) or
+//! [`Error::StoreTimeout`](crate::Error::StoreTimeout), never a hang.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+
+use super::SharedStores;
+use crate::Error;
+
+mod bus;
+mod events;
+mod session;
+
+pub use bus::RedisBus;
+pub use events::RedisEventStore;
+pub use session::RedisSessionStore;
+
+/// Where the Redis stores connect and how they keep their keys.
+#[derive(Debug, Clone)]
+pub struct RedisConfig {
+    pub(crate) url: String,
+    pub(crate) prefix: String,
+    pub(crate) timeout: Duration,
+    pub(crate) event_ttl: Duration,
+    pub(crate) max_events_per_stream: usize,
+    pub(crate) max_bytes_per_stream: usize,
+    pub(crate) write_queue: usize,
+    pub(crate) bus_capacity: usize,
+}
+
+impl RedisConfig {
+    /// Stores on the Redis at `url` (`redis://host:port/db`), with key
+    /// prefix `mcp`, operations bounded by 2 s, each stream's events kept
+    /// 30 min after its last event (1024 events, 4 MiB at most), 4096
+    /// event writes queued at most, and bus subscribers lagging after 256
+    /// messages.
+    pub fn new(url: impl Into<String>) -> Self {
+        Self {
+            url: url.into(),
+            prefix: "mcp".into(),
+            timeout: Duration::from_secs(2),
+            event_ttl: Duration::from_secs(30 * 60),
+            max_events_per_stream: 1024,
+            max_bytes_per_stream: 4 * 1024 * 1024,
+            write_queue: 4096,
+            bus_capacity: 256,
+        }
+    }
+
+    /// The prefix of every key and channel (default `mcp`): servers that
+    /// share sessions use the same one, others a different one.
+    pub fn prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.prefix = prefix.into();
+        self
+    }
+
+    /// How long one operation may take, connecting included (default 2 s).
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// How long a stream's events outlive its last event (default 30 min;
+    /// a server releases them earlier when their session ends).
+    pub fn event_ttl(mut self, ttl: Duration) -> Self {
+        self.event_ttl = ttl;
+        self
+    }
+
+    /// The most events and bytes kept per stream (default 1024, 4 MiB).
+    pub fn max_per_stream(mut self, events: usize, bytes: usize) -> Self {
+        self.max_events_per_stream = events.max(1);
+        self.max_bytes_per_stream = bytes;
+        self
+    }
+
+    /// Event writes queued for Redis at most (default 4096); past it an
+    /// event is delivered live but not stored (logged at `warn`).
+    pub fn write_queue(mut self, events: usize) -> Self {
+        self.write_queue = events.max(1);
+        self
+    }
+
+    /// Messages a bus subscriber may fall behind before it lags (default 256).
+    pub fn bus_capacity(mut self, messages: usize) -> Self {
+        self.bus_capacity = messages.max(1);
+        self
+    }
+
+    /// Connects the three stores. Must be called within a tokio runtime
+    /// (the event store's writer runs on it).
+    ///
+    /// # Errors
+    /// [`Error::Store`] when the URL is invalid or Redis cannot be reached.
+    pub async fn connect(self) -> Result<SharedStores, Error> {
+        let config = Arc::new(self);
+        let connection = config.connect_with(None).await?;
+        Ok(SharedStores {
+            sessions: Arc::new(RedisSessionStore::new(connection.clone(), config.clone())),
+            events: Arc::new(RedisEventStore::new(connection, config.clone())),
+            bus: Arc::new(RedisBus::connect(config).await?),
+        })
+    }
+
+    /// A connection manager on the configured Redis (RESP3 with `push`,
+    /// for the bus's subscriptions).
+    pub(crate) async fn connect_with(
+        &self,
+        push: Option<ConnectionManagerConfig>,
+    ) -> Result<ConnectionManager, Error> {
+        use redis::IntoConnectionInfo;
+        let failed = |source: redis::RedisError| Error::Store {
+            store: "redis",
+            operation: "connect",
+            source: Box::new(source),
+        };
+        let mut info = self.url.as_str().into_connection_info().map_err(failed)?;
+        let resp3 = push.is_some();
+        if resp3 {
+            let settings = info
+                .redis_settings()
+                .clone()
+                .set_protocol(redis::ProtocolVersion::RESP3);
+            info = info.set_redis_settings(settings);
+        }
+        let client = redis::Client::open(info).map_err(failed)?;
+        let config = push
+            .unwrap_or_default()
+            .set_connection_timeout(Some(self.timeout))
+            .set_response_timeout(Some(self.timeout))
+            .set_number_of_retries(2)
+            .set_max_delay(Duration::from_secs(1));
+        let connect = client.get_connection_manager_with_config(config);
+        match tokio::time::timeout(self.timeout * 2, connect).await {
+            Ok(result) => result.map_err(failed),
+            Err(_) => Err(Error::StoreTimeout {
+                store: "redis",
+                operation: "connect",
+                after: self.timeout * 2,
+            }),
+        }
+    }
+
+    pub(crate) fn key(&self, kind: &str, name: &str) -> String {
+        format!("{}:{kind}:{name}", self.prefix)
+    }
+}
+
+/// Runs one Redis operation within the configured timeout, its failure a
+/// typed store error.
+pub(crate) async fn bounded<T>(
+    config: &RedisConfig,
+    store: &'static str,
+    operation: &'static str,
+    future: impl std::future::Future<Output = redis::RedisResult<T>>,
+) -> Result<T, Error> {
+    match tokio::time::timeout(config.timeout, future).await {
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(source)) => Err(Error::Store {
+            store,
+            operation,
+            source: Box::new(source),
+        }),
+        Err(_) => Err(Error::StoreTimeout {
+            store,
+            operation,
+            after: config.timeout,
+        }),
+    }
+}

@@ -1,0 +1,122 @@
+//! The store contracts against the Redis backends, on a redis-server of
+//! the test's own (each test two handles on it: two connections, as two
+//! server processes would have).
+
+use std::sync::Arc;
+
+use mcp_transport::store::redis::{RedisBus, RedisConfig, RedisEventStore, RedisSessionStore};
+use mcp_transport::store::{MessageBus, SessionStore, contract};
+
+#[path = "support/redis_server.rs"]
+mod redis_server;
+use redis_server::RedisServer;
+
+fn config(redis: &RedisServer) -> RedisConfig {
+    RedisConfig::new(redis.url()).prefix("contract")
+}
+
+#[tokio::test]
+async fn redis_event_store_meets_the_contract() {
+    let redis = RedisServer::start();
+    let config = config(&redis).max_per_stream(8, 1 << 20);
+    let a = RedisEventStore::connect(config.clone())
+        .await
+        .expect("connect");
+    let b = RedisEventStore::connect(config).await.expect("connect");
+    contract::event_store(Arc::new(a), Arc::new(b), 8).await;
+}
+
+#[tokio::test]
+async fn redis_session_store_meets_the_contract() {
+    let redis = RedisServer::start();
+    let a = RedisSessionStore::connect(config(&redis))
+        .await
+        .expect("connect");
+    let b = RedisSessionStore::connect(config(&redis))
+        .await
+        .expect("connect");
+    contract::session_store(Arc::new(a), Arc::new(b)).await;
+}
+
+#[tokio::test]
+async fn redis_bus_meets_the_contract() {
+    let redis = RedisServer::start();
+    let a = RedisBus::connect(Arc::new(config(&redis)))
+        .await
+        .expect("connect");
+    let b = RedisBus::connect(Arc::new(config(&redis)))
+        .await
+        .expect("connect");
+    contract::message_bus(Arc::new(a), Arc::new(b)).await;
+}
+
+#[tokio::test]
+async fn connect_shares_one_redis_between_handles() {
+    let redis = RedisServer::start();
+    let stores = config(&redis)
+        .max_per_stream(64, 1 << 20)
+        .connect()
+        .await
+        .expect("connect");
+    let other = config(&redis)
+        .max_per_stream(64, 1 << 20)
+        .connect()
+        .await
+        .expect("connect");
+    contract::session_store(stores.sessions.clone(), other.sessions.clone()).await;
+    contract::message_bus(stores.bus.clone(), other.bus.clone()).await;
+    contract::event_store(stores.events.clone(), other.events.clone(), 64).await;
+}
+
+#[tokio::test]
+async fn a_lost_redis_is_a_typed_error_within_the_timeout_and_recovers() {
+    let redis = RedisServer::start();
+    let url = redis.url();
+    let config = RedisConfig::new(url.clone())
+        .prefix("loss")
+        .timeout(std::time::Duration::from_millis(500));
+    let sessions = RedisSessionStore::connect(config.clone())
+        .await
+        .expect("connect");
+    let bus = RedisBus::connect(Arc::new(config)).await.expect("connect");
+    let ttl = std::time::Duration::from_secs(60);
+    assert!(!sessions.touch("x", ttl).await.expect("redis is up"));
+    let port = url
+        .trim_end_matches('/')
+        .rsplit(':')
+        .next()
+        .expect("port")
+        .to_owned();
+    drop(redis);
+    let started = std::time::Instant::now();
+    let error = sessions.touch("x", ttl).await.expect_err("redis is down");
+    assert!(
+        matches!(
+            error,
+            mcp_transport::Error::Store {
+                store: "session",
+                ..
+            } | mcp_transport::Error::StoreTimeout {
+                store: "session",
+                ..
+            }
+        ),
+        "{error:?}"
+    );
+    assert!(error.to_string().contains("session store"), "{error}");
+    assert!(bus.publish("t", bytes::Bytes::new()).await.is_err());
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(10),
+        "bounded"
+    );
+
+    // The same port again: the connection manager reconnects by itself.
+    let _again = RedisServer::start_on(port.parse().expect("port"));
+    tokio::time::timeout(std::time::Duration::from_secs(20), async {
+        while sessions.touch("x", ttl).await.is_err() {
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    })
+    .await
+    .expect("the store recovers without being rebuilt");
+}

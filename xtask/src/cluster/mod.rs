@@ -1,0 +1,252 @@
+//! `cargo xtask cluster`: three replicas of the everything-server sharing
+//! redis-server, behind HAProxy (round-robin, no stickiness), all on
+//! 127.0.0.1, and the scenarios that prove a session does not care which
+//! replica serves it:
+//!
+//! - `conformance-REVISION`: the official server suite's required scenarios
+//!   through the balancer, for 2025-11-25 and 2026-07-28;
+//! - `replica-killed`: SIGKILL of the replica holding a GET stream while a
+//!   call runs elsewhere; the stream resumes on another replica with
+//!   `Last-Event-ID`, every event once;
+//! - `redis-restarted`: redis-server restarts under load; calls fail with a
+//!   clear error meanwhile and are served again without restarting a replica.
+//!
+//! Each scenario gets a fresh cluster. Every process is started here and
+//! stopped by its PID at the end, on an error or on ctrl-c (dropping a
+//! [`process::Process`] kills it); every wait is bounded. Logs, the
+//! generated haproxy.cfg and the suite's results go to `target/cluster/`.
+
+mod client;
+mod conformance;
+mod failover;
+pub(crate) mod process;
+mod redis_restart;
+pub(crate) mod topology;
+
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use topology::{Cluster, Plan, ReplicaProgram};
+
+/// Replicas behind the balancer.
+const REPLICAS: usize = 3;
+
+/// The programs a cluster needs that this repository does not build.
+pub(crate) const TOOLS: [(&str, &str); 2] =
+    [("redis-server", "redis-server"), ("haproxy", "haproxy")];
+
+/// The tools of [`TOOLS`] missing from `PATH`, as one sentence saying what
+/// to install, or `None` when all are there.
+pub(crate) fn missing_tools() -> Option<String> {
+    let missing: Vec<&str> = TOOLS
+        .iter()
+        .filter(|(program, _)| !on_path(program))
+        .map(|(_, package)| *package)
+        .collect();
+    (!missing.is_empty()).then(|| {
+        format!(
+            "{} not found on PATH; install with `apt-get install -y {}` (Debian/Ubuntu: \
+             redis-server 7, haproxy 2.6 or newer)",
+            missing.join(" and "),
+            missing.join(" ")
+        )
+    })
+}
+
+fn on_path(program: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join(program).is_file()))
+}
+
+/// The options of `cargo xtask cluster`.
+struct Options {
+    /// Run the scenarios whose name holds this text.
+    only: Option<String>,
+    /// Replicas without `--redis`: each keeps its state in its own memory.
+    no_redis: bool,
+    /// The debug build of the everything-server (quicker to build).
+    debug: bool,
+}
+
+impl Options {
+    fn parse(args: &[String]) -> Result<Self, String> {
+        let mut options = Self {
+            only: None,
+            no_redis: false,
+            debug: false,
+        };
+        let mut args = args.iter();
+        while let Some(arg) = args.next() {
+            match arg.as_str() {
+                "--only" => {
+                    options.only = Some(args.next().ok_or("--only needs a scenario name")?.clone());
+                }
+                "--no-redis" => options.no_redis = true,
+                "--debug" => options.debug = true,
+                other => {
+                    return Err(format!(
+                        "unknown argument `{other}`; usage: cargo xtask cluster [--only TEXT] [--no-redis] [--debug]"
+                    ));
+                }
+            }
+        }
+        Ok(options)
+    }
+}
+
+/// `cargo xtask cluster [--only TEXT] [--no-redis] [--debug]`.
+pub(crate) fn run(root: &Path, args: &[String]) -> Result<(), String> {
+    let options = Options::parse(args)?;
+    if let Some(missing) = missing_tools() {
+        return Err(missing);
+    }
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let profile = if options.debug { "debug" } else { "release" };
+    eprintln!("building the everything-server ({profile})");
+    let mut build = Command::new(&cargo);
+    build
+        .current_dir(root)
+        .args(["build", "--example", "everything-server"]);
+    if !options.debug {
+        build.arg("--release");
+    }
+    let status = build
+        .status()
+        .map_err(|e| format!("cannot run cargo: {e}"))?;
+    if !status.success() {
+        return Err(format!("building the everything-server failed ({status})"));
+    }
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target"));
+    let program = ReplicaProgram {
+        program: target.join(profile).join("examples/everything-server"),
+        args: vec!["--port".into(), "0".into()],
+    };
+    let dir = target.join("cluster");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let suite = root.join("../shared/tools/conformance");
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the tokio runtime: {e}"))?;
+    let started = Instant::now();
+    let outcome = runtime.block_on(async {
+        tokio::select! {
+            results = scenarios(&options, &program, &dir, &suite) => Ok(results),
+            _ = tokio::signal::ctrl_c() => Err("interrupted; every process started was killed".to_owned()),
+        }
+    });
+    // The runtime's end drops what an interrupted run still held; its
+    // processes were killed on drop.
+    drop(runtime);
+    let results = outcome?;
+    let failed: Vec<&(String, Result<String, String>)> =
+        results.iter().filter(|(_, r)| r.is_err()).collect();
+    eprintln!(
+        "\ncluster: {} of {} scenarios passed in {:.0} s (logs in {})",
+        results.len() - failed.len(),
+        results.len(),
+        started.elapsed().as_secs_f64(),
+        dir.display()
+    );
+    if results.is_empty() {
+        return Err("no scenario matched --only".into());
+    }
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        let names: Vec<&str> = failed.iter().map(|(name, _)| name.as_str()).collect();
+        Err(format!("failed: {}", names.join(", ")))
+    }
+}
+
+/// Runs each scenario on a fresh cluster and reports it as it ends.
+async fn scenarios(
+    options: &Options,
+    program: &ReplicaProgram,
+    dir: &Path,
+    suite: &Path,
+) -> Vec<(String, Result<String, String>)> {
+    let mut results = Vec::new();
+    let wanted = |name: &str| {
+        options
+            .only
+            .as_deref()
+            .is_none_or(|only| name.contains(only))
+    };
+    let plan = |name: &str| Plan {
+        dir: dir.join(name),
+        program,
+        replicas: REPLICAS,
+        redis: !options.no_redis,
+    };
+    for revision in conformance::REVISIONS {
+        let name = format!("conformance-{revision}");
+        if wanted(&name) {
+            let out = dir.join(&name).join("results");
+            let suite = suite.to_path_buf();
+            let outcome = scenario(plan(&name), Duration::from_secs(360), |cluster| {
+                Box::pin(
+                    async move { conformance::run(&suite, cluster.address, revision, &out).await },
+                )
+            })
+            .await;
+            results.push(report(name, outcome));
+        }
+    }
+    if wanted("replica-killed") {
+        let outcome = scenario(plan("replica-killed"), Duration::from_secs(90), |cluster| {
+            Box::pin(failover::run(cluster))
+        })
+        .await;
+        results.push(report("replica-killed".into(), outcome));
+    }
+    if wanted("redis-restarted") {
+        let outcome = scenario(
+            plan("redis-restarted"),
+            Duration::from_secs(90),
+            |cluster| Box::pin(redis_restart::run(cluster)),
+        )
+        .await;
+        results.push(report("redis-restarted".into(), outcome));
+    }
+    results
+}
+
+type Boxed<'a> = std::pin::Pin<Box<dyn Future<Output = Result<String, String>> + Send + 'a>>;
+
+/// Starts a cluster, runs `body` on it within `timeout`, and stops it.
+async fn scenario(
+    plan: Plan<'_>,
+    timeout: Duration,
+    body: impl for<'c> FnOnce(&'c mut Cluster) -> Boxed<'c>,
+) -> Result<String, String> {
+    let mut cluster = Cluster::start(plan).await?;
+    let outcome = match tokio::time::timeout(timeout, body(&mut cluster)).await {
+        Ok(outcome) => outcome,
+        Err(_) => Err(format!("did not finish within {} s", timeout.as_secs())),
+    };
+    // A replica that died by itself is worth knowing whatever the outcome.
+    let outcome = match (outcome, cluster.exited()) {
+        (Err(e), Some(exited)) => Err(format!("{e}\n  also: {exited}")),
+        (outcome, _) => outcome,
+    };
+    let stopped = cluster.stop().await;
+    match (outcome, stopped) {
+        (Ok(detail), Err(e)) => Err(format!("{detail}; but stopping the cluster failed: {e}")),
+        (outcome, _) => outcome,
+    }
+}
+
+fn report(name: String, outcome: Result<String, String>) -> (String, Result<String, String>) {
+    match &outcome {
+        Ok(detail) => eprintln!("pass: {name}: {detail}"),
+        Err(error) => eprintln!("FAIL: {name}: {error}"),
+    }
+    (name, outcome)
+}
