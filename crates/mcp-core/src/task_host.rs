@@ -2,7 +2,7 @@
 //! tasks, a 2025-11-25 client running the server's sampling and elicitation
 //! as tasks): [`TasksConfig`] (retention, polling, paging), and the
 //! [`TaskHost`], which creates a task's record in the
-//! [`TaskStore`](crate::task_store::TaskStore), runs its work as a tokio task
+//! [`TaskStore`], runs its work as a tokio task
 //! it owns (cancelled by `tasks/cancel`, aborted when the host goes), stores
 //! how the work ended, waits for a task's end, and answers the 2025-11-25
 //! core methods (`tasks/get`, `tasks/result`, `tasks/list`, `tasks/cancel`),

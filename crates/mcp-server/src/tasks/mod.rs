@@ -12,7 +12,7 @@
 //!   runs as a tokio task it can cancel, and aborts when the server goes
 //!   away); here the server's side of it: its changes announced on the
 //!   server's [`ListChanges`], the task ids, owners and the wait for input
-//!   of a handshake-era task ([`TaskSeat`]).
+//!   of a handshake-era task (`TaskSeat`).
 
 /// The contract every [`TaskStore`] backend must pass:
 /// [`mcp_core::contract`].
