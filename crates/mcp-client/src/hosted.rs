@@ -20,7 +20,6 @@ use mcp_core::CancellationToken;
 use mcp_core::task_host::{LocalTaskChanges, TaskHost};
 use mcp_core::task_store::TaskUpdate;
 use mcp_types::{CreateTaskResult, ErrorObject, JsonObject, RawJson};
-use serde_json::Value;
 
 /// The longest retention a server may ask for: one day.
 pub use mcp_core::task_host::DEFAULT_MAX_TASK_TTL as DEFAULT_MAX_HOSTED_TASK_TTL;
@@ -70,7 +69,7 @@ impl Host {
         work: impl FnOnce(CancellationToken) -> F,
     ) -> Result<RawJson, ErrorObject>
     where
-        F: Future<Output = Result<Value, ErrorObject>> + Send + 'static,
+        F: Future<Output = Result<JsonObject, ErrorObject>> + Send + 'static,
     {
         let task_id = format!("client-task-{}", self.next.fetch_add(1, Ordering::Relaxed));
         let record = self
@@ -79,10 +78,7 @@ impl Host {
                 let work = work(cancel);
                 Box::pin(async move {
                     match work.await {
-                        Ok(Value::Object(result)) => TaskUpdate::completed(result),
-                        Ok(_) => TaskUpdate::failed(ErrorObject::internal_error(
-                            "the callback's answer is not a JSON object",
-                        )),
+                        Ok(result) => TaskUpdate::completed(result),
                         Err(error) => TaskUpdate::failed(error),
                     }
                 })
