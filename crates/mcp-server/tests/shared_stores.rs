@@ -291,6 +291,42 @@ async fn a_resource_update_on_one_server_reaches_a_subscriber_on_the_other(
     assert!(text.contains("file:///r"), "{text}");
 }
 
+/// Subscriptions made through either server all count: each server merges
+/// its own into the shared record, and the server holding the GET stream
+/// reads the record again for a URI it did not see subscribed.
+async fn subscriptions_made_on_either_server_all_count(a: &Instance, b: &Instance) {
+    let session = open_session(a.addr).await;
+    for (addr, id, uri) in [(a.addr, 1, "file:///on-a"), (b.addr, 2, "file:///on-b")] {
+        let subscribe = json!({"jsonrpc": "2.0", "id": id, "method": "resources/subscribe",
+                               "params": {"uri": uri}});
+        assert!(post(addr, &session, subscribe).await.contains("\"result\""));
+    }
+    // Subscribed on a again: b's subscription must survive a's save.
+    let again = json!({"jsonrpc": "2.0", "id": 3, "method": "resources/subscribe",
+                       "params": {"uri": "file:///on-a-too"}});
+    assert!(post(a.addr, &session, again).await.contains("\"result\""));
+    let mut get = open_get(a.addr, &session, None).await;
+    let mut text = String::new();
+    read_until(&mut get, &mut text, "200 OK").await;
+    let arrived = async {
+        loop {
+            b.server.list_changes().resource_updated("file:///on-b");
+            let mut buffer = [0u8; 4096];
+            if let Ok(read) = timeout(Duration::from_millis(200), get.read(&mut buffer)).await {
+                let n = read.expect("read");
+                assert!(n > 0, "the GET stream ended: {text}");
+                text.push_str(&String::from_utf8_lossy(&buffer[..n]));
+            }
+            if text.contains("file:///on-b") {
+                return;
+            }
+        }
+    };
+    timeout(WAIT, arrived)
+        .await
+        .expect("an update for the URI subscribed through b reaches the stream on a");
+}
+
 /// A server-to-client request sent by one server and answered through the
 /// other reaches the handler waiting on the first.
 async fn an_answer_through_the_other_server_reaches_the_waiting_handler(
@@ -371,6 +407,7 @@ async fn every_scenario(stores_a: SharedStores, stores_b: SharedStores) {
     a_session_minted_by_one_server_is_served_by_the_other(&b, &a).await;
     an_answer_through_the_other_server_reaches_the_waiting_handler(&a, &b).await;
     a_resource_update_on_one_server_reaches_a_subscriber_on_the_other(&a, &b).await;
+    subscriptions_made_on_either_server_all_count(&a, &b).await;
     a_stream_resumes_on_the_other_server_without_loss_or_duplicates(&a, &b).await;
     delete_on_one_server_ends_the_session_everywhere(&a, &b).await;
     a.stop().await;
