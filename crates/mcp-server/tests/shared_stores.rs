@@ -68,6 +68,18 @@ fn server(release: Arc<Notify>) -> Server {
             Resource::new("file:///r", "r"),
             |_: ResourceRequest, _: Context| async move { Ok("r") },
         )
+        .resource(
+            Resource::new("file:///on-a", "on-a"),
+            |_: ResourceRequest, _: Context| async move { Ok("a") },
+        )
+        .resource(
+            Resource::new("file:///on-b", "on-b"),
+            |_: ResourceRequest, _: Context| async move { Ok("b") },
+        )
+        .resource(
+            Resource::new("file:///on-a-too", "on-a-too"),
+            |_: ResourceRequest, _: Context| async move { Ok("a") },
+        )
         .build()
         .expect("valid server")
 }
@@ -299,7 +311,8 @@ async fn subscriptions_made_on_either_server_all_count(a: &Instance, b: &Instanc
     for (addr, id, uri) in [(a.addr, 1, "file:///on-a"), (b.addr, 2, "file:///on-b")] {
         let subscribe = json!({"jsonrpc": "2.0", "id": id, "method": "resources/subscribe",
                                "params": {"uri": uri}});
-        assert!(post(addr, &session, subscribe).await.contains("\"result\""));
+        let answer = post(addr, &session, subscribe).await;
+        assert!(answer.contains("\"result\""), "{uri}: {answer}");
     }
     // Subscribed on a again: b's subscription must survive a's save.
     let again = json!({"jsonrpc": "2.0", "id": 3, "method": "resources/subscribe",
