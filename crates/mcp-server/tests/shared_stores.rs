@@ -264,6 +264,31 @@ async fn delete_on_one_server_ends_the_session_everywhere(a: &Instance, b: &Inst
     }
 }
 
+/// Announces an update of `uri` on `on` until the GET stream `get` carries
+/// it (an update before the stream opened has no stream to go on); `Err`
+/// after [`WAIT`].
+async fn announce_until_read(
+    on: &Instance,
+    get: &mut TcpStream,
+    text: &mut String,
+    uri: &str,
+) -> Result<(), tokio::time::error::Elapsed> {
+    // Only updates travel on this GET stream.
+    let needle = format!("\"uri\":\"{uri}\"");
+    let arrived = async {
+        while !text.contains(&needle) {
+            on.server.list_changes().resource_updated(uri);
+            let mut buffer = [0u8; 4096];
+            if let Ok(read) = timeout(Duration::from_millis(200), get.read(&mut buffer)).await {
+                let n = read.expect("read");
+                assert!(n > 0, "the GET stream ended: {text}");
+                text.push_str(&String::from_utf8_lossy(&buffer[..n]));
+            }
+        }
+    };
+    timeout(WAIT, arrived).await
+}
+
 /// A resource update announced on one server reaches a subscriber whose
 /// GET stream is on the other.
 async fn a_resource_update_on_one_server_reaches_a_subscriber_on_the_other(
@@ -281,26 +306,9 @@ async fn a_resource_update_on_one_server_reaches_a_subscriber_on_the_other(
     let mut get = open_get(a.addr, &session, None).await;
     let mut text = String::new();
     read_until(&mut get, &mut text, "200 OK").await;
-    // Announced until it arrives: an update before the GET stream opened
-    // has no stream to go on.
-    let arrived = async {
-        loop {
-            b.server.list_changes().resource_updated("file:///r");
-            let mut buffer = [0u8; 4096];
-            if let Ok(read) = timeout(Duration::from_millis(200), get.read(&mut buffer)).await {
-                let n = read.expect("read");
-                assert!(n > 0, "the GET stream ended: {text}");
-                text.push_str(&String::from_utf8_lossy(&buffer[..n]));
-            }
-            if text.contains("notifications/resources/updated") {
-                return;
-            }
-        }
-    };
-    timeout(WAIT, arrived)
+    announce_until_read(b, &mut get, &mut text, "file:///r")
         .await
         .expect("the update reaches the subscriber on the other server");
-    assert!(text.contains("file:///r"), "{text}");
 }
 
 /// Subscriptions made through either server all count: each server merges
@@ -321,21 +329,7 @@ async fn subscriptions_made_on_either_server_all_count(a: &Instance, b: &Instanc
     let mut get = open_get(a.addr, &session, None).await;
     let mut text = String::new();
     read_until(&mut get, &mut text, "200 OK").await;
-    let arrived = async {
-        loop {
-            b.server.list_changes().resource_updated("file:///on-b");
-            let mut buffer = [0u8; 4096];
-            if let Ok(read) = timeout(Duration::from_millis(200), get.read(&mut buffer)).await {
-                let n = read.expect("read");
-                assert!(n > 0, "the GET stream ended: {text}");
-                text.push_str(&String::from_utf8_lossy(&buffer[..n]));
-            }
-            if text.contains("file:///on-b") {
-                return;
-            }
-        }
-    };
-    timeout(WAIT, arrived)
+    announce_until_read(b, &mut get, &mut text, "file:///on-b")
         .await
         .expect("an update for the URI subscribed through b reaches the stream on a");
 }

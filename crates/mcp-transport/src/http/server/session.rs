@@ -715,21 +715,27 @@ impl Session {
         context
     }
 
+    /// 409 when the session's GET stream is open (one at a time).
+    fn standalone_conflict(router: &Router) -> Option<Response<HttpBody>> {
+        let existing = router.standalone?;
+        let live = router
+            .streams
+            .get(&existing)
+            .is_some_and(|s| matches!(&s.live, Live::Sse(tx) if !tx.is_closed()));
+        live.then(|| {
+            jsonrpc_error(
+                StatusCode::CONFLICT,
+                ErrorCode::INVALID_REQUEST,
+                "Conflict: this session already has a GET stream open",
+            )
+        })
+    }
+
     /// Opens the session's GET stream (one at a time).
     pub(super) fn open_standalone(&self, headers: &HeaderMap) -> Response<HttpBody> {
         let mut router = self.lock();
-        if let Some(existing) = router.standalone {
-            let live = router
-                .streams
-                .get(&existing)
-                .is_some_and(|s| matches!(&s.live, Live::Sse(tx) if !tx.is_closed()));
-            if live {
-                return jsonrpc_error(
-                    StatusCode::CONFLICT,
-                    ErrorCode::INVALID_REQUEST,
-                    "Conflict: this session already has a GET stream open",
-                );
-            }
+        if let Some(conflict) = Self::standalone_conflict(&router) {
+            return conflict;
         }
         let (tx, rx) = mpsc::channel(self.sse_queue);
         let stream = self.new_stream(&mut router, Live::Sse(tx), true);
@@ -758,18 +764,8 @@ impl Session {
         replay: Replay,
     ) -> Response<HttpBody> {
         let mut router = self.lock();
-        if let Some(existing) = router.standalone {
-            let live = router
-                .streams
-                .get(&existing)
-                .is_some_and(|s| matches!(&s.live, Live::Sse(tx) if !tx.is_closed()));
-            if live {
-                return jsonrpc_error(
-                    StatusCode::CONFLICT,
-                    ErrorCode::INVALID_REQUEST,
-                    "Conflict: this session already has a GET stream open",
-                );
-            }
+        if let Some(conflict) = Self::standalone_conflict(&router) {
+            return conflict;
         }
         let replayed: Vec<Bytes> = replay
             .events
