@@ -10,8 +10,10 @@
 //!
 //! `--port 0` picks a free port (the address is printed on stderr);
 //! `--key-file PATH` seals `requestState` with the secret in that file, so
-//! replicas behind a load balancer accept each other's state
-//! (`cargo xtask cluster` runs three).
+//! replicas behind a load balancer accept each other's state; `--redis URL`
+//! shares sessions, SSE events, list changes and tasks with every replica
+//! on the same Redis (built with `--features redis`; `cargo xtask cluster`
+//! runs three).
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -113,7 +115,7 @@ fn accepted_field(cx: &Context, key: &str, field: &str) -> Option<String> {
     }
 }
 
-fn everything_server() -> mcp_server::ServerBuilder {
+fn everything_server(tasks: TasksConfig) -> mcp_server::ServerBuilder {
     let json_schema_tool = {
         let schema = json!({
             "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -683,7 +685,7 @@ fn everything_server() -> mcp_server::ServerBuilder {
         })
         // The tasks extension's fixtures (SEP-2663): tools that run as tasks,
         // ask for input inside a task, fail, and gather input before becoming one.
-            .tasks(TasksConfig::new().poll_interval(Duration::from_millis(200)))
+            .tasks(tasks)
             .tool(
                 "greet",
                 "Greets someone (never a task)",
@@ -850,6 +852,7 @@ fn task_tool(name: &str, description: &str, support: TaskSupport) -> Tool {
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut port = 3001u16;
     let mut key = None;
+    let mut redis = None;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -864,27 +867,34 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 let path = args.next().ok_or("--key-file needs a path")?;
                 key = Some(mcp_examples::read_secret(&path)?);
             }
+            "--redis" => redis = Some(args.next().ok_or("--redis needs a URL")?),
             // Read by `mcp_examples::telemetry`.
             "--otlp" => {
                 args.next();
             }
             other => {
                 return Err(format!(
-                    "unknown argument `{other}`; usage: everything-server [--port PORT] [--key-file PATH] [--otlp URL]"
+                    "unknown argument `{other}`; usage: everything-server [--port PORT] [--key-file PATH] [--redis URL] [--otlp URL]"
                 )
                 .into());
             }
         }
     }
     let telemetry = mcp_examples::telemetry("everything-server")?;
-    let mut builder = everything_server();
+    let mut config = HttpServerConfig::new().retry(Duration::from_millis(500));
+    let mut tasks = TasksConfig::new().poll_interval(Duration::from_millis(200));
+    if let Some(url) = redis {
+        let shared = mcp_examples::redis_stores(&url).await?;
+        config = config.shared(shared.http);
+        tasks = tasks.store(shared.tasks);
+    }
+    let mut builder = everything_server(tasks);
     if let Some(key) = key {
         builder = builder.request_state_key(key);
     }
     let server = builder.build()?;
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
     eprintln!("everything-server: http://{}/mcp", listener.local_addr()?);
-    let config = HttpServerConfig::new().retry(Duration::from_millis(500));
     server
         .serve_http(listener, config, async {
             let _ = tokio::signal::ctrl_c().await;

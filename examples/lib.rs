@@ -222,6 +222,44 @@ pub fn read_secret(path: &str) -> Result<Vec<u8>, Box<dyn std::error::Error>> {
     Ok(secret)
 }
 
+/// What replicas on one Redis share: the HTTP service's stores
+/// (`HttpServerConfig::shared`) and the task store (`TasksConfig::store`).
+pub struct RedisStores {
+    /// Sessions, SSE events and the message bus.
+    pub http: mcp_transport::store::SharedStores,
+    /// Tasks, so that any replica answers `tasks/get` for a task another runs.
+    pub tasks: std::sync::Arc<dyn mcp_server::TaskStore>,
+}
+
+/// The shared stores on the Redis at `url` (`redis://host:port/db`), with
+/// the default key prefix: give them to every replica.
+///
+/// # Errors
+/// When Redis cannot be reached, or the examples were built without the
+/// `redis` feature.
+pub async fn redis_stores(url: &str) -> Result<RedisStores, Box<dyn std::error::Error>> {
+    #[cfg(feature = "redis")]
+    {
+        let config = mcp_transport::store::redis::RedisConfig::new(url);
+        let unreachable = |e: mcp_transport::Error| format!("cannot use the Redis at {url}: {e}");
+        let tasks = mcp_server::tasks::RedisTaskStore::connect(config.clone())
+            .await
+            .map_err(unreachable)?;
+        let http = config.connect().await.map_err(unreachable)?;
+        Ok(RedisStores {
+            http,
+            tasks: std::sync::Arc::new(tasks),
+        })
+    }
+    #[cfg(not(feature = "redis"))]
+    {
+        Err(format!(
+            "--redis {url}: built without Redis; build with `--features mcp-examples/redis`"
+        )
+        .into())
+    }
+}
+
 /// What [`telemetry`] set up: OpenTelemetry export, or nothing.
 pub struct Telemetry(#[cfg(feature = "otel")] Option<mcp_server::otel::Telemetry>);
 

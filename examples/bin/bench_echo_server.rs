@@ -5,9 +5,9 @@
 //! `mcp-bench-echo-server --http` serves streamable HTTP with the default
 //! config on a free port of 127.0.0.1 and prints `ADDRESS` (`127.0.0.1:PORT`)
 //! as its first line on stdout once it accepts connections;
-//! `--key-file PATH` seals `requestState` with the secret in that file, as
-//! replicas behind a load balancer do (`cargo xtask bench`'s rows across
-//! replicas).
+//! `--key-file PATH` seals `requestState` with the secret in that file and
+//! `--redis URL` shares sessions on that Redis, as replicas behind a load
+//! balancer do (`cargo xtask bench`'s rows across replicas).
 
 use mcp_server::{Context, Server};
 use schemars::JsonSchema;
@@ -22,6 +22,7 @@ struct EchoArgs {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut http = false;
+    let mut redis = None;
     let mut builder = Server::builder("mcp-bench-echo", env!("CARGO_PKG_VERSION")).tool(
         "echo",
         "Returns its message",
@@ -35,9 +36,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 let path = args.next().ok_or("--key-file needs a path")?;
                 builder = builder.request_state_key(mcp_examples::read_secret(&path)?);
             }
+            "--redis" => redis = Some(args.next().ok_or("--redis needs a URL")?),
             other => {
                 return Err(format!(
-                    "unknown argument `{other}`; usage: mcp-bench-echo-server [--http] [--key-file PATH]"
+                    "unknown argument `{other}`; usage: mcp-bench-echo-server [--http] [--key-file PATH] [--redis URL]"
                 )
                 .into());
             }
@@ -51,17 +53,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .enable_all()
             .build()?;
         runtime.block_on(async {
+            let mut config = mcp_transport::http::HttpServerConfig::new();
+            if let Some(url) = redis {
+                config = config.shared(mcp_examples::redis_stores(&url).await?.http);
+            }
             let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
             println!("{}", listener.local_addr()?);
             server
-                .serve_http(
-                    listener,
-                    mcp_transport::http::HttpServerConfig::new(),
-                    std::future::pending(),
-                )
+                .serve_http(listener, config, std::future::pending())
                 .await?;
             Ok(())
         })
+    } else if redis.is_some() {
+        Err("--redis needs --http: a stdio server has one client".into())
     } else {
         // A stdio server serves one client: one thread is all it needs.
         let runtime = tokio::runtime::Builder::new_current_thread()

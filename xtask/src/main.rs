@@ -2,6 +2,7 @@
 
 mod bench;
 mod cluster;
+mod conformance;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -22,6 +23,7 @@ fn main() -> ExitCode {
         Some("bench") => bench::build_and_run(&workspace_root(), &args[1..]),
         Some("bench-run") => bench::run(&workspace_root(), &args[1..]),
         Some("cluster") => cluster::run(&workspace_root(), &args[1..]),
+        Some("conformance-judge") => conformance::run_cli(&args[1..]),
         Some("help") | None => {
             eprintln!(
                 "cargo xtask <task>\n\n\
@@ -41,7 +43,14 @@ fn main() -> ExitCode {
                  redis restarted under load; --only TEXT runs the scenarios\n                   \
                  whose name holds TEXT, --no-redis starts the replicas\n                   \
                  without shared stores (to see what needs them), --debug\n                   \
-                 runs the debug build"
+                 runs the debug build\n  \
+                 conformance-judge server|client LIST [REVISION=]DIR...\n                   \
+                 judge the conformance suite's results in each DIR (its -o\n                   \
+                 folder) from their checks.json: fails on a failed or warned\n                   \
+                 check, a scenario without a real check, a check skipped as\n                   \
+                 not declared, a scenario of LIST (`conformance list --LEG`\n                   \
+                 output) without results, or one tagged REVISION missing\n                   \
+                 from a REVISION=DIR run"
             );
             Ok(())
         }

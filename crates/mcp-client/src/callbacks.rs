@@ -23,6 +23,7 @@ use crate::extension::BindingQueue;
 use crate::hosted::Host;
 use crate::session::Shared;
 use crate::{ClientSession, Error};
+use mcp_core::task_host::to_object;
 
 /// Why the host could not answer an ask.
 enum Refusal {
@@ -46,11 +47,6 @@ impl Refusal {
 }
 
 /// An answer as the JSON a task keeps.
-fn serialized<T: Serialize>(value: &T) -> Result<serde_json::Value, ErrorObject> {
-    serde_json::to_value(value)
-        .map_err(|e| ErrorObject::internal_error(format!("could not serialize the answer: {e}")))
-}
-
 /// Answers one ask of the server with the config's callback.
 async fn answer(
     config: &ClientConfig,
@@ -202,8 +198,8 @@ impl Handler for Callbacks {
                     let info = RequestInfo { id, cancel };
                     let answer = answer(&config, ask, info).await;
                     match answer {
-                        Ok(InputResponse::CreateMessage(result)) => serialized(&result),
-                        Ok(InputResponse::Elicit(result)) => serialized(&result),
+                        Ok(InputResponse::CreateMessage(result)) => to_object(&result),
+                        Ok(InputResponse::Elicit(result)) => to_object(&result),
                         Ok(_) => Err(ErrorObject::internal_error("no answer for this request")),
                         Err(refusal) => Err(refusal.into_error()),
                     }

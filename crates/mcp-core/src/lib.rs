@@ -2,6 +2,7 @@
 #![doc = document_features::document_features!()]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+pub mod contract;
 mod dispatcher;
 mod error;
 mod id_scan;
@@ -11,6 +12,7 @@ pub mod limit;
 mod memory;
 mod pending;
 mod span;
+pub mod task_host;
 pub mod task_store;
 mod trace_context;
 mod transport;

@@ -187,17 +187,67 @@ pub enum TaskStoreError {
         found: TaskStatus,
     },
     /// The store holds as many live tasks as it may.
-    #[error(
-        "the task store is full ({limit} live tasks); raise `InMemoryTaskStore::with_max_tasks` \
-         or shorten task TTLs"
-    )]
+    #[error("the task store is full ({limit} live tasks); raise `{setting}` or shorten task TTLs")]
     Full {
         /// The bound.
         limit: usize,
+        /// The setting that raises it.
+        setting: &'static str,
     },
     /// The backend failed (a shared store's connection, ...).
     #[error("the task store failed: {0}")]
     Backend(#[source] crate::BoxError),
+}
+
+impl TaskStoreError {
+    /// No task `task_id` for this owner.
+    pub fn not_found(task_id: &str) -> Self {
+        Self::NotFound {
+            task_id: task_id.to_owned(),
+        }
+    }
+
+    /// Room for one more task when `live` tasks are kept and `limit` is the
+    /// bound: else [`Full`](Self::Full), logged at `warn` with the
+    /// `setting` that raises the bound.
+    ///
+    /// # Errors
+    /// [`Full`](Self::Full) when `live` reached `limit`.
+    pub fn check_room(live: usize, limit: usize, setting: &'static str) -> Result<(), Self> {
+        if live < limit {
+            return Ok(());
+        }
+        tracing::warn!(
+            limit,
+            "task store full; raise {setting} or shorten task TTLs"
+        );
+        Err(Self::Full { limit, setting })
+    }
+
+    /// The refusal as the JSON-RPC error the requester gets: a task that
+    /// does not exist or cannot move so is the request's fault (`invalid
+    /// params`), anything else the store's (`internal error`).
+    pub fn into_error_object(self) -> ErrorObject {
+        match self {
+            Self::NotFound { .. } | Self::InvalidTransition { .. } => {
+                ErrorObject::invalid_params(self.to_string())
+            }
+            other => ErrorObject::internal_error(other.to_string()),
+        }
+    }
+}
+
+/// Where a [`TaskStore::list`] page starts: after the task numbered by
+/// `cursor` (stores that number tasks in creation order use the number as
+/// the cursor), or at the start for none or one they did not write.
+pub fn cursor_after(cursor: Option<&str>) -> Option<u64> {
+    cursor.and_then(|c| c.parse::<u64>().ok())
+}
+
+/// The cursor of a page that ends at the task numbered `sequence`
+/// ([`cursor_after`] reads it).
+pub fn cursor_at(sequence: u64) -> String {
+    sequence.to_string()
 }
 
 /// One page of [`TaskStore::list`].
@@ -339,15 +389,11 @@ impl TaskStore for InMemoryTaskStore {
             if tasks.by_key.len() >= self.max_tasks {
                 tasks.purge_expired(now);
             }
-            if tasks.by_key.len() >= self.max_tasks {
-                tracing::warn!(
-                    limit = self.max_tasks,
-                    "task store full; raise InMemoryTaskStore::with_max_tasks or shorten task TTLs"
-                );
-                return Err(TaskStoreError::Full {
-                    limit: self.max_tasks,
-                });
-            }
+            TaskStoreError::check_room(
+                tasks.by_key.len(),
+                self.max_tasks,
+                "InMemoryTaskStore::with_max_tasks",
+            )?;
             let key = (record.owner.clone(), record.task_id.clone());
             let expires = record.ttl_ms.map(|ttl| now + Duration::from_millis(ttl));
             let sequence = tasks.next;
@@ -392,14 +438,10 @@ impl TaskStore for InMemoryTaskStore {
             let mut tasks = self.lock();
             if tasks.live(&key, now).is_none() {
                 tasks.remove(&key);
-                return Err(TaskStoreError::NotFound {
-                    task_id: task_id.to_owned(),
-                });
+                return Err(TaskStoreError::not_found(task_id));
             }
             let Some(entry) = tasks.by_key.get_mut(&key) else {
-                return Err(TaskStoreError::NotFound {
-                    task_id: task_id.to_owned(),
-                });
+                return Err(TaskStoreError::not_found(task_id));
             };
             apply(&mut entry.record, update, now_ms)?;
             Ok(entry.record.clone())
@@ -415,8 +457,7 @@ impl TaskStore for InMemoryTaskStore {
     ) -> StoreFuture<'a, Result<TaskPage, TaskStoreError>> {
         let now = Instant::now();
         let tasks = self.lock();
-        let after = cursor.and_then(|c| c.parse::<u64>().ok());
-        let start = after.map_or(0, |a| a + 1);
+        let start = cursor_after(cursor).map_or(0, |a| a + 1);
         let mut page = Vec::new();
         let mut next = None;
         for (&sequence, key) in tasks.order.range(start..) {
@@ -427,7 +468,7 @@ impl TaskStore for InMemoryTaskStore {
                 continue;
             };
             if page.len() == limit.max(1) {
-                next = page.last().map(|(s, _): &(u64, TaskRecord)| s.to_string());
+                next = page.last().map(|(s, _): &(u64, TaskRecord)| cursor_at(*s));
                 break;
             }
             page.push((sequence, entry.record.clone()));
@@ -646,7 +687,7 @@ mod tests {
         store.create(record("a", "2", None)).await.expect("created");
         assert!(matches!(
             store.create(record("a", "3", None)).await,
-            Err(TaskStoreError::Full { limit: 2 })
+            Err(TaskStoreError::Full { limit: 2, .. })
         ));
         tokio::time::advance(Duration::from_millis(10)).await;
         store

@@ -210,10 +210,7 @@ impl ServerBuilder {
     /// as a task, answered at once with a handle while its code runs on
     /// (the 2025-11-25 core tasks and the 2026-07-28 tasks extension).
     pub fn tasks(mut self, config: crate::tasks::TasksConfig) -> Self {
-        let engine = Arc::new(crate::tasks::TaskEngine::new(
-            config,
-            self.registry.changes.clone(),
-        ));
+        let engine = Arc::new(crate::tasks::engine(config, self.registry.changes.clone()));
         self.registry.tasks = Some(engine.clone());
         self.extension(crate::tasks::extension(engine))
     }

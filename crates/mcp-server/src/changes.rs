@@ -7,13 +7,11 @@
 //! [`TaskStore`](crate::tasks::TaskStore), so a shared store and a bus that
 //! carries these names tell every replica's listeners.
 
-use std::sync::Arc;
-
-use mcp_types::{ServerCapabilities, TaskStatusNotificationParams, methods};
+use mcp_types::ServerCapabilities;
 use tokio::sync::broadcast;
 
 use crate::session::ServerSession;
-use crate::tasks::TaskEngine;
+use crate::tasks::TaskFeed;
 
 /// Which list changed, for `subscriptions/listen` streams and handshake-era
 /// sessions.
@@ -193,42 +191,6 @@ impl Advertised {
     }
 }
 
-/// The tasks a handshake-era session is told about (2025-11-25,
-/// `notifications/tasks/status`): those of `owner` in `engine`'s store.
-pub(crate) struct TaskFeed {
-    pub(crate) engine: Arc<TaskEngine>,
-    pub(crate) owner: String,
-}
-
-impl TaskFeed {
-    /// Sends the state of task `task_id` if it is this session's.
-    async fn tell(
-        &self,
-        session: &ServerSession,
-        owner: &str,
-        task_id: &str,
-    ) -> Result<(), crate::Error> {
-        if owner != self.owner {
-            return Ok(());
-        }
-        match self.engine.store().get(owner, task_id).await {
-            Ok(Some(record)) => {
-                let params = TaskStatusNotificationParams::new(record.to_task());
-                session
-                    .send_notification::<methods::TaskStatus>(&params)
-                    .await
-            }
-            // Expired meanwhile: nothing to tell.
-            Ok(None) => Ok(()),
-            Err(error) => {
-                // Status notifications are a courtesy (the client polls).
-                tracing::debug!(%error, "could not read a task to announce its status");
-                Ok(())
-            }
-        }
-    }
-}
-
 /// Forwards `changes` to one handshake-era session once its client sent
 /// `notifications/initialized`, until the connection ends. `changes` is
 /// subscribed before the session answers `initialize`, so nothing sent
@@ -238,7 +200,7 @@ pub(crate) async fn forward(
     mut changes: broadcast::Receiver<ListChange>,
     session: ServerSession,
     advertised: Advertised,
-    tasks: Option<TaskFeed>,
+    mut tasks: Option<TaskFeed>,
     initialized: impl Future<Output = ()>,
 ) {
     let peer = session.peer().clone();
@@ -253,7 +215,7 @@ pub(crate) async fn forward(
         };
         let Some(batch) = batch else { break };
         for change in &batch {
-            if let Err(error) = tell(&session, advertised, tasks.as_ref(), change).await {
+            if let Err(error) = tell(&session, advertised, tasks.as_mut(), change).await {
                 tracing::debug!(%error, "stopped forwarding list changes: the connection closed");
                 return;
             }
@@ -265,17 +227,14 @@ pub(crate) async fn forward(
 async fn tell(
     session: &ServerSession,
     advertised: Advertised,
-    tasks: Option<&TaskFeed>,
+    tasks: Option<&mut TaskFeed>,
     change: &ListChange,
 ) -> Result<(), crate::Error> {
     match change {
-        ListChange::Task { owner, task_id } => match tasks {
-            Some(feed) => feed.tell(session, owner, task_id).await,
+        ListChange::Task { .. } | ListChange::AnyTask => match tasks {
+            Some(feed) => feed.tell(session, change).await,
             None => Ok(()),
         },
-        // The session keeps no list of its tasks to re-read, and status
-        // notifications are optional: its client polls `tasks/get`.
-        ListChange::AnyTask => Ok(()),
         ListChange::Tools if advertised.tools => session.send_tool_list_changed().await,
         ListChange::Prompts if advertised.prompts => session.send_prompt_list_changed().await,
         ListChange::Resources if advertised.resources => session.send_resource_list_changed().await,

@@ -28,6 +28,10 @@ struct State {
     forwarding: bool,
     log_level: Option<LoggingLevel>,
     subscriptions: HashSet<String>,
+    /// Subscriptions added (`true`) or removed here and not yet merged
+    /// into the shared record (see `SessionState::persist`).
+    #[cfg(feature = "http")]
+    pending: Vec<(bool, String)>,
 }
 
 /// Per-connection state shared by the session handles and the runner.
@@ -85,11 +89,50 @@ impl SessionState {
     }
 
     pub(crate) fn subscribe(&self, uri: String) {
-        self.lock().subscriptions.insert(uri);
+        let mut state = self.lock();
+        #[cfg(feature = "http")]
+        if self.shared.get().is_some() {
+            state.pending.push((true, uri.clone()));
+        }
+        state.subscriptions.insert(uri);
     }
 
     pub(crate) fn unsubscribe(&self, uri: &str) {
-        self.lock().subscriptions.remove(uri);
+        let mut state = self.lock();
+        #[cfg(feature = "http")]
+        if self.shared.get().is_some() {
+            state.pending.push((false, uri.to_owned()));
+        }
+        state.subscriptions.remove(uri);
+    }
+
+    /// Whether the client subscribed to `uri`. A shared session's
+    /// subscriptions may have changed on another server (a request of the
+    /// session served there): when `uri` is not subscribed here, the
+    /// stored record is read again first.
+    pub(crate) async fn is_subscribed(&self, uri: &str) -> bool {
+        if self.lock().subscriptions.contains(uri) {
+            return true;
+        }
+        #[cfg(feature = "http")]
+        if let Some(shared) = self.shared.get() {
+            match shared.load().await {
+                Ok(Some(record)) => {
+                    let mut state = self.lock();
+                    let mut subscriptions = record.subscriptions.into_iter().collect();
+                    apply_pending(&mut subscriptions, &state.pending);
+                    state.subscriptions = subscriptions;
+                    return state.subscriptions.contains(uri);
+                }
+                Ok(None) => {}
+                Err(error) => tracing::warn!(
+                    %error,
+                    "the session's subscriptions could not be read from the shared store; \
+                     an update of a resource subscribed on another server is not sent"
+                ),
+            }
+        }
+        false
     }
 
     /// Saves the session's state for the other servers sharing its store
@@ -99,24 +142,45 @@ impl SessionState {
         let Some(shared) = self.shared.get() else {
             return Ok(());
         };
-        let record = {
-            let state = self.lock();
-            let (Some(client), Some(revision)) = (&state.client, state.revision) else {
+        let failed = |error: mcp_transport::Error| {
+            tracing::warn!(%error, "the session's state could not be shared");
+            mcp_types::ErrorObject::internal_error(format!(
+                "the server could not store this session's state ({error}); retry the request"
+            ))
+        };
+        // Other servers change the subscriptions too (each request of the
+        // session may land elsewhere): what is stored is merged with what
+        // changed here, not overwritten by this server's view.
+        let stored = if self.lock().pending.is_empty() {
+            None
+        } else {
+            shared.load().await.map_err(failed)?
+        };
+        let (record, merged) = {
+            let mut state = self.lock();
+            let (Some(client), Some(revision)) = (state.client.clone(), state.revision) else {
                 return Ok(());
             };
+            let pending = std::mem::take(&mut state.pending);
+            if let Some(stored) = stored {
+                state.subscriptions = stored.subscriptions.into_iter().collect();
+                apply_pending(&mut state.subscriptions, &pending);
+            }
             let mut record =
                 mcp_types::SessionRecord::new(revision.as_str(), client.as_ref().clone());
             record.log_level = state.log_level;
             record.subscriptions = state.subscriptions.iter().cloned().collect();
             record.subscriptions.sort();
-            record
+            (record, pending)
         };
-        shared.save(&record).await.map_err(|error| {
-            tracing::warn!(%error, "the session's state could not be shared");
-            mcp_types::ErrorObject::internal_error(format!(
-                "the server could not store this session's state ({error}); retry the request"
-            ))
-        })
+        if let Err(error) = shared.save(&record).await {
+            // Merged again by the next change.
+            let mut state = self.lock();
+            let later = std::mem::replace(&mut state.pending, merged);
+            state.pending.extend(later);
+            return Err(failed(error));
+        }
+        Ok(())
     }
 
     #[cfg(not(feature = "http"))]
@@ -153,6 +217,18 @@ impl SessionState {
             .client
             .as_ref()
             .is_some_and(|p| crate::runner::declares(&p.capabilities, id))
+    }
+}
+
+/// Applies subscriptions added (`true`) and removed, in order.
+#[cfg(feature = "http")]
+fn apply_pending(subscriptions: &mut HashSet<String>, pending: &[(bool, String)]) {
+    for (added, uri) in pending {
+        if *added {
+            subscriptions.insert(uri.clone());
+        } else {
+            subscriptions.remove(uri);
+        }
     }
 }
 
@@ -390,7 +466,7 @@ impl ServerSession {
     /// # Errors
     /// [`Error::Request`] when the connection is closed.
     pub async fn send_resource_updated(&self, uri: &str) -> Result<(), Error> {
-        if !self.is_subscribed(uri) {
+        if !self.state.is_subscribed(uri).await {
             return Ok(());
         }
         self.send_notification::<methods::ResourceUpdated>(&ResourceUpdatedNotificationParams::new(

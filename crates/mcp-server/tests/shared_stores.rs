@@ -68,6 +68,18 @@ fn server(release: Arc<Notify>) -> Server {
             Resource::new("file:///r", "r"),
             |_: ResourceRequest, _: Context| async move { Ok("r") },
         )
+        .resource(
+            Resource::new("file:///on-a", "on-a"),
+            |_: ResourceRequest, _: Context| async move { Ok("a") },
+        )
+        .resource(
+            Resource::new("file:///on-b", "on-b"),
+            |_: ResourceRequest, _: Context| async move { Ok("b") },
+        )
+        .resource(
+            Resource::new("file:///on-a-too", "on-a-too"),
+            |_: ResourceRequest, _: Context| async move { Ok("a") },
+        )
         .build()
         .expect("valid server")
 }
@@ -252,6 +264,31 @@ async fn delete_on_one_server_ends_the_session_everywhere(a: &Instance, b: &Inst
     }
 }
 
+/// Announces an update of `uri` on `on` until the GET stream `get` carries
+/// it (an update before the stream opened has no stream to go on); `Err`
+/// after [`WAIT`].
+async fn announce_until_read(
+    on: &Instance,
+    get: &mut TcpStream,
+    text: &mut String,
+    uri: &str,
+) -> Result<(), tokio::time::error::Elapsed> {
+    // Only updates travel on this GET stream.
+    let needle = format!("\"uri\":\"{uri}\"");
+    let arrived = async {
+        while !text.contains(&needle) {
+            on.server.list_changes().resource_updated(uri);
+            let mut buffer = [0u8; 4096];
+            if let Ok(read) = timeout(Duration::from_millis(200), get.read(&mut buffer)).await {
+                let n = read.expect("read");
+                assert!(n > 0, "the GET stream ended: {text}");
+                text.push_str(&String::from_utf8_lossy(&buffer[..n]));
+            }
+        }
+    };
+    timeout(WAIT, arrived).await
+}
+
 /// A resource update announced on one server reaches a subscriber whose
 /// GET stream is on the other.
 async fn a_resource_update_on_one_server_reaches_a_subscriber_on_the_other(
@@ -269,26 +306,32 @@ async fn a_resource_update_on_one_server_reaches_a_subscriber_on_the_other(
     let mut get = open_get(a.addr, &session, None).await;
     let mut text = String::new();
     read_until(&mut get, &mut text, "200 OK").await;
-    // Announced until it arrives: an update before the GET stream opened
-    // has no stream to go on.
-    let arrived = async {
-        loop {
-            b.server.list_changes().resource_updated("file:///r");
-            let mut buffer = [0u8; 4096];
-            if let Ok(read) = timeout(Duration::from_millis(200), get.read(&mut buffer)).await {
-                let n = read.expect("read");
-                assert!(n > 0, "the GET stream ended: {text}");
-                text.push_str(&String::from_utf8_lossy(&buffer[..n]));
-            }
-            if text.contains("notifications/resources/updated") {
-                return;
-            }
-        }
-    };
-    timeout(WAIT, arrived)
+    announce_until_read(b, &mut get, &mut text, "file:///r")
         .await
         .expect("the update reaches the subscriber on the other server");
-    assert!(text.contains("file:///r"), "{text}");
+}
+
+/// Subscriptions made through either server all count: each server merges
+/// its own into the shared record, and the server holding the GET stream
+/// reads the record again for a URI it did not see subscribed.
+async fn subscriptions_made_on_either_server_all_count(a: &Instance, b: &Instance) {
+    let session = open_session(a.addr).await;
+    for (addr, id, uri) in [(a.addr, 1, "file:///on-a"), (b.addr, 2, "file:///on-b")] {
+        let subscribe = json!({"jsonrpc": "2.0", "id": id, "method": "resources/subscribe",
+                               "params": {"uri": uri}});
+        let answer = post(addr, &session, subscribe).await;
+        assert!(answer.contains("\"result\""), "{uri}: {answer}");
+    }
+    // Subscribed on a again: b's subscription must survive a's save.
+    let again = json!({"jsonrpc": "2.0", "id": 3, "method": "resources/subscribe",
+                       "params": {"uri": "file:///on-a-too"}});
+    assert!(post(a.addr, &session, again).await.contains("\"result\""));
+    let mut get = open_get(a.addr, &session, None).await;
+    let mut text = String::new();
+    read_until(&mut get, &mut text, "200 OK").await;
+    announce_until_read(b, &mut get, &mut text, "file:///on-b")
+        .await
+        .expect("an update for the URI subscribed through b reaches the stream on a");
 }
 
 /// A server-to-client request sent by one server and answered through the
@@ -371,6 +414,7 @@ async fn every_scenario(stores_a: SharedStores, stores_b: SharedStores) {
     a_session_minted_by_one_server_is_served_by_the_other(&b, &a).await;
     an_answer_through_the_other_server_reaches_the_waiting_handler(&a, &b).await;
     a_resource_update_on_one_server_reaches_a_subscriber_on_the_other(&a, &b).await;
+    subscriptions_made_on_either_server_all_count(&a, &b).await;
     a_stream_resumes_on_the_other_server_without_loss_or_duplicates(&a, &b).await;
     delete_on_one_server_ends_the_session_everywhere(&a, &b).await;
     a.stop().await;

@@ -26,12 +26,21 @@ struct Layout {
     redis: bool,
 }
 
-/// The layouts measured, all behind HAProxy. The layouts on redis join
-/// once the replicas can share their sessions there (issue 13, item 3).
-const LAYOUTS: [Layout; 1] = [Layout {
-    replicas: 1,
-    redis: false,
-}];
+/// The layouts measured, all behind HAProxy.
+const LAYOUTS: [Layout; 3] = [
+    Layout {
+        replicas: 1,
+        redis: false,
+    },
+    Layout {
+        replicas: 1,
+        redis: true,
+    },
+    Layout {
+        replicas: 3,
+        redis: true,
+    },
+];
 
 /// The shape of every row: the main table's HTTP C=16 echo.
 const PAYLOAD: usize = 64;

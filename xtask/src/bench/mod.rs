@@ -159,6 +159,9 @@ pub(crate) fn build_and_run(root: &Path, args: &[String]) -> Result<(), String> 
         "mcp-bench-echo-server",
         "--bin",
         "mcp-transport-test-peer",
+        // The echo server's `--redis` (the rows across replicas).
+        "--features",
+        "mcp-examples/redis",
     ]);
     eprintln!("building the benchmark programs ({profile})");
     let status = build

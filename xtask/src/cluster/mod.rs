@@ -104,11 +104,12 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<(), String> {
     }
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let profile = if options.debug { "debug" } else { "release" };
-    eprintln!("building the everything-server ({profile})");
+    eprintln!("building the everything-server ({profile}, with Redis)");
     let mut build = Command::new(&cargo);
     build
         .current_dir(root)
-        .args(["build", "--example", "everything-server"]);
+        .args(["build", "-p", "mcp-examples", "--features", "redis"])
+        .args(["--example", "everything-server"]);
     if !options.debug {
         build.arg("--release");
     }

@@ -9,8 +9,9 @@ use mcp_types::{
 };
 
 use super::{Era, Runner, record_span, to_raw};
-use crate::changes::{Advertised, TaskFeed, forward};
+use crate::changes::{Advertised, forward};
 use crate::session::ServerSession;
+use crate::tasks::TaskFeed;
 
 impl Runner {
     pub(super) fn initialize(
@@ -57,10 +58,9 @@ impl Runner {
         // `notifications/tasks/status` exists at 2025-11-25 only, like the
         // core `tasks` capability.
         let tasks = match (&self.registry.tasks, self.state.revision()) {
-            (Some(engine), Some(revision)) if revision >= Revision::V2025_11_25 => Some(TaskFeed {
-                engine: engine.clone(),
-                owner,
-            }),
+            (Some(engine), Some(revision)) if revision >= Revision::V2025_11_25 => {
+                Some(TaskFeed::new(engine.clone(), owner))
+            }
             _ => None,
         };
         let state = self.state.clone();

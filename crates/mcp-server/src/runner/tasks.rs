@@ -2,41 +2,17 @@
 //! shared [`TaskEngine`](crate::tasks::TaskEngine): task-augmented
 //! `tools/call`, `tasks/get`, `tasks/result`, `tasks/list`, `tasks/cancel`.
 
-use mcp_core::{CancellationToken, RequestContext};
+use mcp_core::RequestContext;
+use mcp_core::task_host::to_object;
 use mcp_types::{
-    CallToolRequestParams, CancelTaskResult, CreateTaskResult, ErrorCode, ErrorObject,
-    GetTaskPayloadResult, GetTaskResult, JsonObject, ListTasksResult, RawJson,
-    ResultOrInputRequired, TaskStatus, TaskSupport, Tool, meta::RELATED_TASK,
+    CallToolRequestParams, CreateTaskResult, ErrorCode, ErrorObject, RawJson,
+    ResultOrInputRequired, TaskSupport, Tool,
 };
-use serde_json::Value;
 
 use super::{Era, Runner, to_raw};
 use std::sync::Arc;
 
-use crate::tasks::{TaskOutcome, TaskRecord, TaskSeat, TaskStoreError, TaskUpdate};
-
-/// A store's refusal as the JSON-RPC error the client gets.
-pub(crate) fn store_error(error: TaskStoreError) -> ErrorObject {
-    match error {
-        TaskStoreError::NotFound { .. } | TaskStoreError::InvalidTransition { .. } => {
-            ErrorObject::invalid_params(error.to_string())
-        }
-        other => ErrorObject::internal_error(other.to_string()),
-    }
-}
-
-/// A serialized result as a JSON object (what a task keeps).
-pub(crate) fn to_object<T: serde::Serialize>(value: &T) -> Result<JsonObject, ErrorObject> {
-    match serde_json::to_value(value) {
-        Ok(Value::Object(object)) => Ok(object),
-        Ok(_) => Err(ErrorObject::internal_error(
-            "a result must be a JSON object",
-        )),
-        Err(e) => Err(ErrorObject::internal_error(format!(
-            "could not serialize the result: {e}"
-        ))),
-    }
-}
+use crate::tasks::{TaskRecord, TaskSeat, TaskStoreError, TaskUpdate, new_task_id};
 
 /// Whether `tool` runs as a task (`execution.taskSupport`, forbidden when
 /// absent), in both eras.
@@ -93,31 +69,27 @@ impl Runner {
         let Some(engine) = &self.registry.tasks else {
             return Err(ErrorObject::method_not_found("tools/call as a task"));
         };
-        let record = engine
-            .create(owner, "tools/call", ttl_ms)
-            .await
-            .map_err(store_error)?;
-        // The task outlives the request: its own token, not the request's,
-        // and what it sends is not tied to the request's (answered)
-        // stream: over HTTP it goes on the session's GET stream.
-        let cancel = CancellationToken::new();
-        let mut task_cx = cx.clone();
-        task_cx.cancel = cancel.clone();
-        task_cx.peer = cx.peer.unrelated();
+        let task_id = new_task_id().map_err(TaskStoreError::into_error_object)?;
         // Its asks park the task in `input_required`.
         let mut runner = self.clone();
         runner.task = Some(Arc::new(TaskSeat::new(
             engine.clone(),
             owner.to_owned(),
-            record.task_id.clone(),
+            task_id.clone(),
         )));
-        engine.spawn(
-            owner.to_owned(),
-            record.task_id.clone(),
-            cancel,
-            run(runner, task_cx),
-        );
-        Ok(record)
+        engine
+            .start(task_id, owner, "tools/call", ttl_ms, |cancel| {
+                // The task outlives the request: its own token, not the
+                // request's, and what it sends is not tied to the request's
+                // (answered) stream: over HTTP it goes on the session's GET
+                // stream.
+                let mut task_cx = cx.clone();
+                task_cx.cancel = cancel;
+                task_cx.peer = cx.peer.unrelated();
+                run(runner, task_cx)
+            })
+            .await
+            .map_err(TaskStoreError::into_error_object)
     }
 
     /// A task-augmented `tools/call` (2025-11-25): the task at once, the
@@ -186,9 +158,7 @@ impl Runner {
         cx: &RequestContext,
     ) -> Result<RawJson, ErrorObject> {
         let engine = self.engine("tasks/get")?;
-        let owner = self.task_owner(cx);
-        let record = engine.get(&owner, task_id).await.map_err(store_error)?;
-        to_raw(&GetTaskResult::new(record.to_task()))
+        to_raw(&engine.get_task(&self.task_owner(cx), task_id).await?)
     }
 
     /// `tasks/result`: waits for the end, then the underlying result (with
@@ -200,30 +170,7 @@ impl Runner {
     ) -> Result<RawJson, ErrorObject> {
         let engine = self.engine("tasks/result")?;
         let owner = self.task_owner(cx);
-        let record = tokio::select! {
-            record = engine.wait_terminal(&owner, task_id) => record.map_err(store_error)?,
-            () = cx.cancel.cancelled() => {
-                return Err(ErrorObject::internal_error("the request was cancelled"));
-            }
-        };
-        match (record.status, record.outcome) {
-            (TaskStatus::Completed, Some(TaskOutcome::Result(mut result))) => {
-                let meta = result
-                    .entry("_meta")
-                    .or_insert_with(|| Value::Object(JsonObject::new()));
-                if let Value::Object(meta) = meta {
-                    meta.insert(
-                        RELATED_TASK.to_owned(),
-                        serde_json::json!({ "taskId": record.task_id }),
-                    );
-                }
-                to_raw(&GetTaskPayloadResult::new(result))
-            }
-            (_, Some(TaskOutcome::Error(error))) => Err(error),
-            (status, _) => Err(ErrorObject::invalid_params(format!(
-                "task `{task_id}` ended {status:?} without a result"
-            ))),
-        }
+        to_raw(&engine.task_result(&owner, task_id, &cx.cancel).await?)
     }
 
     pub(super) async fn core_list_tasks(
@@ -232,15 +179,7 @@ impl Runner {
         cx: &RequestContext,
     ) -> Result<RawJson, ErrorObject> {
         let engine = self.engine("tasks/list")?;
-        let owner = self.task_owner(cx);
-        let page = engine
-            .store()
-            .list(&owner, cursor, engine.config.page_size)
-            .await
-            .map_err(store_error)?;
-        let mut result = ListTasksResult::new(page.tasks.iter().map(TaskRecord::to_task).collect());
-        result.next_cursor = page.next_cursor;
-        to_raw(&result)
+        to_raw(&engine.list_tasks(&self.task_owner(cx), cursor).await?)
     }
 
     pub(super) async fn core_cancel_task(
@@ -250,13 +189,10 @@ impl Runner {
     ) -> Result<RawJson, ErrorObject> {
         let engine = self.engine("tasks/cancel")?;
         let owner = self.task_owner(cx);
-        let record = engine.cancel(&owner, task_id).await.map_err(|e| match e {
-            TaskStoreError::InvalidTransition { from, .. } => ErrorObject::invalid_params(format!(
-                "cannot cancel task `{task_id}`: it is already {from:?}"
-            )),
-            other => store_error(other),
-        })?;
-        let result: CancelTaskResult = GetTaskResult::new(record.to_task());
-        to_raw(&result)
+        to_raw(
+            &engine
+                .cancel_task(&owner, task_id, "cancelled by the client")
+                .await?,
+        )
     }
 }

@@ -39,8 +39,9 @@ use serde_json::Value;
 use super::{TaskEngine, TaskOutcome, TaskRecord, TaskStoreError, TaskUpdate};
 use crate::changes::ListChange;
 use crate::extension::{CallOutcome, Extension, ToolCall};
-use crate::runner::tasks::{store_error, task_support, to_object};
+use crate::runner::tasks::task_support;
 use crate::session::Context;
+use mcp_core::task_host::to_object;
 
 /// Tasks waiting for input that this process can resume; beyond this the
 /// oldest is forgotten (its `tasks/update` then fails the task).
@@ -247,9 +248,14 @@ impl Tasks {
         let owner = owner(&cx);
         let record = self
             .engine
-            .create(&owner, "tools/call", None)
+            .create(
+                super::new_task_id().map_err(TaskStoreError::into_error_object)?,
+                &owner,
+                "tools/call",
+                None,
+            )
             .await
-            .map_err(store_error)?;
+            .map_err(TaskStoreError::into_error_object)?;
         self.keep(&record.task_id, template);
         self.run(&owner, &record.task_id, cancel, work);
         to_object(&CreateTaskResult::new(wire_task(&record))).map(CallOutcome::Extension)
@@ -259,7 +265,7 @@ impl Tasks {
         self.engine
             .get(&owner(cx), task_id)
             .await
-            .map_err(store_error)
+            .map_err(TaskStoreError::into_error_object)
     }
 
     async fn get(&self, params: TaskIdParams, cx: Context) -> Result<GetTaskResult, ErrorObject> {
@@ -307,7 +313,7 @@ impl Tasks {
             update.answers = Some(answers);
             return match self.engine.update(&owner, &params.task_id, update).await {
                 Ok(_) | Err(TaskStoreError::Conflict { .. }) => Ok(EmptyResult::new()),
-                Err(e) => Err(store_error(e)),
+                Err(e) => Err(e.into_error_object()),
             };
         }
         let resume = TaskUpdate::status(TaskStatus::Working).expecting(TaskStatus::InputRequired);
@@ -315,7 +321,7 @@ impl Tasks {
             Ok(_) => {}
             // Another update resumed it first.
             Err(TaskStoreError::Conflict { .. }) => return Ok(EmptyResult::new()),
-            Err(e) => return Err(store_error(e)),
+            Err(e) => return Err(e.into_error_object()),
         }
         let Some(template) = self.take(&params.task_id) else {
             let lost = ErrorObject::internal_error(
@@ -325,7 +331,7 @@ impl Tasks {
             self.engine
                 .update(&owner, &params.task_id, TaskUpdate::failed(lost))
                 .await
-                .map_err(store_error)?;
+                .map_err(TaskStoreError::into_error_object)?;
             return Ok(EmptyResult::new());
         };
         let responses: InputResponses = serde_json::from_value(Value::Object(answers))
@@ -345,12 +351,16 @@ impl Tasks {
         if !cx.client_supports_extension(tasks_ext::EXTENSION_ID) {
             return Err(missing_extension("`tasks/cancel`"));
         }
-        match self.engine.cancel(&owner(&cx), &params.task_id).await {
+        let cancelled = self
+            .engine
+            .cancel(&owner(&cx), &params.task_id, "cancelled by the client")
+            .await;
+        match cancelled {
             Ok(_) | Err(TaskStoreError::InvalidTransition { .. }) => {
                 self.take(&params.task_id);
                 Ok(EmptyResult::new())
             }
-            Err(e) => Err(store_error(e)),
+            Err(e) => Err(e.into_error_object()),
         }
     }
 }

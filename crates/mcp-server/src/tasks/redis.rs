@@ -12,7 +12,7 @@ use std::sync::Arc;
 use mcp_transport::store::redis::{RedisConfig, bounded};
 use redis::aio::ConnectionManager;
 
-use super::store::apply;
+use super::store::{apply, cursor_after, cursor_at};
 use super::{
     DEFAULT_MAX_TASKS, StoreFuture, TaskPage, TaskRecord, TaskStore, TaskStoreError, TaskUpdate,
 };
@@ -81,7 +81,7 @@ impl RedisTaskStore {
 
     /// How many tasks the owner's list `list` holds (expired ones included
     /// until a listing drops them).
-    async fn live_tasks(&self, list: &str) -> Result<u64, TaskStoreError> {
+    async fn live_tasks(&self, list: &str) -> Result<usize, TaskStoreError> {
         bounded(
             &self.config,
             "task",
@@ -130,23 +130,14 @@ impl TaskStore for RedisTaskStore {
         Box::pin(async move {
             let mut connection = self.connection.clone();
             let list = self.list_key(&record.owner);
-            let live = self.live_tasks(&list).await?;
-            if live as usize >= self.max_tasks {
+            let mut live = self.live_tasks(&list).await?;
+            if live >= self.max_tasks {
                 // Entries of expired tasks linger in the list until a
                 // listing drops them; a full list is checked once.
                 self.list(&record.owner, None, self.max_tasks).await?;
-                let live = self.live_tasks(&list).await?;
-                if live as usize >= self.max_tasks {
-                    tracing::warn!(
-                        limit = self.max_tasks,
-                        "task store full for this owner; raise RedisTaskStore::with_max_tasks \
-                         or shorten task TTLs"
-                    );
-                    return Err(TaskStoreError::Full {
-                        limit: self.max_tasks,
-                    });
-                }
+                live = self.live_tasks(&list).await?;
             }
+            TaskStoreError::check_room(live, self.max_tasks, "RedisTaskStore::with_max_tasks")?;
             let json = serde_json::to_string(&record).map_err(unreadable)?;
             let key = self.task_key(&record.owner, &record.task_id);
             let sequence = self.config.key("task-sequence", "");
@@ -199,9 +190,7 @@ impl TaskStore for RedisTaskStore {
             let key = self.task_key(owner, task_id);
             for _ in 0..CAS_ATTEMPTS {
                 let Some((mut record, version)) = self.read(owner, task_id).await? else {
-                    return Err(TaskStoreError::NotFound {
-                        task_id: task_id.to_owned(),
-                    });
+                    return Err(TaskStoreError::not_found(task_id));
                 };
                 apply(&mut record, update.clone(), now_ms)?;
                 let json = serde_json::to_string(&record).map_err(unreadable)?;
@@ -242,8 +231,7 @@ impl TaskStore for RedisTaskStore {
         Box::pin(async move {
             let limit = limit.max(1);
             let list = self.list_key(owner);
-            let after = cursor.and_then(|c| c.parse::<u64>().ok());
-            let min = after.map_or_else(|| "-inf".to_owned(), |a| format!("({a}"));
+            let min = cursor_after(cursor).map_or_else(|| "-inf".to_owned(), |a| format!("({a}"));
             let mut connection = self.connection.clone();
             let mut cmd = redis::cmd("ZRANGEBYSCORE");
             cmd.arg(&list)
@@ -283,7 +271,7 @@ impl TaskStore for RedisTaskStore {
                 last = Some(order);
             }
             if more {
-                page.next_cursor = last.map(|order| order.to_string());
+                page.next_cursor = last.map(cursor_at);
             }
             Ok(page)
         })

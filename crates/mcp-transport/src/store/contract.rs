@@ -16,6 +16,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
+use mcp_core::contract::unique;
 use mcp_types::{ClientCapabilities, Implementation, InitializeRequestParams, SessionRecord};
 
 use super::{EventStore, MessageBus, SessionStore};
@@ -28,21 +29,6 @@ async fn within<F: std::future::Future>(what: &str, future: F) -> F::Output {
         Ok(output) => output,
         Err(_) => panic!("{what} took longer than {STEP:?}"),
     }
-}
-
-/// A unique name, so a suite can run twice against one shared backend.
-fn unique(what: &str) -> String {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or_default();
-    format!(
-        "{what}-{}-{nanos}-{}",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    )
 }
 
 /// Replays through `store`, failing the suite on a backend error.

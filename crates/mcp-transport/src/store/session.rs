@@ -132,4 +132,13 @@ impl SharedSession {
     pub async fn save(&self, record: &SessionRecord) -> Result<(), crate::Error> {
         self.store.save(&self.id, record, self.ttl).await
     }
+
+    /// The session's state as stored now (what any server saved last),
+    /// renewing it; `None` once it expired or was deleted.
+    ///
+    /// # Errors
+    /// When the store fails (see [`crate::Error::Store`]).
+    pub async fn load(&self) -> Result<Option<SessionRecord>, crate::Error> {
+        self.store.load(&self.id, self.ttl).await
+    }
 }

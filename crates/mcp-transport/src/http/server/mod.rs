@@ -639,7 +639,13 @@ impl ServiceInner {
                 (session::Resumed::Elsewhere(replay), Some(shared)) => {
                     shared::follow(self, shared, last, replay)
                 }
-                (session::Resumed::Elsewhere(_), None) => body::session_not_found(),
+                (session::Resumed::TakeOver(replay), Some(shared)) => {
+                    let seen = shared::event_data(shared, last).await;
+                    session.take_over(headers, seen, replay)
+                }
+                (session::Resumed::Elsewhere(_) | session::Resumed::TakeOver(_), None) => {
+                    body::session_not_found()
+                }
             },
             None if self.draining.is_cancelled() => shutting_down(),
             None => session.open_standalone(headers),

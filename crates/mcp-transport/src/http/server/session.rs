@@ -2,7 +2,7 @@
 //! its GET stream, resumption from the event store, and where each
 //! outbound message of its dispatcher goes.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
@@ -24,7 +24,7 @@ use super::checks::header_str;
 use super::{ServiceStats, to_headers};
 use crate::http::PROTOCOL_VERSION_HEADER;
 use crate::http::sse::encode_event;
-use crate::store::EventStore;
+use crate::store::{EventStore, Replay};
 
 /// One session: the routing state between its HTTP requests and its
 /// dispatcher.
@@ -73,6 +73,10 @@ struct Router {
     /// from the front without scanning every stream.
     answered: std::collections::BTreeSet<u64>,
     answered_event_bytes: usize,
+    /// Shared sessions only: the latest messages for the GET stream while
+    /// it is held by another server (or by none), kept so that this server
+    /// can take it over without a gap (see `Session::take_over`).
+    unsent: VecDeque<Bytes>,
 }
 
 enum Live {
@@ -115,13 +119,16 @@ enum PostBody {
 fn store_key<'a>(
     session: &str,
     instance: Option<&str>,
-    n: u64,
+    (n, standalone): (u64, bool),
     key: &'a mut Option<String>,
     by_key: &mut HashMap<String, u64>,
 ) -> &'a str {
     key.get_or_insert_with(|| {
         let key = match instance {
             None => format!("{session}.{n}"),
+            // A GET stream's number is marked, so that another server
+            // resuming it knows to take it over rather than follow it.
+            Some(instance) if standalone => format!("{session}.{instance}.{GET_MARK}{n}"),
             Some(instance) => format!("{session}.{instance}.{n}"),
         };
         by_key.insert(key.clone(), n);
@@ -169,6 +176,7 @@ impl Session {
                 answered_events: 0,
                 answered_event_bytes: 0,
                 answered: std::collections::BTreeSet::new(),
+                unsent: VecDeque::new(),
             }),
             store: config.event_store.clone(),
             retry: config.retry,
@@ -386,7 +394,7 @@ impl Session {
         let key = store_key(
             &self.id,
             self.instance.as_deref(),
-            stream,
+            (stream, s.standalone),
             &mut s.key,
             &mut router.by_key,
         );
@@ -707,21 +715,27 @@ impl Session {
         context
     }
 
+    /// 409 when the session's GET stream is open (one at a time).
+    fn standalone_conflict(router: &Router) -> Option<Response<HttpBody>> {
+        let existing = router.standalone?;
+        let live = router
+            .streams
+            .get(&existing)
+            .is_some_and(|s| matches!(&s.live, Live::Sse(tx) if !tx.is_closed()));
+        live.then(|| {
+            jsonrpc_error(
+                StatusCode::CONFLICT,
+                ErrorCode::INVALID_REQUEST,
+                "Conflict: this session already has a GET stream open",
+            )
+        })
+    }
+
     /// Opens the session's GET stream (one at a time).
     pub(super) fn open_standalone(&self, headers: &HeaderMap) -> Response<HttpBody> {
         let mut router = self.lock();
-        if let Some(existing) = router.standalone {
-            let live = router
-                .streams
-                .get(&existing)
-                .is_some_and(|s| matches!(&s.live, Live::Sse(tx) if !tx.is_closed()));
-            if live {
-                return jsonrpc_error(
-                    StatusCode::CONFLICT,
-                    ErrorCode::INVALID_REQUEST,
-                    "Conflict: this session already has a GET stream open",
-                );
-            }
+        if let Some(conflict) = Self::standalone_conflict(&router) {
+            return conflict;
         }
         let (tx, rx) = mpsc::channel(self.sse_queue);
         let stream = self.new_stream(&mut router, Live::Sse(tx), true);
@@ -730,6 +744,58 @@ impl Session {
             .is_some_and(|v| Revision::is_at_least(v, Revision::V2025_11_25))
         {
             self.prime(&mut router, stream);
+        }
+        drop(router);
+        sse_response(rx, None, self.keep_alive)
+    }
+
+    /// Serves here the GET stream that another server sharing the store
+    /// held (it died, or the balancer sent the reconnection elsewhere), as
+    /// this server's GET stream: first `replay`, what that server stored
+    /// after the client's last event; then what reached this server for the
+    /// GET stream meanwhile and that server had not stored (both saw the
+    /// same notifications in the same order: the bus has one order);
+    /// then live. `seen` is the client's last event (its data), from where
+    /// what is unsent here is matched when `replay` is empty.
+    pub(super) fn take_over(
+        &self,
+        headers: &HeaderMap,
+        seen: Option<Bytes>,
+        replay: Replay,
+    ) -> Response<HttpBody> {
+        let mut router = self.lock();
+        if let Some(conflict) = Self::standalone_conflict(&router) {
+            return conflict;
+        }
+        let replayed: Vec<Bytes> = replay
+            .events
+            .into_iter()
+            .map(|(_, data)| data)
+            .filter(|data| !data.is_empty())
+            .collect();
+        let unsent = std::mem::take(&mut router.unsent);
+        // The last message the other server carried that this one saw too.
+        let carried = seen.iter().chain(&replayed).rev();
+        let from = carried
+            .filter(|data| !data.is_empty())
+            .find_map(|data| unsent.iter().rposition(|u| u == data))
+            .map_or(0, |i| i + 1);
+        let (tx, rx) = mpsc::channel(self.sse_queue.max(replayed.len() + unsent.len() + 2));
+        let stream = self.new_stream(&mut router, Live::Sse(tx), true);
+        router.standalone = Some(stream);
+        if header_str(headers, PROTOCOL_VERSION_HEADER)
+            .is_some_and(|v| Revision::is_at_least(v, Revision::V2025_11_25))
+        {
+            self.prime(&mut router, stream);
+        }
+        tracing::debug!(
+            session = %self.tag(),
+            replayed = replayed.len(),
+            unsent = unsent.len() - from,
+            "took over the GET stream another server held"
+        );
+        for json in replayed.into_iter().chain(unsent.into_iter().skip(from)) {
+            self.deliver(&mut router, stream, json, false);
         }
         drop(router);
         sse_response(rx, None, self.keep_alive)
@@ -755,7 +821,15 @@ impl Session {
                     .strip_prefix(&*self.id)
                     .is_some_and(|rest| rest.starts_with('.'));
                 if self.instance.is_some() && ours {
-                    return Resumed::Elsewhere(replay);
+                    let standalone = replay
+                        .stream
+                        .rsplit_once('.')
+                        .is_some_and(|(_, n)| n.starts_with(GET_MARK));
+                    return if standalone {
+                        Resumed::TakeOver(replay)
+                    } else {
+                        Resumed::Elsewhere(replay)
+                    };
                 }
                 return Resumed::Here(jsonrpc_error(
                     StatusCode::NOT_FOUND,
@@ -835,6 +909,12 @@ impl Session {
             .or(router.standalone);
         match target {
             Some(stream) => self.deliver(&mut router, stream, json, false),
+            None if self.instance.is_some() => {
+                if router.unsent.len() == MAX_UNSENT {
+                    router.unsent.pop_front();
+                }
+                router.unsent.push_back(json);
+            }
             None => {
                 tracing::debug!(
                     method = outbound.message.method().unwrap_or(""),
@@ -869,7 +949,7 @@ impl Session {
         let key = store_key(
             &self.id,
             self.instance.as_deref(),
-            stream_id,
+            (stream_id, stream.standalone),
             &mut stream.key,
             &mut router.by_key,
         );
@@ -923,8 +1003,18 @@ pub(super) enum Resumed {
     /// By this server: the response.
     Here(Response<HttpBody>),
     /// By another server sharing the store: what it stored so far.
-    Elsewhere(crate::store::Replay),
+    Elsewhere(Replay),
+    /// The GET stream of another server: what it stored after the client's
+    /// last event, for [`Session::take_over`].
+    TakeOver(Replay),
 }
+
+/// Marks a GET stream's number in its event store key (shared sessions).
+const GET_MARK: char = 'g';
+
+/// Messages for the GET stream a shared session keeps while another server
+/// holds that stream (the latest; older ones are dropped first).
+const MAX_UNSENT: usize = 256;
 
 /// How often a resumption reads the store again when events arrived while
 /// it read.

@@ -220,6 +220,17 @@ pub(super) async fn delete(shared: &Shared, id: &str) -> Result<bool, crate::Err
     Ok(existed)
 }
 
+/// The data of event `id` (read as the event after the one before it), or
+/// `None` when it is the first of its stream, no longer kept, or the store
+/// fails (a takeover then matches on what follows it only).
+pub(super) async fn event_data(shared: &Shared, id: &str) -> Option<Bytes> {
+    let (stream, seq) = crate::store::parse_event_id(id)?;
+    let before = format!("{stream}_{}", seq.checked_sub(1)?);
+    let replay = shared.stores.events.replay_after(&before).await.ok()??;
+    let (first, data) = replay.events.into_iter().next()?;
+    (first == id).then_some(data)
+}
+
 /// Serves a stream another server writes: what it stored after the
 /// client's last event, then what it stores next, until it ends, the client
 /// goes away or this service drains. The follower is a task of the service.

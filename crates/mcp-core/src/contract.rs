@@ -1,11 +1,15 @@
-//! The contract every [`TaskStore`] backend must pass, on two handles of
-//! one backend (two processes' views of one Redis, or two clones of one
-//! in-memory store). Each check panics with what broke.
+//! The contracts a backend of the store seams must pass, each an async
+//! function given two handles on one backend (two processes' views of one
+//! Redis, or two clones of one in-memory store); each check panics with
+//! what broke. Here: the [`TaskStore`] contract, and what every contract
+//! suite shares ([`unique`]); the transport's stores have theirs in
+//! `mcp_transport::store::contract`.
 //!
 //! ```no_run
 //! # async fn f() {
 //! use std::sync::Arc;
-//! use mcp_server::tasks::{InMemoryTaskStore, contract};
+//! use mcp_core::contract;
+//! use mcp_core::task_store::InMemoryTaskStore;
 //! let store = Arc::new(InMemoryTaskStore::new());
 //! contract::task_store(store.clone(), store).await;
 //! # }
@@ -15,9 +19,11 @@ use std::sync::Arc;
 
 use mcp_types::TaskStatus;
 
-use super::{TaskRecord, TaskStore, TaskStoreError, TaskUpdate};
+use crate::task_store::{TaskRecord, TaskStore, TaskStoreError, TaskUpdate};
 
-fn unique(what: &str) -> String {
+/// A name no other run uses (the process, the clock, a counter), so a
+/// suite can run again and again against one shared backend.
+pub fn unique(what: &str) -> String {
     use std::sync::atomic::{AtomicU64, Ordering};
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let nanos = std::time::SystemTime::now()
