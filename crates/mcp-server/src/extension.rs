@@ -394,7 +394,7 @@ pub struct ToolCall {
     pub(crate) runner: Runner,
     pub(crate) cx: RequestContext,
     pub(crate) era: Era,
-    pub(crate) params: CallToolRequestParams,
+    pub(crate) params: Box<CallToolRequestParams>,
     /// The index of the next interceptor to run.
     pub(crate) next: usize,
 }
