@@ -4,21 +4,34 @@
 
 use std::borrow::Cow;
 
-use http::header::{ACCEPT, CONTENT_TYPE, HOST, ORIGIN};
+use http::header::{ACCEPT, AsHeaderName, CONTENT_TYPE, HOST, HeaderName, ORIGIN};
 use http::{HeaderMap, Response, StatusCode};
 use mcp_types::{ErrorCode, ErrorObject, JsonRpcMessage, JsonRpcRequest, Revision, routing};
 use serde_json::value::RawValue;
 
 use super::HttpServerConfig;
 use super::body::{HttpBody, jsonrpc_error};
-use crate::http::PROTOCOL_VERSION_HEADER;
+use crate::http::{PROTOCOL_VERSION_HEADER, SESSION_ID_HEADER};
 
-pub(super) fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+pub(super) fn header_str<K: AsHeaderName>(headers: &HeaderMap, name: K) -> Option<&str> {
     headers.get(name).and_then(|v| v.to_str().ok())
 }
 
+// The MCP headers as parsed names: looked up by `&str`, a name is parsed
+// and checked again on every request.
+/// `Mcp-Session-Id`.
+pub(super) static SESSION_ID: HeaderName = HeaderName::from_static(SESSION_ID_HEADER);
+/// `MCP-Protocol-Version`.
+pub(super) static PROTOCOL_VERSION: HeaderName = HeaderName::from_static(PROTOCOL_VERSION_HEADER);
+/// `Last-Event-ID`.
+pub(super) static LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
+/// `Mcp-Method`.
+static METHOD: HeaderName = HeaderName::from_static(routing::METHOD_HEADER);
+/// `Mcp-Name`.
+static NAME: HeaderName = HeaderName::from_static(routing::NAME_HEADER);
+
 /// Every value of header `name` that is visible ASCII.
-fn header_values<'a>(headers: &'a HeaderMap, name: &str) -> Vec<&'a str> {
+fn header_values<'a>(headers: &'a HeaderMap, name: &HeaderName) -> Vec<&'a str> {
     headers
         .get_all(name)
         .iter()
@@ -28,14 +41,27 @@ fn header_values<'a>(headers: &'a HeaderMap, name: &str) -> Vec<&'a str> {
 
 /// Whether the `Accept` list takes `media`.
 pub(super) fn accepts(headers: &HeaderMap, media: &str) -> bool {
-    headers.get_all(ACCEPT).iter().any(|v| {
-        v.to_str().is_ok_and(|v| {
-            v.split(',').any(|part| {
-                let part = part.split(';').next().unwrap_or("").trim();
-                part == media || part == "*/*"
-            })
-        })
-    })
+    accepts_all(headers, [media])
+}
+
+/// Whether the `Accept` list takes every one of `media`, read in one pass.
+fn accepts_all<const N: usize>(headers: &HeaderMap, media: [&str; N]) -> bool {
+    let mut taken = [false; N];
+    let listed = headers
+        .get_all(ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','));
+    for part in listed {
+        let part = part.split(';').next().unwrap_or("").trim();
+        if part == "*/*" {
+            return true;
+        }
+        for (wanted, taken) in media.iter().zip(taken.iter_mut()) {
+            *taken |= part == *wanted;
+        }
+    }
+    taken.iter().all(|&t| t)
 }
 
 fn host_name(authority: &str) -> &str {
@@ -67,7 +93,7 @@ pub(super) fn check_origin(
         ))
     };
     if let Some(hosts) = &config.allowed_hosts {
-        let host = header_str(headers, HOST.as_str()).unwrap_or("");
+        let host = header_str(headers, HOST).unwrap_or("");
         if !hosts
             .iter()
             .any(|h| h.eq_ignore_ascii_case(host_name(host)))
@@ -75,7 +101,7 @@ pub(super) fn check_origin(
             return forbidden("Host", host);
         }
     }
-    if let Some(origin) = header_str(headers, ORIGIN.as_str()) {
+    if let Some(origin) = header_str(headers, ORIGIN) {
         let allowed = match (&config.allowed_origins, &config.allowed_hosts) {
             (Some(origins), _) => origins.iter().any(|o| o.eq_ignore_ascii_case(origin)),
             (None, Some(hosts)) => origin.split_once("://").is_some_and(|(_, rest)| {
@@ -94,7 +120,7 @@ pub(super) fn check_origin(
 
 /// A POST must accept both JSON and SSE and send JSON.
 pub(super) fn check_post_media(headers: &HeaderMap) -> Result<(), Response<HttpBody>> {
-    if !(accepts(headers, "application/json") && accepts(headers, "text/event-stream")) {
+    if !accepts_all(headers, ["application/json", "text/event-stream"]) {
         return Err(jsonrpc_error(
             StatusCode::NOT_ACCEPTABLE,
             ErrorCode::INVALID_REQUEST,
@@ -102,7 +128,7 @@ pub(super) fn check_post_media(headers: &HeaderMap) -> Result<(), Response<HttpB
              text/event-stream",
         ));
     }
-    let json_content = header_str(headers, CONTENT_TYPE.as_str())
+    let json_content = header_str(headers, CONTENT_TYPE)
         .and_then(|v| v.split(';').next())
         .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"));
     if !json_content {
@@ -127,7 +153,7 @@ pub(super) enum Era {
 }
 
 pub(super) fn era(headers: &HeaderMap) -> Era {
-    match header_str(headers, PROTOCOL_VERSION_HEADER) {
+    match header_str(headers, &PROTOCOL_VERSION) {
         None => Era::Handshake,
         Some(version) => match Revision::from_version(version) {
             Some(r) if r.is_handshake() => Era::Handshake,
@@ -139,7 +165,7 @@ pub(super) fn era(headers: &HeaderMap) -> Era {
 
 /// Inside a session, the version header (when sent) must be a handshake one.
 pub(super) fn check_protocol_version(headers: &HeaderMap) -> Result<(), Response<HttpBody>> {
-    match header_str(headers, PROTOCOL_VERSION_HEADER) {
+    match header_str(headers, &PROTOCOL_VERSION) {
         None => Ok(()),
         Some(version) if Revision::from_version(version).is_some_and(|r| r.is_handshake()) => {
             Ok(())
@@ -284,7 +310,7 @@ pub(super) fn validate_stateless(
     };
     let version: &str = &version;
     let mismatch = |what: String| Err(ErrorObject::new(ErrorCode::HEADER_MISMATCH, what));
-    let header_version = header_str(headers, PROTOCOL_VERSION_HEADER).unwrap_or("");
+    let header_version = header_str(headers, &PROTOCOL_VERSION).unwrap_or("");
     if header_version != version {
         return mismatch(format!(
             "the MCP-Protocol-Version header `{header_version}` differs from the body's `{version}`"
@@ -299,8 +325,8 @@ pub(super) fn validate_stateless(
     if let Err(what) = routing::check_method_and_name(
         &request.method,
         body_name.as_deref(),
-        &header_values(headers, routing::METHOD_HEADER),
-        &header_values(headers, routing::NAME_HEADER),
+        &header_values(headers, &METHOD),
+        &header_values(headers, &NAME),
     ) {
         return mismatch(what);
     }

@@ -52,8 +52,6 @@ use checks::{Era, header_str};
 use session::Session;
 use stateless::Exchanges;
 
-use super::SESSION_ID_HEADER;
-const LAST_EVENT_ID_HEADER: &str = "last-event-id";
 
 type BoxFuture = Pin<Box<dyn Future<Output = ()> + Send>>;
 type SessionFactory = Arc<dyn Fn(SessionTransport) -> BoxFuture + Send + Sync>;
@@ -401,7 +399,7 @@ impl ServiceInner {
             return response;
         }
         let era = checks::era(&headers);
-        let in_session = header_str(&headers, SESSION_ID_HEADER).is_some();
+        let in_session = header_str(&headers, &checks::SESSION_ID).is_some();
         if era == Era::Unknown && in_session {
             // A session speaks a handshake version; an unknown one is not
             // a stateless request.
@@ -485,7 +483,7 @@ impl ServiceInner {
         self: &Arc<Self>,
         headers: &HeaderMap,
     ) -> Result<Arc<Session>, Response<HttpBody>> {
-        let Some(id) = header_str(headers, SESSION_ID_HEADER) else {
+        let Some(id) = header_str(headers, &checks::SESSION_ID) else {
             return Err(jsonrpc_error(
                 StatusCode::BAD_REQUEST,
                 ErrorCode::INVALID_REQUEST,
@@ -633,7 +631,7 @@ impl ServiceInner {
         if let Err(response) = checks::check_protocol_version(headers) {
             return response;
         }
-        match header_str(headers, LAST_EVENT_ID_HEADER) {
+        match header_str(headers, &checks::LAST_EVENT_ID) {
             Some(last) => match (session.resume(last).await, &self.shared) {
                 (session::Resumed::Here(response), _) => response,
                 (session::Resumed::Elsewhere(replay), Some(shared)) => {
@@ -653,7 +651,7 @@ impl ServiceInner {
     }
 
     async fn delete(self: &Arc<Self>, headers: &HeaderMap) -> Response<HttpBody> {
-        if let (Some(shared), Some(id)) = (&self.shared, header_str(headers, SESSION_ID_HEADER)) {
+        if let (Some(shared), Some(id)) = (&self.shared, header_str(headers, &checks::SESSION_ID)) {
             // Ended for every server, whether or not this one holds it.
             let existed = match shared::delete(shared, id).await {
                 Ok(existed) => existed,

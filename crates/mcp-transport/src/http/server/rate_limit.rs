@@ -34,7 +34,6 @@ use super::body::{HttpBody, jsonrpc_error_with_id, read_body};
 use super::checks::header_str;
 use super::principal_of;
 use super::serve::PeerAddr;
-use crate::http::SESSION_ID_HEADER;
 
 /// A tower layer limiting how hard each client may hit the MCP endpoint:
 /// [`RateLimit`] requests per period and at once, per principal, session
@@ -177,7 +176,7 @@ where
 /// The principal, else the session, else the peer address.
 fn key_of<B>(request: &Request<B>) -> LimitKey {
     let principal = principal_of(request.extensions());
-    let session = header_str(request.headers(), SESSION_ID_HEADER).map(Arc::<str>::from);
+    let session = header_str(request.headers(), &super::checks::SESSION_ID).map(Arc::<str>::from);
     let peer = request
         .extensions()
         .get::<PeerAddr>()

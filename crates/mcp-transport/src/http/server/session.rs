@@ -22,7 +22,6 @@ use super::body::{
 };
 use super::checks::header_str;
 use super::{ServiceStats, to_headers};
-use crate::http::PROTOCOL_VERSION_HEADER;
 use crate::http::sse::encode_event;
 use crate::store::{EventStore, Replay};
 
@@ -309,7 +308,7 @@ impl Session {
     /// Whether a JSON array (batch) may be posted: only at 2025-03-26.
     fn check_batch(&self, headers: &HeaderMap) -> Result<(), Response<HttpBody>> {
         let version = self.lock().version.or_else(|| {
-            header_str(headers, PROTOCOL_VERSION_HEADER).and_then(Revision::from_version)
+            header_str(headers, &super::checks::PROTOCOL_VERSION).and_then(Revision::from_version)
         });
         match version {
             Some(Revision::V2025_03_26) => Ok(()),
@@ -453,7 +452,7 @@ impl Session {
         }
 
         let use_json = initialize || self.json_response;
-        let primes = header_str(headers, PROTOCOL_VERSION_HEADER)
+        let primes = header_str(headers, &super::checks::PROTOCOL_VERSION)
             .is_some_and(|v| Revision::is_at_least(v, Revision::V2025_11_25));
         if let (false, Some(direct)) = (use_json || batch, self.direct.get()) {
             if let Some(JsonRpcMessage::Request(request)) = messages.pop() {
@@ -740,7 +739,7 @@ impl Session {
         let (tx, rx) = mpsc::channel(self.sse_queue);
         let stream = self.new_stream(&mut router, Live::Sse(tx), true);
         router.standalone = Some(stream);
-        if header_str(headers, PROTOCOL_VERSION_HEADER)
+        if header_str(headers, &super::checks::PROTOCOL_VERSION)
             .is_some_and(|v| Revision::is_at_least(v, Revision::V2025_11_25))
         {
             self.prime(&mut router, stream);
@@ -783,7 +782,7 @@ impl Session {
         let (tx, rx) = mpsc::channel(self.sse_queue.max(replayed.len() + unsent.len() + 2));
         let stream = self.new_stream(&mut router, Live::Sse(tx), true);
         router.standalone = Some(stream);
-        if header_str(headers, PROTOCOL_VERSION_HEADER)
+        if header_str(headers, &super::checks::PROTOCOL_VERSION)
             .is_some_and(|v| Revision::is_at_least(v, Revision::V2025_11_25))
         {
             self.prime(&mut router, stream);
