@@ -19,7 +19,10 @@
 //! - **interception of `tools/call`**: [`Extension::intercept_tool_calls`]
 //!   sees every call first and either answers it itself (a result of the
 //!   extension's own shape, [`CallOutcome::Extension`]) or lets it
-//!   [`proceed`](ToolCall::proceed) to the next interceptor and the tool.
+//!   [`proceed`](ToolCall::proceed) to the next interceptor and the tool;
+//!   an extension's request method can run a call again from what it kept
+//!   of it ([`ToolCall::rerun`], how the tasks extension resumes a task on
+//!   whichever process receives the answers).
 //!
 //! **Negotiation.** By default the client must declare the extension too
 //! (in `initialize`, or in a stateless request's `_meta`): until it does,
