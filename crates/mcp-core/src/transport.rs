@@ -12,7 +12,34 @@ use crate::error::TransportError;
 /// case-insensitive names. Cheap to clone: every layer that keeps a
 /// request's context (dispatcher, handler context) shares one copy.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Headers(Arc<Vec<(String, String)>>);
+pub struct Headers(Arc<HeaderList>);
+
+/// Every name and value in one string, each entry its name's end and its
+/// value's end in it: an HTTP request's headers cost two allocations, not
+/// two per header (every POST builds them).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct HeaderList {
+    text: String,
+    ends: Vec<(usize, usize)>,
+}
+
+impl HeaderList {
+    fn push(&mut self, name: &str, value: &str) {
+        self.text.push_str(name);
+        let name_end = self.text.len();
+        self.text.push_str(value);
+        self.ends.push((name_end, self.text.len()));
+    }
+
+    fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        let mut start = 0;
+        self.ends.iter().map(move |&(name_end, end)| {
+            let pair = (&self.text[start..name_end], &self.text[name_end..end]);
+            start = end;
+            pair
+        })
+    }
+}
 
 impl Headers {
     /// No headers.
@@ -22,7 +49,7 @@ impl Headers {
 
     /// Adds a header (keeping any earlier one of the same name).
     pub fn append(&mut self, name: impl Into<String>, value: impl Into<String>) {
-        Arc::make_mut(&mut self.0).push((name.into(), value.into()));
+        Arc::make_mut(&mut self.0).push(&name.into(), &value.into());
     }
 
     /// Adds a header, builder style.
@@ -34,28 +61,48 @@ impl Headers {
 
     /// The first value of `name`, compared case-insensitively.
     pub fn get(&self, name: &str) -> Option<&str> {
-        self.0
-            .iter()
+        self.iter()
             .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+            .map(|(_, v)| v)
     }
 
     /// Every value of `name`, compared case-insensitively.
     pub fn get_all<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a str> + 'a {
-        self.0
-            .iter()
+        self.iter()
             .filter(move |(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+            .map(|(_, v)| v)
     }
 
     /// Every header in order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
-        self.0.iter().map(|(n, v)| (n.as_str(), v.as_str()))
+        self.0.iter()
     }
 
     /// Whether there are none.
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.0.ends.is_empty()
+    }
+}
+
+/// Headers from borrowed names and values, copied once into one string.
+impl<'a> FromIterator<(&'a str, &'a str)> for Headers {
+    fn from_iter<I: IntoIterator<Item = (&'a str, &'a str)>>(pairs: I) -> Self {
+        let pairs = pairs.into_iter();
+        // At most this many (a filtered header map knows its length).
+        let count = match pairs.size_hint() {
+            (_, Some(upper)) => upper,
+            (lower, None) => lower,
+        };
+        let mut list = HeaderList {
+            // A guess at a header's name and value together, so a usual
+            // request's headers fill the string without regrowing it.
+            text: String::with_capacity(count * 40),
+            ends: Vec::with_capacity(count),
+        };
+        for (name, value) in pairs {
+            list.push(name, value);
+        }
+        Self(Arc::new(list))
     }
 }
 
@@ -199,5 +246,38 @@ pub trait Transport: Send + 'static {
     /// [`TransportReceiver::recv`] ignore it (the default).
     fn attach(&mut self, direct: crate::Direct) {
         let _ = direct;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Headers;
+
+    #[test]
+    fn headers_keep_order_and_find_names_case_insensitively() {
+        let mut headers: Headers = [("Accept", "a"), ("mcp-session-id", "s"), ("accept", "b")]
+            .into_iter()
+            .collect();
+        headers.append("X-Empty", "");
+        assert_eq!(headers.get("ACCEPT"), Some("a"));
+        assert_eq!(headers.get_all("accept").collect::<Vec<_>>(), ["a", "b"]);
+        assert_eq!(headers.get("x-empty"), Some(""));
+        assert_eq!(headers.get("missing"), None);
+        let all: Vec<_> = headers.iter().collect();
+        assert_eq!(
+            all,
+            [
+                ("Accept", "a"),
+                ("mcp-session-id", "s"),
+                ("accept", "b"),
+                ("X-Empty", "")
+            ]
+        );
+        assert!(!headers.is_empty());
+        assert!(Headers::new().is_empty());
+        assert_eq!(
+            Headers::new().with("a", "1"),
+            [("a", "1")].into_iter().collect()
+        );
     }
 }

@@ -397,7 +397,7 @@ pub struct ToolCall {
     pub(crate) runner: Runner,
     pub(crate) cx: RequestContext,
     pub(crate) era: Era,
-    pub(crate) params: CallToolRequestParams,
+    pub(crate) params: Box<CallToolRequestParams>,
     /// The index of the next interceptor to run.
     pub(crate) next: usize,
     /// Whether the request in `cx` carries this call, so its routing
@@ -472,7 +472,7 @@ impl ToolCall {
             runner: site.runner.clone(),
             cx: site.cx.clone(),
             era: site.era.clone(),
-            params,
+            params: Box::new(params),
             next: site.extension + 1,
             carried: false,
         })

@@ -2,6 +2,7 @@
 //! notifications a server sends it.
 
 use std::collections::HashSet;
+use std::future::Future;
 use std::ops::Deref;
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -644,7 +645,19 @@ impl ServerSession {
 
     /// Sends an ask as a server-to-client request (handshake era); within a
     /// task, related to it and with the task `input_required` meanwhile.
-    pub(crate) async fn send_ask(&self, mut request: InputRequest) -> Result<InputResponse, Error> {
+    ///
+    /// Boxed: the exchange's state is kilobytes (the request, its answer,
+    /// the task seat), and every handler that may ask nests this future.
+    /// Unboxed it made each request's future that large whether it asked or
+    /// not, and that state is moved, so copied, as the future is built.
+    pub(crate) fn send_ask(
+        &self,
+        request: InputRequest,
+    ) -> std::pin::Pin<Box<dyn Future<Output = Result<InputResponse, Error>> + Send + '_>> {
+        Box::pin(self.send_ask_inner(request))
+    }
+
+    async fn send_ask_inner(&self, mut request: InputRequest) -> Result<InputResponse, Error> {
         let Some(task) = &self.task else {
             return self.send_ask_now(request).await;
         };
@@ -808,14 +821,14 @@ impl Context {
         session: ServerSession,
         request_id: RequestId,
         cancel: CancellationToken,
-        meta: Option<RequestMeta>,
+        meta: Option<Arc<RequestMeta>>,
         transport: TransportContext,
     ) -> Self {
         Self {
             session,
             request_id,
             cancel,
-            meta: meta.map(Arc::new),
+            meta,
             transport,
             input: None,
             asks: Arc::default(),

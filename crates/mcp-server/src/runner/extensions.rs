@@ -59,7 +59,7 @@ impl Runner {
     /// `tools/call` through the extensions' interceptors, then the tool.
     pub(super) async fn call_intercepted(
         &self,
-        params: CallToolRequestParams,
+        params: Box<CallToolRequestParams>,
         cx: &RequestContext,
         era: &Era,
     ) -> Result<CallOutcome, ErrorObject> {
@@ -97,7 +97,8 @@ impl Runner {
         match next {
             Some((index, interceptor)) => {
                 call.next = index + 1;
-                let context = self.context(&call.cx, &call.era, call.params.meta.clone());
+                let meta = call.params.meta.clone().map(std::sync::Arc::new);
+                let context = self.context(&call.cx, &call.era, meta);
                 interceptor(call, context).await
             }
             None => self
@@ -129,12 +130,14 @@ impl Runner {
             .clone();
         let params = request.params.take();
         let meta = request_meta(params.as_ref());
-        let context = self.context(cx, era, meta).with_call_site(CallSite {
-            runner: self.clone(),
-            cx: cx.clone(),
-            era: era.clone(),
-            extension: index,
-        });
+        let context = self
+            .context(cx, era, meta.map(std::sync::Arc::new))
+            .with_call_site(CallSite {
+                runner: self.clone(),
+                cx: cx.clone(),
+                era: era.clone(),
+                extension: index,
+            });
         let result = match (served.handle)(params, context).await {
             Ok(result) => result,
             Err(error) => return Some(Err(error)),

@@ -139,7 +139,7 @@ impl Runner {
             }
             // 2025-11-25 core tasks, when the server runs tasks.
             ClientRequest::CallTool(params) if self.is_core_task_call(&params) => {
-                self.core_task_call(params, &cx).await
+                self.core_task_call(Box::new(params), &cx).await
             }
             ClientRequest::GetTask(params) => self.core_get_task(&params.task_id, &cx).await,
             ClientRequest::GetTaskPayload(params) => {
@@ -150,7 +150,7 @@ impl Runner {
                 self.core_list_tasks(cursor.as_deref(), &cx).await
             }
             ClientRequest::CancelTask(params) => self.core_cancel_task(&params.task_id, &cx).await,
-            other => self.route(other, &cx, &era).await,
+            other => self.route(Box::new(other), &cx, &era).await,
         }
     }
 }

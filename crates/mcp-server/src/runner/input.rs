@@ -3,6 +3,7 @@
 //! handshake era's fulfilment of an explicit `InputRequired`.
 
 use std::future::Future;
+use std::sync::Arc;
 
 use mcp_core::RequestContext;
 use mcp_types::{ErrorObject, RequestMeta};
@@ -97,7 +98,7 @@ impl Runner {
         &self,
         cx: &RequestContext,
         era: &Era,
-        meta: Option<RequestMeta>,
+        meta: Option<Arc<RequestMeta>>,
         retry: (Option<InputResponses>, Option<String>),
         target: &str,
         bind: impl Fn() -> Binding,

@@ -100,7 +100,7 @@ impl Runner {
         }
     }
 
-    fn context(&self, cx: &RequestContext, era: &Era, meta: Option<RequestMeta>) -> Context {
+    fn context(&self, cx: &RequestContext, era: &Era, meta: Option<Arc<RequestMeta>>) -> Context {
         Context::new(
             self.session(cx, era),
             cx.id.clone(),
@@ -119,13 +119,18 @@ impl Runner {
 
     /// The requests both eras serve alike, from parsed params to the
     /// registry; the era shapes the result ([`Runner::shape`]).
+    ///
+    /// The request and the params passed down are boxed: each async layer
+    /// keeps what it was given in its future, and a request's whole future
+    /// is moved (copied) into its task before it runs, so params held by
+    /// value in every layer made that copy several kilobytes per request.
     async fn route(
         &self,
-        request: ClientRequest,
+        request: Box<ClientRequest>,
         cx: &RequestContext,
         era: &Era,
     ) -> Result<RawJson, ErrorObject> {
-        match request {
+        match *request {
             ClientRequest::ListTools(params) => self.shape(
                 era,
                 &self.list::<ListToolsResult>(&params, era)?,
@@ -147,7 +152,7 @@ impl Runner {
                 Cache::List,
             ),
             ClientRequest::CallTool(params) => {
-                match self.call_intercepted(params, cx, era).await? {
+                match self.call_intercepted(Box::new(params), cx, era).await? {
                     crate::extension::CallOutcome::Tool(answer) => {
                         self.shape(era, &answer, Cache::None)
                     }
@@ -157,16 +162,18 @@ impl Runner {
                 }
             }
             ClientRequest::ReadResource(params) => {
-                match self.read_resource(params, cx, era).await? {
+                match self.read_resource(Box::new(params), cx, era).await? {
                     ResultOrInputRequired::Complete(result) => {
                         self.shape(era, &result, Cache::Read)
                     }
                     input_required => self.shape(era, &input_required, Cache::None),
                 }
             }
-            ClientRequest::GetPrompt(params) => {
-                self.shape(era, &self.get_prompt(params, cx, era).await?, Cache::None)
-            }
+            ClientRequest::GetPrompt(params) => self.shape(
+                era,
+                &self.get_prompt(Box::new(params), cx, era).await?,
+                Cache::None,
+            ),
             ClientRequest::Complete(params) => {
                 self.shape(era, &self.complete(params, cx, era).await?, Cache::None)
             }
@@ -199,7 +206,7 @@ impl Runner {
     /// the call (its routing headers are checked against the arguments).
     pub(super) async fn call_tool(
         &self,
-        params: CallToolRequestParams,
+        params: Box<CallToolRequestParams>,
         cx: &RequestContext,
         era: &Era,
         carried: bool,
@@ -234,9 +241,15 @@ impl Runner {
         }
         let bind = || Binding::new("tools/call", &params.name, arguments.as_ref(), principal);
         let answer = self
-            .run_asking(cx, era, params.meta, retry, &params.name, bind, |context| {
-                (entry.call)(arguments.clone(), context)
-            })
+            .run_asking(
+                cx,
+                era,
+                params.meta.map(Arc::new),
+                retry,
+                &params.name,
+                bind,
+                |context| (entry.call)(arguments.clone(), context),
+            )
             .await;
         if recorded.tool_results && !span.is_disabled() {
             if let Ok(ResultOrInputRequired::Complete(result)) = &answer {
@@ -249,7 +262,7 @@ impl Runner {
 
     async fn read_resource(
         &self,
-        params: ReadResourceRequestParams,
+        params: Box<ReadResourceRequestParams>,
         cx: &RequestContext,
         era: &Era,
     ) -> Answer<ReadResourceResult> {
@@ -288,20 +301,28 @@ impl Runner {
             variables,
         };
         let retry = (params.input_responses, params.request_state);
-        self.run_asking(cx, era, params.meta, retry, &target, bind, |context| {
-            let contents = read(request.clone(), context);
-            async move {
-                Ok(ResultOrInputRequired::Complete(ReadResourceResult::new(
-                    contents.await?,
-                )))
-            }
-        })
+        self.run_asking(
+            cx,
+            era,
+            params.meta.map(Arc::new),
+            retry,
+            &target,
+            bind,
+            |context| {
+                let contents = read(request.clone(), context);
+                async move {
+                    Ok(ResultOrInputRequired::Complete(ReadResourceResult::new(
+                        contents.await?,
+                    )))
+                }
+            },
+        )
         .await
     }
 
     async fn get_prompt(
         &self,
-        params: GetPromptRequestParams,
+        params: Box<GetPromptRequestParams>,
         cx: &RequestContext,
         era: &Era,
     ) -> Answer<GetPromptResult> {
@@ -341,9 +362,15 @@ impl Runner {
                 .collect();
             Binding::new("prompts/get", &params.name, Some(&object), principal)
         };
-        self.run_asking(cx, era, params.meta, retry, &params.name, bind, |context| {
-            (entry.get)(arguments.clone(), context)
-        })
+        self.run_asking(
+            cx,
+            era,
+            params.meta.map(Arc::new),
+            retry,
+            &params.name,
+            bind,
+            |context| (entry.get)(arguments.clone(), context),
+        )
         .await
     }
 
@@ -365,7 +392,7 @@ impl Runner {
             }
             _ => {}
         }
-        let context = self.context(cx, era, params.meta.clone());
+        let context = self.context(cx, era, params.meta.clone().map(Arc::new));
         let completion = complete(params, context).await?;
         Ok(CompleteResult::new(completion))
     }

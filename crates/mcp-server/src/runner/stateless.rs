@@ -242,7 +242,7 @@ impl Runner {
                 self.stamp(&result, Some(self.registry.list_cache))
             }
             ClientRequest::SubscriptionsListen(params) => self.listen(params, &cx, &era).await,
-            other => self.route(other, &cx, &era).await,
+            other => self.route(Box::new(other), &cx, &era).await,
         }
     }
 

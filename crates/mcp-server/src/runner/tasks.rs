@@ -96,7 +96,7 @@ impl Runner {
     /// tool's code on in the background.
     pub(super) async fn core_task_call(
         &self,
-        mut params: CallToolRequestParams,
+        mut params: Box<CallToolRequestParams>,
         cx: &RequestContext,
     ) -> Result<RawJson, ErrorObject> {
         let support = self.task_support(&params.name).ok_or_else(|| {

@@ -691,13 +691,9 @@ fn shutting_down() -> Response<HttpBody> {
 
 /// The request's headers as the dispatcher sees them (visible ASCII values).
 fn to_headers(map: &HeaderMap) -> Headers {
-    let mut headers = Headers::new();
-    for (name, value) in map {
-        if let Ok(value) = value.to_str() {
-            headers.append(name.as_str(), value);
-        }
-    }
-    headers
+    map.iter()
+        .filter_map(|(name, value)| Some((name.as_str(), value.to_str().ok()?)))
+        .collect()
 }
 
 /// The principal `BearerGuard` verified for this request: the token's
