@@ -49,14 +49,21 @@ fn record(owner: &str, task_id: &str) -> TaskRecord {
 }
 
 /// The [`TaskStore`] contract on two handles `a` and `b` of one backend:
-/// - what one creates the other reads unchanged, scoped to its owner;
+/// - what one creates the other reads unchanged (the request's params
+///   too), scoped to its owner;
 /// - `transition` applies the state machine against the stored status
 ///   (a terminal task never changes), with compare-and-set;
 /// - `list` pages an owner's live tasks oldest first, each once.
 pub async fn task_store(a: Arc<dyn TaskStore>, b: Arc<dyn TaskStore>) {
     let owner = unique("owner");
     let other = unique("other");
-    let first = record(&owner, "t1");
+    // With the params a task keeps to run its request again.
+    let params = serde_json::json!({"name": "ask", "arguments": {"n": 1}});
+    let first = record(&owner, "t1").with_params(match params {
+        serde_json::Value::Object(params) => params,
+        _ => unreachable!("an object"),
+    });
+    let kept = first.params.clone();
     a.create(first.clone()).await.expect("create");
     assert_eq!(b.get(&owner, "t1").await.expect("get"), Some(first));
     assert_eq!(b.get(&other, "t1").await.expect("get"), None, "scoped");
@@ -75,6 +82,7 @@ pub async fn task_store(a: Arc<dyn TaskStore>, b: Arc<dyn TaskStore>) {
     assert_eq!(waiting.status, TaskStatus::InputRequired);
     assert_eq!(waiting.status_message.as_deref(), Some("asks"));
     assert_eq!(waiting.last_updated_at_ms, 5);
+    assert_eq!(waiting.params, kept, "kept while the task may run again");
     let conflict = a
         .transition(
             &owner,
@@ -97,6 +105,7 @@ pub async fn task_store(a: Arc<dyn TaskStore>, b: Arc<dyn TaskStore>) {
         .await
         .expect("input_required -> completed");
     assert_eq!(done.status, TaskStatus::Completed);
+    assert_eq!(done.params, None, "dropped once the task ended");
     assert_eq!(b.get(&owner, "t1").await.expect("get"), Some(done));
     let again = b
         .transition(&owner, "t1", TaskUpdate::status(TaskStatus::Cancelled), 8)

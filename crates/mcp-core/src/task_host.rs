@@ -281,7 +281,8 @@ impl TaskHost {
 
     /// Creates a `working` task `task_id` (unique within this host) of
     /// `owner` running `method`, kept `requested_ttl_ms` (capped by the
-    /// configuration) or the default.
+    /// configuration) or the default; with the request's `params` when
+    /// the task may have to run it again ([`TaskRecord::params`]).
     ///
     /// # Errors
     /// The store's refusal (full, failed).
@@ -291,11 +292,12 @@ impl TaskHost {
         owner: &str,
         method: &str,
         requested_ttl_ms: Option<u64>,
+        params: Option<JsonObject>,
     ) -> Result<TaskRecord, TaskStoreError> {
         let ttl = requested_ttl_ms
             .unwrap_or_else(|| duration_ms(self.config.default_ttl))
             .min(duration_ms(self.config.max_ttl));
-        let record = TaskRecord::working(
+        let mut record = TaskRecord::working(
             task_id,
             owner.to_owned(),
             method.to_owned(),
@@ -303,6 +305,7 @@ impl TaskHost {
             Some(ttl),
             Some(duration_ms(self.config.poll_interval)),
         );
+        record.params = params;
         self.store().create(record.clone()).await?;
         Ok(record)
     }
@@ -321,7 +324,7 @@ impl TaskHost {
         work: impl FnOnce(CancellationToken) -> Work,
     ) -> Result<TaskRecord, TaskStoreError> {
         let record = self
-            .create(task_id, owner, method, requested_ttl_ms)
+            .create(task_id, owner, method, requested_ttl_ms, None)
             .await?;
         let cancel = CancellationToken::new();
         let work = work(cancel.clone());
@@ -579,7 +582,7 @@ mod tests {
     async fn a_cancelled_task_stops_its_work_and_stays_cancelled() {
         let engine = host(TasksConfig::new());
         let record = engine
-            .create("t".into(), "me", "tools/call", None)
+            .create("t".into(), "me", "tools/call", None, None)
             .await
             .expect("task");
         let cancel = CancellationToken::new();
@@ -636,12 +639,12 @@ mod tests {
                 .max_ttl(Duration::from_secs(60)),
         );
         let default = engine
-            .create("a".into(), "me", "tools/call", None)
+            .create("a".into(), "me", "tools/call", None, None)
             .await
             .expect("task");
         assert_eq!(default.ttl_ms, Some(10_000));
         let capped = engine
-            .create("b".into(), "me", "tools/call", Some(3_600_000))
+            .create("b".into(), "me", "tools/call", Some(3_600_000), None)
             .await
             .expect("task");
         assert_eq!(capped.ttl_ms, Some(60_000));

@@ -67,6 +67,15 @@ pub struct TaskRecord {
     /// While `input_required`: answers received for some of the open
     /// requests (a partial `tasks/update`), by key.
     pub answers: Option<JsonObject>,
+    /// The params of the request the task runs (a `tools/call`'s name,
+    /// arguments and `_meta`), kept until the task ends so that whichever
+    /// process sharing the store receives the answers to its input
+    /// requests can run the request again with them; `None` when the side
+    /// running the task needs no such copy (and in records written before
+    /// it was kept). A copy of an inbound request's params, so as large as
+    /// the transport let that request be (its body or line limit).
+    #[serde(default)]
+    pub params: Option<JsonObject>,
 }
 
 /// A change to a task, applied atomically by [`TaskStore::transition`].
@@ -511,6 +520,10 @@ pub fn apply(
             record.request_state = None;
             record.answers = None;
         }
+        if to.is_terminal() {
+            // Nothing runs an ended task again.
+            record.params = None;
+        }
     } else if record.status.is_terminal() {
         return Err(TaskStoreError::InvalidTransition {
             task_id: record.task_id.clone(),
@@ -562,7 +575,15 @@ impl TaskRecord {
             input_requests: None,
             request_state: None,
             answers: None,
+            params: None,
         }
+    }
+
+    /// Keeps `params`, the request's params to run it again with the
+    /// answers to its input requests ([`params`](Self::params)).
+    pub fn with_params(mut self, params: JsonObject) -> Self {
+        self.params = Some(params);
+        self
     }
 
     /// The task as the 2025-11-25 wire describes it.
@@ -636,6 +657,7 @@ mod tests {
             input_requests: None,
             request_state: None,
             answers: None,
+            params: None,
         }
     }
 
@@ -739,6 +761,46 @@ mod tests {
             ["3"]
         );
         assert!(end.is_none());
+    }
+
+    #[test]
+    fn a_record_without_params_still_reads() {
+        // As written before the params were kept.
+        let mut json = serde_json::to_value(record("a", "t", None)).expect("serializes");
+        json.as_object_mut().expect("an object").remove("params");
+        let back: TaskRecord = serde_json::from_value(json).expect("deserializes");
+        assert_eq!(back.params, None);
+    }
+
+    #[tokio::test]
+    async fn the_params_are_kept_until_the_task_ends() {
+        let store = InMemoryTaskStore::new();
+        let mut params = JsonObject::new();
+        params.insert("name".into(), "ask".into());
+        store
+            .create(record("a", "t", None).with_params(params.clone()))
+            .await
+            .expect("created");
+        let waiting = store
+            .transition(
+                "a",
+                "t",
+                TaskUpdate::input_required(JsonObject::new(), None),
+                1,
+            )
+            .await
+            .expect("input_required");
+        assert_eq!(waiting.params.as_ref(), Some(&params));
+        let working = store
+            .transition("a", "t", TaskUpdate::status(TaskStatus::Working), 2)
+            .await
+            .expect("working");
+        assert_eq!(working.params.as_ref(), Some(&params));
+        let done = store
+            .transition("a", "t", TaskUpdate::completed(JsonObject::new()), 3)
+            .await
+            .expect("completed");
+        assert_eq!(done.params, None, "dropped once the task ended");
     }
 
     #[test]

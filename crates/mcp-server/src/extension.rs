@@ -19,7 +19,10 @@
 //! - **interception of `tools/call`**: [`Extension::intercept_tool_calls`]
 //!   sees every call first and either answers it itself (a result of the
 //!   extension's own shape, [`CallOutcome::Extension`]) or lets it
-//!   [`proceed`](ToolCall::proceed) to the next interceptor and the tool.
+//!   [`proceed`](ToolCall::proceed) to the next interceptor and the tool;
+//!   an extension's request method can run a call again from what it kept
+//!   of it ([`ToolCall::rerun`], how the tasks extension resumes a task on
+//!   whichever process receives the answers).
 //!
 //! **Negotiation.** By default the client must declare the extension too
 //! (in `initialize`, or in a stateless request's `_meta`): until it does,
@@ -397,6 +400,22 @@ pub struct ToolCall {
     pub(crate) params: Box<CallToolRequestParams>,
     /// The index of the next interceptor to run.
     pub(crate) next: usize,
+    /// Whether the request in `cx` carries this call, so its routing
+    /// headers must agree with the arguments; a call run again from what
+    /// an extension kept ([`ToolCall::rerun`]) is not that request's (its
+    /// own request's headers were checked when it was first made).
+    pub(crate) carried: bool,
+}
+
+/// Where an extension's request method is served: what
+/// [`ToolCall::rerun`] needs to run a call there.
+#[derive(Clone)]
+pub(crate) struct CallSite {
+    pub(crate) runner: Runner,
+    pub(crate) cx: RequestContext,
+    pub(crate) era: Era,
+    /// The index of the extension serving the request.
+    pub(crate) extension: usize,
 }
 
 impl std::fmt::Debug for ToolCall {
@@ -436,6 +455,27 @@ impl ToolCall {
     pub fn with_cancel(mut self, cancel: CancellationToken) -> Self {
         self.cx.cancel = cancel;
         self
+    }
+
+    /// A `tools/call` of `params` run again from what an extension kept of
+    /// an earlier call (a task's record, say), served in the context of
+    /// the extension request `cx` belongs to: the same owner, principal and
+    /// era as that request. It enters the interceptor chain after the
+    /// extension's own interceptor, as the earlier call's `proceed` did, so
+    /// any process of the server can resume a call another began. Its
+    /// arguments are not checked against this request's routing headers
+    /// (the earlier call's were). `None` when `cx` is not the context of
+    /// an extension's request method.
+    pub fn rerun(cx: &Context, params: CallToolRequestParams) -> Option<Self> {
+        let site = cx.call_site()?;
+        Some(Self {
+            runner: site.runner.clone(),
+            cx: site.cx.clone(),
+            era: site.era.clone(),
+            params: Box::new(params),
+            next: site.extension + 1,
+            carried: false,
+        })
     }
 
     /// Hands the call on: to the next extension's interceptor, then to the tool.

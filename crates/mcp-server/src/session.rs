@@ -804,6 +804,9 @@ pub struct Context {
     input: Option<Arc<RequestInput>>,
     asks: Arc<Asks>,
     app_state: Option<crate::registry::AppState>,
+    /// Where an extension's request method is served (for
+    /// [`ToolCall::rerun`](crate::extension::ToolCall::rerun)); `None` elsewhere.
+    call_site: Option<Arc<crate::extension::CallSite>>,
 }
 
 /// The answers and state a retried stateless request brought.
@@ -830,12 +833,22 @@ impl Context {
             input: None,
             asks: Arc::default(),
             app_state: None,
+            call_site: None,
         }
     }
 
     pub(crate) fn with_state(mut self, state: Option<crate::registry::AppState>) -> Self {
         self.app_state = state;
         self
+    }
+
+    pub(crate) fn with_call_site(mut self, site: crate::extension::CallSite) -> Self {
+        self.call_site = Some(Arc::new(site));
+        self
+    }
+
+    pub(crate) fn call_site(&self) -> Option<&crate::extension::CallSite> {
+        self.call_site.as_deref()
     }
 
     /// The state the server was built with

@@ -1,14 +1,17 @@
 //! Two servers sharing their stores serve one client as one: every test
 //! runs two `serve_http` instances on 127.0.0.1 (each its own `Server`, so
-//! nothing is shared in process but the stores) against the in-memory
-//! stores and, with feature `redis`, against one real redis-server.
+//! nothing is shared in process but the stores, the task store and the
+//! `requestState` secret) against the in-memory stores and, with feature
+//! `redis`, against one real redis-server.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use mcp_server::types::{JsonObject, TaskSupport, Tool, ToolExecution};
 use mcp_server::{
-    Context, LoggingLevel, NoArguments, Resource, ResourceRequest, Server, ToolError,
+    Context, LoggingLevel, NoArguments, Resource, ResourceRequest, Server, TaskStore, TasksConfig,
+    ToolError,
 };
 use mcp_transport::http::HttpServerConfig;
 use mcp_transport::store::SharedStores;
@@ -20,8 +23,70 @@ use tokio::time::timeout;
 
 const WAIT: Duration = Duration::from_secs(10);
 
-fn server(release: Arc<Notify>) -> Server {
+/// The `requestState` secret every instance shares (as replicas must).
+const STATE_KEY: &[u8; 32] = b"a secret both instances share...";
+
+/// `delete`: runs as a task, then asks for a confirmation; its `file`
+/// argument also travels in the `Mcp-Param-File` header.
+fn delete_tool() -> Tool {
+    let schema = json!({
+        "type": "object",
+        "properties": {"file": {"type": "string", "x-mcp-header": "File"}},
+        "required": ["file"]
+    });
+    let Value::Object(schema) = schema else {
+        unreachable!("an object")
+    };
+    let mut tool = Tool::new("delete", schema);
+    tool.execution = Some(ToolExecution::new().with_task_support(TaskSupport::Optional));
+    tool
+}
+
+fn server(release: Arc<Notify>, tasks: Arc<dyn TaskStore>) -> Server {
+    let confirm_form: mcp_server::types::ElicitRequestedSchema = serde_json::from_value(json!({
+        "type": "object",
+        "properties": {"confirm": {"type": "boolean"}},
+        "required": ["confirm"]
+    }))
+    .expect("a form");
     Server::builder("shared", "1")
+        .tasks(
+            TasksConfig::new()
+                .store(tasks)
+                .poll_interval(Duration::from_millis(20)),
+        )
+        .request_state_key(STATE_KEY.to_vec())
+        .tool_raw(
+            delete_tool(),
+            move |arguments: Option<JsonObject>, cx: Context| {
+                let form = confirm_form.clone();
+                async move {
+                    let file = arguments
+                        .as_ref()
+                        .and_then(|a| a.get("file"))
+                        .and_then(Value::as_str)
+                        .unwrap_or("nothing")
+                        .to_owned();
+                    cx.run_as_task().await;
+                    let answer = cx
+                        .elicit_form(&format!("Really delete {file}?"), form)
+                        .await
+                        .map_err(|e| ToolError::new(e.to_string()))?;
+                    let confirmed = answer
+                        .content
+                        .as_ref()
+                        .and_then(|c| c.get("confirm"))
+                        .is_some_and(|v| {
+                            matches!(v, mcp_server::types::ElicitValue::Boolean(true))
+                        });
+                    Ok::<_, ToolError>(if confirmed {
+                        format!("deleted {file}")
+                    } else {
+                        format!("kept {file}")
+                    })
+                }
+            },
+        )
         .tool(
             "whoami",
             "Who the session's client is",
@@ -94,9 +159,9 @@ struct Instance {
 }
 
 impl Instance {
-    async fn start(stores: SharedStores) -> Self {
+    async fn start(stores: SharedStores, tasks: Arc<dyn TaskStore>) -> Self {
         let release = Arc::new(Notify::new());
-        let server = server(release.clone());
+        let server = server(release.clone(), tasks);
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bound");
         let addr = listener.local_addr().expect("addr");
         let (stop, stopped) = oneshot::channel::<()>();
@@ -407,9 +472,181 @@ async fn a_stream_resumes_on_the_other_server_without_loss_or_duplicates(
     assert!(second < answer, "in order: {replayed}");
 }
 
-async fn every_scenario(stores_a: SharedStores, stores_b: SharedStores) {
-    let a = Instance::start(stores_a).await;
-    let b = Instance::start(stores_b).await;
+/// A stateless (2026-07-28) request declaring the tasks extension and
+/// form elicitation, with `headers` besides the era's own; its JSON-RPC
+/// answer.
+async fn stateless(
+    addr: SocketAddr,
+    id: u64,
+    method: &str,
+    (name_header, name): (&str, &str),
+    mut params: Value,
+    headers: &[(&str, &str)],
+) -> Value {
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {
+            "elicitation": {"form": {}},
+            "extensions": {"io.modelcontextprotocol/tasks": {}}
+        }
+    });
+    let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+    let mut all = vec![
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", method),
+        ("Mcp-Name", name),
+    ];
+    all.extend_from_slice(headers);
+    let answer = read_all(request(addr, "POST", &all, &body.to_string()).await).await;
+    assert_eq!(status(&answer), 200, "{name_header}: {answer}");
+    let start = answer.find("{\"").expect("a JSON body");
+    serde_json::Deserializer::from_str(&answer[start..])
+        .into_iter::<Value>()
+        .next()
+        .expect("one message")
+        .expect("json")
+}
+
+async fn get_task(addr: SocketAddr, id: u64, task_id: &str) -> Value {
+    let answer = stateless(
+        addr,
+        id,
+        "tasks/get",
+        ("taskId", task_id),
+        json!({"taskId": task_id}),
+        &[],
+    )
+    .await;
+    answer["result"].clone()
+}
+
+/// Polls `tasks/get` on `addr` until the task is `status`.
+async fn until_status(addr: SocketAddr, task_id: &str, status: &str) -> Value {
+    let polled = async {
+        for id in 100.. {
+            let task = get_task(addr, id, task_id).await;
+            if task["status"] == status {
+                return task;
+            }
+            assert!(
+                task["status"] == "working" || task["status"] == "input_required",
+                "{task}"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        unreachable!("polled without end")
+    };
+    timeout(WAIT, polled)
+        .await
+        .unwrap_or_else(|_| panic!("task {task_id} not {status} within {WAIT:?}"))
+}
+
+/// A task that asks for input, started on one server, is answered through
+/// the other: the other runs the call again from the shared record (tool,
+/// arguments, the answers, the sealed state) and the task completes, read
+/// on either server.
+async fn a_task_started_on_one_server_is_answered_through_the_other(a: &Instance, b: &Instance) {
+    let created = stateless(
+        a.addr,
+        1,
+        "tools/call",
+        ("name", "delete"),
+        json!({"name": "delete", "arguments": {"file": "notes.txt"}}),
+        &[("Mcp-Param-File", "notes.txt")],
+    )
+    .await;
+    let task_id = created["result"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a task: {created}"))
+        .to_owned();
+    let waiting = until_status(b.addr, &task_id, "input_required").await;
+    let requests = waiting["inputRequests"]
+        .as_object()
+        .unwrap_or_else(|| panic!("open requests: {waiting}"));
+    assert_eq!(requests.len(), 1, "{waiting}");
+    let key = requests.keys().next().expect("a key").clone();
+    let mut responses = serde_json::Map::new();
+    responses.insert(
+        key,
+        json!({"action": "accept", "content": {"confirm": true}}),
+    );
+    let updated = stateless(
+        b.addr,
+        2,
+        "tasks/update",
+        ("taskId", &task_id),
+        json!({"taskId": task_id, "inputResponses": responses}),
+        &[],
+    )
+    .await;
+    assert!(updated["result"].is_object(), "acknowledged: {updated}");
+    let done = until_status(a.addr, &task_id, "completed").await;
+    assert_eq!(
+        done["result"]["content"][0]["text"], "deleted notes.txt",
+        "{done}"
+    );
+    assert_eq!(
+        get_task(b.addr, 3, &task_id).await,
+        done,
+        "the same on both"
+    );
+}
+
+/// A task waiting for input whose record keeps no call (as written by an
+/// older server) fails with a clear error when answered, instead of hanging.
+async fn a_task_kept_without_its_call_fails_clearly(a: &Instance, tasks: &dyn TaskStore) {
+    use mcp_server::tasks::{TaskRecord, TaskUpdate};
+    let task_id = mcp_server::tasks::contract::unique("old");
+    let old = TaskRecord::working(
+        task_id.clone(),
+        "anonymous".into(),
+        "tools/call".into(),
+        1,
+        Some(60_000),
+        Some(20),
+    );
+    tasks.create(old).await.expect("created");
+    let open = json!({"confirm": {"method": "elicitation/create", "params": {
+        "mode": "form", "message": "Sure?",
+        "requestedSchema": {"type": "object", "properties": {}}}}});
+    let Value::Object(open) = open else {
+        unreachable!("an object")
+    };
+    tasks
+        .transition(
+            "anonymous",
+            &task_id,
+            TaskUpdate::input_required(open, None),
+            2,
+        )
+        .await
+        .expect("input_required");
+    let updated = stateless(
+        a.addr,
+        4,
+        "tasks/update",
+        ("taskId", &task_id),
+        json!({"taskId": task_id,
+               "inputResponses": {"confirm": {"action": "accept", "content": {}}}}),
+        &[],
+    )
+    .await;
+    assert!(updated["result"].is_object(), "acknowledged: {updated}");
+    let failed = until_status(a.addr, &task_id, "failed").await;
+    let message = failed["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("keeps no call to run again"), "{failed}");
+}
+
+async fn every_scenario(
+    stores_a: SharedStores,
+    stores_b: SharedStores,
+    tasks_a: Arc<dyn TaskStore>,
+    tasks_b: Arc<dyn TaskStore>,
+) {
+    let a = Instance::start(stores_a, tasks_a.clone()).await;
+    let b = Instance::start(stores_b, tasks_b).await;
+    a_task_started_on_one_server_is_answered_through_the_other(&a, &b).await;
+    a_task_kept_without_its_call_fails_clearly(&a, tasks_a.as_ref()).await;
     a_session_minted_by_one_server_is_served_by_the_other(&a, &b).await;
     a_session_minted_by_one_server_is_served_by_the_other(&b, &a).await;
     an_answer_through_the_other_server_reaches_the_waiting_handler(&a, &b).await;
@@ -424,7 +661,8 @@ async fn every_scenario(stores_a: SharedStores, stores_b: SharedStores) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_servers_sharing_in_memory_stores_serve_one_client_as_one() {
     let stores = SharedStores::in_memory();
-    every_scenario(stores.clone(), stores).await;
+    let tasks: Arc<dyn TaskStore> = Arc::new(mcp_server::InMemoryTaskStore::new());
+    every_scenario(stores.clone(), stores, tasks.clone(), tasks).await;
 }
 
 #[cfg(feature = "redis")]
@@ -439,7 +677,13 @@ async fn two_servers_sharing_one_redis_serve_one_client_as_one() {
     let config = || RedisConfig::new(redis.url()).prefix("two");
     let a = config().connect().await.expect("connect");
     let b = config().connect().await.expect("connect");
-    every_scenario(a, b).await;
+    let task_store = || async {
+        let store = mcp_server::tasks::RedisTaskStore::connect(config())
+            .await
+            .expect("connect");
+        Arc::new(store) as Arc<dyn TaskStore>
+    };
+    every_scenario(a, b, task_store().await, task_store().await).await;
 }
 
 #[tokio::test]

@@ -120,3 +120,75 @@ async fn a_lost_redis_is_a_typed_error_within_the_timeout_and_recovers() {
     .await
     .expect("the store recovers without being rebuilt");
 }
+
+/// Every key and bus channel, at once.
+async fn listing(url: &str) -> Vec<String> {
+    let client = redis::Client::open(url).expect("a redis url");
+    let mut connection = client
+        .get_multiplexed_async_connection()
+        .await
+        .expect("connect");
+    let mut names: Vec<String> = redis::cmd("KEYS")
+        .arg("*")
+        .query_async(&mut connection)
+        .await
+        .expect("keys");
+    let channels: Vec<String> = redis::cmd("PUBSUB")
+        .arg("CHANNELS")
+        .query_async(&mut connection)
+        .await
+        .expect("channels");
+    names.extend(channels);
+    names
+}
+
+#[tokio::test]
+async fn a_key_listing_reveals_no_session_id() {
+    let redis = RedisServer::start();
+    let stores = config(&redis).connect().await.expect("connect");
+    let session = "live-session-4f1c";
+    let client = mcp_types::InitializeRequestParams::new(
+        "2025-11-25",
+        mcp_types::ClientCapabilities::default(),
+        mcp_types::Implementation::new("listing", "1"),
+    );
+    let record = mcp_types::SessionRecord::new("2025-11-25", client);
+    let ttl = std::time::Duration::from_secs(60);
+    stores
+        .sessions
+        .save(session, &record, ttl)
+        .await
+        .expect("saved");
+    let stream = format!("{session}-get");
+    let first = stores
+        .events
+        .append(&stream, bytes::Bytes::from_static(b"{}"));
+    let _listening = stores.bus.subscribe(session).await.expect("subscribed");
+    let listed = tokio::time::timeout(std::time::Duration::from_secs(10), async {
+        // The event is written behind: wait until its stream is a key.
+        loop {
+            let names = listing(&redis.url()).await;
+            if names.iter().filter(|n| n.starts_with("contract:")).count() >= 3 {
+                return names;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("the session, its stream and its channel are listed");
+    assert!(
+        listed.iter().all(|name| !name.contains(session)),
+        "a name shows the session id: {listed:?}"
+    );
+    // Still found under the digests.
+    assert!(
+        stores
+            .sessions
+            .load(session, ttl)
+            .await
+            .expect("loaded")
+            .is_some()
+    );
+    let replay = stores.events.replay_after(&first).await.expect("replayed");
+    assert!(replay.is_some(), "replayed");
+}

@@ -20,13 +20,6 @@ const SUITE_TIMEOUT: Duration = Duration::from_secs(300);
 /// The revisions whose required server scenarios run through the balancer.
 pub(crate) const REVISIONS: [&str; 2] = ["2025-11-25", "2026-07-28"];
 
-/// Unscored scenarios that need what replicas do not share yet, reported
-/// but not failing the run: `tasks-mrtr-input` answers a task's input with
-/// `tasks/update`, and the parked call it resumes lives in the process that
-/// ran it (see `mcp_server::tasks`), so an update reaching another replica
-/// fails the task. Empty this list once that call is shared.
-const PER_PROCESS: [&str; 1] = ["tasks-mrtr-input"];
-
 /// Runs the server scenarios `revision` requires against `address` and
 /// judges them; `Err` says which scenarios failed and where the results are.
 pub(crate) async fn run(
@@ -56,32 +49,16 @@ pub(crate) async fn run(
         required: required.clone(),
     };
     let verdicts = judge(Leg::Server, &[run], &[]);
-    let (known, failed): (Vec<&Verdict>, Vec<&Verdict>) =
-        verdicts.iter().filter(|v| !v.passed()).partition(|v| {
-            !required.contains(&v.scenario) && PER_PROCESS.contains(&v.scenario.as_str())
-        });
-    for verdict in &known {
-        eprintln!(
-            "known across replicas (not scored): {}: {}",
-            verdict.scenario,
-            verdict.problem()
-        );
-    }
+    let failed: Vec<&Verdict> = verdicts.iter().filter(|v| !v.passed()).collect();
     let scored_failed = failed
         .iter()
         .filter(|v| required.contains(&v.scenario))
         .count();
-    // The suite exits with a failure for a known one too.
-    if failed.is_empty() && (status.success() || !known.is_empty()) {
+    if failed.is_empty() && status.success() {
         return Ok(format!(
-            "{} scenarios passed ({} required){}",
-            verdicts.len() - known.len(),
-            required.len(),
-            if known.is_empty() {
-                String::new()
-            } else {
-                format!(", {} known to need one process (not scored)", known.len())
-            }
+            "{} scenarios passed ({} required)",
+            verdicts.len(),
+            required.len()
         ));
     }
     // Scenarios failing the same way are listed together.

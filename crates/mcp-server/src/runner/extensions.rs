@@ -6,7 +6,7 @@ use mcp_core::{IncomingNotification, IncomingRequest, NotificationContext, Reque
 use mcp_types::{CallToolRequestParams, ClientCapabilities, ErrorObject, RawJson, Tool};
 
 use super::{Cache, Era, Runner, request_meta};
-use crate::extension::{CallOutcome, ToolCall};
+use crate::extension::{CallOutcome, CallSite, ToolCall};
 use crate::session::ServerSession;
 
 /// Whether `capabilities` lists extension `id`.
@@ -69,7 +69,10 @@ impl Runner {
             .iter()
             .all(|e| e.interceptor.is_none())
         {
-            return self.call_tool(params, cx, era).await.map(CallOutcome::Tool);
+            return self
+                .call_tool(params, cx, era, true)
+                .await
+                .map(CallOutcome::Tool);
         }
         self.call_next(ToolCall {
             runner: self.clone(),
@@ -77,6 +80,7 @@ impl Runner {
             era: era.clone(),
             params,
             next: 0,
+            carried: true,
         })
         .await
     }
@@ -98,7 +102,7 @@ impl Runner {
                 interceptor(call, context).await
             }
             None => self
-                .call_tool(call.params, &call.cx, &call.era)
+                .call_tool(call.params, &call.cx, &call.era, call.carried)
                 .await
                 .map(CallOutcome::Tool),
         }
@@ -126,7 +130,14 @@ impl Runner {
             .clone();
         let params = request.params.take();
         let meta = request_meta(params.as_ref());
-        let context = self.context(cx, era, meta.map(std::sync::Arc::new));
+        let context = self
+            .context(cx, era, meta.map(std::sync::Arc::new))
+            .with_call_site(CallSite {
+                runner: self.clone(),
+                cx: cx.clone(),
+                era: era.clone(),
+                extension: index,
+            });
         let result = match (served.handle)(params, context).await {
             Ok(result) => result,
             Err(error) => return Some(Err(error)),

@@ -202,11 +202,14 @@ impl Runner {
         }
     }
 
+    /// Runs tool `params.name`; `carried` when the request in `cx` carries
+    /// the call (its routing headers are checked against the arguments).
     pub(super) async fn call_tool(
         &self,
         params: Box<CallToolRequestParams>,
         cx: &RequestContext,
         era: &Era,
+        carried: bool,
     ) -> Answer<CallToolResult> {
         let Some(&index) = self
             .registry
@@ -220,7 +223,7 @@ impl Runner {
             )));
         };
         let entry = &self.registry.tools[index];
-        if let Era::Stateless(_) = era {
+        if let (Era::Stateless(_), true) = (era, carried) {
             check_param_headers(
                 &entry.param_headers,
                 params.arguments.as_ref(),

@@ -129,7 +129,7 @@ impl Runner {
         let record = self
             .start_task(&owner, ttl, cx, move |runner, cx| {
                 Box::pin(async move {
-                    match runner.call_tool(params, &cx, &Era::Handshake).await {
+                    match runner.call_tool(params, &cx, &Era::Handshake, true).await {
                         Ok(ResultOrInputRequired::Complete(result)) => match to_object(&result) {
                             Ok(object) => TaskUpdate::completed(object),
                             Err(e) => TaskUpdate::failed(e),

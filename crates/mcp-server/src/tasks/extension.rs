@@ -17,22 +17,24 @@
 //! would. A client that did not declare the extension gets the tool's
 //! result synchronously, or `-32021` for a tool that runs only as a task.
 //!
-//! The records live in the [`TaskStore`](super::TaskStore); what resumes a
-//! task waiting for input (the call's context) lives in the process that
-//! ran it, so `tasks/update` resumes there (route a task's requests by its
-//! `Mcp-Name`, which carries the task id, to keep them together).
+//! Everything a task is lives in the [`TaskStore`](super::TaskStore), so
+//! any process sharing the store serves any of its requests: the record
+//! keeps the call's params (name, arguments, `_meta`) until the task ends,
+//! and `tasks/update` runs the call again from them
+//! ([`ToolCall::rerun`]) in its own context (the owner is checked before).
+//! Only the running work (and its cancellation) stays in the process that
+//! runs it.
 
-use std::collections::{HashMap, VecDeque};
 use std::future::Future;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::task::Poll;
 
 use mcp_core::CancellationToken;
 use mcp_types::tasks_ext::{self, CreateTaskResult, DetailedTask, GetTaskResult, UpdateTaskParams};
 use mcp_types::{
-    ClientCapabilities, EmptyResult, ErrorObject, InputResponse, InputResponses, JsonObject,
-    MissingRequiredClientCapabilityData, ResultOrInputRequired, TaskIdParams, TaskStatus,
-    TaskSupport,
+    CallToolRequestParams, ClientCapabilities, EmptyResult, ErrorObject, InputResponse,
+    InputResponses, JsonObject, MissingRequiredClientCapabilityData, ResultOrInputRequired,
+    TaskIdParams, TaskStatus, TaskSupport,
 };
 use serde_json::Value;
 
@@ -43,59 +45,15 @@ use crate::runner::tasks::task_support;
 use crate::session::Context;
 use mcp_core::task_host::to_object;
 
-/// Tasks waiting for input that this process can resume; beyond this the
-/// oldest is forgotten (its `tasks/update` then fails the task).
-const MAX_RESUMABLE: usize = super::DEFAULT_MAX_TASKS;
-
 /// What the extension's handlers share.
 struct Tasks {
     engine: Arc<TaskEngine>,
-    /// A copy of each parked call, to run it again with the answers.
-    resumable: Mutex<Resumable>,
-}
-
-#[derive(Default)]
-struct Resumable {
-    calls: HashMap<String, ToolCall>,
-    order: VecDeque<String>,
-}
-
-impl Tasks {
-    fn resumable(&self) -> std::sync::MutexGuard<'_, Resumable> {
-        self.resumable.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    fn keep(&self, task_id: &str, call: ToolCall) {
-        let mut resumable = self.resumable();
-        if resumable.calls.len() >= MAX_RESUMABLE {
-            if let Some(oldest) = resumable.order.pop_front() {
-                resumable.calls.remove(&oldest);
-                tracing::warn!(
-                    limit = MAX_RESUMABLE,
-                    "too many tasks wait for input; forgot the oldest (answer tasks sooner or \
-                     shorten their TTL)"
-                );
-            }
-        }
-        if resumable.calls.insert(task_id.to_owned(), call).is_none() {
-            resumable.order.push_back(task_id.to_owned());
-        }
-    }
-
-    fn take(&self, task_id: &str) -> Option<ToolCall> {
-        let mut resumable = self.resumable();
-        resumable.order.retain(|id| id != task_id);
-        resumable.calls.remove(task_id)
-    }
 }
 
 /// The tasks extension over `engine`, ready for
 /// [`ServerBuilder::extension`](crate::ServerBuilder::extension).
 pub(crate) fn extension(engine: Arc<TaskEngine>) -> Extension {
-    let tasks = Arc::new(Tasks {
-        engine,
-        resumable: Mutex::new(Resumable::default()),
-    });
+    let tasks = Arc::new(Tasks { engine });
     let (intercept, get, update, cancel) = (tasks.clone(), tasks.clone(), tasks.clone(), tasks);
     Extension::new(tasks_ext::EXTENSION_ID)
         .unwrap_or_else(|_| unreachable!("the tasks extension's identifier is valid"))
@@ -196,29 +154,31 @@ async fn poll_once<F: Future + Unpin>(future: &mut F) -> Poll<F::Output> {
     std::future::poll_fn(|cx| Poll::Ready(std::pin::Pin::new(&mut *future).poll(cx))).await
 }
 
+/// What a task keeps of `call` to run it again with the answers: its
+/// params as a first attempt would send them (no answers, no state, no
+/// task request; `tasks/update` adds the task's own).
+fn kept_params(mut params: CallToolRequestParams) -> Result<JsonObject, ErrorObject> {
+    params.input_responses = None;
+    params.request_state = None;
+    params.task = None;
+    to_object(&params)
+}
+
 impl Tasks {
-    /// Runs `call` for task `task_id` in the engine, keeping a copy to
-    /// resume it should it ask for input.
+    /// Runs `work` for task `task_id` in the engine; how it ends (or the
+    /// input it asks for) is stored.
     fn run(
-        self: &Arc<Self>,
+        &self,
         owner: &str,
         task_id: &str,
         cancel: CancellationToken,
         work: impl Future<Output = Result<CallOutcome, ErrorObject>> + Send + 'static,
     ) {
-        let tasks = self.clone();
-        let id = task_id.to_owned();
         self.engine.spawn(
             owner.to_owned(),
             task_id.to_owned(),
             cancel,
-            Box::pin(async move {
-                let update = settle(work.await);
-                if update.status != Some(TaskStatus::InputRequired) {
-                    tasks.take(&id);
-                }
-                update
-            }),
+            Box::pin(async move { settle(work.await) }),
         );
     }
 
@@ -239,12 +199,13 @@ impl Tasks {
             return call.proceed().await;
         }
         let cancel = CancellationToken::new();
-        let template = call.clone();
+        let params = call.params().clone();
         let mut work = Box::pin(call.with_cancel(cancel.clone()).proceed());
         // Answered in the request if it finishes, or asks, without waiting.
         if let Poll::Ready(outcome) = poll_once(&mut work).await {
             return outcome;
         }
+        let params = kept_params(params)?;
         let owner = owner(&cx);
         let record = self
             .engine
@@ -253,10 +214,10 @@ impl Tasks {
                 &owner,
                 "tools/call",
                 None,
+                Some(params),
             )
             .await
             .map_err(TaskStoreError::into_error_object)?;
-        self.keep(&record.task_id, template);
         self.run(&owner, &record.task_id, cancel, work);
         to_object(&CreateTaskResult::new(wire_task(&record))).map(CallOutcome::Extension)
     }
@@ -317,29 +278,22 @@ impl Tasks {
             };
         }
         let resume = TaskUpdate::status(TaskStatus::Working).expecting(TaskStatus::InputRequired);
-        match self.engine.update(&owner, &params.task_id, resume).await {
-            Ok(_) => {}
+        let resumed = match self.engine.update(&owner, &params.task_id, resume).await {
+            Ok(resumed) => resumed,
             // Another update resumed it first.
             Err(TaskStoreError::Conflict { .. }) => return Ok(EmptyResult::new()),
             Err(e) => return Err(e.into_error_object()),
-        }
-        let Some(template) = self.take(&params.task_id) else {
-            let lost = ErrorObject::internal_error(
-                "this server process cannot resume the task (it was not started here or was \
-                 forgotten)",
-            );
-            self.engine
-                .update(&owner, &params.task_id, TaskUpdate::failed(lost))
-                .await
-                .map_err(TaskStoreError::into_error_object)?;
-            return Ok(EmptyResult::new());
         };
-        let responses: InputResponses = serde_json::from_value(Value::Object(answers))
-            .map_err(|e| ErrorObject::invalid_params(format!("an answer does not fit: {e}")))?;
-        let mut call = template.clone();
-        call.params.input_responses = Some(responses);
-        call.params.request_state = record.request_state.clone();
-        self.keep(&params.task_id, template);
+        let call = match again(&cx, resumed.params, answers, record.request_state) {
+            Ok(call) => call,
+            Err(error) => {
+                self.engine
+                    .update(&owner, &params.task_id, TaskUpdate::failed(error))
+                    .await
+                    .map_err(TaskStoreError::into_error_object)?;
+                return Ok(EmptyResult::new());
+            }
+        };
         let cancel = CancellationToken::new();
         let work = call.with_cancel(cancel.clone()).proceed();
         self.run(&owner, &params.task_id, cancel, work);
@@ -356,13 +310,39 @@ impl Tasks {
             .cancel(&owner(&cx), &params.task_id, "cancelled by the client")
             .await;
         match cancelled {
-            Ok(_) | Err(TaskStoreError::InvalidTransition { .. }) => {
-                self.take(&params.task_id);
-                Ok(EmptyResult::new())
-            }
+            Ok(_) | Err(TaskStoreError::InvalidTransition { .. }) => Ok(EmptyResult::new()),
             Err(e) => Err(e.into_error_object()),
         }
     }
+}
+
+/// The call a task waiting for input runs again, in the context of the
+/// `tasks/update` that answered its last open request: the params the
+/// record kept, with every answer and the state the last run sealed (as a
+/// retried request would carry them). An error fails the task.
+fn again(
+    cx: &Context,
+    kept: Option<JsonObject>,
+    answers: JsonObject,
+    request_state: Option<String>,
+) -> Result<ToolCall, ErrorObject> {
+    let kept = kept.ok_or_else(|| {
+        ErrorObject::internal_error(
+            "the task cannot be resumed: its record keeps no call to run again (it was \
+             written by an older server); call the tool again",
+        )
+    })?;
+    let mut params: CallToolRequestParams =
+        serde_json::from_value(Value::Object(kept)).map_err(|e| {
+            ErrorObject::internal_error(format!("the task's kept call does not read back: {e}"))
+        })?;
+    let responses: InputResponses = serde_json::from_value(Value::Object(answers))
+        .map_err(|e| ErrorObject::invalid_params(format!("an answer does not fit: {e}")))?;
+    params.input_responses = Some(responses);
+    params.request_state = request_state;
+    ToolCall::rerun(cx, params).ok_or_else(|| {
+        ErrorObject::internal_error("tasks/update was not served as an extension method")
+    })
 }
 
 /// The tasks one `subscriptions/listen` stream watches (`taskIds`): each

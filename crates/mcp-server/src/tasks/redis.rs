@@ -1,8 +1,10 @@
 //! Tasks on Redis (feature `redis`): each task a hash
-//! `{prefix}:task:{owner length}:{owner}:{task id}` with fields `record`
-//! (the JSON [`TaskRecord`]) and `version`, expiring with its TTL; each
-//! owner's tasks in creation order in a sorted set
-//! `{prefix}:tasks:{owner length}:{owner}`. A transition reads the record,
+//! `{prefix}:task:{digest of "{owner length}:{owner}:{task id}"}` with
+//! fields `record` (the JSON [`TaskRecord`]) and `version`, expiring with
+//! its TTL; each owner's tasks in creation order in a sorted set
+//! `{prefix}:tasks:{digest of "{owner length}:{owner}"}` (digests by
+//! [`RedisConfig::key`], so no owner, which may name a session, shows in a
+//! key listing). A transition reads the record,
 //! applies the state machine ([`apply`](super::store::apply)) here and
 //! writes it back only if its version is unchanged (a compare-and-set
 //! script), so two processes never both move a task.

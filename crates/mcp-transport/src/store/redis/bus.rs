@@ -1,7 +1,8 @@
 //! The message bus on Redis pub/sub: topic `t` is channel
-//! `{prefix}:bus:t`. One RESP3 connection per bus carries every
-//! subscription of the process; what arrives is fanned out to the local
-//! subscribers of its topic. After a reconnection the connection manager
+//! `{prefix}:bus:{digest of t}` ([`RedisConfig::key`]: a channel listing
+//! shows no topic, which may name a session). One RESP3 connection per bus
+//! carries every subscription of the process; what arrives is fanned out
+//! to the local subscribers of its channel. After a reconnection the connection manager
 //! subscribes again by itself (what was published meanwhile is lost, as
 //! pub/sub says; the bus promises at most once).
 
@@ -17,6 +18,7 @@ use super::{RedisConfig, bounded};
 use crate::Error;
 use crate::store::{MessageBus, StoreFuture};
 
+/// The local subscribers, by channel.
 type Topics = Arc<Mutex<HashMap<String, broadcast::Sender<Bytes>>>>;
 
 /// The Redis [`MessageBus`].
@@ -42,12 +44,11 @@ impl RedisBus {
     /// When Redis cannot be reached.
     pub async fn connect(config: Arc<RedisConfig>) -> Result<Self, Error> {
         let topics: Topics = Arc::default();
-        let channel_prefix = format!("{}:bus:", config.prefix);
         let fan_out = topics.clone();
         let push = ConnectionManagerConfig::new()
             .set_automatic_resubscription()
             .set_push_sender(move |push: PushInfo| {
-                deliver(&fan_out, &channel_prefix, push);
+                deliver(&fan_out, push);
                 Ok::<(), std::convert::Infallible>(())
             });
         let connection = config.connect_with(Some(push)).await?;
@@ -59,22 +60,19 @@ impl RedisBus {
     }
 }
 
-/// Hands one pushed message to the local subscribers of its topic.
-fn deliver(topics: &Topics, channel_prefix: &str, push: PushInfo) {
+/// Hands one pushed message to the local subscribers of its channel.
+fn deliver(topics: &Topics, push: PushInfo) {
     if push.kind != PushKind::Message {
         return;
     }
     let [Value::BulkString(channel), Value::BulkString(payload)] = push.data.as_slice() else {
         return;
     };
-    let Some(topic) = std::str::from_utf8(channel)
-        .ok()
-        .and_then(|c| c.strip_prefix(channel_prefix))
-    else {
+    let Ok(channel) = std::str::from_utf8(channel) else {
         return;
     };
     let topics = topics.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(tx) = topics.get(topic) {
+    if let Some(tx) = topics.get(channel) {
         // No local subscriber left is not an error.
         let _ = tx.send(Bytes::from(payload.clone()));
     }
@@ -99,13 +97,14 @@ impl MessageBus for RedisBus {
 
     fn subscribe<'a>(&'a self, topic: &'a str) -> StoreFuture<'a, broadcast::Receiver<Bytes>> {
         Box::pin(async move {
+            let channel = self.config.key("bus", topic);
             let receiver = {
                 let mut topics = self.topics.lock().unwrap_or_else(|p| p.into_inner());
-                if let Some(tx) = topics.get(topic) {
+                if let Some(tx) = topics.get(&channel) {
                     return Ok(tx.subscribe());
                 }
                 let (tx, rx) = broadcast::channel(self.config.bus_capacity);
-                topics.insert(topic.to_owned(), tx);
+                topics.insert(channel.clone(), tx);
                 rx
             };
             let mut connection = self.connection.clone();
@@ -113,14 +112,14 @@ impl MessageBus for RedisBus {
                 &self.config,
                 "bus",
                 "subscribe",
-                connection.subscribe(self.config.key("bus", topic)),
+                connection.subscribe(&channel),
             )
             .await;
             if let Err(error) = subscribed {
                 self.topics
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())
-                    .remove(topic);
+                    .remove(&channel);
                 return Err(error);
             }
             Ok(receiver)

@@ -1,4 +1,5 @@
-//! Events in Redis Streams: stream `{prefix}:events:{stream}`, one entry
+//! Events in Redis Streams: stream `{prefix}:events:{digest of stream}`
+//! ([`RedisConfig::key`]), one entry
 //! per event whose entry id `0-{n}` is the event's own sequence number
 //! plus one (so `XRANGE (0-{n} +` is exactly the replay after event `n-1`),
 //! field `d` its data, and a last entry with field `e` when the stream

@@ -4,12 +4,15 @@
 //! replay), the message bus on pub/sub ([`RedisBus`]).
 //!
 //! Every key starts with the configured prefix, so several servers (or
-//! several deployments) share one Redis. Each store talks through the
+//! several deployments) share one Redis; what names it (a session id, a
+//! stream, a task's owner) is a SHA-256 digest in it, never the name
+//! itself ([`RedisConfig::key`]). Each store talks through the
 //! `redis` crate's connection manager, which reconnects by itself after
 //! the connection is lost; meanwhile every operation fails within
 //! [`RedisConfig::timeout`] with [`Error::Store`] or
 //! [`Error::StoreTimeout`], never a hang.
 
+use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -157,10 +160,23 @@ impl RedisConfig {
         self.timeout
     }
 
-    /// The key of `name` of kind `kind`: `{prefix}:{kind}:{name}` (for
-    /// another store on the same Redis, such as `mcp-server`'s tasks).
+    /// The key (or bus channel) of `name` of kind `kind`:
+    /// `{prefix}:{kind}:{digest}`, the digest the SHA-256 of `name` in
+    /// hex, so a key or channel listing (`SCAN`, `PUBSUB CHANNELS`)
+    /// reveals no live session id, stream or task owner, and every key has
+    /// a bounded length whatever the name. Also for another store on the
+    /// same Redis, such as `mcp-server`'s tasks.
     pub fn key(&self, kind: &str, name: &str) -> String {
-        format!("{}:{kind}:{name}", self.prefix)
+        let digest = ring::digest::digest(&ring::digest::SHA256, name.as_bytes());
+        let mut key = String::with_capacity(self.prefix.len() + kind.len() + 66);
+        key.push_str(&self.prefix);
+        key.push(':');
+        key.push_str(kind);
+        key.push(':');
+        for byte in digest.as_ref() {
+            let _ = write!(key, "{byte:02x}");
+        }
+        key
     }
 
     /// A connection (manager) on the configured Redis, for another store

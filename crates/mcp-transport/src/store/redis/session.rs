@@ -1,4 +1,5 @@
-//! Sessions in Redis hashes with expiry: `{prefix}:session:{id}`, field
+//! Sessions in Redis hashes with expiry: `{prefix}:session:{digest of id}`
+//! ([`RedisConfig::key`]: a key listing shows no live session id), field
 //! `record` (the JSON [`SessionRecord`]), expiring after the idle timeout.
 
 use std::sync::Arc;
