@@ -3,9 +3,10 @@
 //! tokio + serde_json stdio echo, and `raw-http-echo`, a hyper echo), all
 //! measured in one run so the ratios are comparable on a noisy machine.
 //!
-//! `bench` (this debug binary) builds the programs and the driver in release
-//! and runs `bench-run` in the release build of this same binary, so the load
-//! generator is optimized too. Each row spawns a fresh server child, so its
+//! `bench` (this debug binary) builds the programs and the driver with the
+//! `production` profile (release with fat LTO and one codegen unit, what a
+//! deployed server is built with; Cargo.toml) and runs `bench-run` in that
+//! build of this same binary, so the load generator is optimized too. Each row spawns a fresh server child, so its
 //! CPU time and peak RSS are that row's alone.
 
 mod child;
@@ -137,12 +138,14 @@ impl Programs {
 /// `cargo xtask bench [--quick] [--no-write] [--only TEXT]`: builds, then runs the driver.
 pub(crate) fn build_and_run(root: &Path, args: &[String]) -> Result<(), String> {
     let quick = args.iter().any(|a| a == "--quick");
-    let profile = if quick { "debug" } else { "release" };
+    // The profile a deployed server is built with (see Cargo.toml), for
+    // ours and the baselines alike; `--quick` only checks that rows run.
+    let profile = if quick { "debug" } else { "production" };
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut build = Command::new(&cargo);
     build.current_dir(root).arg("build");
     if !quick {
-        build.arg("--release");
+        build.args(["--profile", profile]);
     }
     build.args([
         "-p",

@@ -256,7 +256,10 @@ pub(super) fn render(rows: &[Row], quick: bool) -> String {
         COMMAND.to_owned()
     };
     let _ = writeln!(out, "Measured {}, {}.", today(), machine());
-    let _ = writeln!(out, "Command: `{command}`.");
+    let _ = writeln!(
+        out,
+        "Command: `{command}` (every program built with the `production` profile: release, fat LTO, one codegen unit)."
+    );
     if quick {
         let _ = writeln!(
             out,

@@ -52,7 +52,6 @@ use checks::{Era, header_str};
 use session::Session;
 use stateless::Exchanges;
 
-
 type BoxFuture = Pin<Box<dyn Future<Output = ()> + Send>>;
 type SessionFactory = Arc<dyn Fn(SessionTransport) -> BoxFuture + Send + Sync>;
 
