@@ -47,6 +47,15 @@ impl Headers {
         Self::default()
     }
 
+    /// No headers yet, with room for `entries` of `bytes` names and values
+    /// together: filled with [`Extend`], they are copied without regrowing.
+    pub fn with_capacity(entries: usize, bytes: usize) -> Self {
+        Self(Arc::new(HeaderList {
+            text: String::with_capacity(bytes),
+            ends: Vec::with_capacity(entries),
+        }))
+    }
+
     /// Adds a header (keeping any earlier one of the same name).
     pub fn append(&mut self, name: impl Into<String>, value: impl Into<String>) {
         Arc::make_mut(&mut self.0).push(&name.into(), &value.into());
@@ -81,6 +90,16 @@ impl Headers {
     /// Whether there are none.
     pub fn is_empty(&self) -> bool {
         self.0.ends.is_empty()
+    }
+}
+
+/// More headers from borrowed names and values, copied into the one string.
+impl<'a> Extend<(&'a str, &'a str)> for Headers {
+    fn extend<I: IntoIterator<Item = (&'a str, &'a str)>>(&mut self, pairs: I) {
+        let list = Arc::make_mut(&mut self.0);
+        for (name, value) in pairs {
+            list.push(name, value);
+        }
     }
 }
 
@@ -278,6 +297,14 @@ mod tests {
         assert_eq!(
             Headers::new().with("a", "1"),
             [("a", "1")].into_iter().collect()
+        );
+        let mut sized = Headers::with_capacity(2, 4);
+        assert!(sized.is_empty());
+        sized.extend([("a", "1"), ("b", "2")]);
+        sized.extend([("c", "3")]);
+        assert_eq!(
+            sized.iter().collect::<Vec<_>>(),
+            [("a", "1"), ("b", "2"), ("c", "3")]
         );
     }
 }

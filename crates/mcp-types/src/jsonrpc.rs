@@ -735,7 +735,7 @@ enum IdField {
 /// Every member a JSON-RPC message may carry, read in one pass.
 #[derive(Default)]
 struct Fields {
-    jsonrpc: Option<String>,
+    jsonrpc: Option<Cow<'static, str>>,
     id: Option<IdField>,
     method: Option<String>,
     params: Option<RawJson>,
@@ -759,14 +759,28 @@ impl<'de> Visitor<'de> for FieldsVisitor {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Fields, A::Error> {
+        /// A member name or string, borrowed from the input unless it holds
+        /// escapes (a plain `Cow<str>` is always copied: every message's
+        /// four names cost four allocations).
+        #[derive(Deserialize)]
+        struct Borrowed<'a>(#[serde(borrow)] Cow<'a, str>);
+        /// The `jsonrpc` member: its text when it is a string (borrowed),
+        /// else the JSON it holds.
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Version<'a> {
+            Text(#[serde(borrow)] Cow<'a, str>),
+            Other(Value),
+        }
         let mut fields = Fields::default();
-        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+        while let Some(Borrowed(key)) = map.next_key()? {
             match key.as_ref() {
                 "jsonrpc" => {
-                    fields.jsonrpc = Some(map.next_value::<Value>().map(|v| match v {
-                        Value::String(s) => s,
-                        other => other.to_string(),
-                    })?)
+                    fields.jsonrpc = Some(match map.next_value::<Version<'de>>()? {
+                        Version::Text(text) if text == "2.0" => Cow::Borrowed("2.0"),
+                        Version::Text(text) => Cow::Owned(text.into_owned()),
+                        Version::Other(other) => Cow::Owned(other.to_string()),
+                    })
                 }
                 "id" => {
                     let raw: Value = map.next_value()?;
@@ -942,6 +956,26 @@ mod tests {
     fn an_invalid_request_keeps_its_id_for_the_answer() {
         let err = decode(r#"{"jsonrpc":"1.0","id":9,"method":"ping"}"#).unwrap_err();
         assert_eq!(err.id, Some(RequestId::Number(9)));
+    }
+
+    #[test]
+    fn a_wrong_version_is_named_whatever_its_json() {
+        for (json, named) in [
+            (r#"{"jsonrpc":"1.0","id":9,"method":"ping"}"#, "`1.0`"),
+            (
+                r#"{"jsonrpc":"2\u002e0x","id":9,"method":"ping"}"#,
+                "`2.0x`",
+            ),
+            (r#"{"jsonrpc":2,"id":9,"method":"ping"}"#, "`2`"),
+            (r#"{"jsonrpc":null,"id":9,"method":"ping"}"#, "`null`"),
+        ] {
+            let err = decode(json).unwrap_err();
+            assert_eq!(err.kind, DecodeErrorKind::Invalid, "{json}");
+            assert!(err.message.contains(named), "{json}: {}", err.message);
+        }
+        // An escaped "2.0" is still 2.0, and the envelope's names may be escaped.
+        assert!(decode(r#"{"jsonrpc":"2\u002e0","id":9,"method":"ping"}"#).is_ok());
+        assert!(decode(r#"{"\u006asonrpc":"2.0","id":9,"method":"ping"}"#).is_ok());
     }
 
     #[test]

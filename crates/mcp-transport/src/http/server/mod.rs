@@ -688,9 +688,17 @@ fn shutting_down() -> Response<HttpBody> {
 
 /// The request's headers as the dispatcher sees them (visible ASCII values).
 fn to_headers(map: &HeaderMap) -> Headers {
-    map.iter()
-        .filter_map(|(name, value)| Some((name.as_str(), value.to_str().ok()?)))
-        .collect()
+    // Sized first: a header map does not tell its iterator's length.
+    let bytes = map
+        .iter()
+        .map(|(name, value)| name.as_str().len() + value.len())
+        .sum();
+    let mut headers = Headers::with_capacity(map.len(), bytes);
+    headers.extend(
+        map.iter()
+            .filter_map(|(name, value)| Some((name.as_str(), value.to_str().ok()?))),
+    );
+    headers
 }
 
 /// The principal `BearerGuard` verified for this request: the token's
