@@ -13,6 +13,7 @@ mod elicitation;
 mod error_code;
 mod errors;
 pub mod extension;
+pub mod json;
 pub mod jsonrpc;
 mod lifecycle;
 mod logging;

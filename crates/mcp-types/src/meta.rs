@@ -178,11 +178,6 @@ pub struct RequestMeta {
 impl<'de> Deserialize<'de> for RequestMeta {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         use serde::de::{Error, MapAccess, Visitor};
-        use std::borrow::Cow;
-
-        /// A key, borrowed unless it holds escapes.
-        #[derive(Deserialize)]
-        struct Key<'a>(#[serde(borrow)] Cow<'a, str>);
 
         /// Sets a reserved key once (a repeated one is refused, as the
         /// derived implementation does).
@@ -210,7 +205,7 @@ impl<'de> Deserialize<'de> for RequestMeta {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RequestMeta, A::Error> {
                 let mut meta = RequestMeta::default();
                 let mut seen = [false; 6];
-                while let Some(Key(key)) = map.next_key()? {
+                while let Some(crate::json::JsonStr(key)) = map.next_key()? {
                     match key.as_ref() {
                         PROGRESS_TOKEN => {
                             once(

@@ -3,7 +3,6 @@
 //! header check, and the stamping of every result.
 
 use crate::changes::{ListChange, next_changes};
-use std::borrow::Cow;
 use std::sync::Arc;
 
 use mcp_core::{IncomingRequest, RequestContext};
@@ -138,38 +137,6 @@ pub(super) fn check_param_headers(
     Ok(())
 }
 
-/// The members of a JSON object, in order, their values as raw JSON;
-/// `None` when `json` is not an object.
-fn members(json: &str) -> Option<Vec<(Cow<'_, str>, &RawValue)>> {
-    struct Members<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
-    impl<'de> serde::Deserialize<'de> for Members<'de> {
-        fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-            struct Visit;
-            impl<'de> serde::de::Visitor<'de> for Visit {
-                type Value = Members<'de>;
-                fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                    f.write_str("a JSON object")
-                }
-                fn visit_map<A: serde::de::MapAccess<'de>>(
-                    self,
-                    mut map: A,
-                ) -> Result<Self::Value, A::Error> {
-                    /// A key, borrowed unless it holds escapes.
-                    #[derive(serde::Deserialize)]
-                    struct Key<'a>(#[serde(borrow)] Cow<'a, str>);
-                    let mut members = Vec::with_capacity(map.size_hint().unwrap_or(8));
-                    while let Some(Key(key)) = map.next_key()? {
-                        members.push((key, map.next_value()?));
-                    }
-                    Ok(Members(members))
-                }
-            }
-            deserializer.deserialize_map(Visit)
-        }
-    }
-    serde_json::from_str::<Members<'_>>(json).ok().map(|m| m.0)
-}
-
 /// Appends `"key":value` (`value` already JSON) to an object being written.
 fn push_member(out: &mut String, key: &str, value: &str) {
     if !out.ends_with('{') {
@@ -257,7 +224,7 @@ impl Runner {
         // Serialized once; its members are copied as they are (only the
         // top level and `_meta` are read, never built into a tree).
         let raw = to_raw(result)?;
-        let Some(top) = members(raw.get()) else {
+        let Some(top) = mcp_types::json::members(raw.get()) else {
             // Not an object: nothing to stamp.
             return Ok(raw);
         };
@@ -296,7 +263,7 @@ impl Runner {
             push_member(&mut out, "ttlMs", &ttl.to_string());
             push_member(&mut out, "cacheScope", scope);
         }
-        match meta.map(|m| (m, members(m.get()))) {
+        match meta.map(|m| (m, mcp_types::json::members(m.get()))) {
             // A `_meta` that is not an object is left as it is.
             Some((meta, None)) => push_member(&mut out, "_meta", meta.get()),
             entries => {

@@ -245,11 +245,8 @@ pub(super) fn validate_stateless(
                     self,
                     mut map: A,
                 ) -> Result<Self::Value, A::Error> {
-                    /// A key, borrowed unless it holds escapes.
-                    #[derive(serde::Deserialize)]
-                    struct Key<'a>(#[serde(borrow)] Cow<'a, str>);
                     let mut meta = Meta::default();
-                    while let Some(Key(key)) = map.next_key()? {
+                    while let Some(mcp_types::json::JsonStr(key)) = map.next_key()? {
                         let slot = match key.as_ref() {
                             mcp_types::meta::PROTOCOL_VERSION => &mut meta.version,
                             mcp_types::meta::CLIENT_CAPABILITIES => &mut meta.capabilities,
