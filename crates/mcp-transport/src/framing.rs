@@ -5,7 +5,7 @@ use mcp_core::{
     ID_SCAN_PREFIX, Inbound, Outbound, Transport, TransportContext, TransportError,
     TransportReceiver, TransportSender, scan_id,
 };
-use mcp_types::{JsonRpcMessage, RequestId};
+use mcp_types::JsonRpcMessage;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
 
 /// The default longest line accepted: 32 MiB, so a 16 MiB message passes.
@@ -167,40 +167,12 @@ impl<R: AsyncRead + Unpin + Send + 'static> TransportReceiver for LineReceiver<R
     }
 }
 
-/// At least the length of `message` encoded, plus its newline: reserving it
-/// up front lets a large message be serialized without the buffer regrowing,
-/// each regrowth a copy of everything written so far.
-fn encoded_len_bound(message: &JsonRpcMessage) -> usize {
-    /// `{"jsonrpc":"2.0","id":…,"method":…,"params":…}` and the newline,
-    /// without the variable parts.
-    const ENVELOPE: usize = 64;
-    /// The longest escape of one byte (`\u001f`).
-    const ESCAPE: usize = 6;
-    let id = |id: Option<&RequestId>| match id {
-        Some(RequestId::String(s)) => s.len() * ESCAPE + 2,
-        _ => 20,
-    };
-    ENVELOPE
-        + match message {
-            JsonRpcMessage::Request(r) => {
-                id(Some(&r.id))
-                    + r.method.len() * ESCAPE
-                    + r.params.as_ref().map_or(0, |p| p.get().len())
-            }
-            JsonRpcMessage::Notification(n) => {
-                n.method.len() * ESCAPE + n.params.as_ref().map_or(0, |p| p.get().len())
-            }
-            JsonRpcMessage::Response(r) => id(Some(&r.id)) + r.result.get().len(),
-            // Rare and small: a regrowth does not matter here.
-            JsonRpcMessage::Error(e) => id(e.id.as_ref()) + e.error.message.len() + 64,
-        }
-}
-
 impl<W: AsyncWrite + Unpin + Send + 'static> TransportSender for LineSender<W> {
     async fn send(&mut self, message: Outbound) -> Result<(), TransportError> {
         let writer = self.writer.as_mut().ok_or(TransportError::Closed)?;
         self.buffer.clear();
-        self.buffer.reserve(encoded_len_bound(&message.message));
+        // The newline fits in the bound's slack.
+        self.buffer.reserve(message.message.encoded_len_bound());
         // Compact JSON never holds a raw newline, so one message is one line.
         serde_json::to_writer(&mut self.buffer, &message.message)?;
         self.buffer.push(b'\n');

@@ -682,7 +682,40 @@ impl JsonRpcMessage {
     /// Never for messages built from this crate's types; the `Result` covers
     /// custom `Serialize` implementations inside raw values.
     pub fn to_vec(&self) -> Result<Vec<u8>, serde_json::Error> {
-        serde_json::to_vec(self)
+        let mut out = Vec::with_capacity(self.encoded_len_bound());
+        serde_json::to_writer(&mut out, self)?;
+        Ok(out)
+    }
+
+    /// At least the length of the message encoded, plus a byte (a framing
+    /// newline): reserving it up front lets a message be written without
+    /// the buffer regrowing, each regrowth a copy of everything written so
+    /// far. The raw params or result, most of a large message, count
+    /// exactly; the rest is bounded.
+    pub fn encoded_len_bound(&self) -> usize {
+        /// `{"jsonrpc":"2.0","id":…,"method":…,"params":…}` and a newline,
+        /// without the variable parts.
+        const ENVELOPE: usize = 64;
+        /// The longest escape of one byte (`\u001f`).
+        const ESCAPE: usize = 6;
+        let id = |id: Option<&RequestId>| match id {
+            Some(RequestId::String(s)) => s.len() * ESCAPE + 2,
+            _ => 20,
+        };
+        ENVELOPE
+            + match self {
+                JsonRpcMessage::Request(r) => {
+                    id(Some(&r.id))
+                        + r.method.len() * ESCAPE
+                        + r.params.as_ref().map_or(0, |p| p.get().len())
+                }
+                JsonRpcMessage::Notification(n) => {
+                    n.method.len() * ESCAPE + n.params.as_ref().map_or(0, |p| p.get().len())
+                }
+                JsonRpcMessage::Response(r) => id(Some(&r.id)) + r.result.get().len(),
+                // Rare and small: a regrowth does not matter here.
+                JsonRpcMessage::Error(e) => id(e.id.as_ref()) + e.error.message.len() + 64,
+            }
     }
 
     /// The request id this message carries, if any.

@@ -10,6 +10,7 @@ use std::fmt;
 use serde::Deserialize;
 
 use crate::jsonrpc::{ErrorObject, JsonRpcNotification, JsonRpcRequest, RawJson, RequestId};
+use crate::meta::RequestMeta;
 use crate::method::{Method, MethodCall, Notification, Request, ResultResponse};
 use crate::method_table::{MessageKind, MethodInfo, Side};
 use crate::methods;
@@ -147,6 +148,16 @@ pub enum MessageError {
 }
 
 impl MessageError {
+    /// The same failure, an unknown method named against `revision`.
+    fn at_revision(self, revision: Revision) -> Self {
+        match self {
+            MessageError::UnknownMethod { method, .. } => {
+                MessageError::UnknownMethod { method, revision }
+            }
+            other => other,
+        }
+    }
+
     /// The JSON-RPC error that answers this failure.
     pub fn to_error_object(&self) -> ErrorObject {
         match self {
@@ -248,13 +259,42 @@ macro_rules! typed_union {
                 params: Option<&RawJson>,
                 revision: Revision,
             ) -> Result<Self, MessageError> {
-                check_table(method, revision, $sender, $kind)?;
+                Self::check_revision(method, revision)?;
+                Self::parse_any_revision(method, params)
+                    .map_err(|e| e.at_revision(revision))
+            }
+
+            /// Reads `method` and its raw `params` without asking whether the
+            /// method exists at a given revision: for a receiver that learns
+            /// the revision from the parsed message (a 2026-07-28 request's
+            /// `_meta`), followed by [`Self::check_revision`].
+            ///
+            /// # Errors
+            /// [`MessageError::UnknownMethod`] (naming the latest revision)
+            /// when no revision has the method in this direction;
+            /// [`MessageError::InvalidParams`] or [`MessageError::MissingParams`]
+            /// when the params do not fit.
+            pub fn parse_any_revision(
+                method: &str,
+                params: Option<&RawJson>,
+            ) -> Result<Self, MessageError> {
                 match method {
                     $( <methods::$marker as Method>::NAME => {
                         parse_params::<methods::$marker>(params).map($name::$variant)
                     } )*
-                    _ => Err(MessageError::UnknownMethod { method: method.to_owned(), revision }),
+                    _ => Err(MessageError::UnknownMethod {
+                        method: method.to_owned(),
+                        revision: Revision::LATEST,
+                    }),
                 }
+            }
+
+            /// Whether `method` exists at `revision` in this direction.
+            ///
+            /// # Errors
+            /// [`MessageError::UnknownMethod`] when it does not.
+            pub fn check_revision(method: &str, revision: Revision) -> Result<(), MessageError> {
+                check_table(method, revision, $sender, $kind)
             }
 
             /// The method name on the wire.
@@ -382,6 +422,31 @@ typed_union! {
 }
 
 impl ClientRequest {
+    /// The request's `params._meta`, if it has one: where a 2026-07-28
+    /// request names its revision, client and capabilities.
+    pub fn meta(&self) -> Option<&RequestMeta> {
+        match self {
+            ClientRequest::Initialize(p) => p.meta.as_ref(),
+            ClientRequest::Ping(p) | ClientRequest::Discover(p) => p.as_ref()?.meta.as_ref(),
+            ClientRequest::ListTools(p)
+            | ClientRequest::ListResources(p)
+            | ClientRequest::ListResourceTemplates(p)
+            | ClientRequest::ListPrompts(p)
+            | ClientRequest::ListTasks(p) => p.as_ref()?.meta.as_ref(),
+            ClientRequest::CallTool(p) => p.meta.as_ref(),
+            ClientRequest::ReadResource(p) => p.meta.as_ref(),
+            ClientRequest::Subscribe(p) => p.meta.as_ref(),
+            ClientRequest::Unsubscribe(p) => p.meta.as_ref(),
+            ClientRequest::GetPrompt(p) => p.meta.as_ref(),
+            ClientRequest::Complete(p) => p.meta.as_ref(),
+            ClientRequest::SetLevel(p) => p.meta.as_ref(),
+            ClientRequest::SubscriptionsListen(p) => p.meta.as_ref(),
+            ClientRequest::GetTask(p)
+            | ClientRequest::GetTaskPayload(p)
+            | ClientRequest::CancelTask(p) => p.meta.as_ref(),
+        }
+    }
+
     /// Frames the request as JSON-RPC with `id`.
     ///
     /// # Errors

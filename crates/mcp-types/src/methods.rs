@@ -17,7 +17,7 @@ use crate::{
     InitializeResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
     ListRootsResult, ListTasksResult, ListToolsResult, LoggingMessageNotificationParams, Meta,
     NotificationParams, PaginatedRequestParams, ProgressNotificationParams,
-    ReadResourceRequestParams, ReadResourceResult, RequestParams,
+    ReadResourceRequestParams, ReadResourceResult, RequestMeta, RequestParams,
     ResourceUpdatedNotificationParams, SetLevelRequestParams, SubscribeRequestParams,
     SubscriptionsAcknowledgedNotificationParams, SubscriptionsListenRequestParams,
     SubscriptionsListenResult, TaskStatusNotificationParams, UnsubscribeRequestParams,
@@ -31,9 +31,9 @@ use crate::{
 pub struct TaskIdParams {
     /// The task identifier.
     pub task_id: String,
-    /// Metadata attached to the request.
+    /// Request metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
+    pub meta: Option<RequestMeta>,
 }
 
 impl TaskIdParams {

@@ -3,6 +3,7 @@
 //! annotations of a tool's input schema that name `Mcp-Param-*` headers.
 //! Shared by clients (which send them) and servers (which check them).
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 
 use base64::Engine as _;
@@ -55,8 +56,9 @@ pub fn encode_header_value(value: &str) -> String {
 }
 
 /// Decodes a header value: `=?base64?…?=` must hold canonical, padded
-/// base64 of UTF-8 (anything else is refused); other values are literal.
-pub fn decode_header_value(value: &str) -> Option<String> {
+/// base64 of UTF-8 (anything else is refused); other values are literal
+/// (borrowed: most values are plain).
+pub fn decode_header_value(value: &str) -> Option<Cow<'_, str>> {
     match value
         .strip_prefix("=?base64?")
         .and_then(|v| v.strip_suffix("?="))
@@ -64,8 +66,9 @@ pub fn decode_header_value(value: &str) -> Option<String> {
         Some(encoded) => base64::engine::general_purpose::STANDARD
             .decode(encoded)
             .ok()
-            .and_then(|bytes| String::from_utf8(bytes).ok()),
-        None => Some(value.to_owned()),
+            .and_then(|bytes| String::from_utf8(bytes).ok())
+            .map(Cow::Owned),
+        None => Some(Cow::Borrowed(value)),
     }
 }
 
@@ -300,11 +303,14 @@ mod tests {
             Some("Hello")
         );
         assert_eq!(
-            decode_header_value("=?base64?SGVsbG8?="),
+            decode_header_value("=?base64?SGVsbG8?=").as_deref(),
             None,
             "padding is required"
         );
-        assert_eq!(decode_header_value("=?base64?SGVs!!!bG8=?="), None);
+        assert_eq!(
+            decode_header_value("=?base64?SGVs!!!bG8=?=").as_deref(),
+            None
+        );
         assert_eq!(decode_header_value("SGVsbG8=").as_deref(), Some("SGVsbG8="));
         assert!(header_matches("42", &json!(42)) && header_matches("42", &json!(42.0)));
         assert!(header_matches("true", &json!(true)) && !header_matches("True", &json!(true)));

@@ -69,9 +69,12 @@ impl Runner {
             .spawn(forward(changes, session, advertised, tasks, initialized));
     }
 
+    /// A request of the handshake era; `parsed` is the request already
+    /// read ([`ClientRequest::parse_any_revision`]), if it was.
     pub(super) async fn handshake(
         &self,
         request: IncomingRequest,
+        parsed: Option<Box<ClientRequest>>,
         cx: RequestContext,
     ) -> Result<RawJson, ErrorObject> {
         let revision = self.state.revision();
@@ -87,20 +90,16 @@ impl Runner {
                 return answer;
             }
         }
-        // The raw params go once parsed: a large message is held once, not twice.
-        let params = request.params;
-        let parsed = ClientRequest::parse(
-            &request.method,
-            params.as_ref(),
+        let parsed = super::parse_at(
+            &mut request,
+            parsed,
             revision.unwrap_or(Revision::LATEST_HANDSHAKE),
-        )
-        .map_err(|e| e.to_error_object())?;
-        drop(params);
+        )?;
         if let Some(revision) = revision {
             record_span(revision);
         }
         let era = Era::Handshake;
-        match parsed {
+        match *parsed {
             ClientRequest::Initialize(params) => {
                 let result = self.initialize(params);
                 if result.is_ok() {

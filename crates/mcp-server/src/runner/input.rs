@@ -31,6 +31,9 @@ impl Runner {
         request_state: Option<String>,
     ) -> Result<Context, ErrorObject> {
         let sealed = match request_state {
+            // A first call: the context's fresh asks and absent input are
+            // what it needs.
+            None if responses.is_none() => return Ok(context),
             None => SealedInput::default(),
             Some(sealed) => {
                 let opened = self

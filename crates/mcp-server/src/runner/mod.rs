@@ -60,6 +60,23 @@ pub(super) fn to_raw<T: Serialize>(value: &T) -> Result<RawJson, ErrorObject> {
         .map_err(|e| ErrorObject::internal_error(format!("could not serialize the result: {e}")))
 }
 
+/// `request` read as a client request of `revision`: `parsed` when it was
+/// read already (only the method table is asked then), else parsed now.
+/// The raw params are dropped here, so a large message is held once, not
+/// twice, while it is served.
+fn parse_at(
+    request: &mut IncomingRequest,
+    parsed: Option<Box<ClientRequest>>,
+    revision: Revision,
+) -> Result<Box<ClientRequest>, ErrorObject> {
+    let params = request.params.take();
+    match parsed {
+        Some(parsed) => ClientRequest::check_revision(&request.method, revision).map(|()| parsed),
+        None => ClientRequest::parse(&request.method, params.as_ref(), revision).map(Box::new),
+    }
+    .map_err(|e| e.to_error_object())
+}
+
 /// Records the protocol revision a request is served at on its span
 /// (`mcp_core::request_span`, which the dispatcher serves it in and which
 /// already names the tool, prompt or resource). Never arguments or
@@ -415,12 +432,29 @@ impl Handler for Runner {
     ) -> Result<RawJson, ErrorObject> {
         // A request whose `_meta` names a protocol version is a stateless
         // (2026-07-28) request; anything else follows the session.
-        if request.method != "initialize" {
-            if let Some(meta) = stateless::stateless_meta(request.params.as_ref()) {
-                return self.stateless(request, cx, meta).await;
-            }
+        if request.method == "initialize" {
+            return self.handshake(request, None, cx).await;
         }
-        self.handshake(request, cx).await
+        // One typed parse serves both eras: the era is read from the parsed
+        // `_meta`, and the parsed request goes on to be served.
+        // Boxed: it is held across the awaits below, and the future of a
+        // request is moved (copied) whole before it runs.
+        if let Ok(parsed) =
+            ClientRequest::parse_any_revision(&request.method, request.params.as_ref())
+                .map(Box::new)
+        {
+            return match parsed.meta().and_then(stateless::StatelessMeta::of) {
+                Some(meta) => self.stateless(request, Some(parsed), cx, meta).await,
+                None => self.handshake(request, Some(parsed), cx).await,
+            };
+        }
+        // What the typed parse refuses (an extension's method, params that
+        // do not fit) is told apart by a scan of its `_meta`, so that its
+        // answer, or its error, is its era's own.
+        match stateless::stateless_meta(request.params.as_ref()) {
+            Some(meta) => self.stateless(request, None, cx, meta).await,
+            None => self.handshake(request, None, cx).await,
+        }
     }
 
     async fn handle_notification(

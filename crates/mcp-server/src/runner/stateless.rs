@@ -3,6 +3,7 @@
 //! header check, and the stamping of every result.
 
 use crate::changes::{ListChange, next_changes};
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use mcp_core::{IncomingRequest, RequestContext};
@@ -13,7 +14,8 @@ use mcp_types::{
     UnsupportedProtocolVersionData,
 };
 use mcp_types::{
-    ClientRequest, ErrorCode, ErrorObject, JsonObject, RawJson, RequestMeta, Revision, Tool,
+    ClientCapabilities, ClientRequest, ErrorCode, ErrorObject, Implementation, JsonObject,
+    LoggingLevel, RawJson, RequestMeta, Revision, Tool,
 };
 use serde::Serialize;
 use serde_json::Value;
@@ -43,7 +45,7 @@ pub(super) fn request_meta(params: Option<&RawJson>) -> Option<RequestMeta> {
 /// protocol version; `None` for any other request. Every request of either
 /// era asks this, so the params are scanned once and only a `_meta` that
 /// names a version is built.
-pub(super) fn stateless_meta(params: Option<&RawJson>) -> Option<RequestMeta> {
+pub(super) fn stateless_meta(params: Option<&RawJson>) -> Option<StatelessMeta> {
     #[derive(serde::Deserialize)]
     struct Version {
         #[serde(rename = "io.modelcontextprotocol/protocolVersion", default)]
@@ -54,9 +56,35 @@ pub(super) fn stateless_meta(params: Option<&RawJson>) -> Option<RequestMeta> {
     serde_json::from_str::<Version>(meta)
         .ok()?
         .protocol_version?;
-    serde_json::from_str::<RequestMeta>(meta)
-        .ok()
-        .filter(|m| m.protocol_version.is_some())
+    let meta = serde_json::from_str::<RequestMeta>(meta).ok()?;
+    Some(StatelessMeta {
+        version: meta.protocol_version?,
+        capabilities: meta.client_capabilities,
+        client_info: meta.client_info,
+        log_level: meta.log_level,
+    })
+}
+
+/// What a stateless request's `_meta` tells the runner: the revision it
+/// speaks, its client and that client's capabilities.
+pub(super) struct StatelessMeta {
+    version: String,
+    capabilities: Option<ClientCapabilities>,
+    client_info: Option<Implementation>,
+    log_level: Option<LoggingLevel>,
+}
+
+impl StatelessMeta {
+    /// What `meta` tells, if it names a protocol version (a request of the
+    /// stateless era); copied, since the parsed request keeps its `_meta`.
+    pub(super) fn of(meta: &RequestMeta) -> Option<Self> {
+        Some(StatelessMeta {
+            version: meta.protocol_version.clone()?,
+            capabilities: meta.client_capabilities.clone(),
+            client_info: meta.client_info.clone(),
+            log_level: meta.log_level,
+        })
+    }
 }
 
 /// One `x-mcp-header` annotation of a tool (SEP-2243): the header as the
@@ -137,31 +165,90 @@ pub(super) fn check_param_headers(
     Ok(())
 }
 
-/// Appends `"key":value` (`value` already JSON) to an object being written.
-fn push_member(out: &mut String, key: &str, value: &str) {
-    if !out.ends_with('{') {
-        out.push(',');
+/// A stateless result as sent: the result's own members, in order, with
+/// `resultType`, the cache hints and the server's identity added.
+struct Stamped<'a> {
+    /// The result's top-level members, as raw JSON.
+    members: &'a [(Cow<'a, str>, &'a RawValue)],
+    /// The cache hints, replacing any the result carries.
+    cache: Option<(u64, CacheScope)>,
+    /// The server's `Implementation`, serialized once.
+    info: &'a RawValue,
+}
+
+impl Serialize for Stamped<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(None)?;
+        let mut result_type = false;
+        let mut meta = None;
+        for (key, value) in self.members {
+            match key.as_ref() {
+                "ttlMs" | "cacheScope" if self.cache.is_some() => continue,
+                "_meta" => {
+                    meta = Some(*value);
+                    continue;
+                }
+                "resultType" => result_type = true,
+                _ => {}
+            }
+            map.serialize_entry(key, value)?;
+        }
+        if !result_type {
+            map.serialize_entry("resultType", "complete")?;
+        }
+        if let Some((ttl, scope)) = &self.cache {
+            map.serialize_entry("ttlMs", ttl)?;
+            map.serialize_entry("cacheScope", scope)?;
+        }
+        match meta.map(|m| (m, mcp_types::json::members(m.get()))) {
+            // A `_meta` that is not an object is left as it is.
+            Some((meta, None)) => map.serialize_entry("_meta", meta)?,
+            members => map.serialize_entry(
+                "_meta",
+                &MetaWithServer {
+                    members: &members.and_then(|(_, m)| m).unwrap_or_default(),
+                    info: self.info,
+                },
+            )?,
+        }
+        map.end()
     }
-    if key.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20) {
-        out.push_str(&serde_json::to_string(key).unwrap_or_default());
-    } else {
-        out.push('"');
-        out.push_str(key);
-        out.push('"');
+}
+
+/// A result's `_meta` with the server's identity set (replacing any the
+/// result names).
+struct MetaWithServer<'a> {
+    members: &'a [(Cow<'a, str>, &'a RawValue)],
+    info: &'a RawValue,
+}
+
+impl Serialize for MetaWithServer<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(None)?;
+        for (key, value) in self.members {
+            if key.as_ref() != mcp_types::meta::SERVER_INFO {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.serialize_entry(mcp_types::meta::SERVER_INFO, self.info)?;
+        map.end()
     }
-    out.push(':');
-    out.push_str(value);
 }
 
 impl Runner {
     /// A 2026-07-28 request: everything the server needs is in it.
+    /// `parsed` is the request already read
+    /// ([`ClientRequest::parse_any_revision`]), if it was.
     pub(super) async fn stateless(
         &self,
         request: IncomingRequest,
+        parsed: Option<Box<ClientRequest>>,
         cx: RequestContext,
-        meta: RequestMeta,
+        meta: StatelessMeta,
     ) -> Result<RawJson, ErrorObject> {
-        let version = meta.protocol_version.unwrap_or_default();
+        let version = meta.version;
         let Some(revision) = Revision::from_version(&version).filter(|r| r.is_stateless()) else {
             let supported: Vec<String> = Revision::STATELESS
                 .iter()
@@ -173,7 +260,7 @@ impl Runner {
             );
             return Err(UnsupportedProtocolVersionData::new(supported, version).into_error(message));
         };
-        let Some(capabilities) = meta.client_capabilities else {
+        let Some(capabilities) = meta.capabilities else {
             return Err(ErrorObject::invalid_params(format!(
                 "`params._meta` must carry `{}` at protocol version {revision}",
                 mcp_types::meta::CLIENT_CAPABILITIES
@@ -191,13 +278,9 @@ impl Runner {
                 return answer;
             }
         }
-        // The raw params go once parsed: a large message is held once, not twice.
-        let params = request.params;
-        let parsed = ClientRequest::parse(&request.method, params.as_ref(), revision)
-            .map_err(|e| e.to_error_object())?;
-        drop(params);
+        let parsed = super::parse_at(&mut request, parsed, revision)?;
         record_span(revision);
-        match parsed {
+        match *parsed {
             ClientRequest::Discover(_) => {
                 let supported = Revision::ALL
                     .iter()
@@ -222,67 +305,21 @@ impl Runner {
         cache: Option<(u64, CacheScope)>,
     ) -> Result<RawJson, ErrorObject> {
         // Serialized once; its members are copied as they are (only the
-        // top level and `_meta` are read, never built into a tree).
+        // top level and `_meta` are read, never built into a tree), and the
+        // stamped result is written by serde, so it needs no second check.
         let raw = to_raw(result)?;
-        let Some(top) = mcp_types::json::members(raw.get()) else {
+        let Some(members) = mcp_types::json::members(raw.get()) else {
             // Not an object: nothing to stamp.
             return Ok(raw);
         };
-        let info = self
-            .registry
-            .info_json
-            .get_or_init(|| {
-                serde_json::value::to_raw_value(&self.registry.info)
-                    .unwrap_or_else(|_| RawJson::empty_object().into())
-            })
-            .get();
-        let hints = cache.map(|(ttl, scope)| {
-            let scope = serde_json::to_string(&scope).unwrap_or_else(|_| "null".into());
-            (ttl, scope)
+        let info = self.registry.info_json.get_or_init(|| {
+            serde_json::value::to_raw_value(&self.registry.info)
+                .unwrap_or_else(|_| RawJson::empty_object().into())
         });
-        let mut out = String::with_capacity(raw.get().len() + info.len() + 96);
-        out.push('{');
-        let mut result_type = false;
-        let mut meta = None;
-        for (key, value) in &top {
-            match key.as_ref() {
-                "ttlMs" | "cacheScope" if hints.is_some() => continue,
-                "_meta" => {
-                    meta = Some(*value);
-                    continue;
-                }
-                "resultType" => result_type = true,
-                _ => {}
-            }
-            push_member(&mut out, key, value.get());
-        }
-        if !result_type {
-            push_member(&mut out, "resultType", "\"complete\"");
-        }
-        if let Some((ttl, scope)) = &hints {
-            push_member(&mut out, "ttlMs", &ttl.to_string());
-            push_member(&mut out, "cacheScope", scope);
-        }
-        match meta.map(|m| (m, mcp_types::json::members(m.get()))) {
-            // A `_meta` that is not an object is left as it is.
-            Some((meta, None)) => push_member(&mut out, "_meta", meta.get()),
-            entries => {
-                let entries = entries.and_then(|(_, e)| e).unwrap_or_default();
-                let mut object = String::with_capacity(info.len() + 64);
-                object.push('{');
-                for (key, value) in &entries {
-                    if key.as_ref() != mcp_types::meta::SERVER_INFO {
-                        push_member(&mut object, key, value.get());
-                    }
-                }
-                push_member(&mut object, mcp_types::meta::SERVER_INFO, info);
-                object.push('}');
-                push_member(&mut out, "_meta", &object);
-            }
-        }
-        out.push('}');
-        RawJson::from_string(out).map_err(|e| {
-            ErrorObject::internal_error(format!("could not serialize the result: {e}"))
+        to_raw(&Stamped {
+            members: &members,
+            cache,
+            info,
         })
     }
 

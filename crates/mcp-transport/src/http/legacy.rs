@@ -225,7 +225,7 @@ impl TransportSender for LegacySseSender {
         if self.shutdown.is_cancelled() {
             return Err(TransportError::Closed);
         }
-        let body = Bytes::from(serde_json::to_vec(&outbound.message)?);
+        let body = Bytes::from(outbound.message.to_vec()?);
         let request_id = match &outbound.message {
             JsonRpcMessage::Request(r) => Some(r.id.clone()),
             _ => None,

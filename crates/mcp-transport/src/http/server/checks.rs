@@ -30,13 +30,19 @@ static METHOD: HeaderName = HeaderName::from_static(routing::METHOD_HEADER);
 /// `Mcp-Name`.
 static NAME: HeaderName = HeaderName::from_static(routing::NAME_HEADER);
 
-/// Every value of header `name` that is visible ASCII.
-fn header_values<'a>(headers: &'a HeaderMap, name: &HeaderName) -> Vec<&'a str> {
-    headers
-        .get_all(name)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .collect()
+/// The values of header `name` that are visible ASCII, up to two: enough
+/// to tell one from a repeated header, with nothing allocated.
+fn header_values<'a>(headers: &'a HeaderMap, name: &HeaderName) -> ([&'a str; 2], usize) {
+    let mut values = [""; 2];
+    let mut count = 0;
+    for value in headers.get_all(name).iter().filter_map(|v| v.to_str().ok()) {
+        values[count] = value;
+        count += 1;
+        if count == values.len() {
+            break;
+        }
+    }
+    (values, count)
 }
 
 /// Whether the `Accept` list takes `media`.
@@ -319,11 +325,13 @@ pub(super) fn validate_stateless(
         Some(_) => string(envelope.name),
         None => None,
     };
+    let (methods, method_count) = header_values(headers, &METHOD);
+    let (names, name_count) = header_values(headers, &NAME);
     if let Err(what) = routing::check_method_and_name(
         &request.method,
         body_name.as_deref(),
-        &header_values(headers, &METHOD),
-        &header_values(headers, &NAME),
+        &methods[..method_count],
+        &names[..name_count],
     ) {
         return mismatch(what);
     }

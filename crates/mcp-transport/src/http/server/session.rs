@@ -627,7 +627,7 @@ impl Session {
     /// body, its stream released; `None` when the stream was opened (or
     /// the session closed) meanwhile.
     fn answer_alone(&self, stream: u64, id: &RequestId, message: &JsonRpcMessage) -> Option<Bytes> {
-        let json = serde_json::to_vec(message).ok()?;
+        let json = message.to_vec().ok()?;
         let mut router = self.lock();
         if !matches!(
             router.streams.get(&stream).map(|s| &s.live),
@@ -872,7 +872,7 @@ impl Session {
             // Its answer may reach another server, which routes it here.
             request.id = super::shared::tag_request_id(instance, &request.id);
         }
-        let json = serde_json::to_vec(&outbound.message)?;
+        let json = outbound.message.to_vec()?;
         let json = Bytes::from(json);
         let mut router = self.lock();
         if router.closed {

@@ -140,7 +140,7 @@ impl Exchange {
             }
             JsonRpcMessage::Notification(_) => false,
         };
-        let json = Bytes::from(serde_json::to_vec(&outbound.message)?);
+        let json = Bytes::from(outbound.message.to_vec()?);
         let mut state = self.lock();
         let finished = match std::mem::replace(&mut *state, State::Done) {
             State::Done => return Err(TransportError::Closed),
@@ -311,7 +311,7 @@ pub(super) async fn exchange(
         outcome = &mut answer => match outcome {
             DirectAnswer::Alone(message) => {
                 exchange.close();
-                return match serde_json::to_vec(&message) {
+                return match message.to_vec() {
                     Ok(body) => json_response(stateless_status(&message), Bytes::from(body)),
                     Err(e) => jsonrpc_error(
                         StatusCode::INTERNAL_SERVER_ERROR,
