@@ -124,3 +124,36 @@ fn a_typed_request_reads_back_what_it_writes() {
     assert_eq!(framed.method, "tools/call");
     assert_eq!(framed.params.expect("params").get(), params.get());
 }
+
+#[test]
+fn a_request_read_before_its_revision_is_known_names_it_in_meta() {
+    let params = raw(
+        r#"{"name":"echo","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}"#,
+    );
+    let parsed = ClientRequest::parse_any_revision("tools/call", Some(&params))
+        .expect("tools/call exists at some revision");
+    let meta = parsed.meta().expect("the request carries `_meta`");
+    assert_eq!(meta.protocol_version.as_deref(), Some("2026-07-28"));
+    assert!(meta.client_capabilities.is_some());
+    assert!(ClientRequest::check_revision("tools/call", Revision::V2026_07_28).is_ok());
+
+    // The table is asked separately, and names the revision it was asked at.
+    let err = ClientRequest::check_revision("initialize", Revision::V2026_07_28)
+        .expect_err("initialize is gone in 2026-07-28");
+    assert!(err.to_string().contains("2026-07-28"), "{err}");
+    let err = ClientRequest::parse_any_revision("com.example/unknown", None)
+        .expect_err("no revision has the method");
+    assert_eq!(err.to_error_object().code, ErrorCode::METHOD_NOT_FOUND);
+
+    // Every request's `_meta` is typed, the tasks methods' too.
+    let params = raw(r#"{"taskId":"t1","_meta":{"progressToken":7}}"#);
+    let parsed = ClientRequest::parse_any_revision("tasks/get", Some(&params)).expect("tasks/get");
+    assert!(
+        parsed
+            .meta()
+            .and_then(|m| m.progress_token.as_ref())
+            .is_some()
+    );
+    let parsed = ClientRequest::parse_any_revision("tools/list", None).expect("tools/list");
+    assert!(parsed.meta().is_none(), "absent params have no `_meta`");
+}
