@@ -16,9 +16,7 @@ use serde_json::Value;
 
 use crate::request_state::StateSealer;
 use crate::session::{Context, ServerSession};
-use crate::tool_io::{
-    IntoToolResult, ToolError, input_schema_for, parse_arguments, take_arguments,
-};
+use crate::tool_io::{IntoToolResult, ToolError, input_schema_for, parse_arguments};
 use crate::{Error, UriTemplate};
 
 use crate::answer::*;
@@ -264,9 +262,12 @@ impl ServerBuilder {
         }
         let handler = Arc::new(handler);
         let call: ToolFn = Arc::new(move |arguments, cx| {
+            // Read before the future is made: the future owns `A`, not a
+            // copy of the whole arguments map.
+            let arguments = parse_arguments::<A>(arguments);
             let handler = handler.clone();
             Box::pin(async move {
-                match take_arguments::<A>(arguments) {
+                match arguments {
                     Ok(args) => handler(args, cx).await.into_tool_answer(),
                     Err(e) => e.into_answer().map(ResultOrInputRequired::Complete),
                 }
@@ -287,6 +288,8 @@ impl ServerBuilder {
     {
         let handler = Arc::new(handler);
         let call: ToolFn = Arc::new(move |arguments, cx| {
+            // The handler takes the arguments: its own copy.
+            let arguments = arguments.cloned();
             let handler = handler.clone();
             Box::pin(async move { handler(arguments, cx).await.into_tool_answer() })
         });

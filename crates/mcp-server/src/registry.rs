@@ -20,9 +20,11 @@ use crate::request_state::StateSealer;
 use crate::session::{Context, ServerSession};
 
 pub(crate) type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
+/// A tool's handler: it reads the call's arguments where they are (the
+/// runner keeps them, to retry the call and to bind its `requestState`).
 pub(crate) type ToolFn = Arc<
     dyn Fn(
-            Option<JsonObject>,
+            Option<&JsonObject>,
             Context,
         ) -> BoxFuture<Result<ResultOrInputRequired<CallToolResult>, ErrorObject>>
         + Send

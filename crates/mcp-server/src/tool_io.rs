@@ -227,14 +227,6 @@ pub fn parse_arguments<T: DeserializeOwned>(
     read_arguments(object.into_deserializer())
 }
 
-/// As [`parse_arguments`], taking the arguments: their strings move into `T`
-/// instead of being copied, so a large argument is held once.
-pub(crate) fn take_arguments<T: DeserializeOwned>(
-    arguments: Option<JsonObject>,
-) -> Result<T, ToolError> {
-    read_arguments(Value::Object(arguments.unwrap_or_default()))
-}
-
 fn read_arguments<'de, T: Deserialize<'de>, D: Deserializer<'de, Error = serde_json::Error>>(
     arguments: D,
 ) -> Result<T, ToolError> {

@@ -265,7 +265,7 @@ impl Runner {
                 retry,
                 &params.name,
                 bind,
-                |context| (entry.call)(arguments.clone(), context),
+                |context| (entry.call)(arguments.as_ref(), context),
             )
             .await;
         if recorded.tool_results && !span.is_disabled() {

@@ -292,7 +292,8 @@ impl Runner {
                 self.stamp(&result, Some(self.registry.list_cache))
             }
             ClientRequest::SubscriptionsListen(params) => self.listen(params, &cx, &era).await,
-            other => self.route(Box::new(other), &cx, &era).await,
+            // Nothing was moved out of the box: it goes on as it is.
+            _ => self.route(parsed, &cx, &era).await,
         }
     }
 
