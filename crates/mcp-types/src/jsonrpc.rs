@@ -801,7 +801,8 @@ impl<'de> Visitor<'de> for FieldsVisitor {
             Other(Value),
         }
         let mut fields = Fields::default();
-        // Names borrowed: copied, every message's four cost four allocations.
+        // Member names are borrowed from the input: copying them would cost
+        // every message four allocations.
         while let Some(crate::json::JsonStr(key)) = map.next_key()? {
             match key.as_ref() {
                 "jsonrpc" => {

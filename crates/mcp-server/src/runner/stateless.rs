@@ -42,8 +42,9 @@ pub(super) fn request_meta(params: Option<&RawJson>) -> Option<RequestMeta> {
 }
 
 /// The `_meta` of a stateless (2026-07-28) request: one that names a
-/// protocol version; `None` for any other request. Every request of either
-/// era asks this, so the params are scanned once and only a `_meta` that
+/// protocol version; `None` for any other request. Asked of the requests the
+/// typed parse refused (an extension's method, say, which handshake-era
+/// clients send too), so the params are scanned once and only a `_meta` that
 /// names a version is built.
 pub(super) fn stateless_meta(params: Option<&RawJson>) -> Option<StatelessMeta> {
     #[derive(serde::Deserialize)]
@@ -56,13 +57,7 @@ pub(super) fn stateless_meta(params: Option<&RawJson>) -> Option<StatelessMeta> 
     serde_json::from_str::<Version>(meta)
         .ok()?
         .protocol_version?;
-    let meta = serde_json::from_str::<RequestMeta>(meta).ok()?;
-    Some(StatelessMeta {
-        version: meta.protocol_version?,
-        capabilities: meta.client_capabilities,
-        client_info: meta.client_info,
-        log_level: meta.log_level,
-    })
+    StatelessMeta::of(&serde_json::from_str::<RequestMeta>(meta).ok()?)
 }
 
 /// What a stateless request's `_meta` tells the runner: the revision it
@@ -76,7 +71,8 @@ pub(super) struct StatelessMeta {
 
 impl StatelessMeta {
     /// What `meta` tells, if it names a protocol version (a request of the
-    /// stateless era); copied, since the parsed request keeps its `_meta`.
+    /// stateless era); copied, since the parsed request keeps its `_meta`
+    /// for the handler's context.
     pub(super) fn of(meta: &RequestMeta) -> Option<Self> {
         Some(StatelessMeta {
             version: meta.protocol_version.clone()?,
