@@ -449,3 +449,63 @@ impl Runner {
         Ok((Some(watch), snapshot))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Server;
+    use crate::session::SessionState;
+
+    /// The stamped text of `result` (JSON text, stamped member by member in
+    /// its own order): compared as text, so a member written twice shows.
+    fn stamped(result: &str, cache: Option<(u64, CacheScope)>) -> String {
+        let server = Server::builder("stamper", "1.2.3").build().expect("server");
+        let runner = Runner {
+            registry: server.registry.clone(),
+            state: Arc::new(SessionState::default()),
+            tasks: tokio_util::task::TaskTracker::new(),
+            task: None,
+        };
+        let result = RawValue::from_string(result.to_owned()).expect("JSON");
+        let raw = runner.stamp(&result, cache).expect("stamped");
+        raw.get().to_owned()
+    }
+
+    const INFO: &str =
+        r#""io.modelcontextprotocol/serverInfo":{"name":"stamper","version":"1.2.3"}"#;
+
+    #[test]
+    fn a_result_is_stamped_in_order_with_its_own_members_kept() {
+        // Members in order, an escaped key kept; `resultType` and `_meta` added.
+        assert_eq!(
+            stamped(r#"{"b":1,"a\"":[true]}"#, None),
+            format!(r#"{{"b":1,"a\"":[true],"resultType":"complete","_meta":{{{INFO}}}}}"#)
+        );
+        // The result's own `resultType` and `_meta` keys stay; a `serverInfo`
+        // it names is replaced by the server's, not written twice.
+        assert_eq!(
+            stamped(
+                r#"{"resultType":"incomplete","_meta":{"x/y":2,"io.modelcontextprotocol/serverInfo":"fake"}}"#,
+                None
+            ),
+            format!(r#"{{"resultType":"incomplete","_meta":{{"x/y":2,{INFO}}}}}"#)
+        );
+        // Cache hints replace the result's own.
+        assert_eq!(
+            stamped(
+                r#"{"ttlMs":1,"cacheScope":"public","items":[]}"#,
+                Some((5000, CacheScope::Private))
+            ),
+            format!(
+                r#"{{"items":[],"resultType":"complete","ttlMs":5000,"cacheScope":"private","_meta":{{{INFO}}}}}"#
+            )
+        );
+        // A `_meta` that is not an object is left as it is; a result that is
+        // not an object is not stamped.
+        assert_eq!(
+            stamped(r#"{"_meta":7}"#, None),
+            r#"{"resultType":"complete","_meta":7}"#
+        );
+        assert_eq!(stamped("[1]", None), "[1]");
+    }
+}
