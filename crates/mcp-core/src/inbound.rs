@@ -603,85 +603,90 @@ impl<H: Handler> RunDirect for Directly<H> {
         let max_concurrent = self.max_concurrent;
         let warned_busy = self.warned_busy.clone();
         let token = cancel.clone();
-        let answer = async move {
-            let shared = exec.shared.clone();
-            let id = request.id;
-            // Held until the answer is out.
-            let _admission = match admission {
-                Ok(admission) => admission,
-                Err(error) => {
-                    return DirectAnswer::Alone(JsonRpcErrorResponse::new(Some(id), error).into());
-                }
-            };
-            let registration = if sink.is_none() {
-                match Registration::new(&shared, &id, &request.method, &token) {
-                    Ok(registration) => registration,
-                    Err(error) => {
-                        return DirectAnswer::Alone(
-                            JsonRpcErrorResponse::new(Some(id), error).into(),
-                        );
-                    }
-                }
-            } else {
-                Registration::unregistered(&shared)
-            };
-            let permit = match permits.clone().try_acquire_owned() {
-                Ok(permit) => Some(permit),
-                Err(_) => {
-                    warn_busy(&warned_busy, max_concurrent);
-                    tokio::select! {
-                        permit = permits.acquire_owned() => permit.ok(),
-                        () = token.cancelled() => None,
-                    }
-                }
-            };
-            let Some(_permit) = permit else {
-                return DirectAnswer::Cancelled;
-            };
-            let tie = Arc::new(Tie {
-                sent: AtomicBool::new(false),
-                sink,
-            });
-            let peer = Peer {
-                shared,
-                related: Some(id.clone()),
-                tie: Some(tie.clone()),
-            };
-            let context = RequestContext {
-                id: id.clone(),
-                transport,
-                cancel: token,
-                peer: peer.clone(),
-            };
-            let incoming = IncomingRequest {
-                method: request.method,
-                params: request.params,
-            };
-            let Some(message) = answer(exec, incoming, context, registration).await else {
-                return DirectAnswer::Cancelled;
-            };
-            if !tie.sent.load(Ordering::Acquire) {
-                return DirectAnswer::Alone(message);
-            }
-            // Behind what was sent for it, the same way.
-            let mut out = Outbound::new(message);
-            out.related_request = Some(id);
-            if peer.send_out(out).await.is_err() {
-                tracing::debug!("connection closed before a response could be sent");
-            }
-            DirectAnswer::Sent
-        }
-        .instrument(span);
         // Dropped before its end (the transport gave up on it): cancelled,
         // so what the handler started hears of it.
         let guard = cancel.clone().drop_guard();
+        // One async block, boxed once: the guard lives in it rather than in
+        // a second block awaiting this one, which would hold this block's
+        // state twice (as its capture and as its awaitee) and copy it twice.
+        let answer = async move {
+            let answer = 'run: {
+                let shared = exec.shared.clone();
+                let id = request.id;
+                // Held until the answer is out.
+                let _admission = match admission {
+                    Ok(admission) => admission,
+                    Err(error) => {
+                        break 'run DirectAnswer::Alone(
+                            JsonRpcErrorResponse::new(Some(id), error).into(),
+                        );
+                    }
+                };
+                let registration = if sink.is_none() {
+                    match Registration::new(&shared, &id, &request.method, &token) {
+                        Ok(registration) => registration,
+                        Err(error) => {
+                            break 'run DirectAnswer::Alone(
+                                JsonRpcErrorResponse::new(Some(id), error).into(),
+                            );
+                        }
+                    }
+                } else {
+                    Registration::unregistered(&shared)
+                };
+                let permit = match permits.clone().try_acquire_owned() {
+                    Ok(permit) => Some(permit),
+                    Err(_) => {
+                        warn_busy(&warned_busy, max_concurrent);
+                        tokio::select! {
+                            permit = permits.acquire_owned() => permit.ok(),
+                            () = token.cancelled() => None,
+                        }
+                    }
+                };
+                let Some(_permit) = permit else {
+                    break 'run DirectAnswer::Cancelled;
+                };
+                let tie = Arc::new(Tie {
+                    sent: AtomicBool::new(false),
+                    sink,
+                });
+                let peer = Peer {
+                    shared,
+                    related: Some(id.clone()),
+                    tie: Some(tie.clone()),
+                };
+                let context = RequestContext {
+                    id: id.clone(),
+                    transport,
+                    cancel: token,
+                    peer: peer.clone(),
+                };
+                let incoming = IncomingRequest {
+                    method: request.method,
+                    params: request.params,
+                };
+                let Some(message) = answer(exec, incoming, context, registration).await else {
+                    break 'run DirectAnswer::Cancelled;
+                };
+                if !tie.sent.load(Ordering::Acquire) {
+                    break 'run DirectAnswer::Alone(message);
+                }
+                // Behind what was sent for it, the same way.
+                let mut out = Outbound::new(message);
+                out.related_request = Some(id);
+                if peer.send_out(out).await.is_err() {
+                    tracing::debug!("connection closed before a response could be sent");
+                }
+                DirectAnswer::Sent
+            };
+            guard.disarm();
+            answer
+        }
+        .instrument(span);
         DirectRun {
             cancel,
-            answer: Box::pin(async move {
-                let answer = answer.await;
-                guard.disarm();
-                answer
-            }),
+            answer: Box::pin(answer),
         }
     }
 }

@@ -51,7 +51,7 @@ pub use client::{
 pub use legacy::{LegacySseClient, LegacySseReceiver, LegacySseSender};
 #[cfg(feature = "http-server")]
 pub use server::{
-    HttpBody, HttpServerConfig, PeerAddr, ServeConfig, ServiceStats, SessionReceiver,
+    HttpBody, HttpServerConfig, PeerAddr, Responding, ServeConfig, ServiceStats, SessionReceiver,
     SessionSender, SessionTransport, ShutdownHandle, StreamableHttpService, serve,
 };
 #[cfg(feature = "rate-limit")]

@@ -235,9 +235,16 @@ impl StreamableHttpService {
         B::Data: Send,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
-        self.inner.clone().handle(request).await
+        match self.inner.clone().respond(request).await {
+            Ok(response) => response,
+            Err(never) => match never {},
+        }
     }
 }
+
+/// The future of one HTTP request's answer ([`StreamableHttpService`]'s
+/// [`tower_service::Service::Future`]).
+pub type Responding = Pin<Box<dyn Future<Output = Result<Response<HttpBody>, Infallible>> + Send>>;
 
 impl<B> tower_service::Service<Request<B>> for StreamableHttpService
 where
@@ -247,15 +254,14 @@ where
 {
     type Response = Response<HttpBody>;
     type Error = Infallible;
-    type Future = Pin<Box<dyn Future<Output = Result<Response<HttpBody>, Infallible>> + Send>>;
+    type Future = Responding;
 
     fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
         Poll::Ready(Ok(()))
     }
 
     fn call(&mut self, request: Request<B>) -> Self::Future {
-        let inner = self.inner.clone();
-        Box::pin(async move { Ok(inner.handle(request).await) })
+        self.inner.clone().respond(request)
     }
 }
 
@@ -365,24 +371,36 @@ impl ServiceInner {
         });
     }
 
-    async fn handle<B>(self: Arc<Self>, request: Request<B>) -> Response<HttpBody>
+    /// Answers one HTTP request. Not an `async fn`: the future of each
+    /// method is boxed on its own, so a POST's future is not sized by the
+    /// others', nor holds the request twice (as an argument and as what it
+    /// awaits), and the box is copied once.
+    fn respond<B>(self: Arc<Self>, request: Request<B>) -> Responding
     where
         B: Body + Send + 'static,
         B::Data: Send,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
         if let Err(response) = checks::check_origin(&self.config, request.headers()) {
-            return response;
+            return Box::pin(std::future::ready(Ok(response)));
         }
         match *request.method() {
-            Method::POST => self.post(request).await,
+            Method::POST => Box::pin(async move { Ok(self.post(request).await) }),
             // The stateless era has no GET stream and no sessions to delete.
             Method::GET | Method::DELETE if checks::era(request.headers()) == Era::Stateless => {
-                method_not_allowed("POST")
+                Box::pin(std::future::ready(Ok(method_not_allowed("POST"))))
             }
-            Method::GET => self.get(request.headers()).await,
-            Method::DELETE => self.delete(request.headers()).await,
-            _ => method_not_allowed("GET, POST, DELETE"),
+            Method::GET => {
+                let headers = request.into_parts().0.headers;
+                Box::pin(async move { Ok(self.get(&headers).await) })
+            }
+            Method::DELETE => {
+                let headers = request.into_parts().0.headers;
+                Box::pin(async move { Ok(self.delete(&headers).await) })
+            }
+            _ => Box::pin(std::future::ready(Ok(method_not_allowed(
+                "GET, POST, DELETE",
+            )))),
         }
     }
 
