@@ -143,6 +143,18 @@ impl SessionState {
         let Some(shared) = self.shared.get() else {
             return Ok(());
         };
+        // On the heap: a store's futures are large, and this one nests in
+        // the future of every request of the session (which is copied
+        // whole when it is boxed), while only a shared session stores.
+        Box::pin(self.store(shared)).await
+    }
+
+    /// [`Self::persist`] into a shared store.
+    #[cfg(feature = "http")]
+    async fn store(
+        &self,
+        shared: &mcp_transport::store::SharedSession,
+    ) -> Result<(), mcp_types::ErrorObject> {
         let failed = |error: mcp_transport::Error| {
             tracing::warn!(%error, "the session's state could not be shared");
             mcp_types::ErrorObject::internal_error(format!(

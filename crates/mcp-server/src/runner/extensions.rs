@@ -74,14 +74,17 @@ impl Runner {
                 .await
                 .map(CallOutcome::Tool);
         }
-        self.call_next(ToolCall {
+        // On the heap: the chain of interceptors is a large future, and
+        // this one nests in the future of every call (copied whole when it
+        // is boxed), with or without interceptors.
+        Box::pin(self.call_next(ToolCall {
             runner: self.clone(),
             cx: cx.clone(),
             era: era.clone(),
             params,
             next: 0,
             carried: true,
-        })
+        }))
         .await
     }
 

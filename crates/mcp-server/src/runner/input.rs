@@ -122,7 +122,35 @@ impl Runner {
             let answer = run(context.clone()).await;
             return self.finish(answer, &context, bound);
         }
-        let mut answer = run(context.clone()).await?;
+        let answer = run(context.clone()).await?;
+        if !matches!(answer, ResultOrInputRequired::InputRequired(_)) {
+            return Ok(answer);
+        }
+        // On the heap: the rounds hold asks and answers across awaits, which
+        // would otherwise size the future of every call (copied whole when
+        // it is boxed) for a path few handlers take.
+        Box::pin(self.input_rounds(cx, era, meta, target, &context, answer, &run)).await
+    }
+
+    /// The handshake era's rounds of explicit `InputRequired`: each one's
+    /// asks are sent to the client, and the handler runs again with the
+    /// answers, until it answers without asking.
+    #[allow(clippy::too_many_arguments)]
+    async fn input_rounds<R, F, Fut>(
+        &self,
+        cx: &RequestContext,
+        era: &Era,
+        meta: Option<Arc<RequestMeta>>,
+        target: &str,
+        context: &Context,
+        first: ResultOrInputRequired<R>,
+        run: &F,
+    ) -> Answer<R>
+    where
+        F: Fn(Context) -> Fut,
+        Fut: Future<Output = Answer<R>>,
+    {
+        let mut answer = first;
         for _ in 0..MAX_HANDSHAKE_INPUT_ROUNDS {
             let ResultOrInputRequired::InputRequired(input) = answer else {
                 return Ok(answer);

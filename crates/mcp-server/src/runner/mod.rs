@@ -191,9 +191,11 @@ impl Runner {
                 &self.get_prompt(Box::new(params), cx, era).await?,
                 Cache::None,
             ),
-            ClientRequest::Complete(params) => {
-                self.shape(era, &self.complete(params, cx, era).await?, Cache::None)
-            }
+            ClientRequest::Complete(params) => self.shape(
+                era,
+                &self.complete(Box::new(params), cx, era).await?,
+                Cache::None,
+            ),
             other => Err(ErrorObject::method_not_found(other.method())),
         }
     }
@@ -393,7 +395,7 @@ impl Runner {
 
     async fn complete(
         &self,
-        params: CompleteRequestParams,
+        params: Box<CompleteRequestParams>,
         cx: &RequestContext,
         era: &Era,
     ) -> Result<CompleteResult, ErrorObject> {
@@ -410,7 +412,7 @@ impl Runner {
             _ => {}
         }
         let context = self.context(cx, era, params.meta.clone().map(Arc::new));
-        let completion = complete(params, context).await?;
+        let completion = complete(*params, context).await?;
         Ok(CompleteResult::new(completion))
     }
 
@@ -443,8 +445,8 @@ impl Handler for Runner {
             ClientRequest::parse_any_revision(&request.method, request.params.as_ref())
                 .map(Box::new)
         {
-            return match parsed.meta().and_then(stateless::StatelessMeta::of) {
-                Some(meta) => self.stateless(request, Some(parsed), cx, meta).await,
+            return match parsed.meta().and_then(stateless::stateless_client) {
+                Some(client) => self.stateless(request, Some(parsed), cx, client?).await,
                 None => self.handshake(request, Some(parsed), cx).await,
             };
         }
@@ -452,7 +454,7 @@ impl Handler for Runner {
         // do not fit) is told apart by a scan of its `_meta`, so that its
         // answer, or its error, is its era's own.
         match stateless::stateless_meta(request.params.as_ref()) {
-            Some(meta) => self.stateless(request, None, cx, meta).await,
+            Some(client) => self.stateless(request, None, cx, client?).await,
             None => self.handshake(request, None, cx).await,
         }
     }

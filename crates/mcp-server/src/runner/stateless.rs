@@ -14,8 +14,7 @@ use mcp_types::{
     UnsupportedProtocolVersionData,
 };
 use mcp_types::{
-    ClientCapabilities, ClientRequest, ErrorCode, ErrorObject, Implementation, JsonObject,
-    LoggingLevel, RawJson, RequestMeta, Revision, Tool,
+    ClientRequest, ErrorCode, ErrorObject, JsonObject, RawJson, RequestMeta, Revision, Tool,
 };
 use serde::Serialize;
 use serde_json::Value;
@@ -41,12 +40,14 @@ pub(super) fn request_meta(params: Option<&RawJson>) -> Option<RequestMeta> {
     serde_json::from_str(raw_meta(params)?).ok()
 }
 
-/// The `_meta` of a stateless (2026-07-28) request: one that names a
-/// protocol version; `None` for any other request. Asked of the requests the
-/// typed parse refused (an extension's method, say, which handshake-era
-/// clients send too), so the params are scanned once and only a `_meta` that
-/// names a version is built.
-pub(super) fn stateless_meta(params: Option<&RawJson>) -> Option<StatelessMeta> {
+/// The client of a stateless (2026-07-28) request, read from `_meta` by a
+/// scan of the params: for the requests the typed parse refused (an
+/// extension's method, say, which handshake-era clients send too), so the
+/// params are scanned once and only a `_meta` that names a version is
+/// built. `None` for a request of the handshake era; see [`stateless_client`].
+pub(super) fn stateless_meta(
+    params: Option<&RawJson>,
+) -> Option<Result<Arc<StatelessRequest>, ErrorObject>> {
     #[derive(serde::Deserialize)]
     struct Version {
         #[serde(rename = "io.modelcontextprotocol/protocolVersion", default)]
@@ -57,30 +58,51 @@ pub(super) fn stateless_meta(params: Option<&RawJson>) -> Option<StatelessMeta> 
     serde_json::from_str::<Version>(meta)
         .ok()?
         .protocol_version?;
-    StatelessMeta::of(&serde_json::from_str::<RequestMeta>(meta).ok()?)
+    stateless_client(&serde_json::from_str::<RequestMeta>(meta).ok()?)
 }
 
-/// What a stateless request's `_meta` tells the runner: the revision it
-/// speaks, its client and that client's capabilities.
-pub(super) struct StatelessMeta {
-    version: String,
-    capabilities: Option<ClientCapabilities>,
-    client_info: Option<Implementation>,
-    log_level: Option<LoggingLevel>,
-}
-
-impl StatelessMeta {
-    /// What `meta` tells, if it names a protocol version (a request of the
-    /// stateless era); copied, since the parsed request keeps its `_meta`
-    /// for the handler's context.
-    pub(super) fn of(meta: &RequestMeta) -> Option<Self> {
-        Some(StatelessMeta {
-            version: meta.protocol_version.clone()?,
-            capabilities: meta.client_capabilities.clone(),
-            client_info: meta.client_info.clone(),
-            log_level: meta.log_level,
-        })
-    }
+/// What a request's `_meta` tells of a stateless (2026-07-28) client: the
+/// revision it speaks, the client and its capabilities; `None` when it
+/// names no protocol version (the request follows the session). Copied,
+/// since the parsed request keeps its `_meta` for the handler's context.
+///
+/// Read before the request's future goes on, so that the future holds one
+/// pointer to it, not the copy.
+///
+/// # Errors
+/// A version this server does not speak statelessly, or no
+/// `clientCapabilities`.
+pub(super) fn stateless_client(
+    meta: &RequestMeta,
+) -> Option<Result<Arc<StatelessRequest>, ErrorObject>> {
+    let version = meta.protocol_version.as_ref()?;
+    let Some(revision) = Revision::from_version(version).filter(|r| r.is_stateless()) else {
+        let supported: Vec<String> = Revision::STATELESS
+            .iter()
+            .map(|r| r.as_str().to_owned())
+            .collect();
+        let message = format!(
+            "protocol version `{version}` is not supported; this server speaks {}",
+            supported.join(", ")
+        );
+        return Some(Err(UnsupportedProtocolVersionData::new(
+            supported,
+            version.clone(),
+        )
+        .into_error(message)));
+    };
+    let Some(capabilities) = &meta.client_capabilities else {
+        return Some(Err(ErrorObject::invalid_params(format!(
+            "`params._meta` must carry `{}` at protocol version {revision}",
+            mcp_types::meta::CLIENT_CAPABILITIES
+        ))));
+    };
+    Some(Ok(Arc::new(StatelessRequest {
+        revision,
+        capabilities: capabilities.clone(),
+        client_info: meta.client_info.clone(),
+        log_level: meta.log_level,
+    })))
 }
 
 /// One `x-mcp-header` annotation of a tool (SEP-2243): the header as the
@@ -242,32 +264,10 @@ impl Runner {
         request: IncomingRequest,
         parsed: Option<Box<ClientRequest>>,
         cx: RequestContext,
-        meta: StatelessMeta,
+        client: Arc<StatelessRequest>,
     ) -> Result<RawJson, ErrorObject> {
-        let version = meta.version;
-        let Some(revision) = Revision::from_version(&version).filter(|r| r.is_stateless()) else {
-            let supported: Vec<String> = Revision::STATELESS
-                .iter()
-                .map(|r| r.as_str().to_owned())
-                .collect();
-            let message = format!(
-                "protocol version `{version}` is not supported; this server speaks {}",
-                supported.join(", ")
-            );
-            return Err(UnsupportedProtocolVersionData::new(supported, version).into_error(message));
-        };
-        let Some(capabilities) = meta.capabilities else {
-            return Err(ErrorObject::invalid_params(format!(
-                "`params._meta` must carry `{}` at protocol version {revision}",
-                mcp_types::meta::CLIENT_CAPABILITIES
-            )));
-        };
-        let era = Era::Stateless(Arc::new(StatelessRequest {
-            revision,
-            capabilities,
-            client_info: meta.client_info,
-            log_level: meta.log_level,
-        }));
+        let revision = client.revision;
+        let era = Era::Stateless(client);
         let mut request = request;
         if !self.registry.extension_requests.is_empty() {
             if let Some(answer) = self.extension_request(&mut request, &cx, &era).await {
@@ -287,7 +287,11 @@ impl Runner {
                 result.instructions = self.registry.instructions.clone();
                 self.stamp(&result, Some(self.registry.list_cache))
             }
-            ClientRequest::SubscriptionsListen(params) => self.listen(params, &cx, &era).await,
+            // On the heap: a stream's future is large, and this one nests
+            // in the future of every request (copied whole when it is boxed).
+            ClientRequest::SubscriptionsListen(params) => {
+                Box::pin(self.listen(params, &cx, &era)).await
+            }
             // Nothing was moved out of the box: it goes on as it is.
             _ => self.route(parsed, &cx, &era).await,
         }
