@@ -170,8 +170,9 @@ where
             let io = hyper_util::rt::TokioIo::new(stream);
             let hyper_service = hyper::service::service_fn(move |mut request: Request<_>| {
                 request.extensions_mut().insert(PeerAddr(peer));
-                let mut service = service.clone();
-                async move { service.call(request).await }
+                // The service's own (boxed) future: no block around it to
+                // hold the request a second time.
+                service.clone().call(request)
             });
             let connection = http.serve_connection(io, hyper_service);
             let mut connection = std::pin::pin!(connection);
