@@ -272,9 +272,12 @@ pub(super) fn validate_stateless(
             deserializer.deserialize_map(Visit(std::marker::PhantomData))
         }
     }
-    /// A JSON string's value; `None` for any other JSON.
+    /// A JSON string's value, borrowed unless it holds escapes; `None` for
+    /// any other JSON.
     fn string(raw: Option<&RawValue>) -> Option<Cow<'_, str>> {
-        serde_json::from_str(raw?.get()).ok()
+        serde_json::from_str::<mcp_types::json::JsonStr<'_>>(raw?.get())
+            .ok()
+            .map(|s| s.0)
     }
     /// Whether a value is a JSON object.
     fn is_object(raw: &RawValue) -> bool {
