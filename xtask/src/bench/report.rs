@@ -316,12 +316,15 @@ pub(super) fn render(rows: &[Row], quick: bool) -> String {
             }
         });
         met += usize::from(pass);
+        // Three decimals: a ratio just short of its limit must not print
+        // as the limit itself (0.597x, not 0.60x, against 0.6x).
+        let shown = value.map_or_else(|| "-".to_owned(), |r| format!("{r:.3}x"));
         let _ = writeln!(
             out,
             "- {} {}: {} {} {:.1}x: {}",
             describe(target.case),
             target.metric.name(),
-            format_ratio(value),
+            shown,
             if target.at_least { ">=" } else { "<=" },
             target.limit,
             if pass { "pass" } else { "FAIL" },
@@ -412,15 +415,28 @@ mod tests {
         assert_eq!(ratio(&rows, &rows[1], Metric::Cpu), Some(2.0));
         let text = render(&rows, false);
         assert!(
-            text.contains("HTTP 2026-07-28 mcp-server 64 B C=16 throughput: 0.70x >= 0.6x: pass"),
+            text.contains("HTTP 2026-07-28 mcp-server 64 B C=16 throughput: 0.700x >= 0.6x: pass"),
             "{text}"
         );
         assert!(
-            text.contains("server CPU per call: 2.00x <= 2.5x: pass"),
+            text.contains("server CPU per call: 2.000x <= 2.5x: pass"),
             "{text}"
         );
         assert!(
             text.contains("HTTP 2025-11-25 mcp-server 64 B C=1 p50 latency: - <= 1.5x: FAIL"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_ratio_just_short_of_its_limit_does_not_print_as_the_limit() {
+        let rows = [
+            row(Kind::HttpRaw, 10_000.0, 0.1, 50.0, 4096),
+            row(Kind::HttpStateless, 5_970.0, 0.2, 100.0, 8192),
+        ];
+        let text = render(&rows, false);
+        assert!(
+            text.contains("HTTP 2026-07-28 mcp-server 64 B C=16 throughput: 0.597x >= 0.6x: FAIL"),
             "{text}"
         );
     }
