@@ -229,6 +229,34 @@ async fn dropping_a_run_cancels_its_handler_and_cancel_ends_it() {
     assert!(matches!(ended, DirectAnswer::Cancelled), "{ended:?}");
 }
 
+#[tokio::test]
+async fn a_run_dropped_before_its_first_poll_is_cancelled_and_a_finished_one_is_not() {
+    let served = serve().await;
+    let run = served
+        .direct
+        .run(request(6, "hang"), TransportContext::default(), None);
+    let token = run.cancel.clone();
+    drop(run.answer);
+    assert!(
+        token.is_cancelled(),
+        "a run given up before it started is cancelled"
+    );
+
+    let run = served
+        .direct
+        .run(request(7, "echo"), TransportContext::default(), None);
+    let token = run.cancel.clone();
+    let answer = timeout(LIMIT, run.answer).await.expect("in time");
+    assert!(
+        matches!(&answer, DirectAnswer::Alone(JsonRpcMessage::Response(r)) if r.id == 7.into()),
+        "{answer:?}"
+    );
+    assert!(
+        !token.is_cancelled(),
+        "a run that finished is not cancelled"
+    );
+}
+
 /// A transport whose writes wait for the test, and whose reads come from a
 /// channel the test fills.
 struct Gated {

@@ -373,8 +373,7 @@ impl ServiceInner {
 
     /// Answers one HTTP request. Not an `async fn`: the future of each
     /// method is boxed on its own, so a POST's future is not sized by the
-    /// others', nor holds the request twice (as an argument and as what it
-    /// awaits), and the box is copied once.
+    /// others', and the origin check runs before anything is boxed.
     fn respond<B>(self: Arc<Self>, request: Request<B>) -> Responding
     where
         B: Body + Send + 'static,
