@@ -32,6 +32,21 @@ impl UnsupportedProtocolVersionData {
     pub fn into_error(self, message: impl Into<String>) -> ErrorObject {
         error_with(ErrorCode::UNSUPPORTED_PROTOCOL_VERSION, message, &self)
     }
+
+    /// The -32022 error for a stateless (2026-07-28) request naming
+    /// `requested`, a version this crate does not speak statelessly: the
+    /// data and the message list the stateless revisions it does speak.
+    pub fn stateless(requested: &str) -> ErrorObject {
+        let supported: Vec<String> = crate::Revision::STATELESS
+            .iter()
+            .map(|r| r.as_str().to_owned())
+            .collect();
+        let message = format!(
+            "protocol version `{requested}` is not supported; this server speaks {}",
+            supported.join(", ")
+        );
+        Self::new(supported, requested).into_error(message)
+    }
 }
 
 /// `data` of [`ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY`] (-32021,
@@ -105,6 +120,17 @@ mod tests {
         assert_eq!(
             error.data,
             Some(json!({"supported": ["2026-07-28"], "requested": "1999-01-01"}))
+        );
+
+        let error = UnsupportedProtocolVersionData::stateless("1999-01-01");
+        assert_eq!(error.code, ErrorCode::UNSUPPORTED_PROTOCOL_VERSION);
+        assert_eq!(
+            error.data,
+            Some(json!({"supported": ["2026-07-28"], "requested": "1999-01-01"}))
+        );
+        assert_eq!(
+            error.message,
+            "protocol version `1999-01-01` is not supported; this server speaks 2026-07-28"
         );
 
         let error = MissingRequiredClientCapabilityData::new(

@@ -77,19 +77,7 @@ pub(super) fn stateless_client(
 ) -> Option<Result<Arc<StatelessRequest>, ErrorObject>> {
     let version = meta.protocol_version.as_ref()?;
     let Some(revision) = Revision::from_version(version).filter(|r| r.is_stateless()) else {
-        let supported: Vec<String> = Revision::STATELESS
-            .iter()
-            .map(|r| r.as_str().to_owned())
-            .collect();
-        let message = format!(
-            "protocol version `{version}` is not supported; this server speaks {}",
-            supported.join(", ")
-        );
-        return Some(Err(UnsupportedProtocolVersionData::new(
-            supported,
-            version.clone(),
-        )
-        .into_error(message)));
+        return Some(Err(UnsupportedProtocolVersionData::stateless(version)));
     };
     let Some(capabilities) = &meta.client_capabilities else {
         return Some(Err(ErrorObject::invalid_params(format!(

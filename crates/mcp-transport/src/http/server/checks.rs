@@ -339,15 +339,9 @@ pub(super) fn validate_stateless(
         return mismatch(what);
     }
     if !Revision::from_version(version).is_some_and(|r| r.is_stateless()) {
-        let supported: Vec<&str> = Revision::STATELESS.iter().map(|r| r.as_str()).collect();
-        return Err(mcp_types::UnsupportedProtocolVersionData::new(
-            supported.iter().map(|s| (*s).to_owned()).collect(),
+        return Err(mcp_types::UnsupportedProtocolVersionData::stateless(
             version,
-        )
-        .into_error(format!(
-            "protocol version `{version}` is not supported; this server speaks {}",
-            supported.join(", ")
-        )));
+        ));
     }
     Ok(())
 }
