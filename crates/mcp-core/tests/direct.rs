@@ -112,6 +112,14 @@ async fn serve() -> Served {
     }
 }
 
+impl Served {
+    /// Runs request `id` of `method` directly, with no sink.
+    fn run(&self, id: i64, method: &str) -> mcp_core::DirectRun {
+        self.direct
+            .run(request(id, method), TransportContext::default(), None)
+    }
+}
+
 fn request(id: i64, method: &str) -> JsonRpcRequest {
     let params = RawJson::from_serialize(&json!({"n": id})).expect("json");
     JsonRpcRequest::new(id, method, Some(params))
@@ -127,9 +135,7 @@ async fn next_message(receiver: &mut mcp_core::MemoryReceiver) -> JsonRpcMessage
 #[tokio::test]
 async fn a_request_run_directly_is_answered_to_its_caller() {
     let served = serve().await;
-    let run = served
-        .direct
-        .run(request(1, "echo"), TransportContext::default(), None);
+    let run = served.run(1, "echo");
     let answer = timeout(LIMIT, run.answer).await.expect("in time");
     let DirectAnswer::Alone(JsonRpcMessage::Response(response)) = answer else {
         panic!("expected the answer alone, got {answer:?}");
@@ -142,9 +148,7 @@ async fn a_request_run_directly_is_answered_to_its_caller() {
 #[tokio::test]
 async fn an_answer_after_a_notification_follows_it_through_the_queue() {
     let mut served = serve().await;
-    let run = served
-        .direct
-        .run(request(2, "note"), TransportContext::default(), None);
+    let run = served.run(2, "note");
     let answer = timeout(LIMIT, run.answer).await.expect("in time");
     assert!(matches!(answer, DirectAnswer::Sent), "{answer:?}");
     let first = next_message(&mut served.peer).await;
@@ -172,9 +176,7 @@ async fn with_a_sink_a_request_sends_there_and_its_id_is_its_own() {
     let sink = Arc::new(Collect::default());
     // A request of the connection with id 3 runs; an exchange with the same
     // id is not a duplicate of it.
-    let hang = served
-        .direct
-        .run(request(3, "hang"), TransportContext::default(), None);
+    let hang = served.run(3, "hang");
     let mut hang_answer = hang.answer;
     tokio::select! {
         _ = &mut hang_answer => panic!("hang answered"),
@@ -196,9 +198,7 @@ async fn with_a_sink_a_request_sends_there_and_its_id_is_its_own() {
 #[tokio::test]
 async fn dropping_a_run_cancels_its_handler_and_cancel_ends_it() {
     let mut served = serve().await;
-    let run = served
-        .direct
-        .run(request(4, "hang"), TransportContext::default(), None);
+    let run = served.run(4, "hang");
     let mut answer = run.answer;
     let token = tokio::select! {
         _ = &mut answer => panic!("hang answered"),
@@ -207,18 +207,14 @@ async fn dropping_a_run_cancels_its_handler_and_cancel_ends_it() {
     drop(answer);
     assert!(token.is_cancelled());
     // The dropped run freed its id: a new request may use it.
-    let again = served
-        .direct
-        .run(request(4, "echo"), TransportContext::default(), None);
+    let again = served.run(4, "echo");
     let again = timeout(LIMIT, again.answer).await.expect("in time");
     assert!(
         matches!(&again, DirectAnswer::Alone(JsonRpcMessage::Response(r)) if r.id == 4.into()),
         "{again:?}"
     );
 
-    let run = served
-        .direct
-        .run(request(5, "hang"), TransportContext::default(), None);
+    let run = served.run(5, "hang");
     let mut answer = run.answer;
     tokio::select! {
         _ = &mut answer => panic!("hang answered"),
@@ -232,9 +228,7 @@ async fn dropping_a_run_cancels_its_handler_and_cancel_ends_it() {
 #[tokio::test]
 async fn a_run_dropped_before_its_first_poll_is_cancelled_and_a_finished_one_is_not() {
     let served = serve().await;
-    let run = served
-        .direct
-        .run(request(6, "hang"), TransportContext::default(), None);
+    let run = served.run(6, "hang");
     let token = run.cancel.clone();
     drop(run.answer);
     assert!(
@@ -242,9 +236,7 @@ async fn a_run_dropped_before_its_first_poll_is_cancelled_and_a_finished_one_is_
         "a run given up before it started is cancelled"
     );
 
-    let run = served
-        .direct
-        .run(request(7, "echo"), TransportContext::default(), None);
+    let run = served.run(7, "echo");
     let token = run.cancel.clone();
     let answer = timeout(LIMIT, run.answer).await.expect("in time");
     assert!(

@@ -498,6 +498,20 @@ impl Handler for Runner {
 }
 
 #[cfg(test)]
+impl Runner {
+    /// A runner of `server`'s registry with a session of its own, for the
+    /// runner's unit tests.
+    pub(crate) fn standalone(server: &crate::Server) -> Self {
+        Runner {
+            registry: server.registry.clone(),
+            state: Arc::new(SessionState::default()),
+            tasks: tokio_util::task::TaskTracker::new(),
+            task: None,
+        }
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use mcp_core::{Connection, DispatcherConfig};
@@ -637,12 +651,7 @@ mod tests {
             tracing::callsite::rebuild_interest_cache();
             runtime.block_on(async {
                 let (client_end, server_end) = mcp_core::MemoryTransport::pair(16);
-                let runner = Runner {
-                    registry: server.registry.clone(),
-                    state: Arc::new(SessionState::default()),
-                    tasks: tokio_util::task::TaskTracker::new(),
-                    task: None,
-                };
+                let runner = Runner::standalone(server);
                 let served = Connection::start(server_end, runner, DispatcherConfig::default());
                 let client = Connection::start(client_end, NoRequests, DispatcherConfig::default());
                 let call = |method: &'static str, params: Value| {

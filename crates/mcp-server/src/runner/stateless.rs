@@ -446,18 +446,12 @@ impl Runner {
 mod tests {
     use super::*;
     use crate::Server;
-    use crate::session::SessionState;
 
     /// The stamped text of `result` (JSON text, stamped member by member in
     /// its own order): compared as text, so a member written twice shows.
     fn stamped(result: &str, cache: Option<(u64, CacheScope)>) -> String {
         let server = Server::builder("stamper", "1.2.3").build().expect("server");
-        let runner = Runner {
-            registry: server.registry.clone(),
-            state: Arc::new(SessionState::default()),
-            tasks: tokio_util::task::TaskTracker::new(),
-            task: None,
-        };
+        let runner = Runner::standalone(&server);
         let result = RawValue::from_string(result.to_owned()).expect("JSON");
         let raw = runner.stamp(&result, cache).expect("stamped");
         raw.get().to_owned()
