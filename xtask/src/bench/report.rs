@@ -243,8 +243,9 @@ fn ratio(rows: &[Row], row: &Row, metric: Metric) -> Option<f64> {
     (base > 0.0 && value.is_finite()).then(|| value / base)
 }
 
-fn format_ratio(value: Option<f64>) -> String {
-    value.map_or_else(|| "-".to_owned(), |r| format!("{r:.2}x"))
+/// `1.23x` with `decimals` decimals, or `-` where there is no ratio.
+fn format_ratio(value: Option<f64>, decimals: usize) -> String {
+    value.map_or_else(|| "-".to_owned(), |r| format!("{r:.decimals$}x"))
 }
 
 /// The whole report as markdown: how it was made, the table, the targets.
@@ -277,7 +278,7 @@ pub(super) fn render(rows: &[Row], quick: bool) -> String {
             if row.case.kind.is_raw() {
                 "1.00x".to_owned()
             } else {
-                format_ratio(ratio(rows, row, metric))
+                format_ratio(ratio(rows, row, metric), 2)
             }
         };
         let _ = writeln!(
@@ -316,15 +317,14 @@ pub(super) fn render(rows: &[Row], quick: bool) -> String {
             }
         });
         met += usize::from(pass);
-        // Three decimals: a ratio just short of its limit must not print
-        // as the limit itself (0.597x, not 0.60x, against 0.6x).
-        let shown = value.map_or_else(|| "-".to_owned(), |r| format!("{r:.3}x"));
         let _ = writeln!(
             out,
             "- {} {}: {} {} {:.1}x: {}",
             describe(target.case),
             target.metric.name(),
-            shown,
+            // Three decimals: a ratio just short of its limit must not
+            // print as the limit itself (0.597x, not 0.60x, against 0.6x).
+            format_ratio(value, 3),
             if target.at_least { ">=" } else { "<=" },
             target.limit,
             if pass { "pass" } else { "FAIL" },
@@ -359,16 +359,16 @@ fn machine() -> String {
             .unwrap_or_else(|| "rustc ?".to_owned());
     format!(
         "{cores} cores ({model}; {}), Linux {kernel}, {rustc}",
-        caches()
+        caches(Path::new("/sys/devices/system/cpu/cpu0/cache"))
     )
 }
 
-/// The first CPU's caches as Linux lists them (`L1d 32K, L1i 32K, L2
-/// 1024K, L3 32768K`): two hosts with the same model name can differ here,
-/// and a path that touches more code and data than the baselines (ours)
-/// gains or loses more with them, so a table names the caches it ran on.
-fn caches() -> String {
-    let dir = Path::new("/sys/devices/system/cpu/cpu0/cache");
+/// A CPU's caches as Linux lists them in `dir` (for the first CPU,
+/// `/sys/devices/system/cpu/cpu0/cache`): `L1d 32K, L1i 32K, L2 1024K, L3
+/// 32768K`. Two hosts with the same model name can differ here, and a path
+/// that touches more code and data than the baselines (ours) gains or loses
+/// more with them, so a table names the caches it ran on.
+fn caches(dir: &Path) -> String {
     let read = |index: &Path, file: &str| {
         std::fs::read_to_string(index.join(file)).map(|s| s.trim().to_owned())
     };
@@ -426,15 +426,36 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_machine_line_names_the_caches_linux_lists() {
-        let caches = caches();
-        if Path::new("/sys/devices/system/cpu/cpu0/cache/index0").exists() {
-            assert!(caches.starts_with("L1"), "{caches}");
-            assert!(!caches.contains("unknown"), "{caches}");
-        } else {
-            assert_eq!(caches, "caches unknown");
+    fn the_caches_are_named_by_level_and_kind_in_order() {
+        let dir = std::env::temp_dir().join(format!("xtask-caches-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        // Listed out of order, as a directory may be read.
+        for (index, level, kind, size) in [
+            ("index3", "3", "Unified", "32768K"),
+            ("index1", "1", "Instruction", "32K"),
+            ("index0", "1", "Data", "48K"),
+            ("index2", "2", "Unified", "1024K"),
+        ] {
+            let index = dir.join(index);
+            std::fs::create_dir_all(&index).expect("a temporary directory");
+            for (file, text) in [("level", level), ("type", kind), ("size", size)] {
+                std::fs::write(index.join(file), format!("{text}\n")).expect("written");
+            }
         }
-        assert!(machine().contains(&caches));
+        assert_eq!(caches(&dir), "L1d 48K, L1i 32K, L2 1024K, L3 32768K");
+        std::fs::remove_dir_all(&dir).expect("removed");
+        assert_eq!(caches(&dir), "caches unknown");
+
+        // This host's, in the machine line.
+        let sys = Path::new("/sys/devices/system/cpu/cpu0/cache");
+        let here = caches(sys);
+        if sys.join("index0").exists() {
+            assert!(here.starts_with("L1"), "{here}");
+            assert!(!here.contains("unknown"), "{here}");
+        } else {
+            assert_eq!(here, "caches unknown");
+        }
+        assert!(machine().contains(&here));
     }
 
     fn row(kind: Kind, calls_per_second: f64, p50_ms: f64, cpu: f64, rss: u64) -> Row {
