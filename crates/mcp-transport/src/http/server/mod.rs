@@ -380,14 +380,18 @@ impl ServiceInner {
         B::Data: Send,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
+        /// A response known without awaiting anything.
+        fn at_once(response: Response<HttpBody>) -> Responding {
+            Box::pin(std::future::ready(Ok(response)))
+        }
         if let Err(response) = checks::check_origin(&self.config, request.headers()) {
-            return Box::pin(std::future::ready(Ok(response)));
+            return at_once(response);
         }
         match *request.method() {
             Method::POST => Box::pin(async move { Ok(self.post(request).await) }),
             // The stateless era has no GET stream and no sessions to delete.
             Method::GET | Method::DELETE if checks::era(request.headers()) == Era::Stateless => {
-                Box::pin(std::future::ready(Ok(method_not_allowed("POST"))))
+                at_once(method_not_allowed("POST"))
             }
             Method::GET => {
                 let headers = request.into_parts().0.headers;
@@ -397,9 +401,7 @@ impl ServiceInner {
                 let headers = request.into_parts().0.headers;
                 Box::pin(async move { Ok(self.delete(&headers).await) })
             }
-            _ => Box::pin(std::future::ready(Ok(method_not_allowed(
-                "GET, POST, DELETE",
-            )))),
+            _ => at_once(method_not_allowed("GET, POST, DELETE")),
         }
     }
 
