@@ -143,14 +143,13 @@ impl Runner {
         meta: Option<Arc<RequestMeta>>,
         target: &str,
         context: &Context,
-        first: ResultOrInputRequired<R>,
+        mut answer: ResultOrInputRequired<R>,
         run: &F,
     ) -> Answer<R>
     where
         F: Fn(Context) -> Fut,
         Fut: Future<Output = Answer<R>>,
     {
-        let mut answer = first;
         for _ in 0..MAX_HANDSHAKE_INPUT_ROUNDS {
             let ResultOrInputRequired::InputRequired(input) = answer else {
                 return Ok(answer);
