@@ -36,9 +36,14 @@ impl ResultCache {
         }
     }
 
-    /// Keeps `raw` until its `ttlMs` passes, if it has one above zero.
-    pub(crate) fn insert(&mut self, key: String, raw: &RawJson, now: Instant) {
+    /// Keeps `raw` until its `ttlMs` passes (at most `max_ttl`), if it has
+    /// one above zero.
+    pub(crate) fn insert(&mut self, key: String, raw: &RawJson, now: Instant, max_ttl: Duration) {
         let Some(ttl) = ttl(raw) else { return };
+        // A server's hint never overflows the clock nor outlives the cap.
+        let Some(expires) = now.checked_add(ttl.min(max_ttl)) else {
+            return;
+        };
         if self.entries.len() >= MAX_ENTRIES && !self.entries.contains_key(&key) {
             if let Some(oldest) = self
                 .entries
@@ -49,7 +54,7 @@ impl ResultCache {
                 self.entries.remove(&oldest);
             }
         }
-        self.entries.insert(key, (now + ttl, raw.clone()));
+        self.entries.insert(key, (expires, raw.clone()));
     }
 
     /// Forgets every result of the methods starting with `prefix` (after a
@@ -59,20 +64,39 @@ impl ResultCache {
     }
 }
 
-/// How long a result may be reused: its `ttlMs`, if above zero.
+/// How long a result may be reused: its `ttlMs`, if above zero (read as
+/// the result types read it: a negative one is 0).
 fn ttl(raw: &RawJson) -> Option<Duration> {
-    #[derive(serde::Deserialize)]
-    struct Hints {
-        #[serde(rename = "ttlMs")]
-        ttl_ms: Option<u64>,
-    }
-    let ttl = raw.parse::<Hints>().ok()?.ttl_ms?;
+    let ttl = raw.parse::<mcp_types::CacheableResult>().ok()?.ttl_ms?;
     (ttl > 0).then(|| Duration::from_millis(ttl))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const HOUR: Duration = Duration::from_secs(3600);
+
+    #[test]
+    fn a_huge_ttl_is_capped_and_never_overflows_the_clock() {
+        let mut cache = ResultCache::default();
+        let now = Instant::now();
+        let huge = raw(r#"{"ttlMs":18446744073709551615}"#);
+        cache.insert("k".into(), &huge, now, HOUR);
+        assert!(
+            cache
+                .get("k", now + HOUR - Duration::from_millis(1))
+                .is_some()
+        );
+        assert!(
+            cache.get("k", now + HOUR).is_none(),
+            "capped at the config's hour"
+        );
+        // No cap at all: the clock is not overflowed (the entry is kept
+        // where the clock can hold its expiry, dropped where it cannot).
+        cache.insert("m".into(), &huge, now, Duration::MAX);
+        let _ = cache.get("m", now);
+    }
 
     fn raw(json: &str) -> RawJson {
         RawJson::from_string(json.into()).expect("json")
@@ -83,7 +107,7 @@ mod tests {
         let mut cache = ResultCache::default();
         let now = Instant::now();
         let key = ResultCache::key("tools/list", None);
-        cache.insert(key.clone(), &raw(r#"{"tools":[],"ttlMs":1000}"#), now);
+        cache.insert(key.clone(), &raw(r#"{"tools":[],"ttlMs":1000}"#), now, HOUR);
         assert!(cache.get(&key, now + Duration::from_millis(999)).is_some());
         assert!(cache.get(&key, now + Duration::from_millis(1000)).is_none());
     }
@@ -92,10 +116,12 @@ mod tests {
     fn results_without_a_ttl_are_not_kept() {
         let mut cache = ResultCache::default();
         let now = Instant::now();
-        cache.insert("k".into(), &raw(r#"{"tools":[]}"#), now);
-        cache.insert("z".into(), &raw(r#"{"tools":[],"ttlMs":0}"#), now);
+        cache.insert("k".into(), &raw(r#"{"tools":[]}"#), now, HOUR);
+        cache.insert("z".into(), &raw(r#"{"tools":[],"ttlMs":0}"#), now, HOUR);
+        cache.insert("n".into(), &raw(r#"{"tools":[],"ttlMs":-1}"#), now, HOUR);
         assert!(cache.get("k", now).is_none());
         assert!(cache.get("z", now).is_none());
+        assert!(cache.get("n", now).is_none());
     }
 
     #[test]
@@ -104,7 +130,12 @@ mod tests {
         let now = Instant::now();
         for i in 0..(MAX_ENTRIES + 10) {
             let ttl = 1000 + i;
-            cache.insert(format!("k{i}"), &raw(&format!(r#"{{"ttlMs":{ttl}}}"#)), now);
+            cache.insert(
+                format!("k{i}"),
+                &raw(&format!(r#"{{"ttlMs":{ttl}}}"#)),
+                now,
+                HOUR,
+            );
         }
         assert_eq!(cache.entries.len(), MAX_ENTRIES);
         assert!(
@@ -118,8 +149,8 @@ mod tests {
         let mut cache = ResultCache::default();
         let now = Instant::now();
         let entry = raw(r#"{"ttlMs":1000}"#);
-        cache.insert(ResultCache::key("tools/list", None), &entry, now);
-        cache.insert(ResultCache::key("prompts/list", None), &entry, now);
+        cache.insert(ResultCache::key("tools/list", None), &entry, now, HOUR);
+        cache.insert(ResultCache::key("prompts/list", None), &entry, now, HOUR);
         cache.invalidate("tools/");
         assert!(
             cache

@@ -219,6 +219,10 @@ impl Handler for Callbacks {
         }
     }
 
+    fn on_fault(&self, fault: mcp_core::Fault) {
+        self.config.emit(crate::SessionEvent::Fault(fault));
+    }
+
     async fn handle_notification(
         &self,
         notification: IncomingNotification,

@@ -18,7 +18,7 @@ use serde_json::Value;
 use crate::cache::ResultCache;
 use crate::session::{parse_result, raw_params};
 use crate::validation::OutputSchemas;
-use crate::{ClientSession, Error, RequestOptions};
+use crate::{ClientSession, Error, ListLimit, RequestOptions};
 
 /// One page of a list method: its items and the cursor of the next page.
 pub(crate) trait Page {
@@ -51,10 +51,6 @@ page!(
     mcp_types::skills::SkillEntry
 );
 
-/// Pages a server may hand out to one `list_all_*` call; a server that keeps
-/// returning cursors past this is refused rather than followed forever.
-const MAX_PAGES: usize = 1000;
-
 impl ClientSession {
     /// Sends `ping`.
     ///
@@ -71,8 +67,11 @@ impl ClientSession {
     }
 
     /// One page of a list method, from the stateless-era cache while the
-    /// server's `ttlMs` allows.
-    async fn list_page<M>(&self, cursor: Option<String>) -> Result<M::Result, Error>
+    /// server's `ttlMs` allows, with its size in bytes as it came.
+    pub(crate) async fn list_page<M>(
+        &self,
+        cursor: Option<String>,
+    ) -> Result<(M::Result, usize), Error>
     where
         M: RequestMethod<Params = Option<PaginatedRequestParams>>,
     {
@@ -86,15 +85,21 @@ impl ClientSession {
                     .request_raw(M::NAME, params, RequestOptions::new())
                     .await?;
                 if self.is_stateless() {
-                    self.shared.lock().cache.insert(key, &raw, Instant::now());
+                    let max_ttl = self.config.max_cache_ttl;
+                    self.shared
+                        .lock()
+                        .cache
+                        .insert(key, &raw, Instant::now(), max_ttl);
                 }
                 raw
             }
         };
-        parse_result(M::NAME, &raw)
+        Ok((parse_result(M::NAME, &raw)?, raw.get().len()))
     }
 
-    /// Follows `nextCursor` through every page of `list`.
+    /// Follows `nextCursor` through every page `list` reads (each with its
+    /// size in bytes), within the config's [`ListLimits`](crate::ListLimits):
+    /// the items of a page past a limit are never kept.
     pub(crate) async fn list_all<R: Page, F, Fut>(
         &self,
         method: &'static str,
@@ -102,22 +107,30 @@ impl ClientSession {
     ) -> Result<Vec<R::Item>, Error>
     where
         F: Fn(Option<String>) -> Fut,
-        Fut: std::future::Future<Output = Result<R, Error>>,
+        Fut: std::future::Future<Output = Result<(R, usize), Error>>,
     {
+        let limits = self.config.list_limits;
+        let refuse = |limit| Err(Error::ListLimit { method, limit });
         let mut items = Vec::new();
+        let mut bytes = 0usize;
         let mut cursor = None;
-        for _ in 0..MAX_PAGES {
-            let (page, next) = list(cursor).await?.into_parts();
+        for _ in 0..limits.max_pages {
+            let (page, size) = list(cursor).await?;
+            bytes = bytes.saturating_add(size);
+            if bytes > limits.max_bytes {
+                return refuse(ListLimit::Bytes(limits.max_bytes));
+            }
+            let (page, next) = page.into_parts();
+            if items.len().saturating_add(page.len()) > limits.max_items {
+                return refuse(ListLimit::Items(limits.max_items));
+            }
             items.extend(page);
             match next {
                 Some(next) => cursor = Some(next),
                 None => return Ok(items),
             }
         }
-        Err(Error::TooManyPages {
-            method,
-            pages: MAX_PAGES,
-        })
+        refuse(ListLimit::Pages(limits.max_pages))
     }
 
     /// One page of `tools/list` (pass the previous page's `next_cursor`).
@@ -131,7 +144,12 @@ impl ClientSession {
     /// Dropping the future cancels the request on the wire
     /// (`notifications/cancelled`) and discards a late answer.
     pub async fn list_tools(&self, cursor: Option<String>) -> Result<ListToolsResult, Error> {
-        let mut result = self.list_page::<methods::ListTools>(cursor).await?;
+        self.tools_page(cursor).await.map(|(page, _)| page)
+    }
+
+    /// [`list_tools`](Self::list_tools), with the page's size in bytes.
+    async fn tools_page(&self, cursor: Option<String>) -> Result<(ListToolsResult, usize), Error> {
+        let (mut result, bytes) = self.list_page::<methods::ListTools>(cursor).await?;
         let mut routes = Vec::new();
         if self.is_stateless() {
             // Tools whose `x-mcp-header` annotations are invalid cannot be
@@ -151,20 +169,20 @@ impl ClientSession {
         let mut state = self.shared.lock();
         state.output_schemas.learn(compiled);
         state.routes.extend(routes);
-        Ok(result)
+        Ok((result, bytes))
     }
 
     /// Every tool, following `nextCursor` through all pages.
     ///
     /// # Errors
-    /// As [`list_tools`](Self::list_tools); [`Error::TooManyPages`] when the
-    /// server never stops handing out cursors.
+    /// As [`list_tools`](Self::list_tools); [`Error::ListLimit`] when the
+    /// list passes the config's [`ListLimits`](crate::ListLimits).
     ///
     /// # Cancel safety
     /// Dropping the future cancels the page request in flight; pages already
     /// read are discarded.
     pub async fn list_all_tools(&self) -> Result<Vec<Tool>, Error> {
-        self.list_all(methods::ListTools::NAME, |c| self.list_tools(c))
+        self.list_all(methods::ListTools::NAME, |c| self.tools_page(c))
             .await
     }
 
@@ -254,20 +272,24 @@ impl ClientSession {
         &self,
         cursor: Option<String>,
     ) -> Result<ListResourcesResult, Error> {
-        self.list_page::<methods::ListResources>(cursor).await
+        self.list_page::<methods::ListResources>(cursor)
+            .await
+            .map(|(page, _)| page)
     }
 
     /// Every resource, following `nextCursor` through all pages.
     ///
     /// # Errors
-    /// As [`list_resources`](Self::list_resources); [`Error::TooManyPages`].
+    /// As [`list_resources`](Self::list_resources); [`Error::ListLimit`].
     ///
     /// # Cancel safety
     /// Dropping the future cancels the page request in flight; pages already
     /// read are discarded.
     pub async fn list_all_resources(&self) -> Result<Vec<Resource>, Error> {
-        self.list_all(methods::ListResources::NAME, |c| self.list_resources(c))
-            .await
+        self.list_all(methods::ListResources::NAME, |c| {
+            self.list_page::<methods::ListResources>(c)
+        })
+        .await
     }
 
     /// One page of `resources/templates/list`.
@@ -284,20 +306,21 @@ impl ClientSession {
     ) -> Result<ListResourceTemplatesResult, Error> {
         self.list_page::<methods::ListResourceTemplates>(cursor)
             .await
+            .map(|(page, _)| page)
     }
 
     /// Every resource template, following `nextCursor` through all pages.
     ///
     /// # Errors
     /// As [`list_resource_templates`](Self::list_resource_templates);
-    /// [`Error::TooManyPages`].
+    /// [`Error::ListLimit`].
     ///
     /// # Cancel safety
     /// Dropping the future cancels the page request in flight; pages already
     /// read are discarded.
     pub async fn list_all_resource_templates(&self) -> Result<Vec<ResourceTemplate>, Error> {
         self.list_all(methods::ListResourceTemplates::NAME, |c| {
-            self.list_resource_templates(c)
+            self.list_page::<methods::ListResourceTemplates>(c)
         })
         .await
     }
@@ -341,9 +364,14 @@ impl ClientSession {
     /// Dropping the future cancels the request on the wire, but the server may
     /// already have applied it.
     pub async fn subscribe_resource(&self, uri: &str) -> Result<(), Error> {
-        self.request::<methods::Subscribe>(&SubscribeRequestParams::new(uri), RequestOptions::new())
-            .await
-            .map(|_| ())
+        self.request::<methods::Subscribe>(
+            &SubscribeRequestParams::new(uri),
+            RequestOptions::new(),
+        )
+        .await?;
+        // Made again should the session be started anew.
+        self.shared.lock().subscriptions.insert(uri.to_owned());
+        Ok(())
     }
 
     /// Ends a subscription.
@@ -355,6 +383,7 @@ impl ClientSession {
     /// Dropping the future cancels the request on the wire, but the server may
     /// already have applied it.
     pub async fn unsubscribe_resource(&self, uri: &str) -> Result<(), Error> {
+        self.shared.lock().subscriptions.remove(uri);
         self.request::<methods::Unsubscribe>(
             &UnsubscribeRequestParams::new(uri),
             RequestOptions::new(),
@@ -372,20 +401,24 @@ impl ClientSession {
     /// Dropping the future cancels the request on the wire
     /// (`notifications/cancelled`) and discards a late answer.
     pub async fn list_prompts(&self, cursor: Option<String>) -> Result<ListPromptsResult, Error> {
-        self.list_page::<methods::ListPrompts>(cursor).await
+        self.list_page::<methods::ListPrompts>(cursor)
+            .await
+            .map(|(page, _)| page)
     }
 
     /// Every prompt, following `nextCursor` through all pages.
     ///
     /// # Errors
-    /// As [`list_prompts`](Self::list_prompts); [`Error::TooManyPages`].
+    /// As [`list_prompts`](Self::list_prompts); [`Error::ListLimit`].
     ///
     /// # Cancel safety
     /// Dropping the future cancels the page request in flight; pages already
     /// read are discarded.
     pub async fn list_all_prompts(&self) -> Result<Vec<Prompt>, Error> {
-        self.list_all(methods::ListPrompts::NAME, |c| self.list_prompts(c))
-            .await
+        self.list_all(methods::ListPrompts::NAME, |c| {
+            self.list_page::<methods::ListPrompts>(c)
+        })
+        .await
     }
 
     /// Gets a prompt with its arguments.
@@ -469,9 +502,14 @@ impl ClientSession {
             methods::SetLevel::NAME,
             "RequestOptions::with_log_level on each call",
         )?;
-        self.request::<methods::SetLevel>(&SetLevelRequestParams::new(level), RequestOptions::new())
-            .await
-            .map(|_| ())
+        self.request::<methods::SetLevel>(
+            &SetLevelRequestParams::new(level),
+            RequestOptions::new(),
+        )
+        .await?;
+        // Set again should the session be started anew.
+        self.shared.lock().log_level = Some(level);
+        Ok(())
     }
 
     /// Tells the server the roots changed.

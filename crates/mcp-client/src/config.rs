@@ -5,6 +5,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
+use mcp_core::backoff::BackoffConfig;
 use mcp_core::{CancellationToken, DispatcherConfig};
 
 use crate::Negotiation;
@@ -83,6 +84,79 @@ pub struct ClientConfig {
     pub(crate) extensions: crate::extension::ExtensionConfig,
     pub(crate) task_status_queue: usize,
     pub(crate) hosted_tasks: Option<crate::hosted::HostedTasks>,
+    pub(crate) events: Option<crate::events::EventFn>,
+    pub(crate) list_limits: ListLimits,
+    pub(crate) restarts: BackoffConfig,
+    pub(crate) max_cache_ttl: Duration,
+}
+
+/// How much one `list_all_*` call reads before it stops with
+/// [`Error::ListLimit`](crate::Error::ListLimit): a server handing out
+/// endless pages, or huge ones, is refused before it exhausts the host's
+/// memory. Each limit has a default a real server stays far below.
+///
+/// # Examples
+/// ```
+/// use mcp_client::{ClientConfig, ListLimits};
+/// let config = ClientConfig::new("my-host", "1.0.0")
+///     .list_limits(ListLimits::new().with_max_items(5_000));
+/// # let _ = config;
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ListLimits {
+    /// Pages read at most. Default 1,000.
+    pub max_pages: usize,
+    /// Items (tools, resources, ...) kept at most, over all pages. Default
+    /// 100,000.
+    pub max_items: usize,
+    /// Bytes of pages read at most, as they came on the wire. Default
+    /// 64 MiB.
+    pub max_bytes: usize,
+}
+
+impl Default for ListLimits {
+    fn default() -> Self {
+        Self {
+            max_pages: 1_000,
+            max_items: 100_000,
+            max_bytes: 64 * 1024 * 1024,
+        }
+    }
+}
+
+impl ListLimits {
+    /// The defaults.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets [`max_pages`](Self::max_pages).
+    #[must_use]
+    pub fn with_max_pages(self, pages: usize) -> Self {
+        Self {
+            max_pages: pages,
+            ..self
+        }
+    }
+
+    /// Sets [`max_items`](Self::max_items).
+    #[must_use]
+    pub fn with_max_items(self, items: usize) -> Self {
+        Self {
+            max_items: items,
+            ..self
+        }
+    }
+
+    /// Sets [`max_bytes`](Self::max_bytes).
+    #[must_use]
+    pub fn with_max_bytes(self, bytes: usize) -> Self {
+        Self {
+            max_bytes: bytes,
+            ..self
+        }
+    }
 }
 
 impl ClientConfig {
@@ -110,6 +184,12 @@ impl ClientConfig {
             extensions: Default::default(),
             task_status_queue: crate::tasks::DEFAULT_TASK_STATUS_QUEUE,
             hosted_tasks: None,
+            events: None,
+            list_limits: ListLimits::default(),
+            restarts: BackoffConfig::new()
+                .with_floor(Duration::from_millis(100))
+                .with_budget(3, Duration::from_secs(60)),
+            max_cache_ttl: Duration::from_secs(3600),
         }
     }
 
@@ -229,6 +309,47 @@ impl ClientConfig {
         self
     }
 
+    /// Hears what happens to the session that no call returns: a session
+    /// the client started anew after the server forgot the old one
+    /// ([`SessionEvent::Restarted`](crate::SessionEvent::Restarted): refresh
+    /// what you cached of it), and faults no caller waits for
+    /// ([`SessionEvent::Fault`](crate::SessionEvent::Fault): an unreadable
+    /// message, a response to nothing, an error with no id, the transport
+    /// failing between requests, the connection dropping). Called on the
+    /// connection's read loop or in the task of the call that noticed: keep
+    /// it short, hand anything slow to a channel.
+    pub fn on_event(
+        mut self,
+        callback: impl Fn(crate::SessionEvent) + Send + Sync + 'static,
+    ) -> Self {
+        self.events = Some(Arc::new(callback));
+        self
+    }
+
+    /// How much one `list_all_*` call may read ([`ListLimits::default`]
+    /// unless set).
+    pub fn list_limits(mut self, limits: ListLimits) -> Self {
+        self.list_limits = limits;
+        self
+    }
+
+    /// How often the client starts a session anew on its own when the
+    /// server forgets it (HTTP 404) or stops accepting the negotiated
+    /// revision: by default at most 3 times a minute, 100 ms apart at
+    /// least and doubling; past that, calls fail with
+    /// [`Error::SessionLost`](crate::Error::SessionLost).
+    pub fn session_restarts(mut self, backoff: BackoffConfig) -> Self {
+        self.restarts = backoff;
+        self
+    }
+
+    /// The longest a stateless-era result is reused, whatever `ttlMs` the
+    /// server allows (1 hour by default).
+    pub fn max_cache_ttl(mut self, ttl: Duration) -> Self {
+        self.max_cache_ttl = ttl;
+        self
+    }
+
     /// How many pushed task states the session holds for its
     /// [`TaskWatch`](crate::TaskWatch)es before the slowest loses the
     /// oldest ([`DEFAULT_TASK_STATUS_QUEUE`](crate::DEFAULT_TASK_STATUS_QUEUE)
@@ -247,6 +368,14 @@ impl ClientConfig {
     pub fn host_tasks(mut self, tasks: crate::HostedTasks) -> Self {
         self.hosted_tasks = Some(tasks);
         self
+    }
+
+    /// Tells the host of `event`, if it listens.
+    pub(crate) fn emit(&self, event: crate::SessionEvent) {
+        match &self.events {
+            Some(callback) => callback(event),
+            None => tracing::debug!(?event, "a session event no callback hears"),
+        }
     }
 
     /// The capabilities this configuration declares at the newest revision

@@ -100,13 +100,30 @@ pub enum Error {
         /// What the callback answered.
         error: ErrorObject,
     },
-    /// A list kept handing out cursors.
-    #[error("`{method}` returned more than {pages} pages; the server keeps handing out cursors")]
-    TooManyPages {
+    /// A `list_all_*` call reached one of its [`ListLimits`](crate::ListLimits):
+    /// the server keeps handing out cursors, or its pages are too many or
+    /// too large to hold.
+    #[error(
+        "`{method}` stopped at {limit}; the server's list is larger than this client accepts \
+         (raise ClientConfig::list_limits if it is legitimate)"
+    )]
+    ListLimit {
         /// The list method.
         method: &'static str,
-        /// How many pages were read.
-        pages: usize,
+        /// Which limit was reached.
+        limit: ListLimit,
+    },
+    /// The server forgot the session (or stopped accepting the negotiated
+    /// revision) more often than the client starts sessions anew
+    /// ([`ClientConfig::session_restarts`](crate::ClientConfig::session_restarts)),
+    /// or starting one failed.
+    #[error(
+        "the session with the server was lost and could not be started anew ({reason}); \
+         check that the server keeps its sessions, then reconnect"
+    )]
+    SessionLost {
+        /// What went wrong last.
+        reason: SessionLoss,
     },
     /// The method does not exist at the negotiated protocol revision.
     #[error("`{method}` does not exist at protocol revision {revision}; use {instead}")]
@@ -151,7 +168,56 @@ pub enum Error {
     },
 }
 
+/// Which of a list's [`ListLimits`](crate::ListLimits) was reached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ListLimit {
+    /// This many pages.
+    Pages(usize),
+    /// This many items.
+    Items(usize),
+    /// This many bytes.
+    Bytes(usize),
+}
+
+impl std::fmt::Display for ListLimit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ListLimit::Pages(n) => write!(f, "the limit of {n} pages"),
+            ListLimit::Items(n) => write!(f, "the limit of {n} items"),
+            ListLimit::Bytes(n) => write!(f, "the limit of {n} bytes"),
+        }
+    }
+}
+
+/// Why a lost session could not be started anew.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SessionLoss {
+    /// The client already started this many sessions within the window.
+    #[error("{attempts} new sessions within {window:?}, the limit")]
+    TooManyRestarts {
+        /// The restarts the window allows.
+        attempts: u32,
+        /// The window.
+        window: std::time::Duration,
+    },
+    /// Starting the new session failed.
+    #[error("starting a new session failed: {0}")]
+    Failed(#[source] Box<Error>),
+}
+
 impl Error {
+    /// Whether the server no longer knew the session: the client starts a
+    /// new one on its own (see
+    /// [`ClientConfig::session_restarts`](crate::ClientConfig::session_restarts)).
+    pub fn is_session_expired(&self) -> bool {
+        matches!(
+            self.transport(),
+            Some(TransportError::SessionExpired { .. })
+        ) || matches!(self, Error::SessionLost { .. })
+    }
+
     /// The server's JSON-RPC error, when the server answered with one; never
     /// a failure of this side or of the connection.
     pub fn remote(&self) -> Option<&ErrorObject> {

@@ -10,6 +10,7 @@ mod calls;
 mod client;
 mod config;
 mod error;
+mod events;
 pub mod extension;
 mod group;
 mod hosted;
@@ -23,14 +24,17 @@ mod tasks;
 mod validation;
 
 pub use client::Client;
-pub use config::{ClientConfig, RequestInfo};
-pub use error::Error;
+pub use config::{ClientConfig, ListLimits, RequestInfo};
+pub use error::{Error, ListLimit};
+pub use events::{Fault, Restart, RestartReason, SessionEvent};
 pub use group::{ClientSessionGroup, ServerId};
 pub use hosted::{
     DEFAULT_HOSTED_PAGE_SIZE, DEFAULT_HOSTED_POLL_INTERVAL, DEFAULT_HOSTED_TASK_TTL,
     DEFAULT_MAX_HOSTED_TASK_TTL, HostedTasks,
 };
 pub use mcp_core::Progress;
+/// Pacing of reconnections and session restarts.
+pub use mcp_core::backoff::BackoffConfig;
 /// The OpenTelemetry bridge (feature `otel`): [`otel::init_otlp`] exports
 /// the SDK's spans and MCP metrics over OTLP.
 #[cfg(feature = "otel")]

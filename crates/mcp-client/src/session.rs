@@ -1,21 +1,26 @@
 //! One session with a server: its state, and the one path every request
 //! takes (stamped for the negotiated era, sent, its result read).
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Instant;
 
-use mcp_core::{Connection, Peer, Transport};
+use mcp_core::backoff::Backoff;
+use mcp_core::{Connection, Peer, Transport, TransportError};
 use mcp_types::method::{Method, NotificationMethod, RequestMethod};
 use mcp_types::{
-    DiscoverResult, Implementation, InitializeResult, RawJson, Revision, ServerCapabilities,
+    DiscoverResult, ErrorCode, Implementation, InitializeResult, LoggingLevel, RawJson, Revision,
+    ServerCapabilities, SetLevelRequestParams, SubscribeRequestParams, methods,
 };
 use serde::Serialize;
 
 use crate::cache::ResultCache;
 use crate::callbacks::Callbacks;
 use crate::config::ClientConfig;
+use crate::error::SessionLoss;
 use crate::validation::OutputSchemas;
-use crate::{Error, RequestOptions, stateless};
+use crate::{Error, RequestOptions, Restart, RestartReason, SessionEvent, stateless};
 
 /// What a session knows about its server.
 pub(crate) struct State {
@@ -32,10 +37,26 @@ pub(crate) struct State {
     pub(crate) envelope: Option<Arc<stateless::Envelope>>,
     /// Cacheable stateless results.
     pub(crate) cache: ResultCache,
+    /// The resources subscribed to, made again in a restarted session.
+    pub(crate) subscriptions: BTreeSet<String>,
+    /// The session-wide log level set, set again in a restarted session.
+    pub(crate) log_level: Option<LoggingLevel>,
+}
+
+/// Starting a session anew when the server forgot the old one: one restart
+/// at a time, paced and bounded by the config's
+/// [`session_restarts`](crate::ClientConfig::session_restarts).
+pub(crate) struct Restarts {
+    /// Held while a session is started anew.
+    backoff: tokio::sync::Mutex<Backoff>,
+    /// Bumped by each restart: a call that failed in an older session
+    /// learns that another call already started the new one.
+    generation: AtomicU64,
 }
 
 pub(crate) struct Shared {
     state: Mutex<State>,
+    restarts: Restarts,
     /// The task states the server pushes, for the session's task watches.
     pub(crate) task_states: crate::tasks::TaskStates,
 }
@@ -77,7 +98,13 @@ impl ClientSession {
                 routes: HashMap::new(),
                 envelope: None,
                 cache: ResultCache::default(),
+                subscriptions: BTreeSet::new(),
+                log_level: None,
             }),
+            restarts: Restarts {
+                backoff: tokio::sync::Mutex::new(Backoff::new(config.restarts)),
+                generation: AtomicU64::new(0),
+            },
             task_states: crate::tasks::TaskStates::new(config.task_status_queue),
         });
         let bindings = crate::extension::Bindings::start(&config.extensions.bindings);
@@ -202,8 +229,129 @@ impl ClientSession {
     }
 
     /// Sends `method` with raw params, stamped for the stateless era when
-    /// the session speaks it.
+    /// the session speaks it. When the server no longer knows the session
+    /// (HTTP 404) or no longer accepts the negotiated revision (`-32022`),
+    /// a new session is started (see [`restart`](Self::restart)) and the
+    /// request sent again once, if the server refused it before any handler
+    /// ran; a request whose stream broke after it was delivered fails as
+    /// it did, since its handler may have run.
     pub(crate) async fn request_raw(
+        &self,
+        method: &'static str,
+        params: Option<RawJson>,
+        options: RequestOptions,
+    ) -> Result<RawJson, Error> {
+        let generation = self.shared.restarts.generation.load(Ordering::Acquire);
+        let first = self.send_raw(method, params.clone(), options.clone()).await;
+        let Err(error) = &first else {
+            return first;
+        };
+        let Some((reason, resend)) = self.restart_after(method, error) else {
+            return first;
+        };
+        // Boxed: starting a session sends requests of its own through here.
+        Box::pin(self.restart(generation, reason)).await?;
+        if !resend {
+            return first;
+        }
+        self.send_raw(method, params, options).await
+    }
+
+    /// Whether `error` of a `method` call calls for a new session, and
+    /// whether the call may then be sent again.
+    fn restart_after(&self, method: &str, error: &Error) -> Option<(RestartReason, bool)> {
+        // The negotiation's own requests are never what restarts it.
+        if matches!(method, "initialize" | "server/discover") {
+            return None;
+        }
+        if let Some(TransportError::SessionExpired { reached_server }) = error.transport() {
+            return Some((RestartReason::SessionExpired, !reached_server));
+        }
+        let changed = self.is_stateless()
+            && error
+                .remote()
+                .is_some_and(|e| e.code == ErrorCode::UNSUPPORTED_PROTOCOL_VERSION);
+        // A version refusal comes before any handler runs.
+        changed.then_some((RestartReason::ServerChanged, true))
+    }
+
+    /// Starts a new session after the old one was lost for `reason`,
+    /// unless another call already did since `seen` (its generation when it
+    /// was sent): negotiates again by the config's policy, subscribes again
+    /// to the resources subscribed to, sets the log level again, forgets
+    /// cached results, and tells the host
+    /// ([`SessionEvent::Restarted`](crate::SessionEvent::Restarted)).
+    ///
+    /// # Errors
+    /// [`Error::SessionLost`] past the config's restart budget, or when the
+    /// new session could not be started.
+    async fn restart(&self, seen: u64, reason: RestartReason) -> Result<(), Error> {
+        let restarts = &self.shared.restarts;
+        let mut backoff = restarts.backoff.lock().await;
+        if restarts.generation.load(Ordering::Acquire) != seen {
+            return Ok(());
+        }
+        let lost = |reason| Error::SessionLost { reason };
+        let wait = backoff.next(Instant::now(), None).map_err(|spent| {
+            lost(SessionLoss::TooManyRestarts {
+                attempts: spent.attempts,
+                window: spent.window,
+            })
+        })?;
+        tracing::info!(%reason, "starting a new session with the server");
+        tokio::time::sleep(wait).await;
+        let previous = self.protocol_version();
+        {
+            let mut state = self.shared.lock();
+            state.cache.invalidate("");
+            state.envelope = None;
+        }
+        // A handshake session is started again as one; a stateless server
+        // that changed is asked anew which era it speaks.
+        let started = if self.is_stateless() {
+            self.negotiate().await.map(drop)
+        } else {
+            self.initialize().await.map(drop)
+        };
+        started.map_err(|e| lost(SessionLoss::Failed(Box::new(e))))?;
+        backoff.succeeded();
+        restarts.generation.fetch_add(1, Ordering::AcqRel);
+        let (subscriptions, log_level) = {
+            let state = self.shared.lock();
+            (state.subscriptions.clone(), state.log_level)
+        };
+        let mut resubscribed = 0;
+        for uri in subscriptions {
+            let params = SubscribeRequestParams::new(uri.clone());
+            let params = raw_params::<methods::Subscribe>(&params)?;
+            match self
+                .send_raw(methods::Subscribe::NAME, params, RequestOptions::new())
+                .await
+            {
+                Ok(_) => resubscribed += 1,
+                Err(error) => tracing::warn!(%uri, %error, "could not subscribe again"),
+            }
+        }
+        if let (Some(level), false) = (log_level, self.is_stateless()) {
+            let params = raw_params::<methods::SetLevel>(&SetLevelRequestParams::new(level))?;
+            if let Err(error) = self
+                .send_raw(methods::SetLevel::NAME, params, RequestOptions::new())
+                .await
+            {
+                tracing::warn!(%error, "could not set the log level again");
+            }
+        }
+        self.config.emit(SessionEvent::Restarted(Restart {
+            reason,
+            previous,
+            revision: self.protocol_version(),
+            resubscribed,
+        }));
+        Ok(())
+    }
+
+    /// Sends `method` once, stamped for the era the session speaks now.
+    async fn send_raw(
         &self,
         method: &'static str,
         params: Option<RawJson>,

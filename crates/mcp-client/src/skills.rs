@@ -20,7 +20,6 @@ use mcp_types::skills::{self, GetSkill, ListSkills, SkillEntry, SkillUriParams};
 use mcp_types::{JsonObject, ResourceContents};
 use serde_json::Value;
 
-use crate::calls::paginated;
 use crate::{ClientSession, Error, RequestOptions};
 
 /// What did not match when a skill file was verified.
@@ -132,17 +131,20 @@ impl ClientSession {
         &self,
         cursor: Option<String>,
     ) -> Result<skills::ListSkillsResult, Error> {
-        self.request::<ListSkills>(&paginated(cursor), RequestOptions::new())
+        self.list_page::<ListSkills>(cursor)
             .await
+            .map(|(page, _)| page)
     }
 
     /// Every skill's entry, following `nextCursor`. Reads no skill file.
     ///
     /// # Errors
-    /// As [`list_skills`](Self::list_skills); [`Error::TooManyPages`].
+    /// As [`list_skills`](Self::list_skills); [`Error::ListLimit`].
     pub async fn list_all_skills(&self) -> Result<Vec<SkillEntry>, Error> {
-        self.list_all(skills::ListSkills::NAME, |c| self.list_skills(c))
-            .await
+        self.list_all(skills::ListSkills::NAME, |c| {
+            self.list_page::<ListSkills>(c)
+        })
+        .await
     }
 
     /// The entry of the skill whose `SKILL.md` is at `uri` (`skills/get`).

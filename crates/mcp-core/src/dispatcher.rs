@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
+use mcp_types::peek::Shape;
 use mcp_types::{
     CancelledNotificationParams, ErrorCode, ErrorObject, JsonObject, JsonRpcErrorResponse,
     JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, NON_CANCELLABLE,
@@ -19,6 +20,7 @@ use tokio_util::task::TaskTracker;
 use tracing::Instrument;
 
 use crate::error::{Error, TransportError};
+use crate::fault::Fault;
 use crate::inbound::{Gate, Limits, Queued, Registration, Runner};
 use crate::pending::PendingRequests;
 use crate::span::{SessionClock, outbound_span_at, record_failure, record_outcome, request_span};
@@ -314,6 +316,26 @@ pub trait Handler: Send + Sync + 'static {
         notification: IncomingNotification,
         context: NotificationContext,
     ) -> impl Future<Output = ()> + Send;
+
+    /// Whether a request of `method` must be answered before anything the
+    /// peer sent after it is taken up (MCP's `initialize`). Its answer is
+    /// queued before the next request or notification is handed to the
+    /// handler, so what the peer pipelines behind it sees its effect, in
+    /// order, however the tasks are scheduled. Responses to this side's own
+    /// requests still go through meanwhile. `false` by default.
+    fn is_barrier(&self, method: &str) -> bool {
+        let _ = method;
+        false
+    }
+
+    /// Hears a [`Fault`]: something that went wrong on the connection that
+    /// no caller waits for (an unreadable message, a response to nothing,
+    /// the connection dropping). Called on the read loop: keep it short,
+    /// hand anything slow to a channel. The dispatcher has already logged
+    /// it; by default nothing else happens.
+    fn on_fault(&self, fault: Fault) {
+        let _ = fault;
+    }
 }
 
 /// How a request ended without a result.
@@ -348,6 +370,9 @@ pub(crate) struct Shared {
     warned_unwritten: AtomicBool,
     /// The connection is gone: stop everything now.
     pub(crate) shutdown: CancellationToken,
+    /// This side closed the connection ([`Peer::close`]); anything else
+    /// ending it is a [`Fault::Disconnected`].
+    closed_here: AtomicBool,
     /// The peer finished sending and every request has ended: write what is
     /// queued, then close.
     finish: CancellationToken,
@@ -732,6 +757,7 @@ impl Peer {
     /// Closes the connection: pending requests fail, running handlers are
     /// cancelled, and the transport is closed.
     pub fn close(&self) {
+        self.shared.closed_here.store(true, Ordering::Release);
         self.shared.shutdown.cancel();
     }
 
@@ -786,6 +812,7 @@ impl Connection {
             max_unwritten: config.max_unwritten_bytes.max(1),
             warned_unwritten: AtomicBool::new(false),
             shutdown: CancellationToken::new(),
+            closed_here: AtomicBool::new(false),
             finish: CancellationToken::new(),
             non_cancellable: config.non_cancellable.clone(),
             network,
@@ -821,6 +848,7 @@ impl Connection {
             peer.clone(),
             notify_tx,
             config.eof_grace,
+            config.max_queued_requests,
         ));
         tasks.close();
         Connection { peer, tasks }
@@ -919,22 +947,81 @@ enum ReadEnd {
     Closed,
 }
 
+/// What the read loop holds back while a barrier request
+/// ([`Handler::is_barrier`]) runs: the peer's later requests and
+/// notifications, in order of arrival.
+struct Held {
+    /// Resolves once the barrier request's answer is queued (its sender
+    /// is dropped then, or when the request ends unanswered).
+    barrier: Option<oneshot::Receiver<()>>,
+    messages: std::collections::VecDeque<(JsonRpcMessage, TransportContext)>,
+    /// At most this many are held; reading pauses past it.
+    limit: usize,
+}
+
+impl Held {
+    /// Whether `message` must wait for the running barrier.
+    fn holds(&self, message: &JsonRpcMessage) -> bool {
+        self.barrier.is_some()
+            && matches!(
+                message,
+                JsonRpcMessage::Request(_) | JsonRpcMessage::Notification(_)
+            )
+    }
+}
+
 async fn read_loop<R: TransportReceiver, H: Handler>(
     mut receiver: R,
     mut runner: Runner<H>,
     peer: Peer,
     notifications: mpsc::Sender<(IncomingNotification, TransportContext)>,
     eof_grace: Duration,
+    max_held: usize,
 ) {
     let shared = peer.shared.clone();
-    let end = loop {
+    let mut held = Held {
+        barrier: None,
+        messages: std::collections::VecDeque::new(),
+        limit: max_held.max(1),
+    };
+    // The peer finished sending; what is held is still taken up.
+    let mut eof = false;
+    let end = 'read: loop {
+        if eof && held.messages.is_empty() {
+            break ReadEnd::PeerFinished;
+        }
+        let barrier_ended = async {
+            match held.barrier.as_mut() {
+                Some(barrier) => {
+                    let _ = barrier.await;
+                }
+                None => std::future::pending().await,
+            }
+        };
         let item = tokio::select! {
             biased;
             () = shared.shutdown.cancelled() => break ReadEnd::Closed,
-            item = receiver.recv() => item,
+            () = barrier_ended => {
+                held.barrier = None;
+                // What waited goes on in order, up to the next barrier.
+                while held.barrier.is_none() {
+                    let Some((message, context)) = held.messages.pop_front() else {
+                        break;
+                    };
+                    let dispatched =
+                        dispatch(message, context, &runner, &peer, &notifications, &mut held)
+                            .await;
+                    if let Dispatched::Closed = dispatched {
+                        break 'read ReadEnd::Closed;
+                    }
+                }
+                continue;
+            }
+            item = receiver.recv(), if !eof && held.messages.len() < held.limit => item,
         };
         let Some(item) = item else {
-            break ReadEnd::PeerFinished;
+            eof = true;
+            continue;
         };
         // What waits to be written bounds what is taken in: the message in
         // hand waits (and reading with it) while the peer lags behind.
@@ -947,8 +1034,12 @@ async fn read_loop<R: TransportReceiver, H: Handler>(
         }
         match item {
             Inbound::Message(message, context) => {
+                if held.holds(&message) {
+                    held.messages.push_back((message, context));
+                    continue;
+                }
                 if let Dispatched::Closed =
-                    dispatch(message, context, &runner, &peer, &notifications).await
+                    dispatch(message, context, &runner, &peer, &notifications, &mut held).await
                 {
                     break ReadEnd::Closed;
                 }
@@ -956,27 +1047,52 @@ async fn read_loop<R: TransportReceiver, H: Handler>(
             Inbound::Malformed(error) => {
                 tracing::warn!(
                     kind = ?error.kind,
+                    shape = ?error.shape,
                     id = error.id.as_ref().map(tracing::field::display),
                     "refused a malformed message"
                 );
-                send_error(&peer, error.id.clone(), error.to_error_object()).await;
+                let unread = Unread {
+                    id: error.id.clone(),
+                    shape: error.shape,
+                    answer: error.to_error_object(),
+                    failure: TransportError::InvalidResponse(error.clone()),
+                };
+                let failed = unread.settle(&peer).await;
+                runner
+                    .handler()
+                    .on_fault(Fault::Unreadable { error, failed });
             }
-            Inbound::TooLarge { limit, id } => {
+            Inbound::TooLarge { limit, id, shape } => {
                 tracing::warn!(
                     limit,
+                    shape = ?shape,
                     id = id.as_ref().map(tracing::field::display),
                     "refused a message over the size limit; raise the transport's limit if \
                      such messages are legitimate"
                 );
-                let error = ErrorObject::invalid_request(format!(
-                    "the message exceeds the {limit}-byte limit and was dropped"
-                ));
-                send_error(&peer, id, error).await;
+                let unread = Unread {
+                    id: id.clone(),
+                    shape,
+                    answer: ErrorObject::invalid_request(format!(
+                        "the message exceeds the {limit}-byte limit and was dropped"
+                    )),
+                    failure: TransportError::ResponseTooLarge { limit },
+                };
+                let failed = unread.settle(&peer).await;
+                runner
+                    .handler()
+                    .on_fault(Fault::TooLarge { limit, id, failed });
             }
             Inbound::Closed => break ReadEnd::Closed,
             Inbound::RequestFailed { id, error } => {
                 tracing::debug!(%id, %error, "the transport failed a request");
-                answer(&peer, &id, Err(Failure::Transport(error)));
+                if !answer(&peer, &id, Err(Failure::Transport(error))) {
+                    tracing::debug!(%id, "the failed request was no longer waited for");
+                }
+            }
+            Inbound::Fault(error) => {
+                tracing::warn!(%error, "the transport failed outside a request");
+                runner.handler().on_fault(Fault::Transport(error));
             }
         }
     };
@@ -989,6 +1105,9 @@ async fn read_loop<R: TransportReceiver, H: Handler>(
     };
     drop(waiters);
     shared.session.end(shared.network);
+    if !shared.closed_here.load(Ordering::Acquire) {
+        runner.handler().on_fault(Fault::Disconnected);
+    }
     runner.close();
     if let ReadEnd::PeerFinished = end {
         tracing::debug!("the peer finished sending; finishing the requests it sent");
@@ -1009,6 +1128,54 @@ async fn read_loop<R: TransportReceiver, H: Handler>(
     runner.finished().await;
     // Every answer is queued now; the write loop writes them and closes.
     shared.finish.cancel();
+}
+
+/// A message that could not be read, with what its first bytes showed: a
+/// response fails the request of ours it answers (and is never answered
+/// back), a request of the peer's gets an error answer.
+struct Unread {
+    id: Option<RequestId>,
+    shape: Shape,
+    /// The error answering it, should it be the peer's request.
+    answer: ErrorObject,
+    /// The error failing our request, should it answer one.
+    failure: TransportError,
+}
+
+impl Unread {
+    /// Settles the message; the id of our request it failed, if any.
+    async fn settle(self, peer: &Peer) -> Option<RequestId> {
+        let ours = {
+            let mut state = peer.shared.lock();
+            match (&self.id, self.shape) {
+                // An id of ours that the peer sent back is an answer, even
+                // when the bytes did not show it: never answer it back.
+                (Some(id), Shape::Response | Shape::Unknown) => {
+                    state.pending.take(id).map(|request| (id.clone(), request))
+                }
+                // A response that lost its id can only answer a request of
+                // ours when exactly one waits.
+                (None, Shape::Response) => state.pending.take_only(),
+                _ => None,
+            }
+        };
+        if let Some((id, request)) = ours {
+            if request
+                .waiter
+                .send(Err(Failure::Transport(self.failure)))
+                .is_err()
+            {
+                tracing::trace!(%id, "the unreadable answer's caller had left");
+            }
+            return Some(id);
+        }
+        match self.shape {
+            // Answers and notifications get no answer.
+            Shape::Response | Shape::Notification => {}
+            _ => send_error(peer, self.id, self.answer).await,
+        }
+        None
+    }
 }
 
 async fn send_error(peer: &Peer, id: Option<RequestId>, error: ErrorObject) {
@@ -1035,6 +1202,7 @@ async fn dispatch<H: Handler>(
     runner: &Runner<H>,
     peer: &Peer,
     notifications: &mpsc::Sender<(IncomingNotification, TransportContext)>,
+    held: &mut Held,
 ) -> Dispatched {
     let shared = &peer.shared;
     match message {
@@ -1058,6 +1226,12 @@ async fn dispatch<H: Handler>(
             if request.method == "initialize" {
                 shared.session.start("server");
             }
+            // What the peer sent after a barrier waits until it is answered.
+            let done = runner.handler().is_barrier(&request.method).then(|| {
+                let (done, ended) = oneshot::channel();
+                held.barrier = Some(ended);
+                done
+            });
             let id = request.id;
             let span = request_span(
                 &request.method,
@@ -1081,7 +1255,7 @@ async fn dispatch<H: Handler>(
                 params: request.params,
             };
             return match runner
-                .submit(incoming, context, span, registration, admission)
+                .submit(incoming, context, span, registration, admission, done)
                 .await
             {
                 Queued::Accepted => Dispatched::Continue,
@@ -1135,20 +1309,53 @@ async fn dispatch<H: Handler>(
                 }
             }
         },
-        JsonRpcMessage::Response(response) => answer(peer, &response.id, Ok(response.result)),
+        JsonRpcMessage::Response(response) => {
+            if !answer(peer, &response.id, Ok(response.result)) {
+                tracing::warn!(id = %response.id, "a response to no pending request; dropped");
+                runner
+                    .handler()
+                    .on_fault(Fault::StrayResponse { id: response.id });
+            }
+        }
         JsonRpcMessage::Error(response) => match response.id {
-            Some(id) => answer(peer, &id, Err(Failure::Remote(response.error))),
-            None => tracing::warn!(
-                code = %response.error.code,
-                message = %response.error.message,
-                "the peer reported an error with no request id"
-            ),
+            Some(id) => {
+                if !answer(peer, &id, Err(Failure::Remote(response.error))) {
+                    tracing::warn!(%id, "an error response to no pending request; dropped");
+                    runner.handler().on_fault(Fault::StrayResponse { id });
+                }
+            }
+            None => {
+                tracing::warn!(
+                    code = %response.error.code,
+                    message = %response.error.message,
+                    "the peer reported an error with no request id"
+                );
+                // With exactly one request waiting, it is the one the error
+                // can only be about: fail it rather than let it time out.
+                let only = shared.lock().pending.take_only();
+                let failed = only.map(|(id, request)| {
+                    if request
+                        .waiter
+                        .send(Err(Failure::Remote(response.error.clone())))
+                        .is_err()
+                    {
+                        tracing::trace!(%id, "the caller had left");
+                    }
+                    id
+                });
+                runner.handler().on_fault(Fault::UnaddressedError {
+                    error: response.error,
+                    failed,
+                });
+            }
         },
     }
     Dispatched::Continue
 }
 
-fn answer(peer: &Peer, id: &RequestId, outcome: Result<RawJson, Failure>) {
+/// Hands `outcome` to the caller waiting on `id`; `false` when nothing
+/// waits on it.
+fn answer(peer: &Peer, id: &RequestId, outcome: Result<RawJson, Failure>) -> bool {
     let request = peer.shared.lock().pending.take(id);
     match request {
         Some(request) => {
@@ -1156,8 +1363,9 @@ fn answer(peer: &Peer, id: &RequestId, outcome: Result<RawJson, Failure>) {
             if request.waiter.send(outcome).is_err() {
                 tracing::trace!(method = %request.method, %id, "answer arrived after its caller left");
             }
+            true
         }
-        None => tracing::warn!(%id, "a response to no pending request; dropped"),
+        None => false,
     }
 }
 

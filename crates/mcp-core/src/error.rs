@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use mcp_types::{ErrorObject, RequestId};
+use mcp_types::{DecodeError, ErrorObject, RequestId};
 
 /// Errors from sending requests and notifications through a [`crate::Peer`].
 #[derive(Debug, thiserror::Error)]
@@ -100,7 +100,8 @@ pub enum TransportError {
     /// The peer ended its answer stream cleanly without answering, and it
     /// could not be resumed.
     #[error(
-        "the server ended the response stream without answering (resumed {resumptions} times);          retry the request"
+        "the server ended the response stream without answering (resumed {resumptions} times); \
+         retry the request"
     )]
     Unanswered {
         /// How many times the stream was resumed before giving up.
@@ -112,11 +113,39 @@ pub enum TransportError {
         /// The HTTP status code.
         status: u16,
     },
-    /// The peer's answer is not a JSON-RPC message.
-    #[error("the server's answer is not JSON-RPC: {0}")]
-    InvalidResponse(#[source] BoxError),
+    /// The peer's answer could not be read as a JSON-RPC message (not
+    /// JSON, not UTF-8, a batch where one message was expected, both
+    /// `result` and `error`); the [`DecodeError`] says which.
+    #[error("the peer's answer could not be read: {0}")]
+    InvalidResponse(#[source] DecodeError),
+    /// The server no longer knows the session the request was sent in
+    /// (HTTP 404 for a request carrying `Mcp-Session-Id`: it restarted, or
+    /// the session expired).
+    #[error(
+        "the server no longer knows this session (HTTP 404): it restarted or the session \
+         expired; start a new session (initialize again)"
+    )]
+    SessionExpired {
+        /// The request had reached the server before the session was found
+        /// gone (its response stream broke and could not be resumed), so
+        /// its handler may have run; `false` when the server refused it
+        /// before any handler saw it, so sending it again is safe.
+        reached_server: bool,
+    },
+    /// A stream kept ending and was reopened as often as the reconnection
+    /// budget allows; it waits for the window to move on.
+    #[error(
+        "the stream was reopened {attempts} times within {window:?}, the limit; it waits for \
+         the window to move on (the server keeps ending it)"
+    )]
+    ReconnectBudgetSpent {
+        /// The attempts the window allows.
+        attempts: u32,
+        /// The window.
+        window: Duration,
+    },
     /// The peer's answer is larger than this side accepts.
-    #[error("the server's answer exceeds the {limit}-byte limit; raise the limit to accept it")]
+    #[error("the peer's answer exceeds the {limit}-byte limit; raise the limit to accept it")]
     ResponseTooLarge {
         /// The limit in bytes.
         limit: usize,

@@ -172,6 +172,9 @@ struct Job {
     registration: Registration,
     /// Held until the request's answer is sent.
     admission: Option<Admission>,
+    /// For a barrier request: dropped once its answer is queued, which lets
+    /// the read loop take up what the peer sent after it.
+    done: Option<tokio::sync::oneshot::Sender<()>>,
 }
 
 /// What a queued request got when it was handed over.
@@ -272,6 +275,11 @@ impl<H: Handler> Runner<H> {
         }
     }
 
+    /// The connection's handler.
+    pub(crate) fn handler(&self) -> &H {
+        &self.exec.handler
+    }
+
     /// The rate limit each request passes before it is queued.
     pub(crate) fn gate(&self) -> &Gate {
         &self.gate
@@ -291,6 +299,7 @@ impl<H: Handler> Runner<H> {
         span: tracing::Span,
         registration: Registration,
         admission: Option<Admission>,
+        done: Option<tokio::sync::oneshot::Sender<()>>,
     ) -> Queued {
         let job = Job {
             request,
@@ -298,6 +307,7 @@ impl<H: Handler> Runner<H> {
             span,
             registration,
             admission,
+            done,
         };
         if self.waiting.load(Ordering::Acquire) == 0 {
             if let Ok(permit) = self.permits.clone().try_acquire_owned() {
@@ -399,6 +409,7 @@ async fn run<H: Handler>(exec: Exec<H>, job: Job, _permit: OwnedSemaphorePermit)
         span,
         registration,
         admission: _admission,
+        done,
     } = job;
     let shared = exec.shared.clone();
     async move {
@@ -411,6 +422,8 @@ async fn run<H: Handler>(exec: Exec<H>, job: Job, _permit: OwnedSemaphorePermit)
         if shared.send(out).await.is_err() {
             tracing::debug!("connection closed before a response could be sent");
         }
+        // A barrier's answer is queued: what the peer sent after it goes on.
+        drop(done);
     }
     .instrument(span)
     .await;

@@ -2,10 +2,11 @@
 #![doc = document_features::document_features!()]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+pub mod backoff;
 pub mod contract;
 mod dispatcher;
 mod error;
-mod id_scan;
+mod fault;
 mod inbound;
 #[cfg(feature = "rate-limit")]
 pub mod limit;
@@ -26,7 +27,7 @@ pub use dispatcher::{
     internal_error,
 };
 pub use error::{BoxError, Error, TransportError};
-pub use id_scan::{ID_SCAN_PREFIX, scan_id};
+pub use fault::Fault;
 pub use inbound::{Direct, DirectAnswer, DirectRun, RequestSink};
 pub use memory::{MemoryReceiver, MemorySender, MemoryTransport};
 pub use span::{

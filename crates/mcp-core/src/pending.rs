@@ -92,6 +92,17 @@ impl<W, P> PendingRequests<W, P> {
         Some(request)
     }
 
+    /// Takes the one request that waits, when exactly one does (an answer
+    /// that lost its id can only be for it).
+    pub(crate) fn take_only(&mut self) -> Option<(RequestId, PendingRequest<W>)> {
+        if self.requests.len() != 1 {
+            return None;
+        }
+        let id = self.requests.keys().next()?.clone();
+        let request = self.take(&id)?;
+        Some((id, request))
+    }
+
     /// The progress route of `token`, if a pending request asked with it.
     pub(crate) fn progress_route(&self, token: &ProgressToken) -> Option<&P> {
         self.progress.get(token)
@@ -164,6 +175,23 @@ mod tests {
         assert_eq!(pending.progress_route(&token), Some(&"route"));
         pending.take(&RequestId::Number(5));
         assert_eq!(pending.progress_route(&token), None);
+    }
+
+    #[test]
+    fn only_a_lone_request_is_taken_without_its_id() {
+        let mut pending = PendingRequests::<u8, ()>::default();
+        assert!(pending.take_only().is_none());
+        pending
+            .insert(RequestId::Number(1), "a".into(), 1, None)
+            .expect("new id");
+        pending
+            .insert(RequestId::Number(2), "b".into(), 2, None)
+            .expect("new id");
+        assert!(pending.take_only().is_none(), "two wait: neither is known");
+        pending.take(&RequestId::Number(1));
+        let (id, request) = pending.take_only().expect("one waits");
+        assert_eq!((id, request.waiter), (RequestId::Number(2), 2));
+        assert_eq!(pending.len(), 0);
     }
 
     #[test]

@@ -4,6 +4,7 @@ use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
 
+use mcp_types::peek::Shape;
 use mcp_types::{DecodeError, JsonRpcMessage, RequestId};
 
 use crate::error::TransportError;
@@ -168,17 +169,28 @@ impl TransportContext {
 pub enum Inbound {
     /// A well-formed message with its context.
     Message(JsonRpcMessage, TransportContext),
-    /// A frame that is not a JSON-RPC message; the dispatcher answers it
-    /// (`-32700`/`-32600`) and keeps the connection.
+    /// A frame that is not a JSON-RPC message, with the id and shape its
+    /// first bytes show ([`DecodeError::with_envelope_of`]). The dispatcher
+    /// answers a request with `-32700`/`-32600`, fails the request of ours
+    /// that a response answers, and keeps the connection.
     Malformed(DecodeError),
-    /// A frame larger than the transport's limit, dropped unread.
+    /// A frame larger than the transport's limit, dropped unread. Handled
+    /// like [`Inbound::Malformed`], by what its first bytes show.
     TooLarge {
         /// The limit in bytes.
         limit: usize,
-        /// The request's id when the first bytes of the frame held it
-        /// (see [`crate::scan_id`]), so the refusal reaches its caller.
+        /// The message's id when the first bytes of the frame held it
+        /// (see [`mcp_types::peek::peek`]), so the refusal reaches its
+        /// caller, or the request it answers is failed.
         id: Option<RequestId>,
+        /// What the first bytes showed the message to be.
+        shape: Shape,
     },
+    /// Something went wrong at the transport outside any one request (a
+    /// notification that could not be delivered, a standalone stream that
+    /// broke): nobody waits for it, so it goes to the handler's
+    /// [`crate::Handler::on_fault`].
+    Fault(TransportError),
     /// The peer is gone (an HTTP session ended by `DELETE`, expiry or
     /// shutdown): requests still running are cancelled at once. The end of
     /// input (`recv` answering `None`) means only that the peer finished

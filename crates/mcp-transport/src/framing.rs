@@ -2,10 +2,11 @@
 //! per line, with a maximum line length enforced while reading.
 
 use mcp_core::{
-    ID_SCAN_PREFIX, Inbound, Outbound, Transport, TransportContext, TransportError,
-    TransportReceiver, TransportSender, scan_id,
+    Inbound, Outbound, Transport, TransportContext, TransportError, TransportReceiver,
+    TransportSender,
 };
 use mcp_types::JsonRpcMessage;
+use mcp_types::peek::{PEEK_PREFIX, peek};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
 
 /// The default longest line accepted: 32 MiB, so a 16 MiB message passes.
@@ -24,7 +25,7 @@ pub struct LineTransport<R, W> {
 pub struct LineReceiver<R> {
     reader: BufReader<R>,
     /// The line read so far; while `discarding`, only its first
-    /// [`ID_SCAN_PREFIX`] bytes, where the request id is looked for.
+    /// [`PEEK_PREFIX`] bytes, where its id and shape are looked for.
     line: Vec<u8>,
     discarding: bool,
     max_line: usize,
@@ -69,12 +70,13 @@ where
 impl<R: AsyncRead + Unpin + Send + 'static> LineReceiver<R> {
     /// The refusal of the overlong line just skipped.
     fn too_large(&mut self) -> Inbound {
-        let id = scan_id(&self.line);
+        let seen = peek(&self.line);
         self.discarding = false;
         self.line.clear();
         Inbound::TooLarge {
             limit: self.max_line,
-            id,
+            id: seen.id,
+            shape: seen.shape,
         }
     }
 
@@ -102,10 +104,10 @@ impl<R: AsyncRead + Unpin + Send + 'static> LineReceiver<R> {
 /// Starts skipping an overlong line: keeps only its first bytes (what was
 /// buffered, then from `more`) and lets the large buffer go.
 fn keep_prefix(line: &mut Vec<u8>, more: &[u8]) {
-    let mut prefix = Vec::with_capacity(ID_SCAN_PREFIX);
-    let kept = line.len().min(ID_SCAN_PREFIX);
+    let mut prefix = Vec::with_capacity(PEEK_PREFIX);
+    let kept = line.len().min(PEEK_PREFIX);
     prefix.extend_from_slice(&line[..kept]);
-    let wanted = (ID_SCAN_PREFIX - kept).min(more.len());
+    let wanted = (PEEK_PREFIX - kept).min(more.len());
     prefix.extend_from_slice(&more[..wanted]);
     *line = prefix;
 }

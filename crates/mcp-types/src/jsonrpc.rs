@@ -15,6 +15,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::error_code::ErrorCode;
+use crate::peek::Shape;
 
 /// The only JSON-RPC version MCP speaks.
 pub const JSONRPC_VERSION: &str = "2.0";
@@ -517,18 +518,14 @@ impl JsonRpcPayload {
         match JsonRpcMessage::from_slice(bytes) {
             Ok(message) => Ok(JsonRpcPayload::Single(message)),
             Err(e) if e.kind == DecodeErrorKind::Batch => {
-                let members: Vec<RawJson> =
-                    serde_json::from_slice(bytes).map_err(|e| DecodeError {
-                        kind: DecodeErrorKind::Parse,
-                        id: None,
-                        message: e.to_string(),
-                    })?;
+                let members: Vec<RawJson> = serde_json::from_slice(bytes)
+                    .map_err(|e| DecodeError::new(DecodeErrorKind::Parse, None, e.to_string()))?;
                 if members.is_empty() {
-                    return Err(DecodeError {
-                        kind: DecodeErrorKind::Invalid,
-                        id: None,
-                        message: "a batch must not be empty".into(),
-                    });
+                    return Err(DecodeError::new(
+                        DecodeErrorKind::Invalid,
+                        None,
+                        "a batch must not be empty",
+                    ));
                 }
                 members
                     .iter()
@@ -564,8 +561,13 @@ impl<'de> Deserialize<'de> for JsonRpcPayload {
 pub enum DecodeErrorKind {
     /// Not valid JSON (answer with `-32700`).
     Parse,
+    /// Not UTF-8, so not JSON either (answer with `-32700`).
+    NotUtf8,
     /// Valid JSON but not a valid JSON-RPC message (answer with `-32600`).
     Invalid,
+    /// A response carrying both `result` and `error`: it cannot be told
+    /// whether the request succeeded (answer with `-32600`).
+    ResultAndError,
     /// A JSON array: a JSON-RPC batch. Only revision 2025-03-26 allows them;
     /// everywhere else this is an invalid request.
     Batch,
@@ -573,24 +575,56 @@ pub enum DecodeErrorKind {
 
 /// Bytes that are not a JSON-RPC message, with what is needed to answer them.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct DecodeError {
     /// What kind of failure this is.
     pub kind: DecodeErrorKind,
-    /// The id of the offending request, when it could be read, so the error
-    /// response can echo it.
+    /// The id of the offending message, when it could be read, so the error
+    /// response can echo it (or, for a response, its request be failed).
     pub id: Option<RequestId>,
+    /// What the message looked like: a request is answered with an error,
+    /// a response fails the request it answers (see [`crate::peek`]).
+    pub shape: Shape,
     /// A human-readable explanation.
     pub message: String,
 }
 
 impl DecodeError {
+    /// A failure of `kind`, of a message of unknown shape.
+    pub fn new(kind: DecodeErrorKind, id: Option<RequestId>, message: impl Into<String>) -> Self {
+        Self {
+            kind,
+            id,
+            shape: Shape::Unknown,
+            message: message.into(),
+        }
+    }
+
+    /// Fills in the id and shape that the bytes' envelope shows, where they
+    /// are not known yet (a bounded scan of their first bytes, see
+    /// [`crate::peek::peek`]).
+    #[must_use]
+    pub fn with_envelope_of(mut self, bytes: &[u8]) -> Self {
+        if self.id.is_some() && self.shape != Shape::Unknown {
+            return self;
+        }
+        let seen = crate::peek::peek(&bytes[..bytes.len().min(crate::peek::PEEK_PREFIX)]);
+        if self.id.is_none() {
+            self.id = seen.id;
+        }
+        if self.shape == Shape::Unknown {
+            self.shape = seen.shape;
+        }
+        self
+    }
+
     /// The JSON-RPC error object that answers this failure.
     pub fn to_error_object(&self) -> ErrorObject {
         match self.kind {
-            DecodeErrorKind::Parse => {
-                ErrorObject::parse_error(format!("parse error: {}", self.message))
+            DecodeErrorKind::Parse | DecodeErrorKind::NotUtf8 => {
+                ErrorObject::parse_error(format!("parse error: {self}"))
             }
-            DecodeErrorKind::Invalid | DecodeErrorKind::Batch => {
+            DecodeErrorKind::Invalid | DecodeErrorKind::ResultAndError | DecodeErrorKind::Batch => {
                 ErrorObject::invalid_request(format!("invalid request: {}", self.message))
             }
         }
@@ -606,8 +640,12 @@ impl fmt::Display for DecodeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.kind {
             DecodeErrorKind::Parse => write!(f, "not valid JSON: {}", self.message),
+            DecodeErrorKind::NotUtf8 => write!(f, "not UTF-8: {}", self.message),
             DecodeErrorKind::Invalid => write!(f, "not a valid JSON-RPC message: {}", self.message),
-            DecodeErrorKind::Batch => write!(f, "JSON-RPC batch: {}", self.message),
+            DecodeErrorKind::ResultAndError => {
+                write!(f, "an ambiguous response: {}", self.message)
+            }
+            DecodeErrorKind::Batch => write!(f, "not a single message: {}", self.message),
         }
     }
 }
@@ -630,20 +668,31 @@ impl JsonRpcMessage {
     /// assert_eq!(request.id, RequestId::Number(7));
     /// ```
     pub fn from_slice(bytes: &[u8]) -> Result<Self, DecodeError> {
+        Self::decode(bytes).map_err(|error| error.with_envelope_of(bytes))
+    }
+
+    fn decode(bytes: &[u8]) -> Result<Self, DecodeError> {
         let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
+        // Why JSON text failed to parse: bytes that are not UTF-8 say so,
+        // since that is the peer's bug to fix (checked only on failure).
+        let parse_failure = |e: serde_json::Error| {
+            let kind = if std::str::from_utf8(bytes).is_err() {
+                DecodeErrorKind::NotUtf8
+            } else {
+                DecodeErrorKind::Parse
+            };
+            DecodeError::new(kind, None, e.to_string())
+        };
         if first == Some(&b'[') {
             // Still check that it is JSON at all, so garbage gets -32700.
             return match serde_json::from_slice::<IgnoredAny>(bytes) {
-                Ok(_) => Err(DecodeError {
-                    kind: DecodeErrorKind::Batch,
-                    id: None,
-                    message: "batches are not supported at this protocol revision".into(),
-                }),
-                Err(e) => Err(DecodeError {
-                    kind: DecodeErrorKind::Parse,
-                    id: None,
-                    message: e.to_string(),
-                }),
+                Ok(_) => Err(DecodeError::new(
+                    DecodeErrorKind::Batch,
+                    None,
+                    "a JSON array (a batch) where one message was expected; batches are not \
+                     supported at this protocol revision",
+                )),
+                Err(e) => Err(parse_failure(e)),
             };
         }
         let fields: Fields = match serde_json::from_slice(bytes) {
@@ -651,16 +700,11 @@ impl JsonRpcMessage {
             Err(e) => {
                 // A syntax error is a parse error; valid JSON of the wrong shape
                 // (a number, a string, a non-object) is an invalid request.
-                let kind = match e.classify() {
+                return Err(match e.classify() {
                     serde_json::error::Category::Syntax | serde_json::error::Category::Eof => {
-                        DecodeErrorKind::Parse
+                        parse_failure(e)
                     }
-                    _ => DecodeErrorKind::Invalid,
-                };
-                return Err(DecodeError {
-                    kind,
-                    id: None,
-                    message: e.to_string(),
+                    _ => DecodeError::new(DecodeErrorKind::Invalid, None, e.to_string()),
                 });
             }
         };
@@ -844,6 +888,16 @@ impl<'de> Visitor<'de> for FieldsVisitor {
 
 impl Fields {
     fn classify(self) -> Result<JsonRpcMessage, DecodeError> {
+        // What the message meant to be, so its refusal goes the right way.
+        let shape = if self.result.is_some() || self.error.is_some() {
+            Shape::Response
+        } else if self.method.is_some() && self.id.is_some() {
+            Shape::Request
+        } else if self.method.is_some() {
+            Shape::Notification
+        } else {
+            Shape::Unknown
+        };
         let (id, id_problem) = match self.id {
             None => (None, None),
             Some(IdField::Null) => (
@@ -856,6 +910,7 @@ impl Fields {
         let invalid = |id: Option<RequestId>, message: String| DecodeError {
             kind: DecodeErrorKind::Invalid,
             id,
+            shape,
             message,
         };
         match self.jsonrpc.as_deref() {
@@ -898,10 +953,13 @@ impl Fields {
             };
         }
         match (self.result, self.error) {
-            (Some(_), Some(_)) => Err(invalid(
-                id,
-                "a response must carry exactly one of `result` and `error`".into(),
-            )),
+            (Some(_), Some(_)) => Err(DecodeError {
+                kind: DecodeErrorKind::ResultAndError,
+                ..invalid(
+                    id,
+                    "a response must carry exactly one of `result` and `error`".into(),
+                )
+            }),
             (Some(result), None) => match id {
                 Some(id) => Ok(JsonRpcMessage::Response(JsonRpcResultResponse {
                     jsonrpc: JsonRpcVersion,

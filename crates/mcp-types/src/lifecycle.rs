@@ -104,10 +104,18 @@ pub struct DiscoverResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instructions: Option<String>,
     /// How long the client may cache this result, in milliseconds.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::lenient::ttl_ms"
+    )]
     pub ttl_ms: Option<u64>,
     /// Who may share the cached result.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::lenient::cache_scope"
+    )]
     pub cache_scope: Option<CacheScope>,
     /// What kind of result this is.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -167,10 +167,18 @@ setters!(PaginatedResult {
 pub struct CacheableResult {
     /// How long, in milliseconds, the client may reuse the result; 0 means
     /// stale at once.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::lenient::ttl_ms"
+    )]
     pub ttl_ms: Option<u64>,
     /// Who may share the cached result.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::lenient::cache_scope"
+    )]
     pub cache_scope: Option<CacheScope>,
     /// What kind of result this is.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -459,6 +459,13 @@ impl Handler for Runner {
         }
     }
 
+    /// `initialize` is answered before anything the client pipelined
+    /// behind it is taken up, so `notifications/initialized` and the first
+    /// requests see the session it opened, in order.
+    fn is_barrier(&self, method: &str) -> bool {
+        method == "initialize"
+    }
+
     async fn handle_notification(
         &self,
         notification: IncomingNotification,

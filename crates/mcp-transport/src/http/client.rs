@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http::header::{ACCEPT, CONTENT_TYPE};
@@ -12,6 +12,7 @@ use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, StatusCode, Uri}
 use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client as HyperClient;
 use hyper_util::client::legacy::connect::HttpConnector;
+use mcp_core::backoff::{Backoff, BackoffConfig};
 use mcp_core::{
     CancellationToken, Inbound, Outbound, Transport, TransportContext, TransportError,
     TransportReceiver, TransportSender,
@@ -51,6 +52,7 @@ pub struct HttpClientConfig {
     pub(crate) max_message: usize,
     max_reconnects: u32,
     default_retry: Duration,
+    reconnect: BackoffConfig,
     open_get_stream: bool,
     authorizer: Option<Arc<dyn Authorizer>>,
 }
@@ -65,6 +67,7 @@ impl Default for HttpClientConfig {
             max_message: 32 * 1024 * 1024,
             max_reconnects: 5,
             default_retry: Duration::from_secs(1),
+            reconnect: BackoffConfig::default(),
             open_get_stream: true,
             authorizer: None,
         }
@@ -72,9 +75,11 @@ impl Default for HttpClientConfig {
 }
 
 impl HttpClientConfig {
-    /// Defaults: 32 MiB messages, up to 5 reconnections of a broken
-    /// stream, 1 s between them unless the server sends `retry`, and the GET
-    /// stream opened after initialization.
+    /// Defaults: 32 MiB messages, up to 5 resumptions of a broken response
+    /// stream, the GET stream opened after initialization, and every
+    /// reconnection paced by [`BackoffConfig::default`]: the server's
+    /// `retry` (1 s when it sends none) but never under 250 ms, doubled per
+    /// failure in a row up to 30 s, at most 10 a minute.
     pub fn new() -> Self {
         Self::default()
     }
@@ -99,9 +104,18 @@ impl HttpClientConfig {
         self
     }
 
-    /// How many times a broken SSE stream is resumed before giving up.
+    /// How many times a broken response stream is resumed before its
+    /// request fails.
     pub fn max_reconnects(mut self, attempts: u32) -> Self {
         self.max_reconnects = attempts;
+        self
+    }
+
+    /// How reconnections of the GET stream and resumptions of response
+    /// streams are paced, whatever `retry` the server sends (see
+    /// [`new`](Self::new) for the defaults).
+    pub fn reconnect(mut self, backoff: BackoffConfig) -> Self {
+        self.reconnect = backoff;
         self
     }
 
@@ -164,6 +178,24 @@ struct ClientState {
     session_id: Option<String>,
     protocol_version: Option<String>,
     initialize_id: Option<RequestId>,
+    /// The task of the session's GET stream, while it runs.
+    get_stream: Option<AbortHandle>,
+}
+
+/// An HTTP exchange's response, with the session it was sent in.
+struct Exchange {
+    response: http::Response<hyper::body::Incoming>,
+    /// The `Mcp-Session-Id` the request carried.
+    session: Option<String>,
+}
+
+impl Exchange {
+    /// Whether the server answered 404 to a request that carried a session:
+    /// it no longer knows the session (the transport spec's signal to start
+    /// a new one).
+    fn session_gone(&self) -> bool {
+        self.response.status() == StatusCode::NOT_FOUND && self.session.is_some()
+    }
 }
 
 /// The tasks this transport spawned: every POST and the GET stream.
@@ -295,7 +327,7 @@ impl TransportSender for HttpClientSender {
             // before the dispatcher sends anything else, so that what the
             // server sends outside a request from now on has a stream.
             if let Err(error) = shared.post(body, &extra, None).await {
-                tracing::warn!(%error, "notifications/initialized could not be sent");
+                shared.fault(error).await;
             }
             if shared.config.open_get_stream && !shared.get_started.swap(true, Ordering::SeqCst) {
                 let no_headers = mcp_core::Headers::new();
@@ -305,7 +337,10 @@ impl TransportSender for HttpClientSender {
                     .ok()
                     .and_then(Result::ok);
                 let get = shared.clone();
-                shared.spawn(None, async move { get.standalone_stream(first).await });
+                let handle = shared.spawn(None, async move { get.standalone_stream(first).await });
+                if let Some(old) = shared.lock().get_stream.replace(handle) {
+                    old.abort();
+                }
             }
             return Ok(());
         }
@@ -316,7 +351,8 @@ impl TransportSender for HttpClientSender {
             if let Err(error) = outcome {
                 match request_id {
                     Some(id) => post.fail_request(id, error).await,
-                    None => tracing::warn!(%error, "a notification or response could not be sent"),
+                    // Nobody waits on a notification or a response.
+                    None => post.fault(error).await,
                 }
             }
         });
@@ -331,8 +367,8 @@ impl TransportSender for HttpClientSender {
             let no_headers = mcp_core::Headers::new();
             let delete = shared.request(Method::DELETE, Bytes::new(), &no_headers, None);
             match tokio::time::timeout(Duration::from_secs(2), delete).await {
-                Ok(Ok(response)) => {
-                    tracing::debug!(status = %response.status(), "session deleted");
+                Ok(Ok(exchange)) => {
+                    tracing::debug!(status = %exchange.response.status(), "session deleted");
                 }
                 Ok(Err(e)) => tracing::debug!(error = %e, "DELETE of the session failed"),
                 Err(_) => tracing::debug!("DELETE of the session timed out"),
@@ -402,15 +438,14 @@ impl Shared {
         self: &Arc<Self>,
         request: Option<RequestId>,
         task: impl std::future::Future<Output = ()> + Send + 'static,
-    ) {
+    ) -> AbortHandle {
         let mut tasks = self.tasks();
         // Reap what finished, so the set holds only live tasks.
         while tasks.set.try_join_next().is_some() {}
         let serial = tasks.next_serial;
         tasks.next_serial += 1;
         let Some(id) = request else {
-            tasks.set.spawn(task);
-            return;
+            return tasks.set.spawn(task);
         };
         let shared = self.clone();
         let key = id.clone();
@@ -421,7 +456,36 @@ impl Shared {
                 tasks.posts.remove(&key);
             }
         });
-        tasks.posts.insert(id, (serial, handle));
+        tasks.posts.insert(id, (serial, handle.clone()));
+        handle
+    }
+
+    /// The server answered 404 to a request in `session`: it no longer
+    /// knows it. The session is forgotten (unless a new one replaced it
+    /// meanwhile) with its GET stream, so the next `initialize` starts a new
+    /// one and the `notifications/initialized` after it opens a new stream.
+    fn session_gone(&self, session: &str) {
+        let stream = {
+            let mut state = self.lock();
+            if state.session_id.as_deref() != Some(session) {
+                return;
+            }
+            tracing::info!(
+                "the server no longer knows the session (HTTP 404); a new one is needed"
+            );
+            state.session_id = None;
+            state.protocol_version = None;
+            state.get_stream.take()
+        };
+        self.get_started.store(false, Ordering::SeqCst);
+        if let Some(stream) = stream {
+            stream.abort();
+        }
+    }
+
+    /// Reports a failure no request waits on.
+    async fn fault(&self, error: TransportError) {
+        let _ = self.inbound.send(Inbound::Fault(error)).await;
     }
 
     /// Aborts the POST of request `id`, dropping its response stream.
@@ -440,22 +504,23 @@ impl Shared {
         body: Bytes,
         extra: &mcp_core::Headers,
         last_event_id: Option<&str>,
-    ) -> Result<http::Response<hyper::body::Incoming>, TransportError> {
+    ) -> Result<Exchange, TransportError> {
         let mut attempts = 0;
         loop {
-            let response = self
+            let exchange = self
                 .request_once(method.clone(), body.clone(), extra, last_event_id)
                 .await?;
+            let response = &exchange.response;
             let status = response.status();
             let Some(authorizer) = &self.config.authorizer else {
-                return Ok(response);
+                return Ok(exchange);
             };
             if status != StatusCode::UNAUTHORIZED && status != StatusCode::FORBIDDEN {
-                return Ok(response);
+                return Ok(exchange);
             }
             attempts += 1;
             if attempts > MAX_AUTH_ATTEMPTS {
-                return Ok(response);
+                return Ok(exchange);
             }
             let challenge = AuthChallenge {
                 status: status.as_u16(),
@@ -475,7 +540,7 @@ impl Shared {
             };
             match authorizer.challenge(challenge).await {
                 Ok(true) => continue,
-                Ok(false) => return Ok(response),
+                Ok(false) => return Ok(exchange),
                 Err(reason) => return Err(TransportError::Auth(reason)),
             }
         }
@@ -487,7 +552,7 @@ impl Shared {
         body: Bytes,
         extra: &mcp_core::Headers,
         last_event_id: Option<&str>,
-    ) -> Result<http::Response<hyper::body::Incoming>, TransportError> {
+    ) -> Result<Exchange, TransportError> {
         let mut request = Request::new(Full::new(body));
         *request.method_mut() = method.clone();
         *request.uri_mut() = self.uri.clone();
@@ -512,14 +577,14 @@ impl Shared {
         } else if method == Method::GET {
             headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
         }
-        {
+        let session = {
             let state = self.lock();
-            if let Some(value) = state
+            let session = state
                 .session_id
                 .as_deref()
-                .and_then(|s| HeaderValue::from_str(s).ok())
-            {
-                headers.insert(SESSION_ID_HEADER, value);
+                .and_then(|s| HeaderValue::from_str(s).ok());
+            if let Some(value) = &session {
+                headers.insert(SESSION_ID_HEADER, value.clone());
             }
             if let Some(value) = state
                 .protocol_version
@@ -528,7 +593,8 @@ impl Shared {
             {
                 headers.insert(PROTOCOL_VERSION_HEADER, value);
             }
-        }
+            session.and(state.session_id.clone())
+        };
         if let Some(value) = last_event_id.and_then(|s| HeaderValue::from_str(s).ok()) {
             headers.insert("last-event-id", value);
         }
@@ -547,7 +613,8 @@ impl Shared {
                 }
             }
         }
-        self.client.request(request).await.map_err(exchange_error)
+        let response = self.client.request(request).await.map_err(exchange_error)?;
+        Ok(Exchange { response, session })
     }
 
     /// POSTs one message and delivers what comes back. For a request, `Ok`
@@ -559,7 +626,18 @@ impl Shared {
         extra: &mcp_core::Headers,
         request_id: Option<RequestId>,
     ) -> Result<(), TransportError> {
-        let response = self.request(Method::POST, body, extra, None).await?;
+        let exchange = self.request(Method::POST, body, extra, None).await?;
+        if exchange.session_gone() {
+            if let Some(session) = &exchange.session {
+                self.session_gone(session);
+            }
+            // Refused before any handler ran: safe to send again in a new
+            // session.
+            return Err(TransportError::SessionExpired {
+                reached_server: false,
+            });
+        }
+        let response = exchange.response;
         let status = response.status();
         if let Some(session) = response
             .headers()
@@ -606,7 +684,7 @@ impl Shared {
             match JsonRpcPayload::from_slice(&bytes) {
                 Ok(JsonRpcPayload::Single(message)) => vec![message],
                 Ok(JsonRpcPayload::Batch(messages)) => messages,
-                Err(e) => return Err(TransportError::InvalidResponse(Box::new(e))),
+                Err(e) => return Err(TransportError::InvalidResponse(e)),
             }
         };
         let answered = request_id.as_ref().is_none_or(|id| {
@@ -648,6 +726,8 @@ impl Shared {
         let mut last_event_id: Option<String> = None;
         let mut retry = self.config.default_retry;
         let mut reconnects = 0;
+        // This stream's resumptions, paced whatever `retry` the server sends.
+        let mut backoff = Backoff::new(self.config.reconnect);
         loop {
             let mut decoder = SseDecoder::new(self.config.max_message);
             let mut broke = None;
@@ -675,6 +755,8 @@ impl Shared {
                     self.take_event(event, &mut last_event_id, &mut retry, &mut expected)
                         .await;
                 }
+                // Events arrive: the stream is healthy again.
+                backoff.succeeded();
                 if expected.is_empty() {
                     return Ok(());
                 }
@@ -696,13 +778,27 @@ impl Shared {
                 return Err(gone);
             }
             reconnects += 1;
+            let Ok(wait) = backoff.next(Instant::now(), Some(retry)) else {
+                return Err(gone);
+            };
             tokio::select! {
-                () = tokio::time::sleep(retry) => {}
+                () = tokio::time::sleep(wait) => {}
                 () = self.shutdown.cancelled() => return Ok(()),
             }
-            let response = self
+            let exchange = self
                 .request(Method::GET, Bytes::new(), &Default::default(), Some(&last))
                 .await?;
+            if exchange.session_gone() {
+                if let Some(session) = &exchange.session {
+                    self.session_gone(session);
+                }
+                // The request was delivered and its handler may have run:
+                // it is not sent again on its own.
+                return Err(TransportError::SessionExpired {
+                    reached_server: true,
+                });
+            }
+            let response = exchange.response;
             if !response.status().is_success() {
                 return Err(TransportError::Http {
                     status: response.status().as_u16(),
@@ -718,7 +814,7 @@ impl Shared {
         last_event_id: &mut Option<String>,
         retry: &mut Duration,
         expected: &mut Vec<RequestId>,
-    ) {
+    ) -> bool {
         if let Some(id) = event.id {
             *last_event_id = Some(id);
         }
@@ -726,18 +822,25 @@ impl Shared {
             *retry = r;
         }
         if event.data.trim().is_empty() {
-            return;
+            return false;
         }
         if event.event.as_deref().is_some_and(|e| e != "message") {
-            return;
+            return false;
         }
         match JsonRpcMessage::from_slice(event.data.as_bytes()) {
             Ok(message) => {
                 expected.retain(|id| !answers(&message, &id.to_string()));
                 self.deliver(message).await;
+                true
             }
             Err(e) => {
+                // An answer that cannot be read still answers its request
+                // (the dispatcher fails it): stop waiting for it here.
+                if let Some(id) = &e.id {
+                    expected.retain(|expected| expected.to_string() != id.to_string());
+                }
                 let _ = self.inbound.send(Inbound::Malformed(e)).await;
+                true
             }
         }
     }
@@ -770,17 +873,20 @@ impl Shared {
             .await;
     }
 
-    /// The GET stream for server-initiated messages, resumed when it breaks.
-    async fn standalone_stream(
-        self: Arc<Self>,
-        mut first: Option<http::Response<hyper::body::Incoming>>,
-    ) {
+    /// The GET stream for server-initiated messages, reopened when it
+    /// ends. Reopening is paced by the backoff whatever `retry` the server
+    /// sends: a stream that delivered nothing counts as a failure, one that
+    /// delivered a message starts the count over, and past the window's
+    /// budget the stream waits (reporting a fault once) for the window to
+    /// move on. It ends when the server offers no GET stream (405 or any
+    /// other refusal) or no longer knows the session (404).
+    async fn standalone_stream(self: Arc<Self>, mut first: Option<Exchange>) {
         let mut last_event_id: Option<String> = None;
         let mut retry = self.config.default_retry;
-        let mut failures = 0;
-        while !self.shutdown.is_cancelled() && failures <= self.config.max_reconnects {
+        let mut backoff = Backoff::new(self.config.reconnect);
+        while !self.shutdown.is_cancelled() {
             let opened = match first.take() {
-                Some(response) => Ok(response),
+                Some(exchange) => Ok(exchange),
                 None => {
                     self.request(
                         Method::GET,
@@ -791,54 +897,105 @@ impl Shared {
                     .await
                 }
             };
-            let response = match opened {
-                Ok(response) => response,
-                Err(e) => {
-                    tracing::debug!(error = %e, "the GET stream could not be opened");
-                    failures += 1;
-                    tokio::time::sleep(retry).await;
-                    continue;
+            let mut delivered = false;
+            match opened {
+                Err(e) => tracing::debug!(error = %e, "the GET stream could not be opened"),
+                Ok(exchange) if exchange.session_gone() => {
+                    if let Some(session) = &exchange.session {
+                        self.session_gone(session);
+                    }
+                    self.fault(TransportError::SessionExpired {
+                        reached_server: false,
+                    })
+                    .await;
+                    return;
                 }
-            };
-            if !response.status().is_success() {
-                // 405: the server offers no GET stream; that is allowed.
-                tracing::debug!(status = %response.status(), "no GET stream");
+                Ok(exchange) if !exchange.response.status().is_success() => {
+                    // 405: the server offers no GET stream; that is allowed.
+                    tracing::debug!(status = %exchange.response.status(), "no GET stream");
+                    return;
+                }
+                Ok(exchange) => {
+                    delivered = self
+                        .read_standalone(
+                            exchange.response.into_body(),
+                            &mut last_event_id,
+                            &mut retry,
+                        )
+                        .await;
+                }
+            }
+            if self.shutdown.is_cancelled() {
                 return;
             }
-            failures = 0;
-            let mut body = response.into_body();
-            let mut decoder = SseDecoder::new(self.config.max_message);
-            let mut none = Vec::new();
-            loop {
-                let frame = tokio::select! {
-                    frame = body.frame() => frame,
-                    () = self.shutdown.cancelled() => return,
-                };
-                let Some(Ok(frame)) = frame else { break };
-                let Ok(chunk) = frame.into_data() else {
-                    continue;
-                };
-                match decoder.feed(&chunk) {
-                    Ok(events) => {
-                        for event in events {
-                            self.take_event(event, &mut last_event_id, &mut retry, &mut none)
-                                .await;
-                        }
-                    }
-                    Err(e) => {
-                        tracing::warn!(
-                            limit = e.limit,
-                            "an SSE event on the GET stream was too large; raise \
-                             HttpClientConfig::max_message to accept it"
-                        );
-                        break;
+            if delivered {
+                backoff.succeeded();
+            }
+            let wait = match backoff.next(Instant::now(), Some(retry)) {
+                Ok(wait) => wait,
+                Err(spent) => {
+                    tracing::warn!(
+                        attempts = spent.attempts,
+                        window = ?spent.window,
+                        "the GET stream keeps ending; it waits for the reconnection budget"
+                    );
+                    self.fault(TransportError::ReconnectBudgetSpent {
+                        attempts: spent.attempts,
+                        window: spent.window,
+                    })
+                    .await;
+                    spent
+                        .until
+                        .saturating_duration_since(Instant::now())
+                        .max(backoff.config().floor)
+                }
+            };
+            tokio::select! {
+                () = tokio::time::sleep(wait) => {}
+                () = self.shutdown.cancelled() => return,
+            }
+        }
+    }
+
+    /// Reads one GET stream to its end; whether it delivered a message.
+    async fn read_standalone(
+        &self,
+        mut body: hyper::body::Incoming,
+        last_event_id: &mut Option<String>,
+        retry: &mut Duration,
+    ) -> bool {
+        let mut decoder = SseDecoder::new(self.config.max_message);
+        let mut none = Vec::new();
+        let mut delivered = false;
+        loop {
+            let frame = tokio::select! {
+                frame = body.frame() => frame,
+                () = self.shutdown.cancelled() => return delivered,
+            };
+            let Some(Ok(frame)) = frame else {
+                return delivered;
+            };
+            let Ok(chunk) = frame.into_data() else {
+                continue;
+            };
+            match decoder.feed(&chunk) {
+                Ok(events) => {
+                    for event in events {
+                        delivered |= self
+                            .take_event(event, last_event_id, retry, &mut none)
+                            .await;
                     }
                 }
-            }
-            failures += 1;
-            tokio::select! {
-                () = tokio::time::sleep(retry) => {}
-                () = self.shutdown.cancelled() => return,
+                Err(e) => {
+                    tracing::warn!(
+                        limit = e.limit,
+                        "an SSE event on the GET stream was too large; raise \
+                         HttpClientConfig::max_message to accept it"
+                    );
+                    self.fault(TransportError::ResponseTooLarge { limit: e.limit })
+                        .await;
+                    return delivered;
+                }
             }
         }
     }

@@ -26,8 +26,8 @@ use bytes::{Buf, Bytes};
 use http::header::RETRY_AFTER;
 use http::{HeaderValue, Method, Request, Response, StatusCode};
 use http_body::{Body, Frame, SizeHint};
+use mcp_core::BoxError;
 use mcp_core::limit::{LimitKey, Limited, Limiter, RateLimit};
-use mcp_core::{BoxError, scan_id};
 use mcp_types::{JsonRpcMessage, JsonRpcPayload, RequestId};
 
 use super::body::{HttpBody, jsonrpc_error_with_id, read_body};
@@ -205,7 +205,7 @@ fn requests_in(bytes: &[u8]) -> Carried {
             Carried::Requests(None)
         }
         Ok(JsonRpcPayload::Batch(_)) => Carried::NoRequest,
-        Err(_) => Carried::Requests(scan_id(bytes)),
+        Err(error) => Carried::Requests(error.id),
     }
 }
 
