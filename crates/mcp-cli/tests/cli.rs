@@ -582,12 +582,25 @@ fn hostile() -> Mcp {
     Mcp::stdio_role("hostile-stdio", Era::Handshake)
 }
 
+/// Runs `args` against the hostile server; fails unless the run succeeded
+/// and printed nothing raw.
+async fn printed(args: &[&str]) -> support::Ran {
+    let ran = hostile().run(args).await;
+    assert_eq!(ran.code, 0, "{args:?}: {ran:?}");
+    assert_printable(&format!("{args:?}"), &ran);
+    ran
+}
+
+/// The first line of `text` that starts with `prefix`.
+fn line_of<'a>(text: &'a str, prefix: &str) -> &'a str {
+    text.lines()
+        .find(|l| l.starts_with(prefix))
+        .unwrap_or_else(|| panic!("no line starts with {prefix:?}: {text:?}"))
+}
+
 async fn tool_results_and_listings_escape_server_text() {
-    let mcp = hostile();
     // A tool result: escaped, its newline and tab kept.
-    let result = mcp.run(&["tools", "call", "result"]).await;
-    assert_eq!(result.code, 0, "{result:?}");
-    assert_printable("tool result", &result);
+    let result = printed(&["tools", "call", "result"]).await;
     assert_escaped("tool result", &result.stdout);
     assert!(
         result.stdout.contains("\nsecond line\tafter a tab"),
@@ -602,9 +615,7 @@ async fn tool_results_and_listings_escape_server_text() {
         (&["prompts", "list"][..], 2),
         (&["info"][..], 4),
     ] {
-        let listed = mcp.run(args).await;
-        assert_eq!(listed.code, 0, "{args:?}: {listed:?}");
-        assert_printable(&format!("{args:?}"), &listed);
+        let listed = printed(args).await;
         assert_escaped(&format!("{args:?}"), &listed.stdout);
         assert_eq!(listed.stdout.lines().count(), lines, "{args:?}: {listed:?}");
     }
@@ -626,57 +637,40 @@ async fn server_errors_escape_their_message_and_data() {
 }
 
 async fn log_and_progress_messages_escape_server_text() {
-    let mcp = hostile();
     // Log messages: a string with its logger, and structured data.
-    let logged = mcp
-        .run(&["--log-level", "info", "tools", "call", "log"])
-        .await;
-    assert_eq!(logged.code, 0, "{logged:?}");
-    assert_printable("log messages", &logged);
-    let line = logged
-        .stderr
-        .lines()
-        .find(|l| l.starts_with("[error] hostile"))
-        .unwrap_or_else(|| panic!("the log line: {logged:?}"));
+    let logged = printed(&["--log-level", "info", "tools", "call", "log"]).await;
+    let line = line_of(&logged.stderr, "[error] hostile");
     let (logger, data) = line.split_once(": hostile").expect("logger: data");
     assert_escaped("logger", logger);
     assert_escaped("log data", data);
+    let structured = line_of(&logged.stderr, "[error] {");
     assert!(
-        logged.stderr.contains(r"\u009b31mred\u202efdp.exe"),
-        "structured log data: {logged:?}"
+        structured.contains(r"\u009b31mred\u202efdp.exe"),
+        "{logged:?}"
     );
 
     // A progress message (stderr is not a terminal: a line per report).
-    let progress = mcp.run(&["tools", "call", "progress"]).await;
-    assert_eq!(progress.code, 0, "{progress:?}");
-    assert_printable("progress", &progress);
-    let report = progress
-        .stderr
-        .lines()
-        .find(|l| l.starts_with("progress: 1/2"))
-        .unwrap_or_else(|| panic!("the progress line: {progress:?}"));
-    assert_escaped("progress message", report);
+    let progress = printed(&["tools", "call", "progress"]).await;
+    assert_escaped(
+        "progress message",
+        line_of(&progress.stderr, "progress: 1/2"),
+    );
 }
 
 async fn elicitation_messages_escape_server_text() {
     // An elicitation's message, in the notice that it was declined (stdin
     // is not a terminal; the prompts of a form on a terminal are checked
     // in `ask.rs`).
-    let asked = hostile().run(&["tools", "call", "ask"]).await;
-    assert_eq!(asked.code, 0, "{asked:?}");
+    let asked = printed(&["tools", "call", "ask"]).await;
     assert_eq!(asked.stdout.trim(), "asked: decline", "{asked:?}");
-    assert_printable("elicitation", &asked);
     assert_escaped("elicitation message", &asked.stderr);
 }
 
 async fn json_output_keeps_server_text_exact_and_escaped() {
-    let mcp = hostile();
     let expected = format!("{}\nsecond line\tafter a tab", support::hostile::HOSTILE);
-    let ran = mcp.run(&["--json", "tools", "call", "result"]).await;
-    assert_eq!(ran.code, 0, "{ran:?}");
     // Exact JSON, with no control a terminal would obey: serde_json escapes
     // C0, the CLI escapes DEL, C1 and bidi controls the same way.
-    assert_printable("--json tools call", &ran);
+    let ran = printed(&["--json", "tools", "call", "result"]).await;
     let result: Value = serde_json::from_str(&ran.stdout).expect("JSON");
     assert_eq!(
         result["content"][0]["text"],
@@ -692,8 +686,7 @@ async fn json_output_keeps_server_text_exact_and_escaped() {
         "{ran:?}"
     );
 
-    let listed = mcp.run(&["--json", "tools", "list"]).await;
-    assert_printable("--json tools list", &listed);
+    let listed = printed(&["--json", "tools", "list"]).await;
     let tools: Value = serde_json::from_str(&listed.stdout).expect("JSON");
     assert_eq!(tools["tools"][0]["name"], support::hostile::HOSTILE);
     assert_eq!(tools["tools"][0]["description"], support::hostile::HOSTILE);

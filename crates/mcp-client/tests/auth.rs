@@ -319,14 +319,22 @@ impl Fixture {
     }
 }
 
-async fn start(behaviour: Behaviour) -> Arc<Fixture> {
+/// A listener on a free loopback port, and its `http://` base URL.
+async fn loopback() -> (tokio::net::TcpListener, String) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bound");
-    let base = format!(
-        "http://127.0.0.1:{}",
-        listener.local_addr().expect("addr").port()
-    );
+    let port = listener.local_addr().expect("addr").port();
+    (listener, format!("http://127.0.0.1:{port}"))
+}
+
+/// How many times the fixture's authorization endpoint was visited.
+fn authorizations(fixture: &Fixture) -> usize {
+    fixture.record.lock().expect("lock").authorize_calls.len()
+}
+
+async fn start(behaviour: Behaviour) -> Arc<Fixture> {
+    let (listener, base) = loopback().await;
     let server = Server::builder("protected", "1")
         .tool(
             "whoami",
@@ -373,13 +381,7 @@ struct Foreign {
 
 impl Foreign {
     async fn start() -> Self {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bound");
-        let base = format!(
-            "http://127.0.0.1:{}",
-            listener.local_addr().expect("addr").port()
-        );
+        let (listener, base) = loopback().await;
         let hits = Arc::new(AtomicUsize::new(0));
         let body = Arc::new(Mutex::new(json!({})));
         let (counting, answering) = (hits.clone(), body.clone());
@@ -521,14 +523,7 @@ async fn a_challenge_naming_missing_metadata_is_not_taken_for_a_2025_03_26_serve
         matches!(error.auth(), Some(AuthError::NoResourceMetadata { .. })),
         "{error:?}"
     );
-    assert!(
-        fixture
-            .record
-            .lock()
-            .expect("lock")
-            .authorize_calls
-            .is_empty()
-    );
+    assert_eq!(authorizations(&fixture), 0, "nobody was sent to sign in");
 }
 
 #[tokio::test]
@@ -593,14 +588,7 @@ async fn metadata_for_another_resource_is_refused_before_authorizing() {
         matches!(error.auth(), Some(AuthError::ForeignResource { .. })),
         "{error:?}"
     );
-    assert!(
-        fixture
-            .record
-            .lock()
-            .expect("lock")
-            .authorize_calls
-            .is_empty()
-    );
+    assert_eq!(authorizations(&fixture), 0, "nobody was sent to sign in");
 }
 
 #[tokio::test]
@@ -629,14 +617,7 @@ async fn resource_metadata_on_another_origin_is_refused_before_any_request() {
     );
     assert!(error.to_string().contains("origin"), "{error}");
     assert_eq!(foreign.hits(), 0, "the foreign host got no request");
-    assert!(
-        fixture
-            .record
-            .lock()
-            .expect("lock")
-            .authorize_calls
-            .is_empty()
-    );
+    assert_eq!(authorizations(&fixture), 0, "nobody was sent to sign in");
 }
 
 #[tokio::test]
