@@ -9,7 +9,10 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 #[command(
     after_help = "Exit codes: 0 ok, 1 the tool reported an error, 2 usage, \
                         3 connection (spawn, network, sign-in), 4 protocol (the server refused \
-                        or answered wrongly)."
+                        or answered wrongly).\n\n\
+                        Text from the server is printed with its control characters and bidi \
+                        controls escaped (\\x1b, \\u{9b}, \\u{202e}), to a terminal or not; \
+                        --json prints it exactly, as JSON escapes."
 )]
 pub(crate) struct Cli {
     /// How to reach the server.

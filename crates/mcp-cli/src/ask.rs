@@ -13,6 +13,7 @@ use mcp_client::types::{
 };
 
 use crate::output::Output;
+use crate::untrusted::{one_line, printable};
 
 /// The code the specification gives a sampling request the user rejected.
 const USER_REJECTED: ErrorCode = ErrorCode(-1);
@@ -80,7 +81,8 @@ fn ask(params: &ElicitRequestParams) -> ElicitResult {
         ElicitRequestParams::Url(url) => {
             eprintln!(
                 "The server asks you to visit:\n  {}\n{}",
-                url.url, url.message
+                one_line(&url.url),
+                printable(&url.message)
             );
             match Confirm::new()
                 .with_prompt("Done (yes) or decline (no)?")
@@ -92,7 +94,7 @@ fn ask(params: &ElicitRequestParams) -> ElicitResult {
             }
         }
         ElicitRequestParams::Form(form) => {
-            eprintln!("The server asks: {}", form.message);
+            eprintln!("The server asks: {}", printable(&form.message));
             match Confirm::new()
                 .with_prompt("Answer?")
                 .default(true)
@@ -202,14 +204,30 @@ fn labelled(options: &[mcp_client::types::EnumOption]) -> Vec<(String, String)> 
         .collect()
 }
 
+impl Field<'_> {
+    /// The prompt for the field called `name`: its title (else its name)
+    /// and description, on one printable line.
+    fn prompt(&self, name: &str) -> String {
+        let title = one_line(self.title.unwrap_or(name));
+        match self.description {
+            Some(description) => format!("{title} ({})", one_line(description)),
+            None => title.into_owned(),
+        }
+    }
+}
+
+/// The labels of `choices`, each on one printable line.
+fn labels(choices: &[(String, String)]) -> Vec<String> {
+    choices
+        .iter()
+        .map(|(_, label)| one_line(label).into_owned())
+        .collect()
+}
+
 /// One field of a form; `Ok(None)` when an optional field is left empty,
 /// `Err` when the user cancelled.
 fn ask_field(name: &str, field: &Field<'_>, required: bool) -> Result<Option<ElicitValue>, ()> {
-    let title = field.title.unwrap_or(name);
-    let prompt = match field.description {
-        Some(description) => format!("{title} ({description})"),
-        None => title.to_owned(),
-    };
+    let prompt = field.prompt(name);
     match &field.kind {
         Kind::Boolean(default) => {
             let mut confirm = Confirm::new().with_prompt(prompt);
@@ -222,7 +240,7 @@ fn ask_field(name: &str, field: &Field<'_>, required: bool) -> Result<Option<Eli
         Kind::Many(items) => {
             let picked = MultiSelect::new()
                 .with_prompt(prompt)
-                .items(items.iter().map(|(_, label)| label).collect::<Vec<_>>())
+                .items(labels(items))
                 .interact_opt()
                 .map_err(|_| ())?
                 .ok_or(())?;
@@ -232,7 +250,7 @@ fn ask_field(name: &str, field: &Field<'_>, required: bool) -> Result<Option<Eli
         Kind::One(choices) => {
             let picked = Select::new()
                 .with_prompt(prompt)
-                .items(choices.iter().map(|(_, label)| label).collect::<Vec<_>>())
+                .items(labels(choices))
                 .default(0)
                 .interact_opt()
                 .map_err(|_| ())?
@@ -288,6 +306,26 @@ mod tests {
             .iter()
             .map(|(v, l)| ((*v).to_owned(), (*l).to_owned()))
             .collect()
+    }
+
+    #[test]
+    fn prompts_and_choices_show_server_text_escaped_on_one_line() {
+        let schema: Schema = serde_json::from_value(json!({
+            "type": "string",
+            "title": "Name\u{1b}]0;title\u{7}",
+            "description": "yours\n\u{202e}evil\u{9b}2J"
+        }))
+        .expect("schema");
+        assert_eq!(
+            Field::of(&schema).prompt("name"),
+            r"Name\x1b]0;title\x07 (yours\x0a\u{202e}evil\u{9b}2J)"
+        );
+        let untitled: Schema = serde_json::from_value(json!({"type": "integer"})).expect("schema");
+        assert_eq!(Field::of(&untitled).prompt("n\u{1b}[2J"), r"n\x1b[2J");
+        assert_eq!(
+            labels(&pairs(&[("a", "A\u{1b}[31m"), ("b", "B\r\n")])),
+            [r"A\x1b[31m", r"B\x0d\x0a"]
+        );
     }
 
     #[test]

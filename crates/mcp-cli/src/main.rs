@@ -8,6 +8,7 @@ mod connect;
 mod error;
 mod output;
 mod tokens;
+mod untrusted;
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -84,9 +85,12 @@ async fn run(cli: Cli) -> Result<u8, CliError> {
     outcome
 }
 
-/// `error: what happened: why` on stderr, with each cause once.
+/// `error: what happened: why` on stderr, with each cause once, and the
+/// `data` of the server's JSON-RPC error on a line of its own; made
+/// printable (the server wrote part of it).
 fn report(error: &CliError) {
     let mut message = error.to_string();
+    let mut data = None;
     let mut source = std::error::Error::source(error);
     while let Some(cause) = source {
         let text = cause.to_string();
@@ -94,7 +98,20 @@ fn report(error: &CliError) {
             message.push_str(": ");
             message.push_str(&text);
         }
+        if let Some(remote) = cause
+            .downcast_ref::<mcp_client::Error>()
+            .and_then(mcp_client::Error::remote)
+        {
+            data = remote
+                .data
+                .as_ref()
+                .map(|d| untrusted::json_text(d.to_string()));
+        }
         source = cause.source();
     }
-    eprintln!("error: {message}");
+    if let Some(data) = data {
+        message.push_str("\n  data: ");
+        message.push_str(&data);
+    }
+    eprintln!("error: {}", untrusted::printable(&message));
 }

@@ -1,6 +1,8 @@
 //! Printing: aligned tables and plain text for people, JSON for scripts;
 //! results on stdout, everything else (log messages, notices, progress) on
-//! stderr. Colours only where the stream is a terminal.
+//! stderr. Colours only where the stream is a terminal. Every method here
+//! takes text that may come from the server and makes it printable
+//! ([`crate::untrusted`]) before it reaches a stream.
 
 use std::io::{IsTerminal as _, Write as _};
 use std::sync::{Arc, Mutex};
@@ -9,6 +11,8 @@ use console::{Style, measure_text_width};
 use indicatif::ProgressBar;
 use mcp_client::types::LoggingMessageNotificationParams;
 use serde::Serialize;
+
+use crate::untrusted::{json_text, one_line, printable};
 
 /// Where and how results and messages go.
 #[derive(Clone)]
@@ -33,31 +37,36 @@ impl Output {
     }
 
     /// One JSON document on stdout (pretty), or one line of NDJSON when
-    /// `compact`.
+    /// `compact`; exact, with every control character escaped.
     pub(crate) fn json(&self, value: &impl Serialize, compact: bool) -> std::io::Result<()> {
         let text = if compact {
             serde_json::to_string(value)
         } else {
             serde_json::to_string_pretty(value)
         }
+        .map(json_text)
         .map_err(std::io::Error::other)?;
         let mut stdout = std::io::stdout().lock();
         writeln!(stdout, "{text}")?;
         stdout.flush()
     }
 
-    /// A line of text on stdout.
+    /// Text on stdout (it may span lines), then a newline.
     pub(crate) fn line(&self, text: &str) -> std::io::Result<()> {
         let mut stdout = std::io::stdout().lock();
-        writeln!(stdout, "{text}")?;
+        writeln!(stdout, "{}", printable(text))?;
         stdout.flush()
     }
 
     /// Rows under a header, each column as wide as its widest cell; the
-    /// last column is not padded.
+    /// last column is not padded. A cell is shown on one line.
     pub(crate) fn table(&self, header: &[&str], rows: &[Vec<String>]) -> std::io::Result<()> {
+        let rows: Vec<Vec<String>> = rows
+            .iter()
+            .map(|row| row.iter().map(|cell| one_line(cell).into_owned()).collect())
+            .collect();
         let mut widths: Vec<usize> = header.iter().map(|h| measure_text_width(h)).collect();
-        for row in rows {
+        for row in &rows {
             for (width, cell) in widths.iter_mut().zip(row) {
                 *width = (*width).max(measure_text_width(cell));
             }
@@ -66,7 +75,7 @@ impl Output {
         let mut stdout = std::io::stdout().lock();
         let header: Vec<String> = header.iter().map(|h| (*h).to_owned()).collect();
         write_row(&mut stdout, &header, &widths, Some(&bold))?;
-        for row in rows {
+        for row in &rows {
             write_row(&mut stdout, row, &widths, None)?;
         }
         stdout.flush()
@@ -74,11 +83,11 @@ impl Output {
 
     /// A notice for the user on stderr (never a result).
     pub(crate) fn notice(&self, text: &str) {
-        self.to_stderr(
+        self.write_stderr(
             &Style::new()
                 .for_stderr()
                 .yellow()
-                .apply_to(text)
+                .apply_to(printable(text))
                 .to_string(),
         );
     }
@@ -86,20 +95,27 @@ impl Output {
     /// A server log message on stderr: `[level] logger: data`.
     pub(crate) fn log_message(&self, message: &LoggingMessageNotificationParams) {
         let data = match &message.data {
-            serde_json::Value::String(text) => text.clone(),
-            other => other.to_string(),
+            serde_json::Value::String(text) => printable(text).into_owned(),
+            other => printable(&json_text(other.to_string())).into_owned(),
         };
         let level = format!("[{}]", message.level.as_str());
         let level = Style::new().for_stderr().cyan().apply_to(level);
         let line = match &message.logger {
-            Some(logger) => format!("{level} {logger}: {data}"),
+            Some(logger) => format!("{level} {}: {data}", one_line(logger)),
             None => format!("{level} {data}"),
         };
-        self.to_stderr(&line);
+        self.write_stderr(&line);
     }
 
-    /// A line on stderr, above the progress bar if one is shown.
-    pub(crate) fn to_stderr(&self, line: &str) {
+    /// Text on stderr (it may span lines), above the progress bar if one is
+    /// shown.
+    pub(crate) fn to_stderr(&self, text: &str) {
+        self.write_stderr(&printable(text));
+    }
+
+    /// A line made printable (and perhaps styled) by the caller, on stderr
+    /// above the progress bar if one is shown.
+    fn write_stderr(&self, line: &str) {
         let bar = self.bar.lock().unwrap_or_else(|p| p.into_inner()).clone();
         match bar {
             Some(bar) => bar.suspend(|| eprintln!("{line}")),
@@ -110,6 +126,7 @@ impl Output {
     /// Shows progress of the running call: a bar on a terminal, else a line
     /// per report on stderr.
     pub(crate) fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        let message = message.map(one_line);
         let mut slot = self.bar.lock().unwrap_or_else(|p| p.into_inner());
         if !std::io::stderr().is_terminal() {
             drop(slot);
@@ -133,7 +150,7 @@ impl Output {
         }
         bar.set_position(progress.max(0.0) as u64);
         if let Some(message) = message {
-            bar.set_message(message.to_owned());
+            bar.set_message(message.into_owned());
         }
     }
 

@@ -4,7 +4,7 @@
 //! protected server after a scripted browser sign-in.
 //!
 //! This test binary has its own `main` (`harness = false`): run with
-//! `MCP_CLI_TEST_ROLE=demo-stdio` or `watch-stdio` it *is* the stdio server
+//! `--mcp-test-role=demo-stdio`, `watch-stdio` or `hostile-stdio` it *is* the stdio server
 //! the CLI spawns; otherwise it runs every check below in order and fails
 //! with the names of those that failed. `cargo test -p mcp-cli --test cli
 //! -- <filter>` runs the checks whose names contain `<filter>`.
@@ -41,6 +41,11 @@ const CHECKS: &[(&str, Check)] = checks![
     watch_prints_resource_updates_in_the_handshake_era,
     watch_prints_list_changes_in_a_handshake_http_session,
     protected_server_after_a_browser_sign_in,
+    tool_results_and_listings_escape_server_text,
+    server_errors_escape_their_message_and_data,
+    log_and_progress_messages_escape_server_text,
+    elicitation_messages_escape_server_text,
+    json_output_keeps_server_text_exact_and_escaped,
 ];
 
 fn main() -> ExitCode {
@@ -285,6 +290,10 @@ async fn exit_codes_for_usage_and_connection_failures() {
     let help = bare.run(&["--help"]).await;
     assert_eq!(help.code, 0, "{help:?}");
     assert!(help.stdout.contains("Exit codes"), "{help:?}");
+    assert!(
+        help.stdout.contains("escaped") && help.stdout.contains("--json"),
+        "the help says how server text is printed: {help:?}"
+    );
     // A --args that is not an object: usage.
     let args = Mcp::stdio(Era::Stateless)
         .run(&["tools", "call", "add", "--args", "[1]"])
@@ -545,4 +554,140 @@ async fn sign_in(mut run: support::Running) -> support::Ran {
         .expect("a URL");
     support::auth::browse(url).await;
     run.finish().await
+}
+
+// ---------------------------------------------------------------------------
+// Text the server wrote, printed safely
+
+/// Fails unless `ran` printed nothing a terminal would obey (controls but
+/// newline and tab, bidi controls) on stdout and stderr.
+fn assert_printable(what: &str, ran: &support::Ran) {
+    for (stream, text) in [("stdout", &ran.stdout), ("stderr", &ran.stderr)] {
+        let raw = support::hostile::raw_controls(text);
+        assert!(raw.is_empty(), "{what}: raw {raw:?} on {stream}: {ran:?}");
+    }
+}
+
+/// Fails unless `text` shows every escaped piece of the hostile text.
+fn assert_escaped(what: &str, text: &str) {
+    for piece in support::hostile::ESCAPED {
+        assert!(
+            text.contains(piece),
+            "{what}: {piece} missing from {text:?}"
+        );
+    }
+}
+
+fn hostile() -> Mcp {
+    Mcp::stdio_role("hostile-stdio", Era::Handshake)
+}
+
+/// Runs `args` against the hostile server; fails unless the run succeeded
+/// and printed nothing raw.
+async fn printed(args: &[&str]) -> support::Ran {
+    let ran = hostile().run(args).await;
+    assert_eq!(ran.code, 0, "{args:?}: {ran:?}");
+    assert_printable(&format!("{args:?}"), &ran);
+    ran
+}
+
+/// The first line of `text` that starts with `prefix`.
+fn line_of<'a>(text: &'a str, prefix: &str) -> &'a str {
+    text.lines()
+        .find(|l| l.starts_with(prefix))
+        .unwrap_or_else(|| panic!("no line starts with {prefix:?}: {text:?}"))
+}
+
+async fn tool_results_and_listings_escape_server_text() {
+    // A tool result: escaped, its newline and tab kept.
+    let result = printed(&["tools", "call", "result"]).await;
+    assert_escaped("tool result", &result.stdout);
+    assert!(
+        result.stdout.contains("\nsecond line\tafter a tab"),
+        "{result:?}"
+    );
+
+    // Listings (a header and a line per row) and `info` (a line per
+    // field): every name and description on its line.
+    for (args, lines) in [
+        (&["tools", "list"][..], 3),
+        (&["resources", "list"][..], 2),
+        (&["prompts", "list"][..], 2),
+        (&["info"][..], 4),
+    ] {
+        let listed = printed(args).await;
+        assert_escaped(&format!("{args:?}"), &listed.stdout);
+        assert_eq!(listed.stdout.lines().count(), lines, "{args:?}: {listed:?}");
+    }
+}
+
+async fn server_errors_escape_their_message_and_data() {
+    // The server's JSON-RPC error: its message and its data.
+    let error = hostile().run(&["tools", "call", "error"]).await;
+    assert_eq!(error.code, 4, "{error:?}");
+    assert_printable("error", &error);
+    let (message, data) = error
+        .stderr
+        .split_once("data:")
+        .unwrap_or_else(|| panic!("the error's data is shown: {error:?}"));
+    assert_escaped("error message", message);
+    // The data is JSON: its C0 controls in JSON's escapes.
+    assert!(data.contains(r"\u001b]0;pwned title\u0007"), "{error:?}");
+    assert!(data.contains(r"\u009b31mred\u202efdp.exe"), "{error:?}");
+}
+
+async fn log_and_progress_messages_escape_server_text() {
+    // Log messages: a string with its logger, and structured data.
+    let logged = printed(&["--log-level", "info", "tools", "call", "log"]).await;
+    let line = line_of(&logged.stderr, "[error] hostile");
+    let (logger, data) = line.split_once(": hostile").expect("logger: data");
+    assert_escaped("logger", logger);
+    assert_escaped("log data", data);
+    let structured = line_of(&logged.stderr, "[error] {");
+    assert!(
+        structured.contains(r"\u009b31mred\u202efdp.exe"),
+        "{logged:?}"
+    );
+
+    // A progress message (stderr is not a terminal: a line per report).
+    let progress = printed(&["tools", "call", "progress"]).await;
+    assert_escaped(
+        "progress message",
+        line_of(&progress.stderr, "progress: 1/2"),
+    );
+}
+
+async fn elicitation_messages_escape_server_text() {
+    // An elicitation's message, in the notice that it was declined (stdin
+    // is not a terminal; the prompts of a form on a terminal are checked
+    // in `ask.rs`).
+    let asked = printed(&["tools", "call", "ask"]).await;
+    assert_eq!(asked.stdout.trim(), "asked: decline", "{asked:?}");
+    assert_escaped("elicitation message", &asked.stderr);
+}
+
+async fn json_output_keeps_server_text_exact_and_escaped() {
+    let expected = format!("{}\nsecond line\tafter a tab", support::hostile::HOSTILE);
+    // Exact JSON, with no control a terminal would obey: serde_json escapes
+    // C0, the CLI escapes DEL, C1 and bidi controls the same way.
+    let ran = printed(&["--json", "tools", "call", "result"]).await;
+    let result: Value = serde_json::from_str(&ran.stdout).expect("JSON");
+    assert_eq!(
+        result["content"][0]["text"],
+        expected.as_str(),
+        "round trip"
+    );
+    assert!(
+        ran.stdout.contains(r"\u001b]0;pwned title\u0007"),
+        "{ran:?}"
+    );
+    assert!(
+        ran.stdout.contains(r"\u009b31mred\u202efdp.exe\u007f"),
+        "{ran:?}"
+    );
+
+    let listed = printed(&["--json", "tools", "list"]).await;
+    let tools: Value = serde_json::from_str(&listed.stdout).expect("JSON");
+    assert_eq!(tools["tools"][0]["name"], support::hostile::HOSTILE);
+    assert_eq!(tools["tools"][0]["description"], support::hostile::HOSTILE);
 }

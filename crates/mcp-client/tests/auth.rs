@@ -5,13 +5,16 @@
 
 use std::collections::HashMap;
 use std::convert::Infallible;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use base64::Engine as _;
 use bytes::Bytes;
 use http::{Request, Response, StatusCode};
 use http_body_util::{BodyExt, Full};
-use mcp_client::auth::{AuthError, HeadlessRedirect, OAuthClient, OAuthConfig};
+use mcp_client::auth::{
+    AuthError, AuthorizationStep, HeadlessRedirect, OAuthClient, OAuthConfig, StepOutcome,
+};
 use mcp_client::{Client, ClientConfig};
 use mcp_server::{Context, NoArguments, Server};
 use mcp_transport::http::{HttpClientConfig, HttpServerConfig, StreamableHttpService};
@@ -39,6 +42,12 @@ struct Behaviour {
     no_as_metadata: bool,
     /// The challenge names protected resource metadata that answers 404.
     broken_prm_hint: bool,
+    /// The challenge names this URL as its protected resource metadata.
+    prm_hint: Option<String>,
+    /// The protected resource metadata names this authorization server.
+    issuer: Option<String>,
+    /// The authorization server metadata names this authorization endpoint.
+    authorization_endpoint: Option<String>,
 }
 
 #[derive(Default)]
@@ -80,7 +89,9 @@ impl Fixture {
         error: Option<&str>,
     ) -> Response<Full<Bytes>> {
         let mut value = String::from("Bearer ");
-        if !self.behaviour.prm_at_root_only && !self.behaviour.no_prm {
+        if let Some(hint) = &self.behaviour.prm_hint {
+            value.push_str(&format!("resource_metadata=\"{hint}\", "));
+        } else if !self.behaviour.prm_at_root_only && !self.behaviour.no_prm {
             value.push_str(&format!(
                 "resource_metadata=\"{}/.well-known/oauth-protected-resource/mcp\", ",
                 self.base
@@ -135,11 +146,12 @@ impl Fixture {
                 } else {
                     format!("{}/mcp", self.base)
                 };
+                let issuer = b.issuer.clone().unwrap_or_else(|| self.base.clone());
                 json_response(
                     StatusCode::OK,
                     json!({
                         "resource": resource,
-                        "authorization_servers": [self.base],
+                        "authorization_servers": [issuer],
                         "scopes_supported": ["mcp:read", "mcp:write"]
                     }),
                 )
@@ -148,7 +160,8 @@ impl Fixture {
                 StatusCode::OK,
                 json!({
                     "issuer": self.base,
-                    "authorization_endpoint": format!("{}/authorize", self.base),
+                    "authorization_endpoint": b.authorization_endpoint.clone()
+                        .unwrap_or_else(|| format!("{}/authorize", self.base)),
                     "token_endpoint": format!("{}/token", self.base),
                     "registration_endpoint": format!("{}/register", self.base),
                     "code_challenge_methods_supported": ["S256"],
@@ -306,14 +319,22 @@ impl Fixture {
     }
 }
 
-async fn start(behaviour: Behaviour) -> Arc<Fixture> {
+/// A listener on a free loopback port, and its `http://` base URL.
+async fn loopback() -> (tokio::net::TcpListener, String) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bound");
-    let base = format!(
-        "http://127.0.0.1:{}",
-        listener.local_addr().expect("addr").port()
-    );
+    let port = listener.local_addr().expect("addr").port();
+    (listener, format!("http://127.0.0.1:{port}"))
+}
+
+/// How many times the fixture's authorization endpoint was visited.
+fn authorizations(fixture: &Fixture) -> usize {
+    fixture.record.lock().expect("lock").authorize_calls.len()
+}
+
+async fn start(behaviour: Behaviour) -> Arc<Fixture> {
+    let (listener, base) = loopback().await;
     let server = Server::builder("protected", "1")
         .tool(
             "whoami",
@@ -348,6 +369,43 @@ async fn start(behaviour: Behaviour) -> Arc<Fixture> {
         }
     });
     fixture
+}
+
+/// A host on another origin (its own port): counts every request it
+/// receives and answers each with `body`.
+struct Foreign {
+    base: String,
+    hits: Arc<AtomicUsize>,
+    body: Arc<Mutex<Value>>,
+}
+
+impl Foreign {
+    async fn start() -> Self {
+        let (listener, base) = loopback().await;
+        let hits = Arc::new(AtomicUsize::new(0));
+        let body = Arc::new(Mutex::new(json!({})));
+        let (counting, answering) = (hits.clone(), body.clone());
+        tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                let (hits, body) = (counting.clone(), answering.clone());
+                tokio::spawn(async move {
+                    let service = hyper::service::service_fn(move |_request| {
+                        hits.fetch_add(1, Ordering::SeqCst);
+                        let body = body.lock().expect("lock").clone();
+                        async move { Ok::<_, Infallible>(json_response(StatusCode::OK, body)) }
+                    });
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                        .await;
+                });
+            }
+        });
+        Self { base, hits, body }
+    }
+
+    fn hits(&self) -> usize {
+        self.hits.load(Ordering::SeqCst)
+    }
 }
 
 fn oauth() -> Arc<OAuthClient> {
@@ -465,14 +523,7 @@ async fn a_challenge_naming_missing_metadata_is_not_taken_for_a_2025_03_26_serve
         matches!(error.auth(), Some(AuthError::NoResourceMetadata { .. })),
         "{error:?}"
     );
-    assert!(
-        fixture
-            .record
-            .lock()
-            .expect("lock")
-            .authorize_calls
-            .is_empty()
-    );
+    assert_eq!(authorizations(&fixture), 0, "nobody was sent to sign in");
 }
 
 #[tokio::test]
@@ -537,14 +588,101 @@ async fn metadata_for_another_resource_is_refused_before_authorizing() {
         matches!(error.auth(), Some(AuthError::ForeignResource { .. })),
         "{error:?}"
     );
+    assert_eq!(authorizations(&fixture), 0, "nobody was sent to sign in");
+}
+
+#[tokio::test]
+async fn resource_metadata_on_another_origin_is_refused_before_any_request() {
+    // The challenge points at metadata on another port: another origin.
+    let foreign = Foreign::start().await;
+    let hint = format!("{}/.well-known/oauth-protected-resource/mcp", foreign.base);
+    let fixture = start(Behaviour {
+        prm_hint: Some(hint),
+        ..Default::default()
+    })
+    .await;
+    // What the foreign host would answer passes every later check: only
+    // its origin tells it apart.
+    *foreign.body.lock().expect("lock") = json!({
+        "resource": format!("{}/mcp", fixture.base),
+        "authorization_servers": [fixture.base],
+    });
+    let error = connect(&fixture, oauth()).await.err().expect("refused");
     assert!(
-        fixture
-            .record
-            .lock()
-            .expect("lock")
-            .authorize_calls
-            .is_empty()
+        matches!(
+            error.auth(),
+            Some(AuthError::ForeignResourceMetadata { url, .. }) if url.starts_with(&foreign.base)
+        ),
+        "{error:?}"
     );
+    assert!(error.to_string().contains("origin"), "{error}");
+    assert_eq!(foreign.hits(), 0, "the foreign host got no request");
+    assert_eq!(authorizations(&fixture), 0, "nobody was sent to sign in");
+}
+
+#[tokio::test]
+async fn an_issuer_with_a_query_is_refused_before_any_request() {
+    // RFC 8414: an issuer identifier has no query or fragment.
+    let foreign = Foreign::start().await;
+    let fixture = start(Behaviour {
+        issuer: Some(format!("{}/tenant?next=/admin", foreign.base)),
+        ..Default::default()
+    })
+    .await;
+    let error = connect(&fixture, oauth()).await.err().expect("refused");
+    assert!(
+        matches!(
+            error.auth(),
+            Some(AuthError::UnusableUrl { role: "issuer", .. })
+        ),
+        "{error:?}"
+    );
+    assert_eq!(foreign.hits(), 0, "the named issuer got no request");
+}
+
+#[tokio::test]
+async fn an_authorization_endpoint_that_is_not_http_is_never_opened() {
+    // The browser would be handed whatever the metadata names.
+    let fixture = start(Behaviour {
+        authorization_endpoint: Some("file:///etc/passwd".into()),
+        ..Default::default()
+    })
+    .await;
+    let step = Arc::new(RecordingStep::default());
+    let config = OAuthConfig::new("test-client", "http://localhost:9/callback", step.clone());
+    let authorizer = OAuthClient::new(config).expect("client");
+    let error = connect(&fixture, authorizer).await.err().expect("refused");
+    assert!(
+        matches!(
+            error.auth(),
+            Some(AuthError::UnusableUrl {
+                role: "authorization endpoint",
+                ..
+            })
+        ),
+        "{error:?}"
+    );
+    assert_eq!(
+        step.opened.lock().expect("lock").as_slice(),
+        &[] as &[String],
+        "nothing was handed to the browser"
+    );
+    let record = fixture.record.lock().expect("lock");
+    assert!(record.authorize_calls.is_empty() && record.token_calls.is_empty());
+}
+
+/// A sign-in step that records the URLs it is asked to open (a browser
+/// would open them) and signs nobody in.
+#[derive(Debug, Default)]
+struct RecordingStep {
+    opened: Mutex<Vec<String>>,
+}
+
+impl AuthorizationStep for RecordingStep {
+    fn authorize(&self, url: url::Url) -> StepOutcome<'_> {
+        self.opened.lock().expect("lock").push(url.to_string());
+        Box::pin(async { Err(AuthError::Step("nobody signs in here".into())) })
+    }
 }
 
 #[tokio::test]

@@ -5,6 +5,7 @@
 #![allow(dead_code, unreachable_pub)]
 
 pub mod auth;
+pub mod hostile;
 
 use std::path::{Path, PathBuf};
 use std::process::{ExitCode, Stdio};
@@ -81,6 +82,10 @@ pub fn test_server() -> Server {
 /// serves and returns its exit code.
 pub fn serve_role() -> Option<ExitCode> {
     let role = std::env::args().find_map(|a| a.strip_prefix(ROLE_FLAG).map(str::to_owned))?;
+    if role == "hostile-stdio" {
+        hostile::serve();
+        return Some(ExitCode::SUCCESS);
+    }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -190,6 +195,9 @@ impl Mcp {
             .env("MCP_CLI_CONFIG_DIR", &self.config_dir)
             // A browser must never start from a test.
             .env("BROWSER", "/nonexistent/browser")
+            // Colours (escape sequences of the CLI's own) only on a
+            // terminal, as without the override: the checks read escapes.
+            .env_remove("CLICOLOR_FORCE")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

@@ -1,6 +1,24 @@
 //! Discovery: the `WWW-Authenticate` challenge, the protected resource
 //! metadata (RFC 9728) and the authorization server metadata (RFC 8414 /
 //! OpenID), in the spec's order, with the issuer and resource checks.
+//!
+//! Every URL the client fetches (or hands the user's browser) comes down one
+//! trust chain, checked before any request is made:
+//! - the protected resource metadata only from the MCP server's own origin
+//!   (scheme, host, port): the challenge's `resource_metadata` on another
+//!   origin is refused ([`AuthError::ForeignResourceMetadata`]); the
+//!   well-known URLs are built on that origin;
+//! - the authorization server metadata only at the well-known URLs of the
+//!   issuer that metadata names, an http(s) URL without query or fragment
+//!   (RFC 8414 §2), and only when the document names that same issuer
+//!   (RFC 8414 §3.3);
+//! - the authorization, token and registration endpoints only from that
+//!   validated document, and only http(s) URLs without a fragment (RFC 6749
+//!   §3.1, §3.2): a `file:` or custom-scheme "endpoint" is never opened;
+//! - a 2025-03-26 server's authorization server at the server's own origin.
+//!
+//! (The identity provider's token endpoint of the enterprise-managed grant
+//! comes from the host's configuration, not from any server.)
 
 use serde::Deserialize;
 use url::Url;
@@ -133,7 +151,7 @@ impl OAuthClient {
     ) -> Result<Option<ResourceMetadata>, AuthError> {
         let mut candidates = Vec::new();
         if let Some(hint) = hinted {
-            candidates.push(hint.to_owned());
+            candidates.push(same_origin_metadata(hint, server)?);
         }
         let origin = server.origin().ascii_serialization();
         let path = server.path().trim_end_matches('/');
@@ -154,7 +172,10 @@ impl OAuthClient {
     /// RFC 8414 and OpenID discovery, in the spec's order, with the issuer
     /// check; `None` when no candidate answers.
     async fn server_metadata(&self, issuer: &str) -> Result<Option<ServerMetadata>, AuthError> {
-        let url = Url::parse(issuer).map_err(|e| invalid_url("issuer", issuer, e))?;
+        let url = http_url("issuer", issuer)?;
+        if url.query().is_some() {
+            return Err(unusable("issuer", issuer, "has a query"));
+        }
         let origin = url.origin().ascii_serialization();
         let path = url.path().trim_end_matches('/');
         let candidates = if path.is_empty() {
@@ -178,7 +199,7 @@ impl OAuthClient {
                         found: metadata.issuer,
                     });
                 }
-                return Ok(Some(metadata));
+                return metadata.checked().map(Some);
             }
         }
         Ok(None)
@@ -221,6 +242,55 @@ impl ServerMetadata {
             client_id_metadata_document_supported: false,
             authorization_response_iss_parameter_supported: false,
         }
+    }
+}
+
+impl ServerMetadata {
+    /// The document, when every endpoint it names is one the client may
+    /// fetch or open.
+    fn checked(self) -> Result<Self, AuthError> {
+        http_url("authorization endpoint", &self.authorization_endpoint)?;
+        http_url("token endpoint", &self.token_endpoint)?;
+        if let Some(registration) = &self.registration_endpoint {
+            http_url("registration endpoint", registration)?;
+        }
+        Ok(self)
+    }
+}
+
+/// The challenge's `resource_metadata`, when it is on the server's own
+/// origin. RFC 9728 builds the metadata URL from the resource identifier,
+/// which must be the server's URL: metadata anywhere else is not the
+/// server's, and fetching it would let a server aim its clients' requests
+/// at any host.
+fn same_origin_metadata(hint: &str, server: &Url) -> Result<String, AuthError> {
+    let url = Url::parse(hint).map_err(|e| invalid_url("resource metadata URL", hint, e))?;
+    if url.origin() != server.origin() {
+        return Err(AuthError::ForeignResourceMetadata {
+            url: redacted(hint),
+            server: redacted(server.as_str()),
+        });
+    }
+    Ok(url.into())
+}
+
+/// `url` parsed, when it is an http(s) URL without a fragment.
+fn http_url(role: &'static str, url: &str) -> Result<Url, AuthError> {
+    let parsed = Url::parse(url).map_err(|e| invalid_url(role, url, e))?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err(unusable(role, url, "is not an http(s) URL"));
+    }
+    if parsed.fragment().is_some() {
+        return Err(unusable(role, url, "has a fragment"));
+    }
+    Ok(parsed)
+}
+
+fn unusable(role: &'static str, url: &str, reason: &'static str) -> AuthError {
+    AuthError::UnusableUrl {
+        role,
+        url: redacted(url),
+        reason,
     }
 }
 
@@ -270,6 +340,67 @@ mod tests {
         assert_eq!(bearer.scope.as_deref(), Some("a b"));
         assert_eq!(bearer.error.as_deref(), Some("insufficient_scope"));
         assert_eq!(parse_challenge("Basic realm=x"), Bearer::default());
+    }
+
+    #[test]
+    fn resource_metadata_is_taken_from_the_servers_own_origin_only() {
+        let server = Url::parse("http://127.0.0.1:3000/mcp").expect("url");
+        let same = "http://127.0.0.1:3000/.well-known/oauth-protected-resource/mcp";
+        assert_eq!(
+            same_origin_metadata(same, &server).expect("same origin"),
+            same
+        );
+        for foreign in [
+            "http://127.0.0.1:3001/.well-known/oauth-protected-resource",
+            "https://127.0.0.1:3000/.well-known/oauth-protected-resource",
+            "http://localhost:3000/.well-known/oauth-protected-resource",
+            "http://169.254.169.254/latest/meta-data",
+        ] {
+            assert!(
+                matches!(
+                    same_origin_metadata(foreign, &server),
+                    Err(AuthError::ForeignResourceMetadata { .. })
+                ),
+                "{foreign}"
+            );
+        }
+        let port = Url::parse("https://mcp.example.com/mcp").expect("url");
+        assert!(
+            same_origin_metadata("https://mcp.example.com:443/.well-known/x", &port).is_ok(),
+            "the default port is the same origin"
+        );
+        assert!(matches!(
+            same_origin_metadata("not a url", &server),
+            Err(AuthError::InvalidUrl { .. })
+        ));
+    }
+
+    #[test]
+    fn issuers_and_endpoints_must_be_http_urls_without_a_fragment() {
+        assert!(http_url("issuer", "https://as.example/tenant").is_ok());
+        for (url, reason) in [
+            ("file:///etc/passwd", "is not an http(s) URL"),
+            ("javascript:alert(1)", "is not an http(s) URL"),
+            ("https://as.example/authorize#x", "has a fragment"),
+        ] {
+            assert!(
+                matches!(
+                    http_url("authorization endpoint", url),
+                    Err(AuthError::UnusableUrl { reason: r, .. }) if r == reason
+                ),
+                "{url}"
+            );
+        }
+        let mut metadata = ServerMetadata::legacy_defaults("https://as.example");
+        assert!(metadata.clone().checked().is_ok());
+        metadata.registration_endpoint = Some("ftp://as.example/register".into());
+        assert!(matches!(
+            metadata.checked(),
+            Err(AuthError::UnusableUrl {
+                role: "registration endpoint",
+                ..
+            })
+        ));
     }
 
     #[test]

@@ -79,6 +79,37 @@ pub enum AuthError {
         /// The resource.
         resource: String,
     },
+    /// The server's challenge names protected resource metadata on another
+    /// origin than the server's own: it was not fetched (a server could
+    /// otherwise make its clients send requests wherever it likes).
+    #[error(
+        "the server at {server} points its `resource_metadata` at {url}, on another origin \
+         (scheme, host and port); refusing to fetch it: a server's protected resource metadata \
+         must be served from its own origin (ask the server's operator to fix its \
+         WWW-Authenticate challenge)"
+    )]
+    ForeignResourceMetadata {
+        /// The metadata URL the challenge named, without its query.
+        url: String,
+        /// The MCP server's URL.
+        server: String,
+    },
+    /// A URL the trust chain hands the client (an issuer named by the
+    /// protected resource metadata, an endpoint named by the authorization
+    /// server's metadata) breaks the rules for its role: it was neither
+    /// fetched nor opened.
+    #[error(
+        "the {role} `{url}` {reason}; refusing to use it: the server's metadata must name an \
+         http(s) URL there (ask the server's operator to fix it)"
+    )]
+    UnusableUrl {
+        /// What the URL is for ("issuer", "token endpoint", ...).
+        role: &'static str,
+        /// The URL, without its query.
+        url: String,
+        /// What is wrong with it ("is not an http(s) URL", "has a query", ...).
+        reason: &'static str,
+    },
     /// The metadata describes another server than the one being accessed
     /// (RFC 8707, RFC 9728).
     #[error("the protected resource metadata is for `{resource}`, not for {server}; refusing")]
