@@ -7,7 +7,9 @@ use std::time::Duration;
 
 use mcp_client::auth::{Browser, LoopbackRedirect, OAuthClient, OAuthConfig};
 use mcp_client::types::ServerNotification;
-use mcp_client::{Client, ClientConfig, HttpClientConfig, Negotiation, ServerCommand};
+use mcp_client::{
+    Client, ClientConfig, Fault, HttpClientConfig, Negotiation, ServerCommand, SessionEvent,
+};
 use tokio::sync::mpsc;
 
 use crate::args::{Era, LogLevel, ServerArgs};
@@ -77,7 +79,8 @@ fn client_config(settings: &Settings<'_>) -> ClientConfig {
         .on_logging(move |message| {
             let output = output.clone();
             async move { output.log_message(&message) }
-        });
+        })
+        .on_event(session_event(settings.output.clone()));
     if let Some(sink) = settings.notifications.clone() {
         let output = settings.output.clone();
         config = config.on_notification(move |notification| {
@@ -95,6 +98,21 @@ fn client_config(settings: &Settings<'_>) -> ClientConfig {
         settings.sampling_reply.clone(),
         settings.output.clone(),
     )
+}
+
+/// Says on stderr what happened to the session that no command returns:
+/// a session started anew, a fault of the server's (the end of the
+/// connection is said by the command that it fails).
+fn session_event(output: Output) -> impl Fn(SessionEvent) + Send + Sync + 'static {
+    move |event| match event {
+        SessionEvent::Restarted(restart) => output.notice(&format!(
+            "{}; started a new session ({})",
+            restart.reason, restart.revision
+        )),
+        SessionEvent::Fault(Fault::Disconnected) => {}
+        SessionEvent::Fault(fault) => output.notice(&format!("the server misbehaved: {fault}")),
+        _ => {}
+    }
 }
 
 /// OAuth for protected servers: sign in through the browser once, then

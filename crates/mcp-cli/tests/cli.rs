@@ -11,20 +11,10 @@
 
 mod support;
 
-use std::future::Future;
-use std::pin::Pin;
 use std::process::ExitCode;
 
 use serde_json::Value;
-use support::{Era, Mcp, Served};
-
-type Check = fn() -> Pin<Box<dyn Future<Output = ()> + Send>>;
-
-macro_rules! checks {
-    ($($name:ident),* $(,)?) => {
-        &[$((stringify!($name), || Box::pin($name()) as Pin<Box<dyn Future<Output = ()> + Send>>)),*]
-    };
-}
+use support::{Check, Era, Mcp, Served, checks};
 
 const CHECKS: &[(&str, Check)] = checks![
     stdio_stateless_every_subcommand,
@@ -49,55 +39,7 @@ const CHECKS: &[(&str, Check)] = checks![
 ];
 
 fn main() -> ExitCode {
-    if let Some(code) = support::serve_role() {
-        return code;
-    }
-    let filter: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| !a.starts_with('-'))
-        .collect();
-    if std::env::args().any(|a| a == "--list") {
-        for (name, _) in CHECKS {
-            println!("{name}: test");
-        }
-        return ExitCode::SUCCESS;
-    }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("a runtime");
-    let mut failed = Vec::new();
-    let mut passed = 0;
-    for (name, check) in CHECKS {
-        if !filter.is_empty() && !filter.iter().any(|f| name.contains(f.as_str())) {
-            continue;
-        }
-        eprintln!("check {name} ...");
-        // Each check runs as a task: a panic fails it, not the run.
-        let outcome = runtime.block_on(runtime.spawn(check()));
-        match outcome {
-            Ok(()) => {
-                passed += 1;
-                eprintln!("check {name} ... ok");
-            }
-            Err(_) => {
-                eprintln!("check {name} ... FAILED");
-                failed.push(*name);
-            }
-        }
-    }
-    println!(
-        "\ntest result: {}. {passed} passed; {} failed",
-        if failed.is_empty() { "ok" } else { "FAILED" },
-        failed.len()
-    );
-    if failed.is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        eprintln!("failed: {}", failed.join(", "));
-        ExitCode::FAILURE
-    }
+    support::main(CHECKS)
 }
 
 // ---------------------------------------------------------------------------

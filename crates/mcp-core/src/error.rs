@@ -132,6 +132,12 @@ pub enum TransportError {
         /// before any handler saw it, so sending it again is safe.
         reached_server: bool,
     },
+    /// The server named a session (`Mcp-Session-Id`) that is not visible
+    /// ASCII, or is empty or too long: it cannot be sent back.
+    #[error(
+        "the server's Mcp-Session-Id is not visible ASCII of at most 256 bytes; fix the server"
+    )]
+    InvalidSessionId,
     /// A stream kept ending and was reopened as often as the reconnection
     /// budget allows; it waits for the window to move on.
     #[error(

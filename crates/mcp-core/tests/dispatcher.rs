@@ -436,7 +436,7 @@ impl Handler for Controlled {
         let params = params_of(&request);
         let n = params["n"].as_i64().unwrap_or(0);
         match request.method.as_str() {
-            "block" => {
+            "block" | "barrier" => {
                 let mut report = DropReport {
                     n,
                     done: false,
@@ -463,6 +463,10 @@ impl Handler for Controlled {
         _: NotificationContext,
     ) {
         let _ = self.events.send(Event::Note(notification.method));
+    }
+
+    fn is_barrier(&self, method: &str) -> bool {
+        method == "barrier"
     }
 }
 
@@ -739,4 +743,55 @@ async fn a_peer_that_is_gone_cancels_running_requests_at_once() {
         }
     }
     assert!(dropped.contains(&1), "the running request was cancelled");
+}
+
+#[tokio::test]
+async fn what_follows_a_barrier_waits_for_its_answer_while_answers_still_flow() {
+    let (server, mut events, mut sender, mut receiver) =
+        controlled_server(DispatcherConfig::default());
+    send_request(&mut sender, 1, "barrier").await;
+    let (n, release) = started(&mut events).await;
+    assert_eq!(n, 1);
+    send_request(&mut sender, 2, "block").await;
+    send_note(&mut sender, "notifications/after").await;
+
+    // A request of the server's own, answered by the test: its answer is
+    // read after request 2 and the notification, and goes through.
+    let peer = server.peer().clone();
+    let asking = tokio::spawn(async move {
+        peer.request("ping", None, RequestOptions::new().with_timeout(LIMIT))
+            .await
+    });
+    let JsonRpcMessage::Request(ping) = next_message(&mut receiver).await else {
+        panic!("the server's request");
+    };
+    sender
+        .send(Outbound::new(
+            JsonRpcResultResponse::new(ping.id, RawJson::empty_object()).into(),
+        ))
+        .await
+        .expect("sent");
+    timeout(LIMIT, asking)
+        .await
+        .expect("answered in time")
+        .expect("no panic")
+        .expect("the answer went through the barrier");
+    assert!(
+        matches!(events.try_recv(), Err(mpsc::error::TryRecvError::Empty)),
+        "nothing after the barrier was taken up before its answer"
+    );
+
+    let _ = release.send(());
+    let JsonRpcMessage::Response(first) = next_message(&mut receiver).await else {
+        panic!("the barrier's answer");
+    };
+    assert_eq!(first.id, RequestId::Number(1));
+    let (n, release_two) = started(&mut events).await;
+    assert_eq!(n, 2, "then the request held behind it");
+    match next_event(&mut events).await {
+        Event::Note(method) => assert_eq!(method, "notifications/after"),
+        _ => panic!("then the notification"),
+    }
+    let _ = release_two.send(());
+    server.shutdown().await;
 }

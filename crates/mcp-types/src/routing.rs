@@ -1,7 +1,8 @@
 //! The routable HTTP headers of the stateless era (2026-07-28): the value
 //! encoding of `Mcp-Name` and `Mcp-Param-*`, and the `x-mcp-header`
-//! annotations of a tool's input schema that name `Mcp-Param-*` headers.
-//! Shared by clients (which send them) and servers (which check them).
+//! annotations of a tool's input schema that name `Mcp-Param-*` headers;
+//! and what an `Mcp-Session-Id` may hold. Shared by clients (which send
+//! them) and servers (which check them).
 
 use std::borrow::Cow;
 use std::collections::HashSet;
@@ -13,6 +14,24 @@ use crate::{JsonObject, Tool};
 
 /// The largest integer a JavaScript peer reads exactly.
 const MAX_SAFE_INTEGER: i64 = (1 << 53) - 1;
+
+/// The longest `Mcp-Session-Id` accepted, in bytes.
+pub const MAX_SESSION_ID: usize = 256;
+
+/// Whether `id` may be an `Mcp-Session-Id`: the transport spec allows only
+/// visible ASCII (0x21 to 0x7E); and it is not empty nor longer than
+/// [`MAX_SESSION_ID`].
+///
+/// ```
+/// use mcp_types::routing::is_session_id;
+/// assert!(is_session_id("1868a90c-2d2b-4b5e-8a1c-4a0f3c1d2e3f"));
+/// assert!(!is_session_id("has space"));
+/// assert!(!is_session_id("tab\there"));
+/// assert!(!is_session_id(""));
+/// ```
+pub fn is_session_id(id: &str) -> bool {
+    !id.is_empty() && id.len() <= MAX_SESSION_ID && id.bytes().all(|b| b.is_ascii_graphic())
+}
 
 /// The value at `path` (a chain of property names) in `arguments`.
 pub fn lookup<'a>(arguments: &'a JsonObject, path: &[String]) -> Option<&'a Value> {

@@ -258,10 +258,18 @@ pub struct ListToolsResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<Cursor>,
     /// How long the client may cache this page, in milliseconds (2026-07-28).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::lenient::ttl_ms"
+    )]
     pub ttl_ms: Option<u64>,
     /// Who may share the cached page (2026-07-28).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::lenient::cache_scope"
+    )]
     pub cache_scope: Option<CacheScope>,
     /// What kind of result this is (2026-07-28).
     #[serde(default, skip_serializing_if = "Option::is_none")]

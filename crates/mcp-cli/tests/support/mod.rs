@@ -6,8 +6,12 @@
 
 pub mod auth;
 pub mod hostile;
+pub mod misbehaving;
+pub mod misbehaving_http;
 
+use std::future::Future;
 use std::path::{Path, PathBuf};
+use std::pin::Pin;
 use std::process::{ExitCode, Stdio};
 use std::time::Duration;
 
@@ -40,6 +44,73 @@ impl Era {
             Era::Stateless => "stateless",
             Era::Handshake => "handshake",
         }
+    }
+}
+
+/// One check: an async fn run as a task of its own.
+pub type Check = fn() -> Pin<Box<dyn Future<Output = ()> + Send>>;
+
+/// The list of checks of a test binary, by name.
+macro_rules! checks {
+    ($($name:ident),* $(,)?) => {
+        &[$((stringify!($name), || Box::pin($name()) as std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>)),*]
+    };
+}
+pub(crate) use checks;
+
+/// The `main` of a test binary of checks (`harness = false`): serves when
+/// started in a role (`--mcp-test-role=...`); otherwise runs every check
+/// whose name contains one of the arguments (all without arguments) and
+/// fails with the names of those that failed.
+pub fn main(checks: &[(&str, Check)]) -> ExitCode {
+    if let Some(code) = serve_role() {
+        return code;
+    }
+    let filter: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    if std::env::args().any(|a| a == "--list") {
+        for (name, _) in checks {
+            println!("{name}: test");
+        }
+        return ExitCode::SUCCESS;
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let mut failed = Vec::new();
+    let mut passed = 0;
+    for (name, check) in checks {
+        if !filter.is_empty() && !filter.iter().any(|f| name.contains(f.as_str())) {
+            continue;
+        }
+        eprintln!("check {name} ...");
+        // Each check runs as a task: a panic fails it, not the run.
+        let outcome = runtime.block_on(runtime.spawn(check()));
+        match outcome {
+            Ok(()) => {
+                passed += 1;
+                eprintln!("check {name} ... ok");
+            }
+            Err(_) => {
+                eprintln!("check {name} ... FAILED");
+                failed.push(*name);
+            }
+        }
+    }
+    println!(
+        "\ntest result: {}. {passed} passed; {} failed",
+        if failed.is_empty() { "ok" } else { "FAILED" },
+        failed.len()
+    );
+    if failed.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        eprintln!("failed: {}", failed.join(", "));
+        ExitCode::FAILURE
     }
 }
 
@@ -86,16 +157,45 @@ pub fn serve_role() -> Option<ExitCode> {
         hostile::serve();
         return Some(ExitCode::SUCCESS);
     }
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("a runtime");
+    if let Some(way) = role.strip_prefix("misbehaving:") {
+        misbehaving::serve(way);
+        return Some(ExitCode::SUCCESS);
+    }
+    // `demo-stdio-threads` serves on worker threads, as a server's
+    // `#[tokio::main]` does: what it answers must not depend on how its
+    // tasks are scheduled.
+    let runtime = if role == "demo-stdio-threads" {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+    } else {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+    }
+    .expect("a runtime");
     runtime.block_on(async move {
         let server = test_server();
         match role.as_str() {
+            "demo-stdio-threads" => server.serve_stdio().await.expect("served"),
             "demo-stdio" => server.serve_stdio().await.expect("served"),
             "watch-stdio" => watch_stdio(&server).await,
-            other => panic!("unknown role {other}"),
+            other => match other.strip_prefix("demo-http:") {
+                // The demo over HTTP on a given port until killed (its
+                // sessions in its memory only).
+                Some(address) => {
+                    let listener = tokio::net::TcpListener::bind(address)
+                        .await
+                        .expect("the port is free");
+                    let config = mcp_transport::http::HttpServerConfig::new();
+                    server
+                        .serve_http(listener, config, std::future::pending())
+                        .await
+                        .expect("served");
+                }
+                None => panic!("unknown role {other}"),
+            },
         }
     });
     Some(ExitCode::SUCCESS)
@@ -122,6 +222,18 @@ async fn watch_stdio(server: &Server) {
         () = connection.wait() => {}
         () = announce => {}
     }
+}
+
+/// The command line that runs this test binary in `role`.
+pub fn role_command(role: &str) -> String {
+    let exe = std::env::current_exe().expect("the test binary");
+    format!("'{}' {ROLE_FLAG}{role}", exe.display())
+}
+
+/// This test binary and the argument that gives it `role`, to spawn.
+pub fn role_program(role: &str) -> (PathBuf, String) {
+    let exe = std::env::current_exe().expect("the test binary");
+    (exe, format!("{ROLE_FLAG}{role}"))
 }
 
 /// What one run of the binary did.
@@ -162,8 +274,7 @@ impl Mcp {
 
     /// This binary as the stdio server of `role`, without `--era`.
     pub fn stdio_auto(role: &str) -> Self {
-        let exe = std::env::current_exe().expect("the test binary");
-        let command = format!("'{}' {ROLE_FLAG}{role}", exe.display());
+        let command = role_command(role);
         let mut mcp = Self::bare();
         mcp.args = vec!["--stdio".into(), command];
         mcp
@@ -187,8 +298,8 @@ impl Mcp {
         self
     }
 
-    fn command(&self, args: &[&str]) -> tokio::process::Command {
-        let mut command = tokio::process::Command::new(MCP);
+    fn std_command(&self, args: &[&str]) -> std::process::Command {
+        let mut command = std::process::Command::new(MCP);
         command
             .args(&self.args)
             .args(args)
@@ -200,9 +311,56 @@ impl Mcp {
             .env_remove("CLICOLOR_FORCE")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
+            .stderr(Stdio::piped());
         command
+    }
+
+    fn command(&self, args: &[&str]) -> tokio::process::Command {
+        let mut command = tokio::process::Command::from(self.std_command(args));
+        command.kill_on_drop(true);
+        command
+    }
+
+    /// Runs to the end; with the peak resident memory of the run in bytes
+    /// (the kernel's count for the process, read when it is reaped).
+    pub async fn run_measured(&self, args: &[&str]) -> (Ran, u64) {
+        let mut command = self.std_command(args);
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let pid_slot = std::sync::Arc::new(std::sync::Mutex::new(None));
+        let pid_seen = pid_slot.clone();
+        std::thread::spawn(move || {
+            // Reaped by `wait4` below, which also reads its peak memory.
+            #[allow(clippy::zombie_processes)]
+            let mut child = command.spawn().expect("mcp runs");
+            let pid = i32::try_from(child.id()).expect("a pid");
+            *pid_seen.lock().expect("lock") = Some(pid);
+            let mut stdout = child.stdout.take().expect("stdout");
+            let mut stderr = child.stderr.take().expect("stderr");
+            let err = std::thread::spawn(move || {
+                let mut text = Vec::new();
+                let _ = std::io::Read::read_to_end(&mut stderr, &mut text);
+                text
+            });
+            let mut out = Vec::new();
+            let _ = std::io::Read::read_to_end(&mut stdout, &mut out);
+            let err = err.join().unwrap_or_default();
+            let (status, peak) = reap_measured(pid);
+            let ran = Ran {
+                code: status,
+                stdout: String::from_utf8_lossy(&out).into_owned(),
+                stderr: String::from_utf8_lossy(&err).into_owned(),
+            };
+            let _ = tx.send((ran, peak));
+        });
+        match tokio::time::timeout(RUN_LIMIT, rx).await {
+            Ok(Ok(done)) => done,
+            _ => {
+                if let Some(pid) = *pid_slot.lock().expect("lock") {
+                    kill(pid);
+                }
+                panic!("mcp {args:?} did not finish");
+            }
+        }
     }
 
     /// Runs to the end.
@@ -337,6 +495,35 @@ impl Served {
     pub async fn stop(self) {
         let _ = self.stop.send(());
         let _ = tokio::time::timeout(RUN_LIMIT, self.task).await;
+    }
+}
+
+/// Waits for the child `pid` and reaps it: its exit code and its peak
+/// resident memory in bytes.
+#[allow(unsafe_code)]
+fn reap_measured(pid: i32) -> (i32, u64) {
+    let mut status = 0;
+    // SAFETY: plain out-parameters owned by this frame; `pid` is our child,
+    // which std's `Child` has not waited for (it is dropped unwaited).
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let reaped = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(reaped, pid, "wait4 reaped the child");
+    let code = if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else {
+        -1
+    };
+    // Linux counts `ru_maxrss` in KiB.
+    let peak = u64::try_from(usage.ru_maxrss).unwrap_or(0) * 1024;
+    (code, peak)
+}
+
+/// Kills the process `pid`, one of ours.
+#[allow(unsafe_code)]
+fn kill(pid: i32) {
+    // SAFETY: kill takes plain integers and touches no memory.
+    unsafe {
+        libc::kill(pid, libc::SIGKILL);
     }
 }
 

@@ -180,6 +180,10 @@ struct ClientState {
     initialize_id: Option<RequestId>,
     /// The task of the session's GET stream, while it runs.
     get_stream: Option<AbortHandle>,
+    /// The server forgot the session and no new one started yet: what is
+    /// sent now (but `initialize`) fails as the forgotten session's, rather
+    /// than go out without a session.
+    expired: bool,
 }
 
 /// An HTTP exchange's response, with the session it was sent in.
@@ -190,11 +194,13 @@ struct Exchange {
 }
 
 impl Exchange {
-    /// Whether the server answered 404 to a request that carried a session:
-    /// it no longer knows the session (the transport spec's signal to start
-    /// a new one).
-    fn session_gone(&self) -> bool {
-        self.response.status() == StatusCode::NOT_FOUND && self.session.is_some()
+    /// The session the server no longer knows: the one this request carried
+    /// when it was answered 404 (the transport spec's signal to start a new
+    /// one).
+    fn forgotten_session(&self) -> Option<&str> {
+        self.session
+            .as_deref()
+            .filter(|_| self.response.status() == StatusCode::NOT_FOUND)
     }
 }
 
@@ -291,6 +297,19 @@ impl TransportSender for HttpClientSender {
     async fn send(&mut self, outbound: Outbound) -> Result<(), TransportError> {
         if self.shared.shutdown.is_cancelled() {
             return Err(TransportError::Closed);
+        }
+        let initialize =
+            matches!(&outbound.message, JsonRpcMessage::Request(r) if r.method == "initialize");
+        if !initialize && self.shared.lock().expired {
+            // Sent without a session, it would be refused as sessionless.
+            let error = TransportError::SessionExpired {
+                reached_server: false,
+            };
+            match &outbound.message {
+                JsonRpcMessage::Request(r) => self.shared.fail_request(r.id.clone(), error).await,
+                _ => self.shared.fault(error).await,
+            }
+            return Ok(());
         }
         let body = Bytes::from(outbound.message.to_vec()?);
         let request_id = match &outbound.message {
@@ -464,23 +483,28 @@ impl Shared {
     /// knows it. The session is forgotten (unless a new one replaced it
     /// meanwhile) with its GET stream, so the next `initialize` starts a new
     /// one and the `notifications/initialized` after it opens a new stream.
-    fn session_gone(&self, session: &str) {
+    /// The error for the request (`reached_server`: whether it had been
+    /// delivered before).
+    fn session_gone(&self, session: &str, reached_server: bool) -> TransportError {
+        let error = TransportError::SessionExpired { reached_server };
         let stream = {
             let mut state = self.lock();
             if state.session_id.as_deref() != Some(session) {
-                return;
+                return error;
             }
             tracing::info!(
                 "the server no longer knows the session (HTTP 404); a new one is needed"
             );
             state.session_id = None;
             state.protocol_version = None;
+            state.expired = true;
             state.get_stream.take()
         };
         self.get_started.store(false, Ordering::SeqCst);
         if let Some(stream) = stream {
             stream.abort();
         }
+        error
     }
 
     /// Reports a failure no request waits on.
@@ -627,26 +651,26 @@ impl Shared {
         request_id: Option<RequestId>,
     ) -> Result<(), TransportError> {
         let exchange = self.request(Method::POST, body, extra, None).await?;
-        if exchange.session_gone() {
-            if let Some(session) = &exchange.session {
-                self.session_gone(session);
-            }
+        if let Some(session) = exchange.forgotten_session() {
             // Refused before any handler ran: safe to send again in a new
             // session.
-            return Err(TransportError::SessionExpired {
-                reached_server: false,
-            });
+            return Err(self.session_gone(session, false));
         }
         let response = exchange.response;
         let status = response.status();
-        if let Some(session) = response
-            .headers()
-            .get(SESSION_ID_HEADER)
-            .and_then(|v| v.to_str().ok())
-        {
+        if let Some(session) = response.headers().get(SESSION_ID_HEADER) {
+            // Only visible ASCII may be sent back as a header of ours.
+            let Some(session) = session
+                .to_str()
+                .ok()
+                .filter(|s| mcp_types::routing::is_session_id(s))
+            else {
+                return Err(TransportError::InvalidSessionId);
+            };
             let mut state = self.lock();
             if state.session_id.is_none() {
                 state.session_id = Some(session.to_owned());
+                state.expired = false;
             }
         }
         if status == StatusCode::ACCEPTED {
@@ -788,15 +812,10 @@ impl Shared {
             let exchange = self
                 .request(Method::GET, Bytes::new(), &Default::default(), Some(&last))
                 .await?;
-            if exchange.session_gone() {
-                if let Some(session) = &exchange.session {
-                    self.session_gone(session);
-                }
+            if let Some(session) = exchange.forgotten_session() {
                 // The request was delivered and its handler may have run:
                 // it is not sent again on its own.
-                return Err(TransportError::SessionExpired {
-                    reached_server: true,
-                });
+                return Err(self.session_gone(session, true));
             }
             let response = exchange.response;
             if !response.status().is_success() {
@@ -900,14 +919,10 @@ impl Shared {
             let mut delivered = false;
             match opened {
                 Err(e) => tracing::debug!(error = %e, "the GET stream could not be opened"),
-                Ok(exchange) if exchange.session_gone() => {
-                    if let Some(session) = &exchange.session {
-                        self.session_gone(session);
-                    }
-                    self.fault(TransportError::SessionExpired {
-                        reached_server: false,
-                    })
-                    .await;
+                Ok(exchange) if exchange.forgotten_session().is_some() => {
+                    let session = exchange.forgotten_session().unwrap_or_default();
+                    let error = self.session_gone(session, false);
+                    self.fault(error).await;
                     return;
                 }
                 Ok(exchange) if !exchange.response.status().is_success() => {
