@@ -11,32 +11,27 @@
 //! # Examples
 //! ```
 //! use mcp_server::apps::{Apps, UI};
-//! use mcp_server::{Context, NoArguments, Server, Tool};
+//! use mcp_server::{Context, Server, Tool};
+//!
+//! async fn time(cx: Context) -> &'static str {
+//!     if cx.client_supports_extension(UI) { "12:00 (the view shows a clock)" } else { "12:00" }
+//! }
 //!
 //! let apps = Apps::new()
 //!     .html("ui://clock/view", "clock", "<!DOCTYPE html><html><body>tick</body></html>")
-//!     .tool(
-//!         Tool::new("time", Default::default()),
-//!         "ui://clock/view",
-//!         |_: NoArguments, cx: Context| async move {
-//!             if cx.client_supports_extension(UI) { "12:00 (the view shows a clock)" } else { "12:00" }
-//!         },
-//!     );
+//!     .tool(Tool::new("time", Default::default()), "ui://clock/view", time);
 //! let server = Server::builder("clock", "1.0.0").extension(apps.into_extension()).build().unwrap();
 //! let tool = &server.tools()[0];
 //! assert_eq!(tool.meta.as_ref().unwrap()["ui"]["resourceUri"], "ui://clock/view");
 //! ```
 
-use std::future::Future;
-
 use mcp_types::{JsonObject, Resource, Tool};
-use schemars::JsonSchema;
-use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use crate::Error;
 use crate::extension::Extension;
+use crate::handler::{Handler, Tools};
 use crate::tool_io::IntoToolResult;
-use crate::{Context, Error};
 
 pub use mcp_types::extension::UI;
 
@@ -80,9 +75,9 @@ impl Apps {
         let mut resource = Resource::new(uri, name);
         resource.mime_type = Some(APP_MIME_TYPE.to_owned());
         let html: String = html.into();
-        self.extension = self.extension.resource(resource, move |_, _: Context| {
+        self.extension = self.extension.resource(resource, move || {
             let html = html.clone();
-            async move { Ok(html) }
+            async move { html }
         });
         self
     }
@@ -90,12 +85,11 @@ impl Apps {
     /// A tool whose results the view at `view_uri` (registered with
     /// [`html`](Self::html) first) renders: `_meta.ui.resourceUri` is set on
     /// `tool`, which is otherwise as [`ServerBuilder::tool_with`](crate::ServerBuilder::tool_with) takes it.
-    pub fn tool<A, R, F, Fut>(mut self, mut tool: Tool, view_uri: &str, handler: F) -> Self
+    pub fn tool<H, M>(mut self, mut tool: Tool, view_uri: &str, handler: H) -> Self
     where
-        A: DeserializeOwned + JsonSchema + Send + 'static,
-        R: IntoToolResult + 'static,
-        F: Fn(A, Context) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = R> + Send + 'static,
+        H: Handler<Tools, M>,
+        H::Output: IntoToolResult,
+        M: 'static,
     {
         if !self.extension.items.has_resource(view_uri) {
             self.extension.errors.push(Error::Registration {

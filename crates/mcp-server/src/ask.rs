@@ -128,18 +128,20 @@ impl Context {
     ///
     /// # Examples
     /// ```
-    /// use mcp_server::{Context, Elicitation, NoArguments, Server, ToolError};
+    /// use mcp_server::{Context, Elicitation, Server, ToolError};
     ///
     /// #[derive(serde::Deserialize, schemars::JsonSchema)]
     /// struct Name { name: String }
     ///
-    /// let server = Server::builder("greeter", "1.0.0")
-    ///     .tool("greet", "Greets the user by name", |_: NoArguments, cx: Context| async move {
-    ///         Ok::<_, ToolError>(match cx.elicit::<Name>("What is your name?").await? {
-    ///             Elicitation::Accepted(Name { name }) => format!("hello {name}"),
-    ///             Elicitation::Declined | Elicitation::Cancelled => "hello, stranger".into(),
-    ///         })
+    /// async fn greet(cx: Context) -> Result<String, ToolError> {
+    ///     Ok(match cx.elicit::<Name>("What is your name?").await? {
+    ///         Elicitation::Accepted(Name { name }) => format!("hello {name}"),
+    ///         Elicitation::Declined | Elicitation::Cancelled => "hello, stranger".into(),
     ///     })
+    /// }
+    ///
+    /// let server = Server::builder("greeter", "1.0.0")
+    ///     .tool("greet", "Greets the user by name", greet)
     ///     .build();
     /// assert!(server.is_ok());
     /// ```

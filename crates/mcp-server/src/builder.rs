@@ -1,22 +1,21 @@
 //! [`ServerBuilder`]: registering tools, resources, prompts and settings.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Arc;
 
 use mcp_core::DispatcherConfig;
-use mcp_types::{CacheScope, ResultOrInputRequired};
+use mcp_types::CacheScope;
 use mcp_types::{
-    CompleteRequestParams, Completion, ErrorObject, Implementation, JsonObject, Prompt,
-    PromptArgument, Resource, ResourceTemplate, Tool,
+    Implementation, JsonObject, Prompt, PromptArgument, Resource, ResourceTemplate, Tool,
 };
-use schemars::JsonSchema;
-use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use crate::handler::{Completions, Handler, Prompts, Resources, StateNeed, Tools, signature_of};
+use crate::registration::{ToolDefinition, completion_fn, prompt_fn, resource_fn};
 use crate::request_state::StateSealer;
-use crate::session::{Context, ServerSession};
-use crate::tool_io::{IntoToolResult, ToolError, input_schema_for, parse_arguments};
+use crate::session::ServerSession;
+use crate::tool_io::IntoToolResult;
 use crate::{Error, UriTemplate};
 
 use crate::answer::*;
@@ -27,9 +26,11 @@ use crate::server::Server;
 /// Builds a [`Server`]: register tools, resources, prompts and completions,
 /// then [`build`](ServerBuilder::build).
 ///
+/// Handlers are plain async functions taking [extractors](crate::handler).
+///
 /// # Examples
 /// ```
-/// use mcp_server::{Context, Json, Server, ToolError};
+/// use mcp_server::{Args, Json, Server, ToolError};
 ///
 /// #[derive(serde::Deserialize, schemars::JsonSchema)]
 /// struct Add { a: i64, b: i64 }
@@ -37,11 +38,13 @@ use crate::server::Server;
 /// #[derive(serde::Serialize, schemars::JsonSchema)]
 /// struct Sum { sum: i64 }
 ///
+/// async fn add(Args(add): Args<Add>) -> Result<Json<Sum>, ToolError> {
+///     let sum = add.a.checked_add(add.b).ok_or_else(|| ToolError::new("overflow"))?;
+///     Ok(Json(Sum { sum }))
+/// }
+///
 /// let server = Server::builder("calculator", "1.0.0")
-///     .tool("add", "Adds two integers", |args: Add, _cx: Context| async move {
-///         let sum = args.a.checked_add(args.b).ok_or_else(|| ToolError::new("overflow"))?;
-///         Ok(Json(Sum { sum }))
-///     })
+///     .tool("add", "Adds two integers", add)
 ///     .build()
 ///     .expect("valid registrations");
 /// assert_eq!(server.tools().len(), 1);
@@ -49,6 +52,9 @@ use crate::server::Server;
 pub struct ServerBuilder {
     registry: Registry,
     errors: Vec<Error>,
+    /// The states the handlers take, by what registered them: checked
+    /// against the server's at `build()`.
+    needs: Vec<(String, StateNeed)>,
 }
 
 impl ServerBuilder {
@@ -82,6 +88,7 @@ impl ServerBuilder {
                 extension_notifications: HashMap::new(),
             },
             errors: Vec::new(),
+            needs: Vec::new(),
         }
     }
 
@@ -156,27 +163,31 @@ impl ServerBuilder {
         self
     }
 
-    /// Shares `state` with every handler, which reads it with
-    /// [`Context::state`] (no `Arc` to clone into each closure).
+    /// Shares `state` with every handler, which takes it with the
+    /// [`State<S>`](crate::State) extractor (or reads it with
+    /// [`Context::state`](crate::Context::state)): one value per type,
+    /// a later call with a value of the same type replacing the earlier.
     ///
     /// # Examples
     /// ```
     /// use std::sync::atomic::{AtomicU64, Ordering};
-    /// use mcp_server::{Context, NoArguments, Server, ToolError};
+    /// use mcp_server::{Server, State};
     ///
     /// struct Counter(AtomicU64);
     ///
+    /// async fn next(State(counter): State<Counter>) -> String {
+    ///     counter.0.fetch_add(1, Ordering::Relaxed).to_string()
+    /// }
+    ///
     /// let server = Server::builder("counter", "1.0.0")
     ///     .with_state(Counter(AtomicU64::new(0)))
-    ///     .tool("next", "Counts calls", |_: NoArguments, cx: Context| async move {
-    ///         let counter = cx.state::<Counter>()?;
-    ///         Ok::<_, ToolError>(counter.0.fetch_add(1, Ordering::Relaxed).to_string())
-    ///     })
+    ///     .tool("next", "Counts calls", next)
     ///     .build();
     /// assert!(server.is_ok());
     /// ```
     pub fn with_state<S: Send + Sync + 'static>(mut self, state: S) -> Self {
-        self.registry.state = Some(Arc::new(state));
+        let states = self.registry.state.get_or_insert_with(Default::default);
+        Arc::make_mut(states).insert(state);
         self
     }
 
@@ -205,96 +216,101 @@ impl ServerBuilder {
 
     /// Runs tools as tasks: a tool whose `execution.taskSupport` is
     /// `optional` or `required` (see [`Tool`]'s `execution`) can be called
-    /// as a task, answered at once with a handle while its code runs on
-    /// (the 2025-11-25 core tasks and the 2026-07-28 tasks extension).
+    /// as a task, answered at once with a handle while its code runs on.
+    ///
+    /// Tasks are served in both eras from one engine: as the 2025-11-25
+    /// core `tasks` capability, and as the 2026-07-28 tasks extension
+    /// (`io.modelcontextprotocol/tasks`, SEP-2663), which this registers,
+    /// so it is advertised under `capabilities.extensions` like any
+    /// [extension](Self::extension) (the 2026 revision moved tasks into an
+    /// extension; the two must share the engine, so they are one call).
+    /// Call it once: a second call is refused by `build()`.
     pub fn tasks(mut self, config: crate::tasks::TasksConfig) -> Self {
+        if self.registry.tasks.is_some() {
+            self.errors.push(Error::Registration {
+                what: "tasks".into(),
+                reason: "`ServerBuilder::tasks` was called twice; configure tasks once".into(),
+            });
+            return self;
+        }
         let engine = Arc::new(crate::tasks::engine(config, self.registry.changes.clone()));
         self.registry.tasks = Some(engine.clone());
         self.extension(crate::tasks::extension(engine))
     }
 
-    /// Registers a tool whose input schema comes from `A` and whose output
-    /// schema, when it returns [`Json<T>`](crate::Json), from `T`.
+    /// Registers a tool served by `handler`, a plain async function taking
+    /// [extractors](crate::handler). Its input schema comes from the
+    /// handler's [`Args<T>`](crate::Args) (a tool without one takes no
+    /// arguments: `{"type": "object", "additionalProperties": false}`),
+    /// its output schema from the return type when it is
+    /// [`Json<T>`](crate::Json).
     ///
-    /// Arguments that do not fit `A` answer with an `isError` result naming
+    /// Arguments that do not fit answer with an `isError` result naming
     /// the offending argument, which the model can read and correct.
-    pub fn tool<A, R, F, Fut>(
+    pub fn tool<H, M>(
         self,
         name: impl Into<String>,
         description: impl Into<String>,
-        handler: F,
+        handler: H,
     ) -> Self
     where
-        A: DeserializeOwned + JsonSchema + Send + 'static,
-        R: IntoToolResult + 'static,
-        F: Fn(A, Context) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = R> + Send + 'static,
+        H: Handler<Tools, M>,
+        H::Output: IntoToolResult,
+        M: 'static,
     {
-        let name = name.into();
         let mut tool = Tool::new(name, JsonObject::new());
         tool.description = Some(description.into());
         self.tool_with(tool, handler)
     }
 
     /// Registers a tool described by `tool` (title, annotations, icons…).
-    /// Its input schema is replaced by `A`'s, and its output schema, if it
-    /// has none, is taken from the return type.
-    pub fn tool_with<A, R, F, Fut>(mut self, mut tool: Tool, handler: F) -> Self
+    /// Its input schema is replaced by the handler's, and its output
+    /// schema, if it has none, is taken from the return type (see
+    /// [`ToolDefinition::new`]).
+    pub fn tool_with<H, M>(self, tool: Tool, handler: H) -> Self
     where
-        A: DeserializeOwned + JsonSchema + Send + 'static,
-        R: IntoToolResult + 'static,
-        F: Fn(A, Context) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = R> + Send + 'static,
+        H: Handler<Tools, M>,
+        H::Output: IntoToolResult,
+        M: 'static,
     {
-        let what = format!("tool `{}`", tool.name);
-        match input_schema_for::<A>() {
-            Ok(schema) => tool.input_schema = schema,
-            Err(e) => {
-                self.errors.push(Error::Registration {
-                    what,
-                    reason: e.to_string(),
-                });
-                return self;
-            }
+        self.register(ToolDefinition::new(tool, handler))
+    }
+
+    /// Registers a tool exactly as described by `tool` (its schemas are sent
+    /// as given), whose handler reads the arguments with
+    /// [`Args<JsonObject>`](crate::Args): for schemas that no Rust type
+    /// describes, or tools defined at run time.
+    pub fn tool_raw<H, M>(self, tool: Tool, handler: H) -> Self
+    where
+        H: Handler<Tools, M>,
+        H::Output: IntoToolResult,
+        M: 'static,
+    {
+        self.register(ToolDefinition::raw(tool, handler))
+    }
+
+    /// Registers a tool and its handler made beforehand, such as the
+    /// `add_tool()` that `#[tool]` generates for `async fn add`.
+    pub fn register(mut self, definition: ToolDefinition) -> Self {
+        let ToolDefinition {
+            tool,
+            call,
+            states,
+            refusal,
+        } = definition;
+        if let Some(refusal) = refusal {
+            self.errors.push(refusal);
+            return self;
         }
-        if tool.output_schema.is_none() {
-            tool.output_schema = R::output_schema();
-        }
-        let handler = Arc::new(handler);
-        let call: ToolFn = Arc::new(move |arguments, cx| {
-            // Read before the future is made: the future owns `A`, not a
-            // copy of the whole arguments map.
-            let arguments = parse_arguments::<A>(arguments);
-            let handler = handler.clone();
-            Box::pin(async move {
-                match arguments {
-                    Ok(args) => handler(args, cx).await.into_tool_answer(),
-                    Err(e) => e.into_answer().map(ResultOrInputRequired::Complete),
-                }
-            })
-        });
+        self.need(|| format!("tool `{}`", tool.name), &states);
         self.add_tool(tool, call);
         self
     }
 
-    /// Registers a tool exactly as described by `tool` (its schemas are sent
-    /// as given), with a handler that reads the raw `arguments` itself: for
-    /// schemas that no Rust type describes, or tools defined at run time.
-    pub fn tool_raw<R, F, Fut>(mut self, tool: Tool, handler: F) -> Self
-    where
-        R: IntoToolResult + 'static,
-        F: Fn(Option<JsonObject>, Context) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = R> + Send + 'static,
-    {
-        let handler = Arc::new(handler);
-        let call: ToolFn = Arc::new(move |arguments, cx| {
-            // The handler takes the arguments: its own copy.
-            let arguments = arguments.cloned();
-            let handler = handler.clone();
-            Box::pin(async move { handler(arguments, cx).await.into_tool_answer() })
-        });
-        self.add_tool(tool, call);
-        self
+    /// Records that what `what` names takes `states`.
+    fn need(&mut self, what: impl Fn() -> String, states: &[StateNeed]) {
+        self.needs
+            .extend(states.iter().map(|&state| (what(), state)));
     }
 
     fn add_tool(&mut self, tool: Tool, call: ToolFn) {
@@ -322,13 +338,21 @@ impl ServerBuilder {
         self.registry.tools.push(entry);
     }
 
-    /// Registers a resource at a fixed URI.
-    pub fn resource<R, F, Fut>(mut self, resource: Resource, handler: F) -> Self
+    /// Registers a resource at a fixed URI, served by `handler` (a plain
+    /// async function taking [extractors](crate::handler), such as
+    /// [`Uri`](crate::Uri)), which returns anything
+    /// [`IntoResourceResult`](crate::IntoResourceResult).
+    pub fn resource<H, M>(mut self, resource: Resource, handler: H) -> Self
     where
-        R: IntoResourceContents + 'static,
-        F: Fn(ResourceRequest, Context) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<R, ToolError>> + Send + 'static,
+        H: Handler<Resources, M>,
+        H::Output: IntoResourceResult,
+        M: 'static,
     {
+        let signature = signature_of::<Resources, M, H>();
+        self.need(
+            || format!("resource `{}`", resource.uri),
+            signature.states(),
+        );
         let read = resource_fn(handler, resource.mime_type.clone());
         self.add_resource_of(ResourceEntry {
             resource,
@@ -370,6 +394,7 @@ impl ServerBuilder {
         let what = format!("extension `{}`", entry.id);
         self.errors.extend(errors);
         self.errors.extend(items.errors);
+        self.needs.extend(items.needs);
         if self.registry.extensions.iter().any(|e| e.id == entry.id) {
             self.errors.push(Error::Registration {
                 what,
@@ -427,23 +452,27 @@ impl ServerBuilder {
     }
 
     /// Registers a resource template: reads of URIs matching its RFC 6570
-    /// template reach `handler` with the matched variables.
-    pub fn resource_template<R, F, Fut>(mut self, template: ResourceTemplate, handler: F) -> Self
+    /// template reach `handler`, which takes the matched variables with
+    /// [`Variables<T>`](crate::Variables) (or the whole
+    /// [`ResourceRequest`]).
+    pub fn resource_template<H, M>(mut self, template: ResourceTemplate, handler: H) -> Self
     where
-        R: IntoResourceContents + 'static,
-        F: Fn(ResourceRequest, Context) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<R, ToolError>> + Send + 'static,
+        H: Handler<Resources, M>,
+        H::Output: IntoResourceResult,
+        M: 'static,
     {
+        let what = || format!("resource template `{}`", template.uri_template);
         let matcher = match UriTemplate::parse(&template.uri_template) {
             Ok(matcher) => matcher,
             Err(e) => {
                 self.errors.push(Error::Registration {
-                    what: format!("resource template `{}`", template.uri_template),
+                    what: what(),
                     reason: e.to_string(),
                 });
                 return self;
             }
         };
+        self.need(what, signature_of::<Resources, M, H>().states());
         let read = resource_fn(handler, template.mime_type.clone());
         self.registry.templates.push(TemplateEntry {
             template,
@@ -454,78 +483,62 @@ impl ServerBuilder {
         self
     }
 
-    /// Registers a prompt whose arguments come from the fields of `A`
-    /// (prompt arguments are strings: use `String` and `Option<String>`
-    /// fields; doc comments become descriptions).
-    pub fn prompt<A, R, F, Fut>(
+    /// Registers a prompt served by `handler`, whose arguments come from
+    /// the fields of the handler's [`Args<T>`](crate::Args) (prompt
+    /// arguments are strings: use `String` and `Option<String>` fields; doc
+    /// comments become descriptions); a handler without one takes none. An
+    /// argument that does not fit answers `-32602`.
+    pub fn prompt<H, M>(
         self,
         name: impl Into<String>,
         description: impl Into<String>,
-        handler: F,
+        handler: H,
     ) -> Self
     where
-        A: DeserializeOwned + JsonSchema + Send + 'static,
-        R: IntoPromptResult + 'static,
-        F: Fn(A, Context) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<R, ToolError>> + Send + 'static,
+        H: Handler<Prompts, M>,
+        H::Output: IntoPromptResult,
+        M: 'static,
     {
         let mut prompt = Prompt::new(name);
         prompt.description = Some(description.into());
-        let arguments = match input_schema_for::<A>() {
-            Ok(schema) => prompt_arguments(&schema),
-            Err(e) => {
+        match signature_of::<Prompts, M, H>().arguments_schema() {
+            Ok(schema) => {
+                let arguments = schema.as_ref().map(prompt_arguments).unwrap_or_default();
+                if !arguments.is_empty() {
+                    prompt.arguments = Some(arguments);
+                }
+            }
+            Err(reason) => {
                 let mut this = self;
                 this.errors.push(Error::Registration {
                     what: format!("prompt `{}`", prompt.name),
-                    reason: e.to_string(),
+                    reason,
                 });
                 return this;
             }
-        };
-        if !arguments.is_empty() {
-            prompt.arguments = Some(arguments);
         }
-        let handler = Arc::new(handler);
-        self.prompt_with(prompt, move |arguments, cx| {
-            let handler = handler.clone();
-            async move {
-                let object: serde_json::Map<String, Value> = arguments
-                    .into_iter()
-                    .map(|(k, v)| (k, Value::String(v)))
-                    .collect();
-                let args: A = parse_arguments(Some(&object)).map_err(|e| {
-                    ToolError::protocol(ErrorObject::invalid_params(e.message().to_owned()))
-                })?;
-                handler(args, cx).await
-            }
-        })
+        self.prompt_with(prompt, handler)
     }
 
-    /// Registers a prompt described by `prompt`; `handler` gets the
-    /// arguments as given, after the required ones were checked present.
-    pub fn prompt_with<R, F, Fut>(mut self, prompt: Prompt, handler: F) -> Self
+    /// Registers a prompt described by `prompt` (its arguments as given);
+    /// the handler may take them as a `BTreeMap<String, String>`, after
+    /// the required ones were checked present.
+    pub fn prompt_with<H, M>(mut self, prompt: Prompt, handler: H) -> Self
     where
-        R: IntoPromptResult + 'static,
-        F: Fn(BTreeMap<String, String>, Context) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<R, ToolError>> + Send + 'static,
+        H: Handler<Prompts, M>,
+        H::Output: IntoPromptResult,
+        M: 'static,
     {
+        let what = || format!("prompt `{}`", prompt.name);
         if self.registry.prompt_index.contains_key(&prompt.name) {
             self.errors.push(Error::Registration {
-                what: format!("prompt `{}`", prompt.name),
+                what: what(),
                 reason: "a prompt with this name is already registered".into(),
             });
             return self;
         }
-        let handler = Arc::new(handler);
-        let get: PromptFn = Arc::new(move |arguments, cx| {
-            let handler = handler.clone();
-            Box::pin(async move {
-                let answer = handler(arguments, cx)
-                    .await
-                    .map_err(ToolError::into_error_object)?;
-                Ok(answer.into_prompt_answer())
-            })
-        });
+        self.need(what, signature_of::<Prompts, M, H>().states());
+        let get = prompt_fn(handler);
         self.registry
             .prompt_index
             .insert(prompt.name.clone(), self.registry.prompts.len());
@@ -533,21 +546,22 @@ impl ServerBuilder {
         self
     }
 
-    /// Answers `completion/complete` for prompt arguments and template variables.
-    pub fn completion<F, Fut>(mut self, handler: F) -> Self
+    /// Answers `completion/complete` for prompt arguments and template
+    /// variables: `handler` takes the
+    /// [`CompleteRequestParams`](mcp_types::CompleteRequestParams) and
+    /// returns anything [`IntoCompletionResult`](crate::IntoCompletionResult)
+    /// (a `Completion`, or just the `Vec<String>` of values).
+    pub fn completion<H, M>(mut self, handler: H) -> Self
     where
-        F: Fn(CompleteRequestParams, Context) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<Completion, ToolError>> + Send + 'static,
+        H: Handler<Completions, M>,
+        H::Output: IntoCompletionResult,
+        M: 'static,
     {
-        let handler = Arc::new(handler);
-        self.registry.completion = Some(Arc::new(move |params, cx| {
-            let handler = handler.clone();
-            Box::pin(async move {
-                handler(params, cx)
-                    .await
-                    .map_err(ToolError::into_error_object)
-            })
-        }));
+        self.need(
+            || "the completion handler".to_owned(),
+            signature_of::<Completions, M, H>().states(),
+        );
+        self.registry.completion = Some(completion_fn(handler));
         self
     }
 
@@ -571,10 +585,27 @@ impl ServerBuilder {
     ///
     /// # Errors
     /// [`Error::Registration`] for a duplicate name or URI, an argument type
-    /// that is not a JSON object, or a URI template that does not parse.
+    /// or a structured output type that is not a JSON object, a URI
+    /// template that does not parse, or a handler that takes a
+    /// [`State<S>`](crate::State) the server was given no `S` for.
     pub fn build(self) -> Result<Server, Error> {
         if let Some(error) = self.errors.into_iter().next() {
             return Err(error);
+        }
+        let states = self.registry.state.as_deref();
+        if let Some((what, state)) = self
+            .needs
+            .into_iter()
+            .find(|(_, state)| !states.is_some_and(|s| s.contains(state.type_id)))
+        {
+            let name = state.type_name;
+            return Err(Error::Registration {
+                what,
+                reason: format!(
+                    "its handler takes `State<{name}>`, but the server holds no `{name}`; \
+                     hand one to `ServerBuilder::with_state`"
+                ),
+            });
         }
         Ok(Server {
             registry: Arc::new(self.registry),
@@ -584,27 +615,6 @@ impl ServerBuilder {
 
 fn duration_ms(duration: std::time::Duration) -> u64 {
     u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
-}
-
-fn resource_fn<R, F, Fut>(handler: F, mime_type: Option<String>) -> ResourceFn
-where
-    R: IntoResourceContents + 'static,
-    F: Fn(ResourceRequest, Context) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<R, ToolError>> + Send + 'static,
-{
-    let handler = Arc::new(handler);
-    let mime_type: Option<Arc<str>> = mime_type.map(Into::into);
-    Arc::new(move |request, cx| {
-        let handler = handler.clone();
-        let mime_type = mime_type.clone();
-        Box::pin(async move {
-            let uri = request.uri.clone();
-            let body = handler(request, cx)
-                .await
-                .map_err(ToolError::into_error_object)?;
-            Ok(body.into_contents(&uri, mime_type.as_deref()))
-        })
-    })
 }
 
 /// The prompt arguments an object schema describes.
@@ -637,14 +647,14 @@ mod tests {
 
     #[test]
     fn prompt_arguments_come_from_the_schema() {
-        #[derive(serde::Deserialize, JsonSchema)]
+        #[derive(serde::Deserialize, schemars::JsonSchema)]
         #[allow(dead_code)]
         struct Review {
             /// The code to review.
             code: String,
             language: Option<String>,
         }
-        let schema = input_schema_for::<Review>().expect("object");
+        let schema = crate::input_schema_for::<Review>().expect("object");
         let arguments = prompt_arguments(&schema);
         assert_eq!(arguments.len(), 2);
         let code = arguments.iter().find(|a| a.name == "code").expect("code");

@@ -8,9 +8,10 @@
 //! `server/discover`). An extension contributes:
 //!
 //! - **tools and resources**: [`Extension::tool`], [`Extension::tool_with`],
-//!   [`Extension::tool_raw`], [`Extension::resource`] and
-//!   [`Extension::resource_template`] take exactly what the
-//!   [`ServerBuilder`] methods of the same name take;
+//!   [`Extension::tool_raw`], [`Extension::register`], [`Extension::resource`]
+//!   and [`Extension::resource_template`] take exactly what the
+//!   [`ServerBuilder`] methods of the same name take (handlers that take
+//!   [extractors](crate::handler));
 //! - **request methods**: [`Extension::request`] for a typed method marker
 //!   (a [`RequestMethod`] the extension declares: its wire name, params and
 //!   result types), [`Extension::cacheable_request`] for one whose results
@@ -37,7 +38,7 @@
 //! # Examples
 //! ```
 //! use mcp_server::extension::Extension;
-//! use mcp_server::{Context, NoArguments, Server};
+//! use mcp_server::{Context, Server};
 //! use mcp_server::types::{ErrorObject, JsonObject};
 //!
 //! // A method of the extension: its wire name, params and result.
@@ -56,7 +57,7 @@
 //!
 //! let weather = Extension::new("com.example/weather")
 //!     .expect("a valid identifier")
-//!     .tool("sky", "Looks at the sky", |_: NoArguments, _: Context| async { "blue" })
+//!     .tool("sky", "Looks at the sky", || async { "blue" })
 //!     .request::<Forecast, _, _>(|_params, _cx: Context| async {
 //!         let mut result = JsonObject::new();
 //!         result.insert("forecast".into(), "sunny".into());
@@ -77,15 +78,15 @@ use mcp_types::{
     CallToolRequestParams, CallToolResult, ErrorObject, Implementation, JsonObject, RawJson,
     Resource, ResourceTemplate, ResultOrInputRequired, Tool,
 };
-use schemars::JsonSchema;
-use serde::de::DeserializeOwned;
 
-use crate::answer::{IntoResourceContents, ResourceRequest};
+use crate::answer::IntoResourceResult;
 use crate::builder::ServerBuilder;
+use crate::handler::{Handler, Resources, Tools};
+use crate::registration::ToolDefinition;
 use crate::registry::BoxFuture;
 use crate::runner::{Era, Runner};
 use crate::session::Context;
-use crate::tool_io::{IntoToolResult, ToolError};
+use crate::tool_io::IntoToolResult;
 
 /// What an extension's request handler is given back to the runner: the
 /// result, or a protocol error.
@@ -179,62 +180,66 @@ impl Extension {
     }
 
     /// A tool of this extension; as [`ServerBuilder::tool`].
-    pub fn tool<A, R, F, Fut>(
+    pub fn tool<H, M>(
         mut self,
         name: impl Into<String>,
         description: impl Into<String>,
-        handler: F,
+        handler: H,
     ) -> Self
     where
-        A: DeserializeOwned + JsonSchema + Send + 'static,
-        R: IntoToolResult + 'static,
-        F: Fn(A, Context) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = R> + Send + 'static,
+        H: Handler<Tools, M>,
+        H::Output: IntoToolResult,
+        M: 'static,
     {
         self.items = self.items.tool(name, description, handler);
         self
     }
 
     /// A tool of this extension described by `tool`; as [`ServerBuilder::tool_with`].
-    pub fn tool_with<A, R, F, Fut>(mut self, tool: Tool, handler: F) -> Self
+    pub fn tool_with<H, M>(mut self, tool: Tool, handler: H) -> Self
     where
-        A: DeserializeOwned + JsonSchema + Send + 'static,
-        R: IntoToolResult + 'static,
-        F: Fn(A, Context) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = R> + Send + 'static,
+        H: Handler<Tools, M>,
+        H::Output: IntoToolResult,
+        M: 'static,
     {
         self.items = self.items.tool_with(tool, handler);
         self
     }
 
-    /// A tool of this extension with raw arguments; as [`ServerBuilder::tool_raw`].
-    pub fn tool_raw<R, F, Fut>(mut self, tool: Tool, handler: F) -> Self
+    /// A tool of this extension with its schemas as given; as [`ServerBuilder::tool_raw`].
+    pub fn tool_raw<H, M>(mut self, tool: Tool, handler: H) -> Self
     where
-        R: IntoToolResult + 'static,
-        F: Fn(Option<JsonObject>, Context) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = R> + Send + 'static,
+        H: Handler<Tools, M>,
+        H::Output: IntoToolResult,
+        M: 'static,
     {
         self.items = self.items.tool_raw(tool, handler);
         self
     }
 
+    /// A tool of this extension made beforehand; as [`ServerBuilder::register`].
+    pub fn register(mut self, definition: ToolDefinition) -> Self {
+        self.items = self.items.register(definition);
+        self
+    }
+
     /// A resource of this extension; as [`ServerBuilder::resource`].
-    pub fn resource<R, F, Fut>(mut self, resource: Resource, handler: F) -> Self
+    pub fn resource<H, M>(mut self, resource: Resource, handler: H) -> Self
     where
-        R: IntoResourceContents + 'static,
-        F: Fn(ResourceRequest, Context) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<R, ToolError>> + Send + 'static,
+        H: Handler<Resources, M>,
+        H::Output: IntoResourceResult,
+        M: 'static,
     {
         self.items = self.items.resource(resource, handler);
         self
     }
 
     /// A resource template of this extension; as [`ServerBuilder::resource_template`].
-    pub fn resource_template<R, F, Fut>(mut self, template: ResourceTemplate, handler: F) -> Self
+    pub fn resource_template<H, M>(mut self, template: ResourceTemplate, handler: H) -> Self
     where
-        R: IntoResourceContents + 'static,
-        F: Fn(ResourceRequest, Context) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<R, ToolError>> + Send + 'static,
+        H: Handler<Resources, M>,
+        H::Output: IntoResourceResult,
+        M: 'static,
     {
         self.items = self.items.resource_template(template, handler);
         self

@@ -10,8 +10,12 @@ mod changes;
 mod client_tasks;
 mod error;
 pub mod extension;
+mod extract;
+pub mod handler;
+mod handler_error;
 mod in_memory;
 pub mod prelude;
+mod registration;
 mod registry;
 mod request_state;
 mod runner;
@@ -22,12 +26,20 @@ pub mod tasks;
 mod tool_io;
 mod uri_template;
 
-pub use answer::{Blob, IntoPromptResult, IntoResourceContents, NoArguments, ResourceRequest};
+pub use answer::{
+    Blob, IntoCompletionResult, IntoPromptResult, IntoResourceResult, ResourceRequest,
+};
 pub use ask::Elicitation;
 pub use builder::ServerBuilder;
 pub use changes::ListChanges;
 pub use error::Error;
+pub use extract::{Args, Meta, State, Uri, Variables};
+pub use handler_error::{CompletionError, PromptError, ResourceError};
 pub use in_memory::{InMemorySender, InMemoryTransport};
+/// Cancelled when the client cancels the request being served (an
+/// extractor, see [`handler`]).
+pub use mcp_core::CancellationToken;
+pub use registration::ToolDefinition;
 pub use registry::DEFAULT_PAGE_SIZE;
 pub use server::{Server, ServerConnection};
 pub use session::{Context, ServerSession};
@@ -38,6 +50,32 @@ pub use tool_io::{
     input_schema_for, output_schema_for, parse_arguments,
 };
 pub use uri_template::{UriTemplate, UriTemplateError};
+
+/// Makes an `async fn` a tool (feature `macros`): its name is the tool's,
+/// its doc comment the description; `#[tool]` on `async fn add` generates
+/// `fn add_tool() -> ToolDefinition`, which
+/// [`ServerBuilder::register`] takes. `#[tool(name = "...", description =
+/// "...")]` overrides either.
+///
+/// # Examples
+/// ```
+/// use mcp_server::{Args, Server, tool};
+///
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct Add { a: i64, b: i64 }
+///
+/// /// Adds two integers.
+/// #[tool]
+/// async fn add(Args(add): Args<Add>) -> String {
+///     (add.a + add.b).to_string()
+/// }
+///
+/// let server = Server::builder("calculator", "1.0.0").register(add_tool()).build().unwrap();
+/// assert_eq!(server.tools()[0].name, "add");
+/// assert_eq!(server.tools()[0].description.as_deref(), Some("Adds two integers."));
+/// ```
+#[cfg(feature = "macros")]
+pub use mcp_server_macros::tool;
 
 /// The OpenTelemetry bridge (feature `otel`): [`otel::init_otlp`] exports
 /// the SDK's spans and MCP metrics over OTLP.

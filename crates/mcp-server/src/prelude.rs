@@ -6,18 +6,21 @@
 //! #[derive(serde::Deserialize, JsonSchema)]
 //! struct Add { a: i64, b: i64 }
 //!
-//! let server = Server::builder("calculator", "1.0.0")
-//!     .tool("add", "Adds two integers", |args: Add, _cx: Context| async move {
-//!         let sum = args.a.checked_add(args.b).ok_or_else(|| ToolError::new("overflow"))?;
-//!         Ok::<_, ToolError>(sum.to_string())
-//!     })
-//!     .build();
+//! async fn add(Args(add): Args<Add>) -> Result<String, ToolError> {
+//!     let sum = add.a.checked_add(add.b).ok_or_else(|| ToolError::new("overflow"))?;
+//!     Ok(sum.to_string())
+//! }
+//!
+//! let server = Server::builder("calculator", "1.0.0").tool("add", "Adds two integers", add).build();
 //! assert!(server.is_ok());
 //! ```
 
+#[cfg(feature = "macros")]
+pub use crate::tool;
 pub use crate::{
-    Answer, Blob, CallToolResult, ContentBlock, Context, Elicitation, InputRequired, Json,
-    LoggingLevel, NoArguments, Prompt, PromptMessage, Resource, ResourceRequest, ResourceTemplate,
-    Role, Server, ServerBuilder, ToolError,
+    Answer, Args, Blob, CallToolResult, CancellationToken, CompletionError, ContentBlock, Context,
+    Elicitation, InputRequired, Json, LoggingLevel, Meta, Prompt, PromptError, PromptMessage,
+    Resource, ResourceError, ResourceRequest, ResourceTemplate, Role, Server, ServerBuilder, State,
+    ToolError, Uri, Variables,
 };
 pub use schemars::JsonSchema;

@@ -3,6 +3,7 @@
 
 use crate::answer::ResourceRequest;
 use crate::changes::ListChanges;
+use std::any::{Any, TypeId};
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::pin::Pin;
@@ -50,8 +51,31 @@ pub(crate) type CompleteFn = Arc<
         + Sync,
 >;
 
-/// The application's state, shared by every handler.
-pub(crate) type AppState = Arc<dyn std::any::Any + Send + Sync>;
+/// The application's states, shared by every handler.
+pub(crate) type AppState = Arc<States>;
+
+/// The states handed to [`ServerBuilder::with_state`](crate::ServerBuilder::with_state):
+/// one value per type.
+#[derive(Clone, Default)]
+pub(crate) struct States(HashMap<TypeId, Arc<dyn Any + Send + Sync>>);
+
+impl States {
+    pub(crate) fn insert<S: Send + Sync + 'static>(&mut self, state: S) {
+        self.0.insert(TypeId::of::<S>(), Arc::new(state));
+    }
+
+    pub(crate) fn contains(&self, type_id: TypeId) -> bool {
+        self.0.contains_key(&type_id)
+    }
+
+    pub(crate) fn get<S: 'static>(&self) -> Option<&S> {
+        self.0.get(&TypeId::of::<S>())?.downcast_ref()
+    }
+
+    pub(crate) fn shared<S: Send + Sync + 'static>(&self) -> Option<Arc<S>> {
+        self.0.get(&TypeId::of::<S>())?.clone().downcast().ok()
+    }
+}
 
 /// The default number of items per page of a list result.
 pub const DEFAULT_PAGE_SIZE: usize = 100;

@@ -871,10 +871,27 @@ impl Context {
     pub fn state<S: Send + Sync + 'static>(&self) -> Result<&S, Error> {
         self.app_state
             .as_deref()
-            .and_then(|state| state.downcast_ref::<S>())
+            .and_then(|state| state.get::<S>())
             .ok_or(Error::NoState {
                 type_name: std::any::type_name::<S>(),
             })
+    }
+
+    /// The state of type `S`, shared (for the `State` extractor).
+    pub(crate) fn shared_state<S: Send + Sync + 'static>(&self) -> Option<Arc<S>> {
+        self.app_state
+            .as_deref()
+            .and_then(|state| state.shared::<S>())
+    }
+
+    /// The request's `_meta`, shared (for the `Meta` extractor).
+    pub(crate) fn shared_meta(&self) -> Option<&Arc<RequestMeta>> {
+        self.meta.as_ref()
+    }
+
+    /// The token cancelled with this request (for the extractor).
+    pub(crate) fn cancel_token(&self) -> &CancellationToken {
+        &self.cancel
     }
 
     /// A retried stateless request: the handler sees this retry's answers

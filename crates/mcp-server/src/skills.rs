@@ -38,8 +38,9 @@ use mcp_types::skills::{
 use mcp_types::{ErrorObject, JsonObject, Resource};
 use serde_json::Value;
 
-use crate::answer::{Blob, IntoResourceContents};
+use crate::answer::{Blob, IntoResourceResult};
 use crate::extension::Extension;
+use crate::handler_error::ResourceError;
 use crate::{Context, Error};
 
 /// The most files [`Skill::from_dir`] reads from one skill directory.
@@ -300,9 +301,9 @@ impl Skills {
             for (path, bytes) in &skill.files {
                 let resource = file_resource(skill, path, bytes.len());
                 let bytes = bytes.clone();
-                extension = extension.resource(resource, move |_, _: Context| {
+                extension = extension.resource(resource, move || {
                     let bytes = bytes.clone();
-                    async move { Ok(FileBytes(bytes)) }
+                    async move { FileBytes(bytes) }
                 });
             }
         }
@@ -328,11 +329,15 @@ impl Skills {
 /// A file's bytes, served as text when they are UTF-8 and as a blob otherwise.
 struct FileBytes(Arc<[u8]>);
 
-impl IntoResourceContents for FileBytes {
-    fn into_contents(self, uri: &str, mime_type: Option<&str>) -> Vec<mcp_types::ResourceContents> {
+impl IntoResourceResult for FileBytes {
+    fn into_resource_contents(
+        self,
+        uri: &str,
+        mime_type: Option<&str>,
+    ) -> Result<Vec<mcp_types::ResourceContents>, ResourceError> {
         match std::str::from_utf8(&self.0) {
-            Ok(text) => text.to_owned().into_contents(uri, mime_type),
-            Err(_) => Blob(self.0.to_vec()).into_contents(uri, mime_type),
+            Ok(text) => text.to_owned().into_resource_contents(uri, mime_type),
+            Err(_) => Blob(self.0.to_vec()).into_resource_contents(uri, mime_type),
         }
     }
 }

@@ -5,8 +5,8 @@ use std::fmt;
 
 use mcp_types::{
     CallToolResult, ContentBlock, CreateMessageRequestParams, ElicitRequestFormParams,
-    ElicitRequestParams, ElicitRequestUrlParams, ElicitRequestedSchema, ErrorCode, ErrorObject,
-    InputRequest, InputRequests, InputRequiredResult, JsonObject, ResultOrInputRequired,
+    ElicitRequestParams, ElicitRequestUrlParams, ElicitRequestedSchema, ErrorObject, InputRequest,
+    InputRequests, InputRequiredResult, JsonObject, ResultOrInputRequired,
     UrlElicitationRequiredData,
 };
 use schemars::JsonSchema;
@@ -14,6 +14,8 @@ use schemars::generate::{Contract, SchemaSettings};
 use serde::de::{DeserializeOwned, IntoDeserializer};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
+
+use crate::handler_error::{Classified, classify};
 
 /// The JSON Schema of a tool's arguments, from their Rust type.
 ///
@@ -48,7 +50,9 @@ pub fn output_schema_for<T: JsonSchema>() -> Result<JsonObject, SchemaError> {
     require_object_root::<T>(schema)
 }
 
-/// The input schema of a tool that takes no arguments.
+/// The input schema of a tool that takes no arguments:
+/// `{"type": "object", "additionalProperties": false}`, as the spec advises
+/// (every revision requires an object schema, even for no arguments).
 pub fn empty_input_schema() -> JsonObject {
     let mut schema = JsonObject::new();
     schema.insert("type".into(), Value::from("object"));
@@ -91,8 +95,9 @@ impl fmt::Display for SchemaError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "`{}` does not describe a JSON object; tool arguments and structured output \
-             must be objects, so use a struct with named fields",
+            "`{}` does not describe a JSON object; tool and prompt arguments and structured \
+             output (`Json<T>`, an object up to 2025-11-25) must be objects, so use a struct \
+             with named fields (a list goes in a field: `struct Items {{ items: Vec<Item> }}`)",
             self.type_name
         )
     }
@@ -100,7 +105,7 @@ impl fmt::Display for SchemaError {
 
 impl std::error::Error for SchemaError {}
 
-/// Why a tool call (or a resource read, prompt or completion) failed.
+/// Why a tool call failed.
 ///
 /// Most failures are for the model to read ([`ToolError::new`], and any
 /// `std::error::Error` through `?`): the call answers with a
@@ -162,16 +167,6 @@ impl ToolError {
         }
     }
 
-    /// The JSON-RPC error a resource, prompt or completion request answers
-    /// with (they have no `isError` result): the protocol error as it is,
-    /// any other failure as `-32603` with its message.
-    pub fn into_error_object(self) -> ErrorObject {
-        match self.kind {
-            ToolErrorKind::Model(message) => ErrorObject::internal_error(message),
-            ToolErrorKind::Protocol(error) => error,
-        }
-    }
-
     /// The call's answer: an `isError` result, or the protocol error.
     pub fn into_answer(self) -> Result<CallToolResult, ErrorObject> {
         match self.kind {
@@ -189,23 +184,9 @@ impl fmt::Display for ToolError {
 
 impl<E: std::error::Error + Send + Sync + 'static> From<E> for ToolError {
     fn from(error: E) -> Self {
-        // A failed request to the client that the client must act on (such
-        // as -32042) stays a protocol error; anything else is for the model.
-        let boxed: Box<dyn std::error::Error + Send + Sync> = Box::new(error);
-        match boxed.downcast::<crate::Error>() {
-            Ok(error) => match *error {
-                crate::Error::Request(mcp_core::Error::Remote(remote))
-                    if remote.code == ErrorCode::URL_ELICITATION_REQUIRED =>
-                {
-                    ToolError::protocol(remote)
-                }
-                // The client must fix its request: a protocol error (-32021).
-                other @ crate::Error::MissingRequiredClientCapability { .. } => {
-                    ToolError::protocol(other.to_error_object())
-                }
-                other => ToolError::new(other.to_string()),
-            },
-            Err(other) => ToolError::new(other.to_string()),
+        match classify(error) {
+            Classified::Protocol(error) => ToolError::protocol(error),
+            Classified::Message(message) => ToolError::new(message),
         }
     }
 }
@@ -249,8 +230,9 @@ pub struct Json<T>(pub T);
 /// Converts what a tool handler returns into the call's answer.
 ///
 /// Implemented for text (`String`, `&str`), content blocks, a ready
-/// `CallToolResult`, [`Json<T>`] for structured output, `()`, and
-/// `Result<T, ToolError>` of those.
+/// `CallToolResult`, [`Json<T>`] for structured output, `()`, an
+/// [`InputRequired`] or [`Answer`], and `Result<T, E>` of those with any
+/// error `E` that converts into a [`ToolError`] (so `?` works on any error).
 pub trait IntoToolResult {
     /// The answer: a result (possibly with `isError`), or a protocol error.
     fn into_tool_result(self) -> Result<CallToolResult, ErrorObject>;
@@ -265,8 +247,12 @@ pub trait IntoToolResult {
     }
 
     /// The `outputSchema` this return type implies, if it is structured.
-    fn output_schema() -> Option<JsonObject> {
-        None
+    ///
+    /// # Errors
+    /// [`SchemaError`] when the structured output cannot be an object,
+    /// which `build()` refuses.
+    fn output_schema() -> Result<Option<JsonObject>, SchemaError> {
+        Ok(None)
     }
 }
 
@@ -306,42 +292,64 @@ impl IntoToolResult for () {
     }
 }
 
+/// `structuredContent` must be a JSON object up to 2025-11-25 (any value
+/// only from 2026-07-28), and a server serves every era the same tools: a
+/// type whose schema says it is something else (a list, a number, a
+/// string) is refused at `build()`, and a value that turns out not to be
+/// an object (a `serde_json::Value` holding a list, say) is answered as an
+/// `isError` result saying so. To return a list, wrap it in a struct with
+/// a named field.
 impl<T: Serialize + JsonSchema> IntoToolResult for Json<T> {
     fn into_tool_result(self) -> Result<CallToolResult, ErrorObject> {
         match serde_json::to_value(&self.0) {
-            Ok(value) => {
+            Ok(value @ Value::Object(_)) => {
                 let text = value.to_string();
                 Ok(CallToolResult::text(text).with_structured_content(value))
             }
+            Ok(_) => Ok(CallToolResult::error(format!(
+                "the tool's structured result is not a JSON object, which structuredContent \
+                 must be; the server should wrap `{}` in a struct",
+                T::schema_name()
+            ))),
             Err(e) => Ok(CallToolResult::error(format!(
                 "the tool's result could not be serialized: {e}"
             ))),
         }
     }
 
-    fn output_schema() -> Option<JsonObject> {
-        // A non-object type still travels as structured content, but cannot
-        // be declared as an `outputSchema` (which must be an object).
-        output_schema_for::<T>().ok()
+    fn output_schema() -> Result<Option<JsonObject>, SchemaError> {
+        let schema = root_schema::<T>(Contract::Serialize);
+        match schema.get("type") {
+            // An object, or a schema that names no type (any value, a
+            // `oneOf`): checked per value, declared only when an object.
+            Some(Value::String(t)) if t == "object" => require_object_root::<T>(schema).map(Some),
+            None => Ok(None),
+            Some(_) => Err(SchemaError {
+                type_name: T::schema_name().into_owned(),
+            }),
+        }
     }
 }
 
-impl<T: IntoToolResult> IntoToolResult for Result<T, ToolError> {
+impl<T: IntoToolResult, E: Into<ToolError>> IntoToolResult for Result<T, E> {
     fn into_tool_result(self) -> Result<CallToolResult, ErrorObject> {
         match self {
             Ok(value) => value.into_tool_result(),
-            Err(error) => error.into_answer(),
+            Err(error) => error.into().into_answer(),
         }
     }
 
     fn into_tool_answer(self) -> Result<ResultOrInputRequired<CallToolResult>, ErrorObject> {
         match self {
             Ok(value) => value.into_tool_answer(),
-            Err(error) => error.into_answer().map(ResultOrInputRequired::Complete),
+            Err(error) => error
+                .into()
+                .into_answer()
+                .map(ResultOrInputRequired::Complete),
         }
     }
 
-    fn output_schema() -> Option<JsonObject> {
+    fn output_schema() -> Result<Option<JsonObject>, SchemaError> {
         T::output_schema()
     }
 }
@@ -467,7 +475,7 @@ impl<T: IntoToolResult> IntoToolResult for Answer<T> {
         }
     }
 
-    fn output_schema() -> Option<JsonObject> {
+    fn output_schema() -> Result<Option<JsonObject>, SchemaError> {
         T::output_schema()
     }
 }
@@ -475,6 +483,7 @@ impl<T: IntoToolResult> IntoToolResult for Answer<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mcp_types::ErrorCode;
     use serde::Deserialize;
     use serde_json::json;
 
@@ -596,8 +605,26 @@ mod tests {
         struct Sum {
             total: i64,
         }
-        let schema = <Result<Json<Sum>, ToolError>>::output_schema().expect("an object schema");
+        let schema = <Result<Json<Sum>, ToolError>>::output_schema()
+            .expect("an object")
+            .expect("a schema");
         assert_eq!(schema["type"], "object");
-        assert!(String::output_schema().is_none());
+        assert_eq!(String::output_schema(), Ok(None));
+    }
+
+    #[test]
+    fn a_structured_list_is_refused_and_a_list_value_is_an_error_result() {
+        #[derive(Serialize, JsonSchema)]
+        struct Item {
+            name: String,
+        }
+        let refused = <Json<Vec<Item>>>::output_schema().expect_err("a list is no object");
+        assert!(refused.to_string().contains("struct Items"), "{refused}");
+        assert!(<Json<u32>>::output_schema().is_err());
+        // Any value: declared nothing, checked per value.
+        assert_eq!(<Json<Value>>::output_schema(), Ok(None));
+        let result = Json(json!([1, 2])).into_tool_result().expect("a result");
+        assert_eq!(result.is_error, Some(true));
+        assert_eq!(result.structured_content, None);
     }
 }

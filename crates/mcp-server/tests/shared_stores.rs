@@ -8,10 +8,9 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_server::types::{JsonObject, TaskSupport, Tool, ToolExecution};
+use mcp_server::types::{ElicitRequestedSchema, JsonObject, TaskSupport, Tool, ToolExecution};
 use mcp_server::{
-    Context, LoggingLevel, NoArguments, Resource, ResourceRequest, Server, TaskStore, TasksConfig,
-    ToolError,
+    Args, Context, LoggingLevel, Resource, Server, State, TaskStore, TasksConfig, ToolError,
 };
 use mcp_transport::http::HttpServerConfig;
 use mcp_transport::store::SharedStores;
@@ -42,8 +41,61 @@ fn delete_tool() -> Tool {
     tool
 }
 
+/// The form `delete` asks to confirm with.
+struct ConfirmForm(ElicitRequestedSchema);
+
+/// Notified by the test, so that `stream` logs its second message.
+struct Release(Arc<Notify>);
+
+async fn delete(
+    Args(arguments): Args<JsonObject>,
+    State(form): State<ConfirmForm>,
+    cx: Context,
+) -> Result<String, ToolError> {
+    let file = arguments
+        .get("file")
+        .and_then(Value::as_str)
+        .unwrap_or("nothing")
+        .to_owned();
+    cx.run_as_task().await;
+    let answer = cx
+        .elicit_form(&format!("Really delete {file}?"), form.0.clone())
+        .await?;
+    let confirmed = answer
+        .content
+        .as_ref()
+        .and_then(|c| c.get("confirm"))
+        .is_some_and(|v| matches!(v, mcp_server::types::ElicitValue::Boolean(true)));
+    Ok(if confirmed {
+        format!("deleted {file}")
+    } else {
+        format!("kept {file}")
+    })
+}
+
+async fn whoami(cx: Context) -> String {
+    let name = cx.client_info().map(|i| i.name).unwrap_or_default();
+    format!("{name} {:?}", cx.log_level())
+}
+
+async fn roots(cx: Context) -> Result<String, ToolError> {
+    let roots = cx.list_roots().await?;
+    Ok(roots
+        .roots
+        .first()
+        .map(|r| r.uri.clone())
+        .unwrap_or_default())
+}
+
+async fn stream(State(release): State<Release>, cx: Context) -> Result<&'static str, ToolError> {
+    cx.log(LoggingLevel::Info, "first").await?;
+    release.0.notified().await;
+    cx.log(LoggingLevel::Info, "second").await?;
+    Ok("streamed")
+}
+
 fn server(release: Arc<Notify>, tasks: Arc<dyn TaskStore>) -> Server {
-    let confirm_form: mcp_server::types::ElicitRequestedSchema = serde_json::from_value(json!({
+    let confirm_form: ElicitRequestedSchema = serde_json::from_value(json!({
         "type": "object",
         "properties": {"confirm": {"type": "boolean"}},
         "required": ["confirm"]
@@ -56,95 +108,18 @@ fn server(release: Arc<Notify>, tasks: Arc<dyn TaskStore>) -> Server {
                 .poll_interval(Duration::from_millis(20)),
         )
         .request_state_key(STATE_KEY.to_vec())
-        .tool_raw(
-            delete_tool(),
-            move |arguments: Option<JsonObject>, cx: Context| {
-                let form = confirm_form.clone();
-                async move {
-                    let file = arguments
-                        .as_ref()
-                        .and_then(|a| a.get("file"))
-                        .and_then(Value::as_str)
-                        .unwrap_or("nothing")
-                        .to_owned();
-                    cx.run_as_task().await;
-                    let answer = cx
-                        .elicit_form(&format!("Really delete {file}?"), form)
-                        .await
-                        .map_err(|e| ToolError::new(e.to_string()))?;
-                    let confirmed = answer
-                        .content
-                        .as_ref()
-                        .and_then(|c| c.get("confirm"))
-                        .is_some_and(|v| {
-                            matches!(v, mcp_server::types::ElicitValue::Boolean(true))
-                        });
-                    Ok::<_, ToolError>(if confirmed {
-                        format!("deleted {file}")
-                    } else {
-                        format!("kept {file}")
-                    })
-                }
-            },
-        )
-        .tool(
-            "whoami",
-            "Who the session's client is",
-            |_: NoArguments, cx: Context| async move {
-                let name = cx.client_info().map(|i| i.name).unwrap_or_default();
-                format!("{name} {:?}", cx.log_level())
-            },
-        )
-        .tool(
-            "roots",
-            "Asks the client for its roots",
-            |_: NoArguments, cx: Context| async move {
-                let roots = cx
-                    .list_roots()
-                    .await
-                    .map_err(|e| ToolError::new(e.to_string()))?;
-                Ok::<_, ToolError>(
-                    roots
-                        .roots
-                        .first()
-                        .map(|r| r.uri.clone())
-                        .unwrap_or_default(),
-                )
-            },
-        )
-        .tool(
-            "stream",
-            "Logs, waits, logs again",
-            move |_: NoArguments, cx: Context| {
-                let release = release.clone();
-                async move {
-                    cx.log(LoggingLevel::Info, "first")
-                        .await
-                        .map_err(|e| ToolError::new(e.to_string()))?;
-                    release.notified().await;
-                    cx.log(LoggingLevel::Info, "second")
-                        .await
-                        .map_err(|e| ToolError::new(e.to_string()))?;
-                    Ok::<_, ToolError>("streamed")
-                }
-            },
-        )
-        .resource(
-            Resource::new("file:///r", "r"),
-            |_: ResourceRequest, _: Context| async move { Ok("r") },
-        )
-        .resource(
-            Resource::new("file:///on-a", "on-a"),
-            |_: ResourceRequest, _: Context| async move { Ok("a") },
-        )
-        .resource(
-            Resource::new("file:///on-b", "on-b"),
-            |_: ResourceRequest, _: Context| async move { Ok("b") },
-        )
-        .resource(
-            Resource::new("file:///on-a-too", "on-a-too"),
-            |_: ResourceRequest, _: Context| async move { Ok("a") },
-        )
+        .with_state(ConfirmForm(confirm_form))
+        .with_state(Release(release))
+        .tool_raw(delete_tool(), delete)
+        .tool("whoami", "Who the session's client is", whoami)
+        .tool("roots", "Asks the client for its roots", roots)
+        .tool("stream", "Logs, waits, logs again", stream)
+        .resource(Resource::new("file:///r", "r"), || async { "r" })
+        .resource(Resource::new("file:///on-a", "on-a"), || async { "a" })
+        .resource(Resource::new("file:///on-b", "on-b"), || async { "b" })
+        .resource(Resource::new("file:///on-a-too", "on-a-too"), || async {
+            "a"
+        })
         .build()
         .expect("valid server")
 }

@@ -8,7 +8,7 @@ use mcp_core::{
     Connection, Handler, IncomingNotification, IncomingRequest, MemoryTransport,
     NotificationContext, RequestContext, RequestOptions,
 };
-use mcp_server::{Context, NoArguments, Server, TasksConfig};
+use mcp_server::{Server, TasksConfig};
 use mcp_types::{ErrorObject, RawJson, TaskStatus, TaskSupport, Tool, ToolExecution};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
@@ -55,7 +55,7 @@ async fn a_lagging_session_is_still_told_that_its_task_ended() {
     let server = Server::builder("tasks", "1")
         .tasks(TasksConfig::new())
         .list_changed(true)
-        .tool_with(quick, |_: NoArguments, _cx: Context| async move { "done" })
+        .tool_with(quick, || async { "done" })
         .build()
         .expect("a valid server");
     let (ours, theirs) = MemoryTransport::pair(256);

@@ -64,6 +64,16 @@ impl ErrorCode {
     /// retried; `data.elicitations` lists them (2025-11-25).
     pub const URL_ELICITATION_REQUIRED: ErrorCode = ErrorCode(-32042);
 
+    /// The code of a missing resource in `era` (SEP-2164):
+    /// [`RESOURCE_NOT_FOUND`](Self::RESOURCE_NOT_FOUND) in the handshake
+    /// era, [`INVALID_PARAMS`](Self::INVALID_PARAMS) from 2026-07-28 on.
+    pub const fn missing_resource(era: crate::Era) -> ErrorCode {
+        match era {
+            crate::Era::Handshake => Self::RESOURCE_NOT_FOUND,
+            crate::Era::Stateless => Self::INVALID_PARAMS,
+        }
+    }
+
     /// The integer code.
     pub const fn code(self) -> i64 {
         self.0

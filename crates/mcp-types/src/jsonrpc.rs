@@ -340,6 +340,14 @@ impl ErrorObject {
     pub fn internal_error(message: impl Into<String>) -> Self {
         Self::new(ErrorCode::INTERNAL_ERROR, message)
     }
+
+    /// The error for a resource that does not exist, with `data.uri`, in
+    /// `era` (its code is [`ErrorCode::missing_resource`]).
+    pub fn resource_not_found(uri: &str, era: crate::Era) -> Self {
+        let code = ErrorCode::missing_resource(era);
+        Self::new(code, format!("resource `{uri}` not found"))
+            .with_data(serde_json::json!({ "uri": uri }))
+    }
 }
 
 impl fmt::Display for ErrorObject {

@@ -26,10 +26,9 @@ use mcp_core::{
 use mcp_types::ResultOrInputRequired;
 use mcp_types::{
     CallToolRequestParams, CallToolResult, ClientNotification, ClientRequest, CompleteReference,
-    CompleteRequestParams, CompleteResult, ErrorCode, ErrorObject, GetPromptRequestParams,
-    GetPromptResult, JsonObject, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, RawJson, ReadResourceRequestParams, ReadResourceResult,
-    RequestMeta, Revision,
+    CompleteRequestParams, CompleteResult, ErrorObject, GetPromptRequestParams, GetPromptResult,
+    JsonObject, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, RawJson, ReadResourceRequestParams, ReadResourceResult, RequestMeta, Revision,
 };
 use serde::Serialize;
 use serde_json::Value;
@@ -302,15 +301,11 @@ impl Runner {
         {
             (&entry.read, variables)
         } else {
-            // SEP-2164: -32602 from 2026-07-28 on; -32002 before.
-            let code = match era {
-                Era::Handshake => ErrorCode::RESOURCE_NOT_FOUND,
-                Era::Stateless(_) => ErrorCode::INVALID_PARAMS,
+            let era = match era {
+                Era::Handshake => mcp_types::Era::Handshake,
+                Era::Stateless(_) => mcp_types::Era::Stateless,
             };
-            return Err(
-                ErrorObject::new(code, format!("resource `{uri}` not found"))
-                    .with_data(serde_json::json!({ "uri": uri })),
-            );
+            return Err(ErrorObject::resource_not_found(&uri, era));
         };
         let principal = cx.transport.principal.as_deref();
         let bind = || Binding::new("resources/read", &uri, None, principal);
@@ -521,6 +516,7 @@ impl Runner {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Args;
     use mcp_core::{Connection, DispatcherConfig};
     use schemars::JsonSchema;
 
@@ -635,7 +631,7 @@ mod tests {
     /// A server with one `echo` tool; `opt_in` records arguments and results.
     fn echo_server(opt_in: bool) -> Server {
         Server::builder("spans", "1")
-            .tool("echo", "Echoes", |echo: Echo, _: Context| async move {
+            .tool("echo", "Echoes", |Args(echo): Args<Echo>| async move {
                 echo.message
             })
             .record_tool_arguments(opt_in)

@@ -1,0 +1,478 @@
+//! Handlers as plain async functions taking extractors, served to a real
+//! client connection (the in-memory transport) in both eras: what each
+//! extractor reads, what each kind answers when it fails, and what
+//! `build()` refuses.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use mcp_core::{
+    CancellationToken, Connection, Handler, IncomingNotification, IncomingRequest, MemoryTransport,
+    NotificationContext, Peer, RequestContext, RequestOptions,
+};
+use mcp_server::types::{
+    CompleteReference, CompleteRequestParams, ErrorCode, ErrorObject, RawJson, Resource,
+    ResourceTemplate,
+};
+use mcp_server::{
+    Args, Context, Error, Json, Meta, PromptError, ResourceError, Server, State, ToolError, Uri,
+    Variables,
+};
+use serde_json::{Value, json};
+
+/// A client that answers nothing and ignores notifications.
+struct Quiet;
+
+impl Handler for Quiet {
+    async fn handle_request(
+        &self,
+        request: IncomingRequest,
+        _: RequestContext,
+    ) -> Result<RawJson, ErrorObject> {
+        Err(ErrorObject::method_not_found(&request.method))
+    }
+
+    async fn handle_notification(&self, _: IncomingNotification, _: NotificationContext) {}
+}
+
+/// One client connection to `server`, in the era its requests choose.
+struct Client {
+    connection: Connection,
+    _served: mcp_server::ServerConnection,
+}
+
+impl Client {
+    fn connect(server: &Server) -> Self {
+        let (ours, theirs) = MemoryTransport::pair(64);
+        let served = server.serve(theirs);
+        Self {
+            connection: Connection::start(ours, Quiet, Default::default()),
+            _served: served,
+        }
+    }
+
+    fn peer(&self) -> &Peer {
+        self.connection.peer()
+    }
+
+    /// `method` with `params`: the result, or the error it was answered with.
+    async fn request(&self, method: &str, params: Value) -> Result<Value, ErrorObject> {
+        let params = RawJson::from_serialize(&params).expect("params serialize");
+        let answer = self
+            .peer()
+            .request(method, Some(params), RequestOptions::new());
+        match tokio::time::timeout(Duration::from_secs(10), answer)
+            .await
+            .expect("answered in time")
+        {
+            Ok(result) => Ok(result.parse().expect("a JSON result")),
+            Err(mcp_core::Error::Remote(error)) => Err(error),
+            Err(other) => panic!("{method} failed: {other}"),
+        }
+    }
+
+    /// The handshake: a 2025-11-25 session.
+    async fn initialize(&self) {
+        self.request(
+            "initialize",
+            json!({
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "handlers", "version": "1"},
+            }),
+        )
+        .await
+        .expect("initialized");
+    }
+
+    /// `method` as a stateless (2026-07-28) request.
+    async fn stateless(&self, method: &str, mut params: Value) -> Result<Value, ErrorObject> {
+        params["_meta"] = json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+        });
+        self.request(method, params).await
+    }
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Add {
+    a: i64,
+    b: i64,
+}
+
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct Sum {
+    sum: i64,
+}
+
+/// The state handlers share.
+struct Calls(AtomicU64);
+
+async fn add(Args(add): Args<Add>) -> Json<Sum> {
+    Json(Sum { sum: add.a + add.b })
+}
+
+async fn ping() -> &'static str {
+    "pong"
+}
+
+/// Extractors in any order: the context, the state, the arguments.
+async fn count(cx: Context, State(calls): State<Calls>, Args(add): Args<Add>) -> String {
+    let before = calls.0.fetch_add(1, Ordering::Relaxed);
+    format!("{} {} {}", before, add.a, cx.is_stateless())
+}
+
+/// The request's `_meta` and the cancellation token.
+async fn trace(Meta(meta): Meta, cancel: CancellationToken) -> String {
+    let trace = meta.extra.get("com.example/trace").cloned();
+    format!("{trace:?} cancelled={}", cancel.is_cancelled())
+}
+
+async fn fails() -> Result<String, std::io::Error> {
+    Err(std::io::Error::other("the disk is gone"))
+}
+
+async fn note(uri: Uri, Variables(path): Variables<NotePath>) -> Result<String, ResourceError> {
+    if path.name == "missing" {
+        return Err(ResourceError::not_found(&uri));
+    }
+    Ok(format!("{} in {}", path.name, path.folder))
+}
+
+#[derive(serde::Deserialize)]
+struct NotePath {
+    folder: String,
+    name: String,
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Repeat {
+    /// The text to repeat.
+    text: String,
+    /// How many times (a number, as text).
+    times: Option<u32>,
+}
+
+async fn repeat(Args(repeat): Args<Repeat>) -> Result<String, PromptError> {
+    let times = repeat.times.unwrap_or(1);
+    if times > 3 {
+        return Err(PromptError::invalid_params("`times` is at most 3"));
+    }
+    Ok(repeat.text.repeat(times as usize))
+}
+
+async fn greeting() -> String {
+    "Say hello.".to_owned()
+}
+
+async fn complete(params: CompleteRequestParams) -> Vec<String> {
+    match params.reference {
+        CompleteReference::Prompt(_) => vec![format!("{}1", params.argument.value)],
+        _ => Vec::new(),
+    }
+}
+
+fn server() -> Server {
+    Server::builder("handlers", "1")
+        .with_state(Calls(AtomicU64::new(0)))
+        .tool("add", "Adds", add)
+        .tool("ping", "Pongs", ping)
+        .tool("count", "Counts", count)
+        .tool("trace", "Reads _meta", trace)
+        .tool("fails", "Fails", fails)
+        .tool("closure", "A closure", |Args(add): Args<Add>| async move {
+            (add.a * add.b).to_string()
+        })
+        .resource(Resource::new("notes://readme", "readme"), || async {
+            "read me"
+        })
+        .resource_template(
+            ResourceTemplate::new("notes://{folder}/{name}", "note"),
+            note,
+        )
+        .prompt("repeat", "Repeats", repeat)
+        .prompt("greeting", "Greets", greeting)
+        .completion(complete)
+        .build()
+        .expect("a valid server")
+}
+
+fn text(result: &Value) -> &str {
+    result["content"][0]["text"].as_str().expect("a text block")
+}
+
+#[tokio::test]
+async fn tools_take_extractors_in_any_order_in_both_eras() {
+    let server = server();
+    let client = Client::connect(&server);
+    client.initialize().await;
+    let added = client
+        .request(
+            "tools/call",
+            json!({"name": "add", "arguments": {"a": 2, "b": 3}}),
+        )
+        .await
+        .expect("added");
+    assert_eq!(added["structuredContent"], json!({"sum": 5}));
+    let pong = client
+        .request("tools/call", json!({"name": "ping"}))
+        .await
+        .expect("ponged");
+    assert_eq!(text(&pong), "pong");
+    let counted = client
+        .request(
+            "tools/call",
+            json!({"name": "count", "arguments": {"a": 7, "b": 0}}),
+        )
+        .await
+        .expect("counted");
+    assert_eq!(text(&counted), "0 7 false");
+    let counted = client
+        .stateless(
+            "tools/call",
+            json!({"name": "count", "arguments": {"a": 8, "b": 0}}),
+        )
+        .await
+        .expect("counted statelessly");
+    assert_eq!(text(&counted), "1 8 true");
+    let product = client
+        .stateless(
+            "tools/call",
+            json!({"name": "closure", "arguments": {"a": 6, "b": 7}}),
+        )
+        .await
+        .expect("multiplied");
+    assert_eq!(text(&product), "42");
+}
+
+#[tokio::test]
+async fn the_meta_and_cancellation_extractors_read_the_request() {
+    let server = server();
+    let client = Client::connect(&server);
+    client.initialize().await;
+    let traced = client
+        .request(
+            "tools/call",
+            json!({"name": "trace", "_meta": {"com.example/trace": "t-1"}}),
+        )
+        .await
+        .expect("traced");
+    assert_eq!(text(&traced), r#"Some(String("t-1")) cancelled=false"#);
+    let untraced = client
+        .request("tools/call", json!({"name": "trace"}))
+        .await
+        .expect("traced");
+    assert_eq!(text(&untraced), "None cancelled=false");
+}
+
+#[tokio::test]
+async fn bad_arguments_and_failures_are_results_the_model_reads() {
+    let server = server();
+    let client = Client::connect(&server);
+    client.initialize().await;
+    let wrong = client
+        .request(
+            "tools/call",
+            json!({"name": "add", "arguments": {"a": "two", "b": 3}}),
+        )
+        .await
+        .expect("a result, not an error");
+    assert_eq!(wrong["isError"], true);
+    assert!(text(&wrong).contains("`a`"), "{wrong}");
+    let failed = client
+        .request("tools/call", json!({"name": "fails"}))
+        .await
+        .expect("a result, not an error");
+    assert_eq!(failed["isError"], true);
+    assert_eq!(text(&failed), "the disk is gone");
+}
+
+#[test]
+fn tools_without_arguments_publish_the_no_arguments_schema() {
+    let server = server();
+    let ping = server
+        .tools()
+        .into_iter()
+        .find(|t| t.name == "ping")
+        .expect("ping");
+    assert_eq!(
+        Value::Object(ping.input_schema.clone()),
+        json!({"type": "object", "additionalProperties": false})
+    );
+    assert!(ping.output_schema.is_none());
+    let add = server
+        .tools()
+        .into_iter()
+        .find(|t| t.name == "add")
+        .expect("add");
+    assert_eq!(add.input_schema["required"], json!(["a", "b"]));
+    assert_eq!(
+        add.output_schema.as_ref().expect("Json<Sum>")["type"],
+        "object"
+    );
+}
+
+#[tokio::test]
+async fn a_missing_resource_answers_with_the_code_of_each_era() {
+    let server = server();
+    let client = Client::connect(&server);
+    let missing = json!({"uri": "notes://work/missing"});
+    let stateless = client
+        .stateless("resources/read", missing.clone())
+        .await
+        .expect_err("missing");
+    assert_eq!(stateless.code, ErrorCode::INVALID_PARAMS);
+    assert_eq!(stateless.data, Some(json!({"uri": "notes://work/missing"})));
+    client.initialize().await;
+    let handshake = client
+        .request("resources/read", missing)
+        .await
+        .expect_err("missing");
+    assert_eq!(handshake.code, ErrorCode::RESOURCE_NOT_FOUND);
+    let found = client
+        .request("resources/read", json!({"uri": "notes://work/plan"}))
+        .await
+        .expect("found");
+    assert_eq!(found["contents"][0]["text"], "plan in work");
+    let fixed = client
+        .request("resources/read", json!({"uri": "notes://readme"}))
+        .await
+        .expect("found");
+    assert_eq!(fixed["contents"][0]["text"], "read me");
+}
+
+#[tokio::test]
+async fn a_bad_prompt_argument_is_invalid_params() {
+    let server = server();
+    let client = Client::connect(&server);
+    client.initialize().await;
+    let got = client
+        .request(
+            "prompts/get",
+            json!({"name": "repeat", "arguments": {"text": "ab", "times": "2"}}),
+        )
+        .await
+        .expect("a prompt");
+    assert_eq!(got["messages"][0]["content"]["text"], "abab");
+    let not_a_number = client
+        .request(
+            "prompts/get",
+            json!({"name": "repeat", "arguments": {"text": "ab", "times": "two"}}),
+        )
+        .await
+        .expect_err("`times` is no number");
+    assert_eq!(not_a_number.code, ErrorCode::INVALID_PARAMS);
+    assert!(not_a_number.message.contains("times"), "{not_a_number:?}");
+    let too_many = client
+        .request(
+            "prompts/get",
+            json!({"name": "repeat", "arguments": {"text": "ab", "times": "9"}}),
+        )
+        .await
+        .expect_err("refused by the handler");
+    assert_eq!(too_many.code, ErrorCode::INVALID_PARAMS);
+    let listed = client
+        .request("prompts/list", json!({}))
+        .await
+        .expect("listed");
+    let prompts = listed["prompts"].as_array().expect("prompts");
+    let repeat = prompts
+        .iter()
+        .find(|p| p["name"] == "repeat")
+        .expect("repeat");
+    assert_eq!(repeat["arguments"].as_array().map(Vec::len), Some(2));
+    let greeting = prompts
+        .iter()
+        .find(|p| p["name"] == "greeting")
+        .expect("greeting");
+    assert!(greeting.get("arguments").is_none(), "{greeting}");
+}
+
+#[tokio::test]
+async fn completions_take_their_params_and_return_values() {
+    let server = server();
+    let client = Client::connect(&server);
+    client.initialize().await;
+    let completed = client
+        .request(
+            "completion/complete",
+            json!({
+                "ref": {"type": "ref/prompt", "name": "repeat"},
+                "argument": {"name": "text", "value": "ab"},
+            }),
+        )
+        .await
+        .expect("completed");
+    assert_eq!(completed["completion"]["values"], json!(["ab1"]));
+}
+
+fn refusal(built: Result<Server, Error>) -> String {
+    match built {
+        Ok(_) => panic!("build() should refuse"),
+        Err(Error::Registration { what, reason }) => format!("{what}: {reason}"),
+        Err(other) => panic!("not a registration error: {other}"),
+    }
+}
+
+#[test]
+fn a_structured_list_is_refused_at_build() {
+    #[derive(serde::Serialize, schemars::JsonSchema)]
+    struct Item {
+        name: String,
+    }
+    async fn items() -> Json<Vec<Item>> {
+        Json(Vec::new())
+    }
+    let refused = refusal(
+        Server::builder("x", "1")
+            .tool("items", "Lists", items)
+            .build(),
+    );
+    assert!(refused.starts_with("tool `items`"), "{refused}");
+    assert!(refused.contains("struct Items"), "{refused}");
+}
+
+#[test]
+fn a_state_the_server_was_not_given_is_refused_at_build() {
+    async fn needs(State(calls): State<Calls>) -> String {
+        calls.0.load(Ordering::Relaxed).to_string()
+    }
+    let refused = refusal(
+        Server::builder("x", "1")
+            .tool("needs", "Needs", needs)
+            .build(),
+    );
+    assert!(refused.contains("State<"), "{refused}");
+    assert!(refused.contains("with_state"), "{refused}");
+    let given = Server::builder("x", "1")
+        .tool("needs", "Needs", needs)
+        .with_state(Calls(AtomicU64::new(0)))
+        .build();
+    assert!(given.is_ok(), "the state may come after the tool");
+}
+
+#[test]
+fn arguments_read_twice_are_refused_at_build() {
+    async fn twice(Args(_): Args<Add>, Args(_): Args<BTreeMap<String, i64>>) -> String {
+        String::new()
+    }
+    let refused = refusal(
+        Server::builder("x", "1")
+            .tool("twice", "Twice", twice)
+            .build(),
+    );
+    assert!(refused.contains("once"), "{refused}");
+}
+
+#[test]
+fn a_tool_error_converts_from_any_error_with_question_mark() {
+    fn parse(text: &str) -> Result<i64, ToolError> {
+        Ok(text.parse::<i64>()?)
+    }
+    assert_eq!(
+        parse("x").expect_err("no number").message(),
+        "invalid digit found in string"
+    );
+}
