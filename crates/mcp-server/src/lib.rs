@@ -41,6 +41,8 @@ pub use in_memory::{InMemorySender, InMemoryTransport};
 pub use mcp_core::CancellationToken;
 pub use registration::ToolDefinition;
 pub use registry::DEFAULT_PAGE_SIZE;
+#[cfg(any(feature = "stdio", feature = "http"))]
+pub use server::shutdown_signal;
 pub use server::{Server, ServerConnection};
 pub use session::{Context, ServerSession};
 pub use tasks::{InMemoryTaskStore, TaskStore, TasksConfig};

@@ -133,20 +133,81 @@ impl Server {
     }
 
     /// Serves one client on this process's stdin and stdout until stdin
-    /// closes. Nothing else may write to stdout: log with `tracing` to stderr.
+    /// closes or `shutdown` resolves (such as [`shutdown_signal`]; use
+    /// `std::future::pending()` to serve until stdin closes). Nothing else
+    /// may write to stdout: log with `tracing` to stderr.
+    ///
+    /// When stdin closes, the calls still running answer (within
+    /// [`DispatcherConfig::eof_grace`](mcp_core::DispatcherConfig::eof_grace))
+    /// before this returns. When `shutdown` resolves first, the connection
+    /// closes at once: calls still running are cancelled, unanswered. Either
+    /// way nothing of the server holds the process afterwards (stdin is
+    /// read on a thread no runtime waits for), so `main` can return.
     ///
     /// # Errors
     /// Never fails today; the `Result` leaves room for transport setup errors.
     ///
     /// # Cancel safety
     /// Dropping the future stops waiting but not serving: the connection runs
-    /// on in its tasks until stdin closes.
+    /// on in its tasks until stdin closes. Resolve `shutdown` to stop.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn run() -> Result<(), mcp_server::Error> {
+    /// let server = mcp_server::Server::builder("quiet", "1.0.0").build()?;
+    /// server.serve_stdio(mcp_server::shutdown_signal()).await
+    /// # }
+    /// ```
     #[cfg(feature = "stdio")]
-    pub async fn serve_stdio(&self) -> Result<(), crate::Error> {
+    pub async fn serve_stdio(
+        &self,
+        shutdown: impl std::future::Future<Output = ()> + Send,
+    ) -> Result<(), crate::Error> {
         let connection = self.serve(mcp_transport::stdio::stdio_server());
-        connection.wait().await;
+        let stopped = tokio::select! {
+            () = connection.wait() => false,
+            () = shutdown => true,
+        };
+        if stopped {
+            connection.shutdown().await;
+        }
         Ok(())
     }
+}
+
+/// Resolves when this process is asked to stop: ctrl-c (`SIGINT`) or, on
+/// Unix, `SIGTERM` (what a container runtime sends). Hand it to
+/// [`Server::serve_stdio`] or `Server::serve_http` as their shutdown.
+///
+/// Listening starts at the first poll. If the process cannot listen for
+/// signals (rare), this logs a warning and never resolves, and the server
+/// stops only when its transport ends.
+#[cfg(any(feature = "stdio", feature = "http"))]
+pub async fn shutdown_signal() {
+    let interrupted = async {
+        if let Err(error) = tokio::signal::ctrl_c().await {
+            tracing::warn!(%error, "cannot listen for ctrl-c; the server stops only when its transport ends");
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut terminate) => {
+                tokio::select! {
+                    () = interrupted => {}
+                    _ = terminate.recv() => {}
+                }
+            }
+            Err(error) => {
+                tracing::warn!(%error, "cannot listen for SIGTERM; ctrl-c still stops the server");
+                interrupted.await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    interrupted.await;
 }
 
 #[cfg(feature = "http")]

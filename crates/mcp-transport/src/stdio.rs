@@ -19,13 +19,104 @@ use crate::framing::{DEFAULT_MAX_LINE, LineTransport};
 pub type ChildTransport = LineTransport<ChildStdout, ChildStdin>;
 
 /// The transport of a stdio server: this process's stdin and stdout.
-pub type StdioServerTransport = LineTransport<tokio::io::Stdin, tokio::io::Stdout>;
+pub type StdioServerTransport = LineTransport<Stdin, tokio::io::Stdout>;
 
 /// Serves on this process's stdin and stdout.
 ///
 /// Nothing else may write to stdout while it is in use: log to stderr.
 pub fn stdio_server() -> StdioServerTransport {
-    LineTransport::new(tokio::io::stdin(), tokio::io::stdout())
+    LineTransport::new(Stdin::new(), tokio::io::stdout())
+}
+
+/// How many bytes the stdin thread reads at once.
+const STDIN_CHUNK: usize = 64 * 1024;
+/// How many chunks read from stdin may wait for the transport: at most
+/// this many times [`STDIN_CHUNK`] bytes buffered.
+const STDIN_QUEUE: usize = 16;
+
+/// This process's stdin, read on a thread of its own.
+///
+/// A read from stdin cannot be cancelled, and tokio's own `Stdin` reads on
+/// the runtime's blocking pool, which a runtime waits for when it shuts
+/// down: a server stopped by a signal would hang until the host wrote a line
+/// or closed stdin. This thread is no part of any runtime; dropping the
+/// reader lets it end after its current read, and the process ends it at
+/// exit whatever it is doing.
+#[derive(Debug)]
+pub struct Stdin {
+    chunks: tokio::sync::mpsc::Receiver<std::io::Result<Vec<u8>>>,
+    chunk: Vec<u8>,
+    /// How much of `chunk` was handed out.
+    read: usize,
+}
+
+impl Stdin {
+    fn new() -> Self {
+        let (sender, chunks) = tokio::sync::mpsc::channel(STDIN_QUEUE);
+        let spawned = std::thread::Builder::new()
+            .name("mcp-stdin".into())
+            .spawn(move || read_stdin(&sender));
+        if let Err(error) = spawned {
+            // Read as a failed stdin: the connection ends with this error.
+            let (sender, failed) = tokio::sync::mpsc::channel(1);
+            let _ = sender.try_send(Err(error));
+            return Self {
+                chunks: failed,
+                chunk: Vec::new(),
+                read: 0,
+            };
+        }
+        Self {
+            chunks,
+            chunk: Vec::new(),
+            read: 0,
+        }
+    }
+}
+
+/// The stdin thread: each chunk read, until end of file, a failure, or the
+/// reader is gone.
+fn read_stdin(sender: &tokio::sync::mpsc::Sender<std::io::Result<Vec<u8>>>) {
+    use std::io::Read as _;
+    let mut stdin = std::io::stdin().lock();
+    let mut buffer = vec![0; STDIN_CHUNK];
+    loop {
+        let chunk = match stdin.read(&mut buffer) {
+            Ok(0) => return,
+            Ok(n) => Ok(buffer[..n].to_vec()),
+            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(error) => Err(error),
+        };
+        let failed = chunk.is_err();
+        if sender.blocking_send(chunk).is_err() || failed {
+            return;
+        }
+    }
+}
+
+impl tokio::io::AsyncRead for Stdin {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let this = &mut *self;
+        if this.read == this.chunk.len() {
+            match std::task::ready!(this.chunks.poll_recv(cx)) {
+                Some(Ok(chunk)) => {
+                    this.chunk = chunk;
+                    this.read = 0;
+                }
+                Some(Err(error)) => return std::task::Poll::Ready(Err(error)),
+                // End of file.
+                None => return std::task::Poll::Ready(Ok(())),
+            }
+        }
+        let n = buf.remaining().min(this.chunk.len() - this.read);
+        buf.put_slice(&this.chunk[this.read..this.read + n]);
+        this.read += n;
+        std::task::Poll::Ready(Ok(()))
+    }
 }
 
 /// Environment variables a child inherits by default; everything else must be
