@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use mcp_client::{Client, ClientConfig};
 use mcp_server::apps::{APP_MIME_TYPE, Apps, UI};
-use mcp_server::{Context, NoArguments, Server, Tool};
+use mcp_server::{Context, Server, Tool};
 use mcp_types::{ContentBlock, JsonObject, ResourceContents, Revision};
 use serde_json::json;
 
@@ -20,7 +20,7 @@ fn server() -> Server {
     let apps = Apps::new().html(VIEW, "clock", HTML).tool(
         Tool::new("time", JsonObject::new()),
         VIEW,
-        |_: NoArguments, cx: Context| async move {
+        |cx: Context| async move {
             if cx.client_supports_extension(UI) {
                 "rendered by the view"
             } else {
@@ -105,7 +105,7 @@ fn apps_refuse_views_outside_ui_and_tools_without_a_view() {
     let no_view = Apps::new().tool(
         Tool::new("t", JsonObject::new()),
         "ui://missing",
-        |_: NoArguments, _: Context| async { "x" },
+        || async { "x" },
     );
     assert!(
         common::refusal(

@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use mcp_client::{Client, ClientConfig, Negotiation};
-use mcp_server::{Context, Elicitation, Server, ToolError};
+use mcp_server::{Context, Elicitation, Server, State, ToolError};
 use mcp_transport::http::HttpServerConfig;
 use mcp_types::{
     CreateMessageRequestParams, CreateMessageResult, ElicitAction, ElicitRequestParams,
@@ -31,9 +31,6 @@ struct Name {
 struct Age {
     age: u32,
 }
-
-#[derive(serde::Deserialize, schemars::JsonSchema)]
-struct Empty {}
 
 /// How many times each tool's handler ran, to show stateless re-runs.
 #[derive(Default)]
@@ -58,101 +55,73 @@ impl Runs {
     }
 }
 
+async fn name(State(runs): State<Arc<Runs>>, cx: Context) -> Result<String, ToolError> {
+    runs.count("name");
+    Ok(match cx.elicit::<Name>("What is your name?").await? {
+        Elicitation::Accepted(Name { name }) => format!("hi {name}"),
+        Elicitation::Declined => "declined".to_owned(),
+        Elicitation::Cancelled => "cancelled".to_owned(),
+    })
+}
+
+async fn two(State(runs): State<Arc<Runs>>, cx: Context) -> Result<String, ToolError> {
+    runs.count("two");
+    let Elicitation::Accepted(Name { name }) = cx.elicit::<Name>("Name?").await? else {
+        return Ok("no name".to_owned());
+    };
+    let Elicitation::Accepted(Age { age }) = cx.elicit::<Age>("Age?").await? else {
+        return Ok("no age".to_owned());
+    };
+    Ok(format!("{name} is {age}"))
+}
+
+async fn login(cx: Context) -> Result<String, ToolError> {
+    let answer = cx
+        .elicit_url("Sign in", "https://example.invalid/login", "login-1")
+        .await?;
+    Ok(format!("{:?}", answer.action))
+}
+
+async fn think(State(runs): State<Arc<Runs>>, cx: Context) -> Result<String, ToolError> {
+    runs.count("think");
+    let mut params =
+        CreateMessageRequestParams::new(vec![SamplingMessage::user_text("weather?")], 50);
+    params.tools = Some(vec![Tool::new(
+        "get_weather",
+        json!({"type": "object"})
+            .as_object()
+            .cloned()
+            .unwrap_or_default(),
+    )]);
+    let result = cx.create_message(&params).await?;
+    Ok(result
+        .content
+        .blocks()
+        .iter()
+        .find_map(|b| b.as_text())
+        .unwrap_or_default()
+        .to_owned())
+}
+
+async fn roots(State(runs): State<Arc<Runs>>, cx: Context) -> Result<String, ToolError> {
+    runs.count("roots");
+    let roots = cx.list_roots().await?;
+    Ok(roots
+        .roots
+        .iter()
+        .map(|r| r.uri.clone())
+        .collect::<Vec<_>>()
+        .join(","))
+}
+
 fn server(runs: Arc<Runs>) -> Server {
-    let (r1, r2, r3, r4) = (runs.clone(), runs.clone(), runs.clone(), runs);
     Server::builder("asker", "1.0.0")
-        .tool(
-            "name",
-            "Asks the user's name",
-            move |_: Empty, cx: Context| {
-                let runs = r1.clone();
-                async move {
-                    runs.count("name");
-                    Ok::<_, ToolError>(match cx.elicit::<Name>("What is your name?").await? {
-                        Elicitation::Accepted(Name { name }) => format!("hi {name}"),
-                        Elicitation::Declined => "declined".to_owned(),
-                        Elicitation::Cancelled => "cancelled".to_owned(),
-                    })
-                }
-            },
-        )
-        .tool(
-            "two",
-            "Asks two questions in turn",
-            move |_: Empty, cx: Context| {
-                let runs = r2.clone();
-                async move {
-                    runs.count("two");
-                    let Elicitation::Accepted(Name { name }) = cx.elicit::<Name>("Name?").await?
-                    else {
-                        return Ok::<_, ToolError>("no name".to_owned());
-                    };
-                    let Elicitation::Accepted(Age { age }) = cx.elicit::<Age>("Age?").await? else {
-                        return Ok("no age".to_owned());
-                    };
-                    Ok(format!("{name} is {age}"))
-                }
-            },
-        )
-        .tool(
-            "login",
-            "Asks the user to sign in",
-            |_: Empty, cx: Context| async move {
-                let answer = cx
-                    .elicit_url("Sign in", "https://example.invalid/login", "login-1")
-                    .await?;
-                Ok::<_, ToolError>(format!("{:?}", answer.action))
-            },
-        )
-        .tool(
-            "think",
-            "Samples with a tool",
-            move |_: Empty, cx: Context| {
-                let runs = r3.clone();
-                async move {
-                    runs.count("think");
-                    let mut params = CreateMessageRequestParams::new(
-                        vec![SamplingMessage::user_text("weather?")],
-                        50,
-                    );
-                    params.tools = Some(vec![Tool::new(
-                        "get_weather",
-                        json!({"type": "object"})
-                            .as_object()
-                            .cloned()
-                            .unwrap_or_default(),
-                    )]);
-                    let result = cx.create_message(&params).await?;
-                    let text = result
-                        .content
-                        .blocks()
-                        .iter()
-                        .find_map(|b| b.as_text())
-                        .unwrap_or_default()
-                        .to_owned();
-                    Ok::<_, ToolError>(text)
-                }
-            },
-        )
-        .tool(
-            "roots",
-            "Lists the client's roots",
-            move |_: Empty, cx: Context| {
-                let runs = r4.clone();
-                async move {
-                    runs.count("roots");
-                    let roots = cx.list_roots().await?;
-                    Ok::<_, ToolError>(
-                        roots
-                            .roots
-                            .iter()
-                            .map(|r| r.uri.clone())
-                            .collect::<Vec<_>>()
-                            .join(","),
-                    )
-                }
-            },
-        )
+        .with_state(runs)
+        .tool("name", "Asks the user's name", name)
+        .tool("two", "Asks two questions in turn", two)
+        .tool("login", "Asks the user to sign in", login)
+        .tool("think", "Samples with a tool", think)
+        .tool("roots", "Lists the client's roots", roots)
         .build()
         .expect("server")
 }
@@ -416,29 +385,17 @@ async fn an_ask_the_client_cannot_answer_is_refused_with_its_capability() {
 
 #[tokio::test]
 async fn a_handshake_era_input_required_is_fulfilled_with_requests() {
+    async fn ask(State(calls): State<Arc<AtomicUsize>>, cx: Context) -> mcp_server::Answer<String> {
+        calls.fetch_add(1, Ordering::SeqCst);
+        if let Some(mcp_types::InputResponse::ListRoots(roots)) = cx.input_response("r") {
+            return mcp_server::Answer::Complete(format!("{} root(s)", roots.roots.len()));
+        }
+        mcp_server::Answer::InputRequired(mcp_server::InputRequired::new().list_roots("r"))
+    }
     let calls = Arc::new(AtomicUsize::new(0));
-    let counted = calls.clone();
     let server = Server::builder("explicit", "1")
-        .tool(
-            "ask",
-            "Asks with an explicit InputRequired",
-            move |_: Empty, cx: Context| {
-                let calls = counted.clone();
-                async move {
-                    calls.fetch_add(1, Ordering::SeqCst);
-                    if let Some(mcp_types::InputResponse::ListRoots(roots)) = cx.input_response("r")
-                    {
-                        return Ok(mcp_server::Answer::Complete(format!(
-                            "{} root(s)",
-                            roots.roots.len()
-                        )));
-                    }
-                    Ok::<_, ToolError>(mcp_server::Answer::InputRequired(
-                        mcp_server::InputRequired::new().list_roots("r"),
-                    ))
-                }
-            },
-        )
+        .with_state(calls.clone())
+        .tool("ask", "Asks with an explicit InputRequired", ask)
         .build()
         .expect("server");
     let asked = Arc::new(Asked::default());

@@ -16,7 +16,7 @@ use mcp_client::auth::{
     AuthError, AuthorizationStep, HeadlessRedirect, OAuthClient, OAuthConfig, StepOutcome,
 };
 use mcp_client::{Client, ClientConfig};
-use mcp_server::{Context, NoArguments, Server};
+use mcp_server::Server;
 use mcp_transport::http::{HttpClientConfig, HttpServerConfig, StreamableHttpService};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -336,11 +336,7 @@ fn authorizations(fixture: &Fixture) -> usize {
 async fn start(behaviour: Behaviour) -> Arc<Fixture> {
     let (listener, base) = loopback().await;
     let server = Server::builder("protected", "1")
-        .tool(
-            "whoami",
-            "Says hello",
-            |_: NoArguments, _cx: Context| async move { "hello" },
-        )
+        .tool("whoami", "Says hello", || async move { "hello" })
         .build()
         .expect("server");
     let mcp = server.streamable_http_service(HttpServerConfig::new().json_response(true));

@@ -10,7 +10,7 @@ use std::time::Duration;
 use mcp_client::extension::{ExtensionConfigError, ResultClaim, ToolOutcome};
 use mcp_client::{Client, ClientConfig, Error, RequestOptions};
 use mcp_server::extension::{CallOutcome, Extension};
-use mcp_server::{Context, NoArguments, Server};
+use mcp_server::{Args, Context, Server};
 use mcp_types::{ErrorCode, ErrorObject, JsonObject, Method, RequestMethod, Revision};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
@@ -107,19 +107,15 @@ struct Buy {
 fn server() -> Server {
     let receipts = Extension::new(RECEIPTS)
         .expect("identifier")
-        .tool(
-            "print",
-            "Prints a receipt",
-            |_: NoArguments, cx: Context| async move {
-                let params = serde_json::value::to_raw_value(&json!({"receipt": "r-7"}))
-                    .map(mcp_types::RawJson::from);
-                cx.peer()
-                    .notify(Printed::NAME, params.ok())
-                    .await
-                    .map(|()| "printed".to_owned())
-                    .map_err(|e| mcp_server::ToolError::new(e.to_string()))
-            },
-        )
+        .tool("print", "Prints a receipt", |cx: Context| async move {
+            let params = serde_json::value::to_raw_value(&json!({"receipt": "r-7"}))
+                .map(mcp_types::RawJson::from);
+            cx.peer()
+                .notify(Printed::NAME, params.ok())
+                .await
+                .map(|()| "printed".to_owned())
+                .map_err(|e| mcp_server::ToolError::new(e.to_string()))
+        })
         .request::<CountReceipts, _, _>(|_, _: Context| async move {
             let mut result = JsonObject::new();
             result.insert("count".into(), 3.into());
@@ -142,7 +138,7 @@ fn server() -> Server {
             call.proceed().await
         });
     Server::builder("extensions-test", "1")
-        .tool("buy", "Buys", |_: Buy, _: Context| async move { "bought" })
+        .tool("buy", "Buys", |Args(_): Args<Buy>| async move { "bought" })
         .extension(receipts)
         .build()
         .expect("server")

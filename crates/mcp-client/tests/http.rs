@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use mcp_client::{Client, ClientConfig, RequestOptions};
-use mcp_server::{Context, NoArguments, Server, ToolError};
+use mcp_server::{Args, Context, Server, ToolError};
 use mcp_transport::http::{HttpServerConfig, ServeConfig, StreamableHttpService};
 use mcp_types::{
     CreateMessageRequestParams, CreateMessageResult, SamplingMessage, SamplingMessageContentBlock,
@@ -19,41 +19,34 @@ struct Add {
     b: i64,
 }
 
+async fn steps(cx: Context) -> Result<&'static str, ToolError> {
+    for i in 1..=3 {
+        cx.report_progress(f64::from(i), Some(3.0), None).await?;
+    }
+    Ok("stepped")
+}
+
+async fn sample(cx: Context) -> Result<String, ToolError> {
+    let params = CreateMessageRequestParams::new(vec![SamplingMessage::user_text("hi")], 10);
+    let result = cx.create_message(&params).await?;
+    Ok(result.model)
+}
+
+async fn reconnect(cx: Context) -> Result<&'static str, ToolError> {
+    cx.report_progress(1.0, None, None).await?;
+    cx.close_sse_stream();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    Ok("resumed")
+}
+
 fn server() -> Server {
     Server::builder("http-test", "1")
-        .tool("add", "Adds", |args: Add, _cx: Context| async move {
+        .tool("add", "Adds", |Args(args): Args<Add>| async move {
             format!("{}", args.a + args.b)
         })
-        .tool(
-            "steps",
-            "Reports progress",
-            |_: NoArguments, cx: Context| async move {
-                for i in 1..=3 {
-                    cx.report_progress(f64::from(i), Some(3.0), None).await?;
-                }
-                Ok::<_, ToolError>("stepped")
-            },
-        )
-        .tool(
-            "sample",
-            "Asks the client's model",
-            |_: NoArguments, cx: Context| async move {
-                let params =
-                    CreateMessageRequestParams::new(vec![SamplingMessage::user_text("hi")], 10);
-                let result = cx.create_message(&params).await?;
-                Ok::<_, ToolError>(result.model)
-            },
-        )
-        .tool(
-            "reconnect",
-            "Closes its stream mid-call",
-            |_: NoArguments, cx: Context| async move {
-                cx.report_progress(1.0, None, None).await?;
-                cx.close_sse_stream();
-                tokio::time::sleep(Duration::from_millis(100)).await;
-                Ok::<_, ToolError>("resumed")
-            },
-        )
+        .tool("steps", "Reports progress", steps)
+        .tool("sample", "Asks the client's model", sample)
+        .tool("reconnect", "Closes its stream mid-call", reconnect)
         .build()
         .expect("server")
 }
@@ -612,25 +605,21 @@ async fn dropping_a_stateless_call_cancels_its_handler_on_the_server() {
     let cancelled = std::sync::Arc::new(tokio::sync::Notify::new());
     let (on_start, on_cancel) = (started.clone(), cancelled.clone());
     let server = Server::builder("cancel-test", "1")
-        .tool(
-            "block",
-            "Waits until cancelled",
-            move |_: NoArguments, cx: Context| {
-                let (on_start, on_cancel) = (on_start.clone(), on_cancel.clone());
-                async move {
-                    // The handler's future is dropped on cancellation; a
-                    // clone of its context reports it from outside.
-                    let watcher = cx.clone();
-                    tokio::spawn(async move {
-                        watcher.cancelled().await;
-                        on_cancel.notify_one();
-                    });
-                    on_start.notify_one();
-                    std::future::pending::<()>().await;
-                    "never"
-                }
-            },
-        )
+        .tool("block", "Waits until cancelled", move |cx: Context| {
+            let (on_start, on_cancel) = (on_start.clone(), on_cancel.clone());
+            async move {
+                // The handler's future is dropped on cancellation; a
+                // clone of its context reports it from outside.
+                let watcher = cx.clone();
+                tokio::spawn(async move {
+                    watcher.cancelled().await;
+                    on_cancel.notify_one();
+                });
+                on_start.notify_one();
+                std::future::pending::<()>().await;
+                "never"
+            }
+        })
         .build()
         .expect("server");
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bound");

@@ -7,13 +7,13 @@ use std::time::Duration;
 
 use mcp_client::{Client, ClientConfig, ClientSession, ClientSessionGroup, Error, RequestOptions};
 use mcp_core::MemoryTransport;
-use mcp_server::{Blob, Context, Json, NoArguments, ResourceRequest, Server, ToolError};
+use mcp_server::{Args, Blob, Context, Json, ResourceRequest, Server, ToolError};
 use mcp_types::{
-    CompleteArgument, Completion, ContentBlock, CreateMessageRequestParams, CreateMessageResult,
-    ElicitAction, ElicitRequestParams, ElicitRequestedSchema, ElicitResult, ElicitValue, ErrorCode,
-    ErrorObject, ListRootsResult, LoggingLevel, PrimitiveSchemaDefinition, PromptMessage,
-    PromptReference, Resource, ResourceContents, ResourceTemplate, Revision, Role, Root,
-    SamplingMessage, SamplingMessageContentBlock, ServerNotification, StringSchema, Tool,
+    CompleteArgument, CompleteRequestParams, ContentBlock, CreateMessageRequestParams,
+    CreateMessageResult, ElicitAction, ElicitRequestParams, ElicitRequestedSchema, ElicitResult,
+    ElicitValue, ErrorCode, ErrorObject, ListRootsResult, LoggingLevel, PrimitiveSchemaDefinition,
+    PromptMessage, PromptReference, Resource, ResourceContents, ResourceTemplate, Revision, Role,
+    Root, SamplingMessage, SamplingMessageContentBlock, ServerNotification, StringSchema, Tool,
     ToolChoice, ToolChoiceMode,
 };
 use serde::{Deserialize, Serialize};
@@ -46,85 +46,146 @@ struct CodeReview {
     language: Option<String>,
 }
 
+async fn add(Args(args): Args<Add>) -> Result<Json<Sum>, ToolError> {
+    let sum = args
+        .a
+        .checked_add(args.b)
+        .ok_or_else(|| ToolError::new("the sum overflows a 64-bit integer"))?;
+    Ok(Json(Sum { sum }))
+}
+
+async fn media() -> Vec<ContentBlock> {
+    vec![
+        ContentBlock::text("text"),
+        ContentBlock::image("aW1n", "image/png"),
+        ContentBlock::audio("YXVk", "audio/wav"),
+        ContentBlock::resource_link("file:///readme", "readme"),
+        ContentBlock::resource(mcp_types::TextResourceContents::new(
+            "file:///a",
+            "embedded",
+        )),
+    ]
+}
+
+async fn progress(Args(args): Args<Steps>, cx: Context) -> Result<&'static str, ToolError> {
+    for step in 1..=args.steps {
+        cx.report_progress(
+            f64::from(step),
+            Some(f64::from(args.steps)),
+            Some("working"),
+        )
+        .await?;
+    }
+    Ok("done")
+}
+
+async fn log(cx: Context) -> Result<&'static str, ToolError> {
+    cx.log(LoggingLevel::Debug, "debug detail").await?;
+    cx.log(LoggingLevel::Info, "info").await?;
+    cx.log(LoggingLevel::Error, json!({"error": "bad"})).await?;
+    Ok("logged")
+}
+
+async fn sample(cx: Context) -> Result<String, ToolError> {
+    let params = CreateMessageRequestParams::new(vec![SamplingMessage::user_text("2+2?")], 10);
+    let result = cx.create_message(&params).await?;
+    Ok(result.content.blocks()[0]
+        .as_text()
+        .unwrap_or("")
+        .to_owned())
+}
+
+async fn sample_with_tools(cx: Context) -> Result<String, ToolError> {
+    let mut params =
+        CreateMessageRequestParams::new(vec![SamplingMessage::user_text("weather?")], 10);
+    params.tools = Some(vec![Tool::without_arguments("weather")]);
+    params.tool_choice = Some(ToolChoice::new(ToolChoiceMode::Auto));
+    let result = cx.create_message(&params).await?;
+    Ok(result.model)
+}
+
+async fn ask_name(cx: Context) -> Result<String, ToolError> {
+    let schema = ElicitRequestedSchema::new()
+        .with_property(
+            "name",
+            PrimitiveSchemaDefinition::String(StringSchema::new()),
+        )
+        .with_required(vec!["name".into()]);
+    let answer = cx.elicit_form("Your name?", schema).await?;
+    Ok(
+        match (
+            answer.action,
+            answer.content.and_then(|c| c.get("name").cloned()),
+        ) {
+            (ElicitAction::Accept, Some(ElicitValue::String(name))) => format!("hi {name}"),
+            (action, _) => format!("no name: {action:?}"),
+        },
+    )
+}
+
+async fn sign_in(cx: Context) -> Result<String, ToolError> {
+    let answer = cx
+        .elicit_url("Sign in", "https://example.com/auth", "e-1")
+        .await?;
+    cx.send_elicit_complete("e-1").await?;
+    Ok(format!("{:?}", answer.action))
+}
+
+async fn needs_auth() -> Result<String, ToolError> {
+    let mut visit = mcp_types::ElicitRequestUrlParams::new("Sign in", "https://example.com/auth");
+    visit.elicitation_id = Some("e-2".into());
+    Err(ToolError::url_elicitation_required(
+        "authorization required",
+        vec![visit],
+    ))
+}
+
+async fn roots(cx: Context) -> Result<String, ToolError> {
+    let roots = cx.list_roots().await?;
+    Ok(roots
+        .roots
+        .iter()
+        .map(|r| r.uri.clone())
+        .collect::<Vec<_>>()
+        .join(","))
+}
+
+async fn ping_back(cx: Context) -> Result<&'static str, ToolError> {
+    cx.send_ping().await?;
+    Ok("pong")
+}
+
+async fn review(Args(args): Args<CodeReview>) -> Vec<PromptMessage> {
+    let language = args.language.unwrap_or_else(|| "code".into());
+    vec![PromptMessage::new(
+        Role::User,
+        ContentBlock::text(format!("Review this {language}: {}", args.code)),
+    )]
+}
+
+async fn complete(params: CompleteRequestParams) -> Vec<String> {
+    let prefix = params.argument.value;
+    ["python", "rust", "ruby"]
+        .into_iter()
+        .filter(|v| v.starts_with(&prefix))
+        .map(str::to_owned)
+        .collect()
+}
+
 fn demo_server() -> Server {
     Server::builder("demo", "1.2.3")
         .instructions("Use `add` for sums.")
-        .tool("add", "Adds two integers", |args: Add, _cx: Context| async move {
-            let sum = args
-                .a
-                .checked_add(args.b)
-                .ok_or_else(|| ToolError::new("the sum overflows a 64-bit integer"))?;
-            Ok(Json(Sum { sum }))
-        })
-        .tool("media", "Returns every kind of content", |_: NoArguments, _cx: Context| async move {
-            vec![
-                ContentBlock::text("text"),
-                ContentBlock::image("aW1n", "image/png"),
-                ContentBlock::audio("YXVk", "audio/wav"),
-                ContentBlock::resource_link("file:///readme", "readme"),
-                ContentBlock::resource(mcp_types::TextResourceContents::new("file:///a", "embedded")),
-            ]
-        })
-        .tool("progress", "Reports progress", |args: Steps, cx: Context| async move {
-            for step in 1..=args.steps {
-                cx.report_progress(f64::from(step), Some(f64::from(args.steps)), Some("working"))
-                    .await?;
-            }
-            Ok::<_, ToolError>("done")
-        })
-        .tool("log", "Logs at several levels", |_: NoArguments, cx: Context| async move {
-            cx.log(LoggingLevel::Debug, "debug detail").await?;
-            cx.log(LoggingLevel::Info, "info").await?;
-            cx.log(LoggingLevel::Error, json!({"error": "bad"})).await?;
-            Ok::<_, ToolError>("logged")
-        })
-        .tool("sample", "Asks the client's model", |_: NoArguments, cx: Context| async move {
-            let params =
-                CreateMessageRequestParams::new(vec![SamplingMessage::user_text("2+2?")], 10);
-            let result = cx.create_message(&params).await?;
-            Ok::<_, ToolError>(result.content.blocks()[0].as_text().unwrap_or("").to_owned())
-        })
-        .tool("sample_with_tools", "Asks with tools", |_: NoArguments, cx: Context| async move {
-            let mut params =
-                CreateMessageRequestParams::new(vec![SamplingMessage::user_text("weather?")], 10);
-            params.tools = Some(vec![Tool::without_arguments("weather")]);
-            params.tool_choice = Some(ToolChoice::new(ToolChoiceMode::Auto));
-            let result = cx.create_message(&params).await?;
-            Ok::<_, ToolError>(result.model)
-        })
-        .tool("ask_name", "Elicits a name", |_: NoArguments, cx: Context| async move {
-            let schema = ElicitRequestedSchema::new()
-                .with_property("name", PrimitiveSchemaDefinition::String(StringSchema::new()))
-                .with_required(vec!["name".into()]);
-            let answer = cx.elicit_form("Your name?", schema).await?;
-            match (answer.action, answer.content.and_then(|c| c.get("name").cloned())) {
-                (ElicitAction::Accept, Some(ElicitValue::String(name))) => Ok(format!("hi {name}")),
-                (action, _) => Ok(format!("no name: {action:?}")),
-            }
-        })
-        .tool("sign_in", "Elicits a URL visit", |_: NoArguments, cx: Context| async move {
-            let answer = cx.elicit_url("Sign in", "https://example.com/auth", "e-1").await?;
-            cx.send_elicit_complete("e-1").await?;
-            Ok::<_, ToolError>(format!("{:?}", answer.action))
-        })
-        .tool("needs_auth", "Requires a URL elicitation", |_: NoArguments, _cx: Context| async move {
-            Err::<String, _>(ToolError::url_elicitation_required(
-                "authorization required",
-                vec![{
-                    let mut p = mcp_types::ElicitRequestUrlParams::new("Sign in", "https://example.com/auth");
-                    p.elicitation_id = Some("e-2".into());
-                    p
-                }],
-            ))
-        })
-        .tool("roots", "Lists the client's roots", |_: NoArguments, cx: Context| async move {
-            let roots = cx.list_roots().await?;
-            Ok::<_, ToolError>(roots.roots.iter().map(|r| r.uri.clone()).collect::<Vec<_>>().join(","))
-        })
-        .tool("ping_back", "Pings the client", |_: NoArguments, cx: Context| async move {
-            cx.send_ping().await?;
-            Ok::<_, ToolError>("pong")
-        })
+        .tool("add", "Adds two integers", add)
+        .tool("media", "Returns every kind of content", media)
+        .tool("progress", "Reports progress", progress)
+        .tool("log", "Logs at several levels", log)
+        .tool("sample", "Asks the client's model", sample)
+        .tool("sample_with_tools", "Asks with tools", sample_with_tools)
+        .tool("ask_name", "Elicits a name", ask_name)
+        .tool("sign_in", "Elicits a URL visit", sign_in)
+        .tool("needs_auth", "Requires a URL elicitation", needs_auth)
+        .tool("roots", "Lists the client's roots", roots)
+        .tool("ping_back", "Pings the client", ping_back)
         .tool_with(
             {
                 let mut tool = Tool::new("liar", Default::default());
@@ -132,7 +193,7 @@ fn demo_server() -> Server {
                 tool.output_schema = schema.as_object().cloned();
                 tool
             },
-            |_: NoArguments, _cx: Context| async move { Json(json!({"n": "not a number"})) },
+            || async move { Json(json!({"n": "not a number"})) },
         )
         .resource(
             {
@@ -140,33 +201,19 @@ fn demo_server() -> Server {
                 r.mime_type = Some("text/plain".into());
                 r
             },
-            |_: ResourceRequest, _cx: Context| async move { Ok("Read me.") },
+            || async { "Read me." },
         )
-        .resource(Resource::new("file:///logo", "logo"), |_: ResourceRequest, _cx: Context| async move {
-            Ok(Blob(vec![0, 1, 2]))
+        .resource(Resource::new("file:///logo", "logo"), || async {
+            Blob(vec![0, 1, 2])
         })
         .resource_template(
             ResourceTemplate::new("users://{id}/profile", "profile"),
-            |request: ResourceRequest, _cx: Context| async move {
-                Ok(format!("profile of {}", request.variables["id"]))
+            |request: ResourceRequest| async move {
+                format!("profile of {}", request.variables["id"])
             },
         )
-        .prompt("review", "Reviews code", |args: CodeReview, _cx: Context| async move {
-            let language = args.language.unwrap_or_else(|| "code".into());
-            Ok(vec![PromptMessage::new(
-                Role::User,
-                ContentBlock::text(format!("Review this {language}: {}", args.code)),
-            )])
-        })
-        .completion(|params, _cx| async move {
-            let prefix = params.argument.value;
-            let values = ["python", "rust", "ruby"]
-                .into_iter()
-                .filter(|v| v.starts_with(&prefix))
-                .map(str::to_owned)
-                .collect();
-            Ok(Completion::new(values))
-        })
+        .prompt("review", "Reviews code", review)
+        .completion(complete)
         .build()
         .expect("valid server")
 }
@@ -419,11 +466,11 @@ async fn results_that_break_their_output_schema_are_rejected_by_the_client() {
 async fn lists_are_paginated_with_cursors() {
     let server = Server::builder("many", "1")
         .page_size(2)
-        .tool("t1", "", |_: NoArguments, _cx: Context| async { "1" })
-        .tool("t2", "", |_: NoArguments, _cx: Context| async { "2" })
-        .tool("t3", "", |_: NoArguments, _cx: Context| async { "3" })
-        .tool("t4", "", |_: NoArguments, _cx: Context| async { "4" })
-        .tool("t5", "", |_: NoArguments, _cx: Context| async { "5" })
+        .tool("t1", "", || async { "1" })
+        .tool("t2", "", || async { "2" })
+        .tool("t3", "", || async { "3" })
+        .tool("t4", "", || async { "4" })
+        .tool("t5", "", || async { "5" })
         .build()
         .expect("server");
     let client = Client::connect(
@@ -715,20 +762,16 @@ impl Drop for SignalOnDrop {
 async fn a_cancelled_call_cancels_the_servers_handler() {
     let (tx, mut cancelled) = mpsc::unbounded_channel::<()>();
     let server = Server::builder("waiter", "1")
-        .tool(
-            "wait",
-            "Waits forever",
-            move |_: NoArguments, _cx: Context| {
-                // The dispatcher drops a cancelled handler's future; the guard
-                // tells the test it happened.
-                let guard = SignalOnDrop(tx.clone());
-                async move {
-                    let _guard = guard;
-                    std::future::pending::<()>().await;
-                    "never"
-                }
-            },
-        )
+        .tool("wait", "Waits forever", move || {
+            // The dispatcher drops a cancelled handler's future; the guard
+            // tells the test it happened.
+            let guard = SignalOnDrop(tx.clone());
+            async move {
+                let _guard = guard;
+                std::future::pending::<()>().await;
+                "never"
+            }
+        })
         .build()
         .expect("server");
     let client = Client::connect(
@@ -766,11 +809,12 @@ async fn a_cancelled_call_cancels_the_servers_handler() {
 #[tokio::test]
 async fn roots_changes_and_elicitation_completion_reach_the_other_side() {
     let (roots_tx, mut roots_rx) = mpsc::unbounded_channel();
+    async fn sign_in(cx: Context) -> Result<&'static str, ToolError> {
+        cx.send_elicit_complete("e-9").await?;
+        Ok("sent")
+    }
     let server = Server::builder("roots", "1")
-        .tool("sign_in", "", |_: NoArguments, cx: Context| async move {
-            cx.send_elicit_complete("e-9").await?;
-            Ok::<_, ToolError>("sent")
-        })
+        .tool("sign_in", "", sign_in)
         .on_roots_list_changed(move |session| {
             let roots_tx = roots_tx.clone();
             async move {
@@ -814,7 +858,7 @@ async fn a_session_group_aggregates_servers_and_names_collisions() {
         .tool(
             "add",
             "Adds differently",
-            |args: Add, _cx: Context| async move { format!("{}", args.a + args.b + 1) },
+            |Args(args): Args<Add>| async move { format!("{}", args.a + args.b + 1) },
         )
         .build()
         .expect("server");
@@ -874,23 +918,22 @@ async fn a_session_group_aggregates_servers_and_names_collisions() {
 #[tokio::test]
 async fn registration_mistakes_are_reported_by_build() {
     let duplicate = Server::builder("dup", "1")
-        .tool("a", "", |_: NoArguments, _cx: Context| async { "1" })
-        .tool("a", "", |_: NoArguments, _cx: Context| async { "2" })
+        .tool("a", "", || async { "1" })
+        .tool("a", "", || async { "2" })
         .build();
     assert!(matches!(
         duplicate,
         Err(mcp_server::Error::Registration { .. })
     ));
     let non_object = Server::builder("bad", "1")
-        .tool("n", "", |_: u32, _cx: Context| async { "1" })
+        .tool("n", "", |Args(_): Args<u32>| async { "1" })
         .build();
     let error = non_object.err().expect("refused").to_string();
     assert!(error.contains("object"), "{error}");
     let template = Server::builder("bad", "1")
-        .resource_template(
-            ResourceTemplate::new("users://{id", "broken"),
-            |_: ResourceRequest, _cx: Context| async { Ok("x") },
-        )
+        .resource_template(ResourceTemplate::new("users://{id", "broken"), || async {
+            "x"
+        })
         .build();
     assert!(template.is_err());
 }

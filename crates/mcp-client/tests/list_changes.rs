@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use mcp_client::{Client, ClientConfig, Negotiation};
-use mcp_server::{Context, NoArguments, ResourceRequest, Server, ServerSession};
+use mcp_server::{Server, ServerSession};
 use mcp_transport::http::HttpServerConfig;
 use mcp_types::{Resource, Revision, ServerNotification};
 use tokio::net::TcpListener;
@@ -16,14 +16,10 @@ const A: &str = "file:///a";
 const B: &str = "file:///b";
 
 fn server(list_changed: bool) -> Server {
-    let read = |_: ResourceRequest, _cx: Context| async move { Ok("text") };
+    let read = || async { "text" };
     Server::builder("changes", "1")
         .list_changed(list_changed)
-        .tool(
-            "noop",
-            "Does nothing",
-            |_: NoArguments, _cx: Context| async move { "ok" },
-        )
+        .tool("noop", "Does nothing", || async move { "ok" })
         .resource(Resource::new(A, "a"), read)
         .resource(Resource::new(B, "b"), read)
         .build()
@@ -228,11 +224,7 @@ async fn a_roots_callback_still_running_is_cancelled_with_its_connection() {
     let (dropped_tx, dropped) = tokio::sync::oneshot::channel::<()>();
     let hooks = std::sync::Mutex::new(Some((started_tx, dropped_tx)));
     let server = Server::builder("roots", "1")
-        .tool(
-            "noop",
-            "Does nothing",
-            |_: NoArguments, _cx: Context| async move { "ok" },
-        )
+        .tool("noop", "Does nothing", || async move { "ok" })
         .on_roots_list_changed(move |_session: ServerSession| {
             let hooks = hooks.lock().expect("lock").take();
             async move {

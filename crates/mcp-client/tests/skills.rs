@@ -282,7 +282,7 @@ fn lying_server() -> Server {
         .client_must_declare(false)
         .resource(
             Resource::new("skill://pdf/SKILL.md", "pdf"),
-            move |_, _: Context| async move { Ok(served) },
+            move || async move { served },
         )
         .request::<ListSkills, _, _>(move |_, _: Context| {
             let listed = listed.clone();

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use mcp_client::{Client, ClientConfig, ClientSession, Negotiated, RequestOptions};
 use mcp_core::MemoryTransport;
-use mcp_server::{Answer, Context, InputRequired, NoArguments, Server, ToolError};
+use mcp_server::{Answer, Args, Context, InputRequired, Server, ToolError};
 use mcp_transport::http::HttpServerConfig;
 use mcp_types::{
     CallToolRequestParams, ElicitAction, ElicitRequestParams, ElicitRequestedSchema, ElicitResult,
@@ -48,13 +48,13 @@ fn answered_name(cx: &Context, key: &str) -> Option<String> {
 fn server() -> Server {
     Server::builder("stateless-test", "2")
         .request_state_key(b"a key every instance shares".to_vec())
-        .tool("echo", "Echoes", |_: NoArguments, cx: Context| async move {
+        .tool("echo", "Echoes", |cx: Context| async move {
             format!("stateless={}", cx.is_stateless())
         })
         .tool(
             "greet",
             "Asks for a name, then greets",
-            |_: NoArguments, cx: Context| async move {
+            |cx: Context| async move {
                 match answered_name(&cx, "who") {
                     Some(name) => Answer::Complete(format!("hello {name}")),
                     None => Answer::InputRequired(
@@ -68,7 +68,7 @@ fn server() -> Server {
         .tool(
             "three_rounds",
             "Asks three times",
-            |_: NoArguments, cx: Context| async move {
+            |cx: Context| async move {
                 let round: u32 = cx.request_state().and_then(|s| s.parse().ok()).unwrap_or(0);
                 let answered = answered_name(&cx, &format!("step{round}")).is_some();
                 if round == 3 && answered {
@@ -93,35 +93,30 @@ fn server() -> Server {
                 }});
                 mcp_types::Tool::new("regional", schema.as_object().cloned().unwrap_or_default())
             },
-            |arguments: Option<mcp_types::JsonObject>, _cx: Context| async move {
-                let region = arguments
-                    .and_then(|a| a.get("region").and_then(Value::as_str).map(str::to_owned));
+            |Args(arguments): Args<mcp_types::JsonObject>| async move {
+                let region = arguments.get("region").and_then(Value::as_str);
                 format!("region={}", region.unwrap_or_default())
             },
         )
-        .tool(
-            "log",
-            "Logs its tag (or \"info line\") at info",
-            |args: LogArgs, cx: Context| async move {
-                let line = args.tag.unwrap_or_else(|| "info line".into());
-                cx.log(LoggingLevel::Info, line).await?;
-                Ok::<_, ToolError>("logged")
-            },
-        )
-        .tool(
-            "sample",
-            "Tries a server request",
-            |_: NoArguments, cx: Context| async move {
-                let params = mcp_types::CreateMessageRequestParams::new(
-                    vec![mcp_types::SamplingMessage::user_text("hi")],
-                    5,
-                );
-                cx.create_message(&params).await?;
-                Ok::<_, ToolError>("sampled")
-            },
-        )
+        .tool("log", "Logs its tag (or \"info line\") at info", log)
+        .tool("sample", "Tries a server request", sample)
         .build()
         .expect("server")
+}
+
+async fn log(Args(args): Args<LogArgs>, cx: Context) -> Result<&'static str, ToolError> {
+    let line = args.tag.unwrap_or_else(|| "info line".into());
+    cx.log(LoggingLevel::Info, line).await?;
+    Ok("logged")
+}
+
+async fn sample(cx: Context) -> Result<&'static str, ToolError> {
+    let params = mcp_types::CreateMessageRequestParams::new(
+        vec![mcp_types::SamplingMessage::user_text("hi")],
+        5,
+    );
+    cx.create_message(&params).await?;
+    Ok("sampled")
 }
 
 fn config() -> ClientConfig {
@@ -591,7 +586,7 @@ fn booking_server(ttl: Duration) -> Server {
         .tool(
             "book",
             "Books a stay",
-            |b: Booking, cx: Context| async move {
+            |Args(b): Args<Booking>, cx: Context| async move {
                 match cx.request_state() {
                     Some(state) => Answer::Complete(format!("booked after {state}")),
                     None => Answer::InputRequired(

@@ -10,7 +10,7 @@ use std::time::Duration;
 use mcp_client::{Client, ClientConfig, Error, HostedTasks, TaskStart};
 use std::collections::BTreeMap;
 
-use mcp_server::{Context, NoArguments, Server, TasksConfig, ToolError};
+use mcp_server::{Context, Server, TasksConfig, ToolError};
 use mcp_types::{
     CreateMessageRequestParams, CreateMessageResult, ElicitRequestFormParams, ElicitRequestParams,
     ElicitRequestedSchema, ElicitResult, ElicitValue, ErrorCode, InputResponse, InputResponses,
@@ -52,134 +52,37 @@ fn server() -> (Server, Controls) {
     let slow_gate = gate.clone();
     let server = Server::builder("tasks", "1")
         .tasks(TasksConfig::new().poll_interval(Duration::from_millis(20)))
-        .tool_with(
-            tool("slow", Some(TaskSupport::Optional)),
-            move |_: NoArguments, _cx: Context| {
-                let gate = slow_gate.clone();
-                async move {
-                    // Each permit lets one call finish.
-                    if let Ok(permit) = gate.acquire().await {
-                        permit.forget();
-                    }
-                    "done"
+        .tool_with(tool("slow", Some(TaskSupport::Optional)), move || {
+            let gate = slow_gate.clone();
+            async move {
+                // Each permit lets one call finish.
+                if let Ok(permit) = gate.acquire().await {
+                    permit.forget();
                 }
-            },
-        )
-        .tool_with(
-            tool("forever", Some(TaskSupport::Optional)),
-            move |_: NoArguments, _cx: Context| {
-                let guard = SendOnDrop(dropped_tx.clone());
-                async move {
-                    let _guard = guard;
-                    std::future::pending::<()>().await;
-                    "never"
-                }
-            },
-        )
+                "done"
+            }
+        })
+        .tool_with(tool("forever", Some(TaskSupport::Optional)), move || {
+            let guard = SendOnDrop(dropped_tx.clone());
+            async move {
+                let _guard = guard;
+                std::future::pending::<()>().await;
+                "never"
+            }
+        })
         .tool_with(
             tool("only_as_task", Some(TaskSupport::Required)),
-            |_: NoArguments, _cx: Context| async move { "ran as a task" },
+            || async move { "ran as a task" },
         )
-        .tool_with(
-            tool("ask", Some(TaskSupport::Optional)),
-            |_: NoArguments, cx: Context| async move {
-                cx.run_as_task().await;
-                let answer = cx
-                    .elicit_form("What is your name?", name_form())
-                    .await
-                    .map_err(|e| ToolError::new(e.to_string()))?;
-                Ok::<_, ToolError>(format!("Hello, {}!", name_of(&answer)))
-            },
-        )
+        .tool_with(tool("ask", Some(TaskSupport::Optional)), ask)
         .tool_with(
             tool("gathers_then_task", Some(TaskSupport::Required)),
-            |_: NoArguments, cx: Context| async move {
-                // Asked within the request (a round trip), then a task.
-                let answer = cx
-                    .elicit_form("What is your name?", name_form())
-                    .await
-                    .map_err(|e| ToolError::new(e.to_string()))?;
-                cx.run_as_task().await;
-                Ok::<_, ToolError>(format!("Hello from a task, {}!", name_of(&answer)))
-            },
+            gathers_then_task,
         )
-        .tool_with(
-            tool("plain", None),
-            |_: NoArguments, _cx: Context| async move { "plain" },
-        )
-        .tool_with(
-            tool("delegate_elicitation", None),
-            |_: NoArguments, cx: Context| async move {
-                let params = ElicitRequestParams::Form(ElicitRequestFormParams::new(
-                    "What is your name?",
-                    name_form(),
-                ));
-                let task = cx
-                    .elicit_as_task(&params, Some(Duration::from_secs(60)))
-                    .await
-                    .map_err(tool_error)?;
-                let listed = cx.list_client_tasks(None).await.map_err(tool_error)?;
-                let answer: ElicitResult =
-                    cx.wait_for_client_task(&task).await.map_err(tool_error)?;
-                let done = cx
-                    .get_client_task(&task.task_id)
-                    .await
-                    .map_err(tool_error)?;
-                Ok::<_, ToolError>(format!(
-                    "{:?} listed={} {:?} ttl={:?}: Hello, {}!",
-                    task.status,
-                    listed.tasks.iter().any(|t| t.task_id == task.task_id),
-                    done.status,
-                    task.ttl,
-                    name_of(&answer)
-                ))
-            },
-        )
-        .tool_with(
-            tool("delegate_sampling", None),
-            |_: NoArguments, cx: Context| async move {
-                let params =
-                    CreateMessageRequestParams::new(vec![SamplingMessage::user_text("Hi")], 10);
-                let task = cx
-                    .create_message_as_task(&params, None)
-                    .await
-                    .map_err(tool_error)?;
-                let answer: CreateMessageResult =
-                    cx.wait_for_client_task(&task).await.map_err(tool_error)?;
-                let text = answer.content.blocks()[0]
-                    .as_text()
-                    .unwrap_or("")
-                    .to_owned();
-                Ok::<_, ToolError>(format!("sampled: {text}"))
-            },
-        )
-        .tool_with(
-            tool("delegate_and_cancel", None),
-            |_: NoArguments, cx: Context| async move {
-                let params = ElicitRequestParams::Form(ElicitRequestFormParams::new(
-                    "never answered",
-                    name_form(),
-                ));
-                let task = cx.elicit_as_task(&params, None).await.map_err(tool_error)?;
-                let cancelled = cx
-                    .cancel_client_task(&task.task_id)
-                    .await
-                    .map_err(tool_error)?;
-                let polled = cx
-                    .get_client_task(&task.task_id)
-                    .await
-                    .map_err(tool_error)?;
-                let again = cx.cancel_client_task(&task.task_id).await;
-                let code = again.err().and_then(|e| match e {
-                    mcp_server::Error::Request(mcp_core::Error::Remote(e)) => Some(e.code),
-                    _ => None,
-                });
-                Ok::<_, ToolError>(format!(
-                    "{:?} {:?} {:?}",
-                    cancelled.status, polled.status, code
-                ))
-            },
-        )
+        .tool_with(tool("plain", None), || async move { "plain" })
+        .tool_with(tool("delegate_elicitation", None), delegate_elicitation)
+        .tool_with(tool("delegate_sampling", None), delegate_sampling)
+        .tool_with(tool("delegate_and_cancel", None), delegate_and_cancel)
         .build()
         .expect("server");
     (server, Controls { gate, dropped })
@@ -187,6 +90,87 @@ fn server() -> (Server, Controls) {
 
 fn tool_error(error: mcp_server::Error) -> ToolError {
     ToolError::new(error.to_string())
+}
+
+async fn ask(cx: Context) -> Result<String, ToolError> {
+    cx.run_as_task().await;
+    let answer = cx
+        .elicit_form("What is your name?", name_form())
+        .await
+        .map_err(tool_error)?;
+    Ok(format!("Hello, {}!", name_of(&answer)))
+}
+
+async fn gathers_then_task(cx: Context) -> Result<String, ToolError> {
+    // Asked within the request (a round trip), then a task.
+    let answer = cx
+        .elicit_form("What is your name?", name_form())
+        .await
+        .map_err(tool_error)?;
+    cx.run_as_task().await;
+    Ok(format!("Hello from a task, {}!", name_of(&answer)))
+}
+
+async fn delegate_elicitation(cx: Context) -> Result<String, ToolError> {
+    let params = ElicitRequestParams::Form(ElicitRequestFormParams::new(
+        "What is your name?",
+        name_form(),
+    ));
+    let task = cx
+        .elicit_as_task(&params, Some(Duration::from_secs(60)))
+        .await
+        .map_err(tool_error)?;
+    let listed = cx.list_client_tasks(None).await.map_err(tool_error)?;
+    let answer: ElicitResult = cx.wait_for_client_task(&task).await.map_err(tool_error)?;
+    let done = cx
+        .get_client_task(&task.task_id)
+        .await
+        .map_err(tool_error)?;
+    Ok(format!(
+        "{:?} listed={} {:?} ttl={:?}: Hello, {}!",
+        task.status,
+        listed.tasks.iter().any(|t| t.task_id == task.task_id),
+        done.status,
+        task.ttl,
+        name_of(&answer)
+    ))
+}
+
+async fn delegate_sampling(cx: Context) -> Result<String, ToolError> {
+    let params = CreateMessageRequestParams::new(vec![SamplingMessage::user_text("Hi")], 10);
+    let task = cx
+        .create_message_as_task(&params, None)
+        .await
+        .map_err(tool_error)?;
+    let answer: CreateMessageResult = cx.wait_for_client_task(&task).await.map_err(tool_error)?;
+    let text = answer.content.blocks()[0]
+        .as_text()
+        .unwrap_or("")
+        .to_owned();
+    Ok(format!("sampled: {text}"))
+}
+
+async fn delegate_and_cancel(cx: Context) -> Result<String, ToolError> {
+    let params =
+        ElicitRequestParams::Form(ElicitRequestFormParams::new("never answered", name_form()));
+    let task = cx.elicit_as_task(&params, None).await.map_err(tool_error)?;
+    let cancelled = cx
+        .cancel_client_task(&task.task_id)
+        .await
+        .map_err(tool_error)?;
+    let polled = cx
+        .get_client_task(&task.task_id)
+        .await
+        .map_err(tool_error)?;
+    let again = cx.cancel_client_task(&task.task_id).await;
+    let code = again.err().and_then(|e| match e {
+        mcp_server::Error::Request(mcp_core::Error::Remote(e)) => Some(e.code),
+        _ => None,
+    });
+    Ok(format!(
+        "{:?} {:?} {:?}",
+        cancelled.status, polled.status, code
+    ))
 }
 
 fn name_form() -> ElicitRequestedSchema {
@@ -382,10 +366,9 @@ async fn core_tasks_over_http() {
 #[tokio::test]
 async fn a_server_without_tasks_refuses_the_core_methods() {
     let server = Server::builder("no-tasks", "1")
-        .tool_with(
-            tool("slow", Some(TaskSupport::Optional)),
-            |_: NoArguments, _cx: Context| async move { "done" },
-        )
+        .tool_with(tool("slow", Some(TaskSupport::Optional)), || async move {
+            "done"
+        })
         .build()
         .expect("server");
     let client = Client::connect(server.in_memory(), config())
