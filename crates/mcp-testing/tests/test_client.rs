@@ -6,7 +6,7 @@ use mcp_server::types::{
     CreateMessageRequestParams, ElicitRequestParams, LoggingLevel, Resource, ResourceContents,
     SamplingMessage,
 };
-use mcp_server::{Context, Elicitation, NoArguments, ResourceRequest, Server, ToolError};
+use mcp_server::{Args, Context, Elicitation, Server, ToolError};
 use mcp_testing::{Era, InputRequest, TestClient};
 use serde_json::json;
 
@@ -25,60 +25,47 @@ struct Topic {
     topic: String,
 }
 
+async fn greet(cx: Context) -> Result<String, ToolError> {
+    Ok(match cx.elicit::<Name>("Your name?").await? {
+        Elicitation::Accepted(Name { name }) => format!("hello {name}"),
+        Elicitation::Declined | Elicitation::Cancelled => "hello, stranger".into(),
+    })
+}
+
+async fn summarize(cx: Context) -> Result<String, ToolError> {
+    let params =
+        CreateMessageRequestParams::new(vec![SamplingMessage::user_text("summarize")], 100);
+    let answer = cx.create_message(&params).await?;
+    Ok(format!("model {} said {:?}", answer.model, answer.content))
+}
+
+async fn roots(cx: Context) -> Result<String, ToolError> {
+    let roots = cx.list_roots().await?;
+    Ok(format!("{} roots", roots.roots.len()))
+}
+
+async fn work(Args(args): Args<Steps>, cx: Context) -> Result<&'static str, ToolError> {
+    for step in 1..=args.steps {
+        cx.report_progress(f64::from(step), Some(f64::from(args.steps)), None)
+            .await?;
+        cx.log(LoggingLevel::Info, format!("step {step}")).await?;
+    }
+    cx.log(LoggingLevel::Debug, "done").await?;
+    Ok("worked")
+}
+
+async fn explain(Args(args): Args<Topic>) -> String {
+    format!("Explain {}", args.topic)
+}
+
 fn server() -> Server {
     Server::builder("under-test", "1.0.0")
-        .tool(
-            "greet",
-            "Asks for a name",
-            |_: NoArguments, cx: Context| async move {
-                Ok::<_, ToolError>(match cx.elicit::<Name>("Your name?").await? {
-                    Elicitation::Accepted(Name { name }) => format!("hello {name}"),
-                    Elicitation::Declined | Elicitation::Cancelled => "hello, stranger".into(),
-                })
-            },
-        )
-        .tool(
-            "summarize",
-            "Asks the model",
-            |_: NoArguments, cx: Context| async move {
-                let params = CreateMessageRequestParams::new(
-                    vec![SamplingMessage::user_text("summarize")],
-                    100,
-                );
-                let answer = cx.create_message(&params).await?;
-                Ok::<_, ToolError>(format!("model {} said {:?}", answer.model, answer.content))
-            },
-        )
-        .tool(
-            "roots",
-            "Counts the roots",
-            |_: NoArguments, cx: Context| async move {
-                let roots = cx.list_roots().await?;
-                Ok::<_, ToolError>(format!("{} roots", roots.roots.len()))
-            },
-        )
-        .tool(
-            "work",
-            "Reports progress and logs",
-            |args: Steps, cx: Context| async move {
-                for step in 1..=args.steps {
-                    cx.report_progress(f64::from(step), Some(f64::from(args.steps)), None)
-                        .await?;
-                    cx.log(LoggingLevel::Info, format!("step {step}")).await?;
-                }
-                cx.log(LoggingLevel::Debug, "done").await?;
-                Ok::<_, ToolError>("worked")
-            },
-        )
-        .resource(
-            Resource::new("mem://motd", "motd"),
-            |_: ResourceRequest, _cx: Context| async move { Ok("be kind") },
-        )
-        .prompt(
-            "explain",
-            "Explains a topic",
-            |args: Topic, _cx: Context| async move { Ok(format!("Explain {}", args.topic)) },
-        )
+        .tool("greet", "Asks for a name", greet)
+        .tool("summarize", "Asks the model", summarize)
+        .tool("roots", "Counts the roots", roots)
+        .tool("work", "Reports progress and logs", work)
+        .resource(Resource::new("mem://motd", "motd"), || async { "be kind" })
+        .prompt("explain", "Explains a topic", explain)
         .build()
         .expect("the server builds")
 }
