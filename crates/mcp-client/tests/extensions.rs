@@ -104,6 +104,12 @@ struct Buy {
     receipt: bool,
 }
 
+async fn count_receipts() -> Result<JsonObject, ErrorObject> {
+    let mut result = JsonObject::new();
+    result.insert("count".into(), 3.into());
+    Ok(result)
+}
+
 fn server() -> Server {
     let receipts = Extension::new(RECEIPTS)
         .expect("identifier")
@@ -116,11 +122,7 @@ fn server() -> Server {
                 .map(|()| "printed".to_owned())
                 .map_err(|e| mcp_server::ToolError::new(e.to_string()))
         })
-        .request::<CountReceipts, _, _>(|_, _: Context| async move {
-            let mut result = JsonObject::new();
-            result.insert("count".into(), 3.into());
-            Ok::<_, ErrorObject>(result)
-        })
+        .request::<CountReceipts, _, _>(count_receipts)
         .intercept_tool_calls(|call, cx: Context| async move {
             let wants = call
                 .params()

@@ -11,10 +11,10 @@ use mcp_client::skills::SkillMismatch;
 use mcp_client::{Client, ClientConfig, Error, RequestOptions};
 use mcp_server::extension::Extension;
 use mcp_server::skills::{Skill, Skills};
-use mcp_server::{Context, Server};
+use mcp_server::{Server, State};
 use mcp_types::skills::{
-    GetSkill, ListSkills, ListSkillsResult, ReadDirectory, SkillEntry, SkillFile, SkillResources,
-    SkillUriParams,
+    GetSkill, GetSkillResult, ListSkills, ListSkillsResult, ReadDirectory, SkillEntry, SkillFile,
+    SkillResources, SkillUriParams,
 };
 use mcp_types::{ErrorCode, ErrorObject, JsonObject, Resource, Revision};
 use serde_json::json;
@@ -264,6 +264,15 @@ async fn a_skill_that_does_not_match_its_entry_is_refused() {
     client.close().await.expect("closed");
 }
 
+/// Lists the one skill the server holds.
+async fn list_lying(State(entry): State<SkillEntry>) -> Result<ListSkillsResult, ErrorObject> {
+    Ok(ListSkillsResult::new(vec![entry.as_ref().clone()]))
+}
+
+async fn get_nothing() -> Result<GetSkillResult, ErrorObject> {
+    Err(ErrorObject::invalid_params("not served"))
+}
+
 /// A server whose listing promises one `SKILL.md` and whose read serves another.
 fn lying_server() -> Server {
     let promised = "---\nname: pdf\ndescription: Fills PDFs\n---\nSkill body.\n";
@@ -276,7 +285,6 @@ fn lying_server() -> Server {
         frontmatter,
         vec![SkillFile::of("skill://pdf/SKILL.md", promised.as_bytes())],
     );
-    let listed = entry.clone();
     let lying = Extension::new(mcp_types::extension::SKILLS)
         .expect("identifier")
         .client_must_declare(false)
@@ -284,14 +292,10 @@ fn lying_server() -> Server {
             Resource::new("skill://pdf/SKILL.md", "pdf"),
             move || async move { served },
         )
-        .request::<ListSkills, _, _>(move |_, _: Context| {
-            let listed = listed.clone();
-            async move { Ok::<_, ErrorObject>(ListSkillsResult::new(vec![listed])) }
-        })
-        .request::<GetSkill, _, _>(move |_, _: Context| async move {
-            Err(ErrorObject::invalid_params("not served"))
-        });
+        .request::<ListSkills, _, _>(list_lying)
+        .request::<GetSkill, _, _>(get_nothing);
     Server::builder("lying", "1")
+        .with_state(entry)
         .extension(lying)
         .build()
         .expect("server")

@@ -15,7 +15,8 @@
 //! - **request methods**: [`Extension::request`] for a typed method marker
 //!   (a [`RequestMethod`] the extension declares: its wire name, params and
 //!   result types), [`Extension::cacheable_request`] for one whose results
-//!   carry the 2026-07-28 cache hints;
+//!   carry the 2026-07-28 cache hints; their handlers take extractors too,
+//!   the params with [`Params`];
 //! - **notification methods**: [`Extension::notification`];
 //! - **interception of `tools/call`**: [`Extension::intercept_tool_calls`]
 //!   sees every call first and either answers it itself (a result of the
@@ -38,7 +39,7 @@
 //! # Examples
 //! ```
 //! use mcp_server::extension::Extension;
-//! use mcp_server::{Context, Server};
+//! use mcp_server::Server;
 //! use mcp_server::types::{ErrorObject, JsonObject};
 //!
 //! // A method of the extension: its wire name, params and result.
@@ -55,14 +56,16 @@
 //!     type Result = JsonObject;
 //! }
 //!
+//! async fn forecast() -> Result<JsonObject, ErrorObject> {
+//!     let mut result = JsonObject::new();
+//!     result.insert("forecast".into(), "sunny".into());
+//!     Ok(result)
+//! }
+//!
 //! let weather = Extension::new("com.example/weather")
 //!     .expect("a valid identifier")
 //!     .tool("sky", "Looks at the sky", || async { "blue" })
-//!     .request::<Forecast, _, _>(|_params, _cx: Context| async {
-//!         let mut result = JsonObject::new();
-//!         result.insert("forecast".into(), "sunny".into());
-//!         Ok::<_, ErrorObject>(result)
-//!     });
+//!     .request::<Forecast, _, _>(forecast);
 //! let server = Server::builder("weather", "1.0.0").extension(weather).build().unwrap();
 //! let extensions = server.capabilities().extensions.unwrap();
 //! assert!(extensions.contains_key("com.example/weather"));
@@ -81,8 +84,10 @@ use mcp_types::{
 
 use crate::answer::IntoResourceResult;
 use crate::builder::ServerBuilder;
-use crate::handler::{Handler, Resources, Tools};
-use crate::registration::ToolDefinition;
+use crate::handler::{Handler, Requests, Resources, Tools};
+use crate::registration::{ToolDefinition, boxed};
+
+pub use crate::extract::Params;
 use crate::registry::BoxFuture;
 use crate::runner::{Era, Runner};
 use crate::session::Context;
@@ -260,18 +265,22 @@ impl Extension {
         self
     }
 
-    /// Serves request method `M`: `handler` gets its parsed params (a
-    /// `-32602` answers params that do not fit) and a [`Context`], and its
-    /// result is sent as the era shapes results (`resultType` and the
-    /// server's identity at 2026-07-28).
-    pub fn request<M, F, Fut>(self, handler: F) -> Self
+    /// Serves request method `M` with `handler`, a plain async function
+    /// taking [extractors](crate::handler): its parsed params with
+    /// [`Params`] (params that do not fit answer `-32602`), the
+    /// [`Context`], [`State`](crate::State)… It returns
+    /// `Result<M::Result, E>` with any `E` that converts into an
+    /// `ErrorObject` (a [`crate::Error`] does); the result is sent as the era
+    /// shapes results (`resultType` and the server's identity at 2026-07-28).
+    pub fn request<M, H, Mk>(self, handler: H) -> Self
     where
         M: RequestMethod,
         M::Params: Send,
-        F: Fn(M::Params, Context) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<M::Result, ErrorObject>> + Send + 'static,
+        H: Handler<Requests<M>, Mk>,
+        H::Output: IntoMethodResult<M>,
+        Mk: 'static,
     {
-        let handle = typed_request::<M, F, Fut>(handler);
+        let handle = typed_request::<M, H, Mk>(handler);
         self.add_request(
             M::NAME,
             ExtRequest {
@@ -284,14 +293,15 @@ impl Extension {
     /// As [`request`](Self::request), for a method whose 2026-07-28
     /// results carry the server's list cache hints (`ttlMs`, `cacheScope`;
     /// see [`ServerBuilder::list_cache`](crate::ServerBuilder::list_cache)).
-    pub fn cacheable_request<M, F, Fut>(self, handler: F) -> Self
+    pub fn cacheable_request<M, H, Mk>(self, handler: H) -> Self
     where
         M: RequestMethod,
         M::Params: Send,
-        F: Fn(M::Params, Context) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<M::Result, ErrorObject>> + Send + 'static,
+        H: Handler<Requests<M>, Mk>,
+        H::Output: IntoMethodResult<M>,
+        Mk: 'static,
     {
-        let handle = typed_request::<M, F, Fut>(handler);
+        let handle = typed_request::<M, H, Mk>(handler);
         self.add_request(
             M::NAME,
             ExtRequest {
@@ -358,24 +368,49 @@ impl Extension {
     }
 }
 
-fn typed_request<M, F, Fut>(handler: F) -> ExtRequestFn
+/// Converts what an extension's request handler returns into the method's
+/// result: `Result<M::Result, E>` with any `E` that converts into an
+/// `ErrorObject`.
+pub trait IntoMethodResult<M: RequestMethod> {
+    /// The result, or the JSON-RPC error the request is answered with.
+    ///
+    /// # Errors
+    /// The handler's failure.
+    fn into_method_result(self) -> Result<M::Result, ErrorObject>;
+}
+
+impl<M: RequestMethod, E: Into<ErrorObject>> IntoMethodResult<M> for Result<M::Result, E> {
+    fn into_method_result(self) -> Result<M::Result, ErrorObject> {
+        self.map_err(Into::into)
+    }
+}
+
+fn typed_request<M, H, Mk>(handler: H) -> ExtRequestFn
 where
     M: RequestMethod,
     M::Params: Send,
-    F: Fn(M::Params, Context) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<M::Result, ErrorObject>> + Send + 'static,
+    H: Handler<Requests<M>, Mk>,
+    H::Output: IntoMethodResult<M>,
+    Mk: 'static,
 {
-    let handler = Arc::new(handler);
     Arc::new(move |params, cx| {
-        let handler = handler.clone();
-        Box::pin(async move {
-            let params = mcp_types::parse_params::<M>(params.as_ref())
-                .map_err(|e| ErrorObject::invalid_params(e.to_string()))?;
-            let result = handler(params, cx).await?;
-            RawJson::from_serialize(&result).map_err(|e| {
-                ErrorObject::internal_error(format!("could not serialize the result: {e}"))
-            })
-        })
+        let params = match mcp_types::parse_params::<M>(params.as_ref()) {
+            Ok(params) => params,
+            Err(e) => {
+                let refused = Err(ErrorObject::invalid_params(e.to_string()));
+                return Box::pin(std::future::ready(refused));
+            }
+        };
+        boxed(
+            handler.call(&params, &cx),
+            |output| {
+                let result = output.into_method_result()?;
+                RawJson::from_serialize(&result).map_err(|e| {
+                    ErrorObject::internal_error(format!("could not serialize the result: {e}"))
+                })
+            },
+            Err,
+        )
     })
 }
 

@@ -6,12 +6,15 @@ use std::ops::Deref;
 use std::sync::Arc;
 
 use mcp_core::CancellationToken;
-use mcp_types::{CompleteRequestParams, JsonObject, RequestMeta};
+use mcp_types::method::RequestMethod;
+use mcp_types::{CompleteRequestParams, ErrorObject, JsonObject, RequestMeta};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 
 use crate::answer::{ResourceRequest, read_texts};
-use crate::handler::{Completions, FromRequest, Kind, Prompts, Resources, Signature, Tools};
+use crate::handler::{
+    Completions, FromRequest, Kind, Prompts, Requests, Resources, Signature, Tools,
+};
 use crate::handler_error::{PromptError, ResourceError};
 use crate::session::Context;
 use crate::tool_io::{ToolError, parse_arguments};
@@ -251,5 +254,17 @@ impl FromRequest<Completions> for CompleteRequestParams {
         _: &Context,
     ) -> Result<Self, crate::CompletionError> {
         Ok(input.clone())
+    }
+}
+
+/// An extension request's params, parsed as its method `M` declares them
+/// (`M::Params`); params that do not fit answer `-32602` before the
+/// handler runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Params<P>(pub P);
+
+impl<M: RequestMethod> FromRequest<Requests<M>> for Params<M::Params> {
+    fn from_request(input: &M::Params, _: &Context) -> Result<Self, ErrorObject> {
+        Ok(Params(input.clone()))
     }
 }

@@ -85,8 +85,10 @@
 use std::any::TypeId;
 use std::collections::BTreeMap;
 use std::future::Future;
+use std::marker::PhantomData;
 
-use mcp_types::{CompleteRequestParams, JsonObject};
+use mcp_types::method::RequestMethod;
+use mcp_types::{CompleteRequestParams, ErrorObject, JsonObject};
 use schemars::JsonSchema;
 
 use crate::answer::ResourceRequest;
@@ -100,7 +102,8 @@ mod sealed {
 
 /// A kind of request a handler serves: what it brings besides its
 /// [`Context`], and what its handlers fail with. One of [`Tools`],
-/// [`Resources`], [`Prompts`] and [`Completions`].
+/// [`Resources`], [`Prompts`], [`Completions`] and an extension's
+/// [`Requests`].
 pub trait Kind: sealed::Sealed + Send + Sync + 'static {
     /// What the request brings: a tool's arguments, the resource asked
     /// for, a prompt's arguments, what to complete.
@@ -128,6 +131,25 @@ pub enum Prompts {}
 /// [`CompletionError`]s.
 #[derive(Debug)]
 pub enum Completions {}
+
+/// An extension's request method `M` (see
+/// [`Extension::request`](crate::extension::Extension::request)): the
+/// input is its params, parsed as `M` declares them (take them with
+/// [`Params`](crate::extension::Params)); failures are JSON-RPC errors.
+pub struct Requests<M>(PhantomData<fn() -> M>);
+
+impl<M> std::fmt::Debug for Requests<M> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Requests")
+    }
+}
+
+impl<M> sealed::Sealed for Requests<M> {}
+
+impl<M: RequestMethod> Kind for Requests<M> {
+    type Input = M::Params;
+    type Error = ErrorObject;
+}
 
 impl sealed::Sealed for Tools {}
 impl sealed::Sealed for Resources {}

@@ -120,7 +120,7 @@ impl ToolDefinition {
 
 /// `called` boxed: the handler's future, then `finish` of its output; or,
 /// when an extractor refused, `refuse` of its error at once.
-fn boxed<Fut, E, T>(
+pub(crate) fn boxed<Fut, E, T>(
     called: Result<Fut, E>,
     finish: impl FnOnce(Fut::Output) -> T + Send + 'static,
     refuse: impl FnOnce(E) -> T,

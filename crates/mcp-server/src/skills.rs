@@ -33,15 +33,15 @@ use std::sync::Arc;
 
 use mcp_types::skills::{
     self, GetSkill, GetSkillResult, ListSkills, ListSkillsResult, ReadDirectory,
-    ReadDirectoryResult, SkillEntry, SkillFile,
+    ReadDirectoryResult, SkillEntry, SkillFile, SkillUriParams,
 };
-use mcp_types::{ErrorObject, JsonObject, Resource};
+use mcp_types::{ErrorObject, JsonObject, PaginatedRequestParams, Resource};
 use serde_json::Value;
 
+use crate::Error;
 use crate::answer::{Blob, IntoResourceResult};
-use crate::extension::Extension;
+use crate::extension::{Extension, Params};
 use crate::handler_error::ResourceError;
-use crate::{Context, Error};
 
 /// The most files [`Skill::from_dir`] reads from one skill directory.
 pub const MAX_DIR_FILES: usize = skills::MAX_FILES_PER_SKILL;
@@ -311,18 +311,22 @@ impl Skills {
         let get = served.clone();
         let dir = served;
         Ok(extension
-            .cacheable_request::<ListSkills, _, _>(move |params, _: Context| {
-                let served = list.clone();
-                async move { served.list(params.and_then(|p| p.cursor).as_deref()) }
-            })
-            .cacheable_request::<GetSkill, _, _>(move |params, _: Context| {
+            .cacheable_request::<ListSkills, _, _>(
+                move |Params(params): Params<Option<PaginatedRequestParams>>| {
+                    let served = list.clone();
+                    async move { served.list(params.and_then(|p| p.cursor).as_deref()) }
+                },
+            )
+            .cacheable_request::<GetSkill, _, _>(move |Params(params): Params<SkillUriParams>| {
                 let served = get.clone();
                 async move { served.get(&params.uri) }
             })
-            .cacheable_request::<ReadDirectory, _, _>(move |params, _: Context| {
-                let served = dir.clone();
-                async move { served.read_directory(&params.uri) }
-            }))
+            .cacheable_request::<ReadDirectory, _, _>(
+                move |Params(params): Params<SkillUriParams>| {
+                    let served = dir.clone();
+                    async move { served.read_directory(&params.uri) }
+                },
+            ))
     }
 }
 

@@ -40,7 +40,7 @@ use serde_json::Value;
 
 use super::{TaskEngine, TaskOutcome, TaskRecord, TaskStoreError, TaskUpdate};
 use crate::changes::ListChange;
-use crate::extension::{CallOutcome, Extension, ToolCall};
+use crate::extension::{CallOutcome, Extension, Params, ToolCall};
 use crate::runner::tasks::task_support;
 use crate::session::Context;
 use mcp_core::task_host::to_object;
@@ -64,18 +64,24 @@ pub(crate) fn extension(engine: Arc<TaskEngine>) -> Extension {
             let tasks = intercept.clone();
             async move { tasks.call(call, cx).await }
         })
-        .request::<tasks_ext::GetTask, _, _>(move |params, cx| {
-            let tasks = get.clone();
-            async move { tasks.get(params, cx).await }
-        })
-        .request::<tasks_ext::UpdateTask, _, _>(move |params, cx| {
-            let tasks = update.clone();
-            async move { tasks.update(params, cx).await }
-        })
-        .request::<tasks_ext::CancelTask, _, _>(move |params, cx| {
-            let tasks = cancel.clone();
-            async move { tasks.cancel(params, cx).await }
-        })
+        .request::<tasks_ext::GetTask, _, _>(
+            move |Params(params): Params<TaskIdParams>, cx: Context| {
+                let tasks = get.clone();
+                async move { tasks.get(params, cx).await }
+            },
+        )
+        .request::<tasks_ext::UpdateTask, _, _>(
+            move |Params(params): Params<UpdateTaskParams>, cx: Context| {
+                let tasks = update.clone();
+                async move { tasks.update(params, cx).await }
+            },
+        )
+        .request::<tasks_ext::CancelTask, _, _>(
+            move |Params(params): Params<TaskIdParams>, cx: Context| {
+                let tasks = cancel.clone();
+                async move { tasks.cancel(params, cx).await }
+            },
+        )
 }
 
 /// The `-32021` a client gets for something only the extension allows.
