@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::routing::get;
-use mcp_server::{Context, HttpServerConfig, Server};
+use mcp_server::{Args, HttpServerConfig, Server};
 use tokio::net::TcpListener;
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
@@ -44,7 +44,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .tool(
             "echo",
             "Sends the text back",
-            |args: Echo, _cx: Context| async move { args.text },
+            |Args(args): Args<Echo>| async move { args.text },
         )
         .build()?;
     // Localhost-safe defaults: only Host/Origin of localhost and 127.0.0.1.
@@ -69,9 +69,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let stop = async move {
         match serve_for {
             Some(duration) => tokio::time::sleep(duration).await,
-            None => {
-                let _ = tokio::signal::ctrl_c().await;
-            }
+            None => mcp_server::shutdown_signal().await,
         }
         // Begin draining as axum stops accepting: open GET streams end, so
         // axum's graceful shutdown is not held up by them forever.

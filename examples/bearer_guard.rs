@@ -18,7 +18,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use mcp_server::{Context, HttpServerConfig, NoArguments, ServeConfig, Server};
+use mcp_server::{Context, HttpServerConfig, ServeConfig, Server};
 use mcp_transport::http::{
     BearerGuard, ProtectedResource, TokenClaims, TokenRejection, TokenVerifier, Verification, serve,
 };
@@ -57,7 +57,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .tool(
             "whoami",
             "Who the token belongs to",
-            |_: NoArguments, cx: Context| async move {
+            |cx: Context| async move {
                 // The guard's verified identity (issuer, subject, client), never the token.
                 match &cx.transport().principal {
                     Some(principal) => format!("you are {principal}"),
@@ -83,9 +83,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let serve_config = ServeConfig::new().service_shutdown(service.shutdown_handle());
     let guarded = BearerGuard::new(service, resource, verifier);
     eprintln!("protected MCP endpoint on {endpoint} (Ctrl-C stops it)");
-    serve(listener, guarded, serve_config, async {
-        let _ = tokio::signal::ctrl_c().await;
-    })
+    serve(
+        listener,
+        guarded,
+        serve_config,
+        mcp_server::shutdown_signal(),
+    )
     .await?;
     Ok(())
 }

@@ -15,18 +15,17 @@
 //! on the same Redis (built with `--features redis`; `cargo xtask cluster`
 //! runs three).
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use mcp_server::{
-    Answer, Context, InputRequired, NoArguments, ResourceRequest, Server, TasksConfig, ToolError,
+    Answer, Args, Context, InputRequired, ResourceRequest, Server, TasksConfig, ToolError,
 };
 use mcp_transport::http::HttpServerConfig;
 use mcp_types::{
-    BlobResourceContents, CallToolResult, Completion, ContentBlock, CreateMessageRequestParams,
-    ElicitRequestedSchema, GetPromptResult, JsonObject, LoggingLevel, Prompt, PromptMessage,
-    Resource, ResourceTemplate, Role, SamplingMessage, TaskSupport, TextResourceContents, Tool,
-    ToolExecution,
+    BlobResourceContents, CallToolResult, CompleteRequestParams, ContentBlock,
+    CreateMessageRequestParams, ElicitRequestedSchema, GetPromptResult, JsonObject, LoggingLevel,
+    Prompt, PromptMessage, Resource, ResourceTemplate, Role, SamplingMessage, TaskSupport,
+    TextResourceContents, Tool, ToolExecution,
 };
 use mcp_types::{
     ClientCapabilities, ElicitAction, ElicitValue, InputResponse,
@@ -160,20 +159,20 @@ fn everything_server(tasks: TasksConfig) -> mcp_server::ServerBuilder {
                 tool.description = Some("Returns a simple text response".into());
                 tool
             },
-            |_: Option<JsonObject>, _cx: Context| async move {
+            || async {
                 "This is a simple text response for testing."
             },
         )
-        .tool("test_image_content", "Returns an image", |_: NoArguments, _cx: Context| async move {
+        .tool("test_image_content", "Returns an image", || async move {
             ContentBlock::image(PNG, "image/png")
         })
-        .tool("test_audio_content", "Returns audio", |_: NoArguments, _cx: Context| async move {
+        .tool("test_audio_content", "Returns audio", || async move {
             ContentBlock::audio(WAV, "audio/wav")
         })
         .tool(
             "test_embedded_resource",
             "Returns an embedded resource",
-            |_: NoArguments, _cx: Context| async move {
+            || async move {
                 text_resource(
                     "test://embedded-resource",
                     "text/plain",
@@ -184,7 +183,7 @@ fn everything_server(tasks: TasksConfig) -> mcp_server::ServerBuilder {
         .tool(
             "test_multiple_content_types",
             "Returns text, an image and an embedded resource",
-            |_: NoArguments, _cx: Context| async move {
+            || async move {
                 vec![
                     ContentBlock::text("Multiple content types test:"),
                     ContentBlock::image(PNG, "image/png"),
@@ -199,145 +198,44 @@ fn everything_server(tasks: TasksConfig) -> mcp_server::ServerBuilder {
         .tool(
             "test_error_handling",
             "Always fails with a tool error",
-            |_: NoArguments, _cx: Context| async move {
+            || async move {
                 CallToolResult::error("This tool intentionally returns an error for testing")
             },
         )
         .tool(
             "test_tool_with_progress",
             "Reports progress 0, 50 and 100 of 100",
-            |_: NoArguments, cx: Context| async move {
-                for (i, progress) in [0.0, 50.0, 100.0].into_iter().enumerate() {
-                    if i > 0 {
-                        tokio::time::sleep(Duration::from_millis(50)).await;
-                    }
-                    cx.report_progress(progress, Some(100.0), Some(&format!("step {}", i + 1)))
-                        .await?;
-                }
-                Ok::<_, ToolError>("Progress tool completed")
-            },
+            progress,
         )
         .tool(
             "test_tool_with_logging",
             "Sends three log messages while running",
-            |_: NoArguments, cx: Context| async move {
-                for (i, message) in [
-                    "Tool execution started",
-                    "Tool processing data",
-                    "Tool execution completed",
-                ]
-                .into_iter()
-                .enumerate()
-                {
-                    if i > 0 {
-                        tokio::time::sleep(Duration::from_millis(50)).await;
-                    }
-                    cx.send_log_message(LoggingLevel::Info, message, Some("everything-server"))
-                        .await?;
-                }
-                Ok::<_, ToolError>("Logging tool completed")
-            },
+            logging,
         )
         .tool(
             "test_sampling",
             "Asks the client's model",
-            |args: SamplingArgs, cx: Context| async move {
-                let params =
-                    CreateMessageRequestParams::new(vec![SamplingMessage::user_text(args.prompt)], 100);
-                let result = cx.create_message(&params).await?;
-                let text = result
-                    .content
-                    .blocks()
-                    .iter()
-                    .find_map(|b| b.as_text())
-                    .unwrap_or("(no text)")
-                    .to_owned();
-                Ok::<_, ToolError>(format!("LLM response: {text}"))
-            },
+            sampling,
         )
         .tool(
             "test_elicitation",
             "Asks the user for details",
-            |args: ElicitationArgs, cx: Context| async move {
-                let requested = schema(json!({
-                    "type": "object",
-                    "properties": {
-                        "username": {"type": "string", "description": "Your username"},
-                        "email": {"type": "string", "format": "email", "description": "Your email"}
-                    },
-                    "required": ["username", "email"]
-                }));
-                let answer = cx.elicit_form(&args.message, requested).await?;
-                Ok::<_, ToolError>(format!(
-                    "User response: action={}, content={}",
-                    serde_json::to_value(answer.action).unwrap_or_default(),
-                    serde_json::to_value(&answer.content).unwrap_or_default()
-                ))
-            },
+            elicitation,
         )
         .tool(
             "test_elicitation_sep1034_defaults",
             "Elicits fields that carry defaults",
-            |_: NoArguments, cx: Context| async move {
-                let requested = schema(json!({
-                    "type": "object",
-                    "properties": {
-                        "name": {"type": "string", "description": "User name", "default": "John Doe"},
-                        "age": {"type": "integer", "description": "User age", "default": 30},
-                        "score": {"type": "number", "description": "User score", "default": 95.5},
-                        "status": {
-                            "type": "string",
-                            "description": "User status",
-                            "enum": ["active", "inactive", "pending"],
-                            "default": "active"
-                        },
-                        "verified": {"type": "boolean", "description": "Verified user", "default": true}
-                    }
-                }));
-                let answer = cx.elicit_form("Please review and update the form fields", requested).await?;
-                Ok::<_, ToolError>(format!(
-                    "Elicitation completed: action={}, content={}",
-                    serde_json::to_value(answer.action).unwrap_or_default(),
-                    serde_json::to_value(&answer.content).unwrap_or_default()
-                ))
-            },
+            elicitation_defaults,
         )
         .tool(
             "test_elicitation_sep1330_enums",
             "Elicits every enum shape",
-            |_: NoArguments, cx: Context| async move {
-                let requested = schema(json!({
-                    "type": "object",
-                    "properties": {
-                        "untitledSingle": {"type": "string", "enum": ["option1", "option2", "option3"]},
-                        "titledSingle": {"type": "string", "oneOf": [
-                            {"const": "value1", "title": "First Option"},
-                            {"const": "value2", "title": "Second Option"},
-                            {"const": "value3", "title": "Third Option"}
-                        ]},
-                        "legacyEnum": {"type": "string", "enum": ["opt1", "opt2", "opt3"],
-                            "enumNames": ["Option One", "Option Two", "Option Three"]},
-                        "untitledMulti": {"type": "array", "minItems": 1, "maxItems": 3,
-                            "items": {"type": "string", "enum": ["option1", "option2", "option3"]}},
-                        "titledMulti": {"type": "array", "minItems": 1, "maxItems": 3,
-                            "items": {"anyOf": [
-                                {"const": "value1", "title": "First Choice"},
-                                {"const": "value2", "title": "Second Choice"},
-                                {"const": "value3", "title": "Third Choice"}
-                            ]}}
-                    }
-                }));
-                let answer = cx.elicit_form("Choose your options", requested).await?;
-                Ok::<_, ToolError>(format!(
-                    "Elicitation completed: action={}",
-                    serde_json::to_value(answer.action).unwrap_or_default()
-                ))
-            },
+            elicitation_enums,
         )
         .tool(
             "test_reconnection",
             "Closes its SSE stream mid-call; the client resumes it",
-            |_: NoArguments, cx: Context| async move {
+            |cx: Context| async move {
                 tokio::time::sleep(Duration::from_millis(50)).await;
                 cx.close_sse_stream();
                 tokio::time::sleep(Duration::from_millis(300)).await;
@@ -349,39 +247,22 @@ fn everything_server(tasks: TasksConfig) -> mcp_server::ServerBuilder {
         .tool(
             "test_missing_capability",
             "Needs the client's sampling capability",
-            |_: NoArguments, cx: Context| async move {
-                let mut sampling = ClientCapabilities::new();
-                sampling.sampling = Some(SamplingCapability::new());
-                if !cx.check_client_capability(&sampling) {
-                    return Err(ToolError::protocol(
-                        MissingRequiredClientCapabilityData::new(sampling)
-                            .into_error("this tool needs the client's sampling capability"),
-                    ));
-                }
-                Ok("the client can sample")
-            },
+            missing_capability,
         )
         .tool(
             "test_streaming_elicitation",
             "Streams notifications only, never a request",
-            |_: NoArguments, cx: Context| async move {
-                cx.report_progress(1.0, Some(1.0), Some("streaming")).await?;
-                Ok::<_, ToolError>("streamed without server requests")
-            },
+            streaming_elicitation,
         )
         .tool(
             "test_logging_tool",
             "Logs at the level the request asks for",
-            |_: NoArguments, cx: Context| async move {
-                cx.log(LoggingLevel::Info, "logging tool: info").await?;
-                cx.log(LoggingLevel::Error, "logging tool: error").await?;
-                Ok::<_, ToolError>("logged")
-            },
+            logging_by_request,
         )
         .tool(
             "test_trigger_tool_change",
             "Announces a tool list change to listening clients",
-            |_: NoArguments, cx: Context| async move {
+            |cx: Context| async move {
                 if let Some(changes) = cx.list_changes() {
                     changes.tools_changed();
                 }
@@ -391,7 +272,7 @@ fn everything_server(tasks: TasksConfig) -> mcp_server::ServerBuilder {
         .tool(
             "test_trigger_prompt_change",
             "Announces a prompt list change to listening clients",
-            |_: NoArguments, cx: Context| async move {
+            |cx: Context| async move {
                 if let Some(changes) = cx.list_changes() {
                     changes.prompts_changed();
                 }
@@ -401,7 +282,7 @@ fn everything_server(tasks: TasksConfig) -> mcp_server::ServerBuilder {
         .tool(
             "test_input_required_result_elicitation",
             "Asks the user's name in its result",
-            |_: NoArguments, cx: Context| async move {
+            |cx: Context| async move {
                 match accepted_field(&cx, "user_name", "name") {
                     Some(name) => Answer::Complete(format!("Hello, {name}!")),
                     None => Answer::InputRequired(InputRequired::new().elicit_form(
@@ -415,7 +296,7 @@ fn everything_server(tasks: TasksConfig) -> mcp_server::ServerBuilder {
         .tool(
             "test_input_required_result_sampling",
             "Asks the client's model in its result",
-            |_: NoArguments, cx: Context| async move {
+            |cx: Context| async move {
                 match cx.input_response("sample_request") {
                     Some(InputResponse::CreateMessage(result)) => Answer::Complete(format!(
                         "The model said: {}",
@@ -430,7 +311,7 @@ fn everything_server(tasks: TasksConfig) -> mcp_server::ServerBuilder {
         .tool(
             "test_input_required_result_list_roots",
             "Asks for the client's roots in its result",
-            |_: NoArguments, cx: Context| async move {
+            |cx: Context| async move {
                 match cx.input_response("roots_request") {
                     Some(InputResponse::ListRoots(result)) => {
                         Answer::Complete(format!("The client has {} root(s)", result.roots.len()))
@@ -442,7 +323,7 @@ fn everything_server(tasks: TasksConfig) -> mcp_server::ServerBuilder {
         .tool(
             "test_input_required_result_request_state",
             "Asks for a confirmation and keeps state across the round trip",
-            |_: NoArguments, cx: Context| async move {
+            |cx: Context| async move {
                 let confirmed = cx.input_response("confirm").is_some();
                 if confirmed && cx.request_state() == Some("awaiting-confirmation") {
                     return Answer::Complete("state-ok: the request state came back intact".to_owned());
@@ -457,7 +338,7 @@ fn everything_server(tasks: TasksConfig) -> mcp_server::ServerBuilder {
         .tool(
             "test_input_required_result_multiple_inputs",
             "Asks for an elicitation, a sample and the roots at once",
-            |_: NoArguments, cx: Context| async move {
+            |cx: Context| async move {
                 let all = ["user_name", "sample_request", "roots_request"]
                     .iter()
                     .all(|key| cx.input_response(key).is_some());
@@ -476,7 +357,7 @@ fn everything_server(tasks: TasksConfig) -> mcp_server::ServerBuilder {
         .tool(
             "test_input_required_result_multi_round",
             "Asks for input over two rounds",
-            |_: NoArguments, cx: Context| async move {
+            |cx: Context| async move {
                 match cx.request_state() {
                     Some("round-2") if cx.input_response("step2").is_some() => {
                         Answer::Complete("Both rounds complete".to_owned())
@@ -497,7 +378,7 @@ fn everything_server(tasks: TasksConfig) -> mcp_server::ServerBuilder {
         .tool(
             "test_input_required_result_tampered_state",
             "Refuses a requestState the client altered",
-            |_: NoArguments, cx: Context| async move {
+            |cx: Context| async move {
                 // A tampered state is refused before this runs.
                 match (cx.request_state(), cx.input_response("confirm")) {
                     (Some("untampered"), Some(_)) => Answer::Complete("state verified".to_owned()),
@@ -512,7 +393,7 @@ fn everything_server(tasks: TasksConfig) -> mcp_server::ServerBuilder {
         .tool(
             "test_input_required_result_capabilities",
             "Asks only for what the client can do",
-            |_: NoArguments, cx: Context| async move {
+            |cx: Context| async move {
                 let capabilities = cx.client_capabilities().unwrap_or_default();
                 let answered = cx.input_responses().is_some_and(|r| !r.is_empty());
                 if answered {
@@ -540,15 +421,15 @@ fn everything_server(tasks: TasksConfig) -> mcp_server::ServerBuilder {
                 p.description = Some("A prompt that asks for context first".into());
                 p
             },
-            |_: BTreeMap<String, String>, cx: Context| async move {
-                Ok(match accepted_field(&cx, "user_context", "context") {
+            |cx: Context| async move {
+                match accepted_field(&cx, "user_context", "context") {
                     Some(context) => Answer::Complete(format!("Use this context: {context}")),
                     None => Answer::InputRequired(InputRequired::new().elicit_form(
                         "user_context",
                         "What context should the prompt use?",
                         string_form("context"),
                     )),
-                })
+                }
             },
         )
         .tool_raw(
@@ -568,17 +449,12 @@ fn everything_server(tasks: TasksConfig) -> mcp_server::ServerBuilder {
                     Some("Takes a region that is mirrored into the Mcp-Param-Region header".into());
                 tool
             },
-            |arguments: Option<JsonObject>, _cx: Context| async move {
-                let region = arguments
-                    .as_ref()
-                    .and_then(|a| a.get("region"))
-                    .and_then(|r| r.as_str())
-                    .unwrap_or("")
-                    .to_owned();
-                format!("region: {region}")
+            |Args(arguments): Args<JsonObject>| async move {
+                let region = arguments.get("region").and_then(|r| r.as_str());
+                format!("region: {}", region.unwrap_or(""))
             },
         )
-        .tool_raw(json_schema_tool, |_: Option<JsonObject>, _cx: Context| async move {
+        .tool_raw(json_schema_tool, || async {
             "json_schema_2020_12_tool called"
         })
         .resource(
@@ -588,8 +464,8 @@ fn everything_server(tasks: TasksConfig) -> mcp_server::ServerBuilder {
                 r.description = Some("A static text resource".into());
                 r
             },
-            |_: ResourceRequest, _cx: Context| async move {
-                Ok("This is the content of the static text resource.")
+            || async move {
+                "This is the content of the static text resource."
             },
         )
         .resource(
@@ -599,10 +475,10 @@ fn everything_server(tasks: TasksConfig) -> mcp_server::ServerBuilder {
                 r.description = Some("A static binary resource".into());
                 r
             },
-            |request: ResourceRequest, _cx: Context| async move {
+            |request: ResourceRequest| async move {
                 let mut blob = BlobResourceContents::new(request.uri, PNG);
                 blob.mime_type = Some("image/png".into());
-                Ok(mcp_types::ResourceContents::from(blob))
+                mcp_types::ResourceContents::from(blob)
             },
         )
         .resource(
@@ -612,7 +488,7 @@ fn everything_server(tasks: TasksConfig) -> mcp_server::ServerBuilder {
                 r.description = Some("A resource to subscribe to".into());
                 r
             },
-            |_: ResourceRequest, _cx: Context| async move { Ok("Watched resource content") },
+            || async { "Watched resource content" },
         )
         .resource_template(
             {
@@ -621,40 +497,40 @@ fn everything_server(tasks: TasksConfig) -> mcp_server::ServerBuilder {
                 t.description = Some("Data by id".into());
                 t
             },
-            |request: ResourceRequest, _cx: Context| async move {
+            |request: ResourceRequest| async move {
                 let id = request.variables.get("id").cloned().unwrap_or_default();
-                Ok(json!({"id": id, "templateTest": true, "data": format!("Data for ID: {id}")})
-                    .to_string())
+                json!({"id": id, "templateTest": true, "data": format!("Data for ID: {id}")})
+                    .to_string()
             },
         )
         .prompt(
             "test_simple_prompt",
             "A prompt without arguments",
-            |_: NoArguments, _cx: Context| async move {
-                Ok("This is a simple prompt for testing.".to_owned())
+            || async move {
+                "This is a simple prompt for testing.".to_owned()
             },
         )
         .prompt(
             "test_prompt_with_arguments",
             "A prompt with two required arguments",
-            |args: PromptArgs, _cx: Context| async move {
-                Ok(format!(
+            |Args(args): Args<PromptArgs>| async move {
+                format!(
                     "Prompt with arguments: arg1='{}', arg2='{}'",
                     args.arg1, args.arg2
-                ))
+                )
             },
         )
         .prompt(
             "test_prompt_with_embedded_resource",
             "A prompt that embeds a resource",
-            |args: EmbeddedResourceArgs, _cx: Context| async move {
-                Ok(vec![
+            |Args(args): Args<EmbeddedResourceArgs>| async move {
+                vec![
                     PromptMessage::new(
                         Role::User,
                         text_resource(&args.resource_uri, "text/plain", "Embedded resource content for testing."),
                     ),
                     PromptMessage::new(Role::User, ContentBlock::text("Please process the embedded resource above.")),
-                ])
+                ]
             },
         )
         .prompt_with(
@@ -663,33 +539,21 @@ fn everything_server(tasks: TasksConfig) -> mcp_server::ServerBuilder {
                 p.description = Some("A prompt with an image".into());
                 p
             },
-            |_: BTreeMap<String, String>, _cx: Context| async move {
-                Ok(GetPromptResult::new(vec![
+            || async move {
+                GetPromptResult::new(vec![
                     PromptMessage::new(Role::User, ContentBlock::image(PNG, "image/png")),
                     PromptMessage::new(Role::User, ContentBlock::text("Please analyze the image above.")),
-                ]))
+                ])
             },
         )
-        .completion(|params, _cx| async move {
-            let candidates: &[&str] = match params.argument.name.as_str() {
-                "arg1" => &["paris", "park", "party"],
-                "arg2" => &["red", "green", "blue"],
-                _ => &[],
-            };
-            let values = candidates
-                .iter()
-                .filter(|c| c.starts_with(&params.argument.value))
-                .map(|c| (*c).to_owned())
-                .collect();
-            Ok::<_, ToolError>(Completion::new(values))
-        })
+        .completion(complete)
         // The tasks extension's fixtures (SEP-2663): tools that run as tasks,
         // ask for input inside a task, fail, and gather input before becoming one.
             .tasks(tasks)
             .tool(
                 "greet",
                 "Greets someone (never a task)",
-                |args: GreetArgs, _cx: Context| async move { format!("Hello, {}!", args.name) },
+                |Args(args): Args<GreetArgs>| async move { format!("Hello, {}!", args.name) },
             )
             .tool_with(
                 task_tool(
@@ -697,7 +561,7 @@ fn everything_server(tasks: TasksConfig) -> mcp_server::ServerBuilder {
                     "Computes for `seconds` seconds",
                     TaskSupport::Optional,
                 ),
-                |args: SlowComputeArgs, _cx: Context| async move {
+                |Args(args): Args<SlowComputeArgs>| async move {
                     let label = args.label.unwrap_or_default();
                     if args.seconds > 0.0 {
                         tokio::time::sleep(Duration::from_secs_f64(args.seconds.min(3600.0))).await;
@@ -711,10 +575,7 @@ fn everything_server(tasks: TasksConfig) -> mcp_server::ServerBuilder {
                     "Fails after a moment (a tool error)",
                     TaskSupport::Required,
                 ),
-                |_: NoArguments, _cx: Context| async move {
-                    tokio::time::sleep(Duration::from_millis(500)).await;
-                    Err::<String, _>(ToolError::new("the job failed"))
-                },
+                failing_job,
             )
             .tool_with(
                 task_tool(
@@ -722,12 +583,7 @@ fn everything_server(tasks: TasksConfig) -> mcp_server::ServerBuilder {
                     "Fails with a protocol error",
                     TaskSupport::Optional,
                 ),
-                |_: NoArguments, cx: Context| async move {
-                    cx.run_as_task().await;
-                    Err::<String, _>(ToolError::protocol(mcp_types::ErrorObject::internal_error(
-                        "the job hit an internal error",
-                    )))
-                },
+                protocol_error_job,
             )
             .tool_with(
                 task_tool(
@@ -735,19 +591,7 @@ fn everything_server(tasks: TasksConfig) -> mcp_server::ServerBuilder {
                     "Asks for a confirmation inside a task",
                     TaskSupport::Optional,
                 ),
-                |_: NoArguments, cx: Context| async move {
-                    cx.run_as_task().await;
-                    let answer = cx
-                        .elicit_form("Really delete the file?", boolean_form("confirm"))
-                        .await
-                        .map_err(|e| ToolError::new(e.to_string()))?;
-                    let confirmed = answer.action == ElicitAction::Accept
-                        && matches!(
-                            answer.content.as_ref().and_then(|c| c.get("confirm")),
-                            Some(ElicitValue::Boolean(true))
-                        );
-                    Ok::<_, ToolError>(if confirmed { "deleted" } else { "kept" })
-                },
+                confirm_delete,
             )
             .tool_with(
                 task_tool(
@@ -755,28 +599,7 @@ fn everything_server(tasks: TasksConfig) -> mcp_server::ServerBuilder {
                     "Asks two questions at once inside a task",
                     TaskSupport::Optional,
                 ),
-                |_: NoArguments, cx: Context| async move {
-                    cx.run_as_task().await;
-                    let (first, second) = tokio::join!(
-                        cx.elicit_form("First name?", string_form("first")),
-                        cx.elicit_form("Last name?", string_form("last")),
-                    );
-                    let field = |answer: &mcp_types::ElicitResult, key: &str| match answer
-                        .content
-                        .as_ref()
-                        .and_then(|c| c.get(key))
-                    {
-                        Some(ElicitValue::String(value)) => value.clone(),
-                        _ => String::new(),
-                    };
-                    let first = first.map_err(|e| ToolError::new(e.to_string()))?;
-                    let second = second.map_err(|e| ToolError::new(e.to_string()))?;
-                    Ok::<_, ToolError>(format!(
-                        "Hello, {} {}!",
-                        field(&first, "first"),
-                        field(&second, "last")
-                    ))
-                },
+                multi_input,
             )
             .tool_with(
                 task_tool(
@@ -784,7 +607,7 @@ fn everything_server(tasks: TasksConfig) -> mcp_server::ServerBuilder {
                     "Asks for a name by round trip, then runs as a task",
                     TaskSupport::Required,
                 ),
-                |_: NoArguments, cx: Context| async move {
+                |cx: Context| async move {
                     let Some(name) = accepted_field(&cx, "user_name", "name") else {
                         return Answer::InputRequired(InputRequired::new().elicit_form(
                             "user_name",
@@ -799,20 +622,223 @@ fn everything_server(tasks: TasksConfig) -> mcp_server::ServerBuilder {
         .tool(
             "test_resource_ticks",
             "Raises `count` updates of test://template/{i}/data (i = 1..count), one every `intervalMs`, reporting progress",
-            |args: TicksArgs, cx: Context| async move {
-                for i in 1..=args.count.min(1000) {
-                    tokio::time::sleep(Duration::from_millis(args.interval_ms.min(10_000))).await;
-                    if let Some(changes) = cx.list_changes() {
-                        changes.resource_updated(format!("test://template/{i}/data"));
-                    }
-                    cx.report_progress(f64::from(i), Some(f64::from(args.count)), None)
-                        .await?;
-                }
-                Ok::<_, ToolError>(format!("{} updates raised", args.count))
-            },
+            resource_ticks,
         )
         .extension(mcp_examples::extensions::skills())
         .extension(mcp_examples::extensions::apps())
+}
+
+async fn progress(cx: Context) -> Result<&'static str, ToolError> {
+    for (i, progress) in [0.0, 50.0, 100.0].into_iter().enumerate() {
+        if i > 0 {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        cx.report_progress(progress, Some(100.0), Some(&format!("step {}", i + 1)))
+            .await?;
+    }
+    Ok("Progress tool completed")
+}
+
+async fn logging(cx: Context) -> Result<&'static str, ToolError> {
+    for (i, message) in [
+        "Tool execution started",
+        "Tool processing data",
+        "Tool execution completed",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        if i > 0 {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        cx.send_log_message(LoggingLevel::Info, message, Some("everything-server"))
+            .await?;
+    }
+    Ok("Logging tool completed")
+}
+
+async fn sampling(Args(args): Args<SamplingArgs>, cx: Context) -> Result<String, ToolError> {
+    let params =
+        CreateMessageRequestParams::new(vec![SamplingMessage::user_text(args.prompt)], 100);
+    let result = cx.create_message(&params).await?;
+    let text = result
+        .content
+        .blocks()
+        .iter()
+        .find_map(|b| b.as_text())
+        .unwrap_or("(no text)")
+        .to_owned();
+    Ok(format!("LLM response: {text}"))
+}
+
+async fn elicitation(Args(args): Args<ElicitationArgs>, cx: Context) -> Result<String, ToolError> {
+    let requested = schema(json!({
+        "type": "object",
+        "properties": {
+            "username": {"type": "string", "description": "Your username"},
+            "email": {"type": "string", "format": "email", "description": "Your email"}
+        },
+        "required": ["username", "email"]
+    }));
+    let answer = cx.elicit_form(&args.message, requested).await?;
+    Ok(format!(
+        "User response: action={}, content={}",
+        serde_json::to_value(answer.action).unwrap_or_default(),
+        serde_json::to_value(&answer.content).unwrap_or_default()
+    ))
+}
+
+async fn elicitation_defaults(cx: Context) -> Result<String, ToolError> {
+    let requested = schema(json!({
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "description": "User name", "default": "John Doe"},
+            "age": {"type": "integer", "description": "User age", "default": 30},
+            "score": {"type": "number", "description": "User score", "default": 95.5},
+            "status": {
+                "type": "string",
+                "description": "User status",
+                "enum": ["active", "inactive", "pending"],
+                "default": "active"
+            },
+            "verified": {"type": "boolean", "description": "Verified user", "default": true}
+        }
+    }));
+    let answer = cx
+        .elicit_form("Please review and update the form fields", requested)
+        .await?;
+    Ok(format!(
+        "Elicitation completed: action={}, content={}",
+        serde_json::to_value(answer.action).unwrap_or_default(),
+        serde_json::to_value(&answer.content).unwrap_or_default()
+    ))
+}
+
+async fn elicitation_enums(cx: Context) -> Result<String, ToolError> {
+    let requested = schema(json!({
+        "type": "object",
+        "properties": {
+            "untitledSingle": {"type": "string", "enum": ["option1", "option2", "option3"]},
+            "titledSingle": {"type": "string", "oneOf": [
+                {"const": "value1", "title": "First Option"},
+                {"const": "value2", "title": "Second Option"},
+                {"const": "value3", "title": "Third Option"}
+            ]},
+            "legacyEnum": {"type": "string", "enum": ["opt1", "opt2", "opt3"],
+                "enumNames": ["Option One", "Option Two", "Option Three"]},
+            "untitledMulti": {"type": "array", "minItems": 1, "maxItems": 3,
+                "items": {"type": "string", "enum": ["option1", "option2", "option3"]}},
+            "titledMulti": {"type": "array", "minItems": 1, "maxItems": 3,
+                "items": {"anyOf": [
+                    {"const": "value1", "title": "First Choice"},
+                    {"const": "value2", "title": "Second Choice"},
+                    {"const": "value3", "title": "Third Choice"}
+                ]}}
+        }
+    }));
+    let answer = cx.elicit_form("Choose your options", requested).await?;
+    Ok(format!(
+        "Elicitation completed: action={}",
+        serde_json::to_value(answer.action).unwrap_or_default()
+    ))
+}
+
+async fn missing_capability(cx: Context) -> Result<&'static str, ToolError> {
+    let mut sampling = ClientCapabilities::new();
+    sampling.sampling = Some(SamplingCapability::new());
+    if !cx.check_client_capability(&sampling) {
+        return Err(ToolError::protocol(
+            MissingRequiredClientCapabilityData::new(sampling)
+                .into_error("this tool needs the client's sampling capability"),
+        ));
+    }
+    Ok("the client can sample")
+}
+
+async fn streaming_elicitation(cx: Context) -> Result<&'static str, ToolError> {
+    cx.report_progress(1.0, Some(1.0), Some("streaming"))
+        .await?;
+    Ok("streamed without server requests")
+}
+
+async fn logging_by_request(cx: Context) -> Result<&'static str, ToolError> {
+    cx.log(LoggingLevel::Info, "logging tool: info").await?;
+    cx.log(LoggingLevel::Error, "logging tool: error").await?;
+    Ok("logged")
+}
+
+async fn failing_job() -> Result<String, ToolError> {
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    Err(ToolError::new("the job failed"))
+}
+
+async fn protocol_error_job(cx: Context) -> Result<String, ToolError> {
+    cx.run_as_task().await;
+    Err(ToolError::protocol(mcp_types::ErrorObject::internal_error(
+        "the job hit an internal error",
+    )))
+}
+
+async fn confirm_delete(cx: Context) -> Result<&'static str, ToolError> {
+    cx.run_as_task().await;
+    let answer = cx
+        .elicit_form("Really delete the file?", boolean_form("confirm"))
+        .await
+        .map_err(|e| ToolError::new(e.to_string()))?;
+    let confirmed = answer.action == ElicitAction::Accept
+        && matches!(
+            answer.content.as_ref().and_then(|c| c.get("confirm")),
+            Some(ElicitValue::Boolean(true))
+        );
+    Ok(if confirmed { "deleted" } else { "kept" })
+}
+
+async fn multi_input(cx: Context) -> Result<String, ToolError> {
+    cx.run_as_task().await;
+    let (first, second) = tokio::join!(
+        cx.elicit_form("First name?", string_form("first")),
+        cx.elicit_form("Last name?", string_form("last")),
+    );
+    let field = |answer: &mcp_types::ElicitResult, key: &str| match answer
+        .content
+        .as_ref()
+        .and_then(|c| c.get(key))
+    {
+        Some(ElicitValue::String(value)) => value.clone(),
+        _ => String::new(),
+    };
+    let first = first.map_err(|e| ToolError::new(e.to_string()))?;
+    let second = second.map_err(|e| ToolError::new(e.to_string()))?;
+    Ok(format!(
+        "Hello, {} {}!",
+        field(&first, "first"),
+        field(&second, "last")
+    ))
+}
+
+async fn resource_ticks(Args(args): Args<TicksArgs>, cx: Context) -> Result<String, ToolError> {
+    for i in 1..=args.count.min(1000) {
+        tokio::time::sleep(Duration::from_millis(args.interval_ms.min(10_000))).await;
+        if let Some(changes) = cx.list_changes() {
+            changes.resource_updated(format!("test://template/{i}/data"));
+        }
+        cx.report_progress(f64::from(i), Some(f64::from(args.count)), None)
+            .await?;
+    }
+    Ok(format!("{} updates raised", args.count))
+}
+
+async fn complete(params: CompleteRequestParams) -> Vec<String> {
+    let candidates: &[&str] = match params.argument.name.as_str() {
+        "arg1" => &["paris", "park", "party"],
+        "arg2" => &["red", "green", "blue"],
+        _ => &[],
+    };
+    candidates
+        .iter()
+        .filter(|c| c.starts_with(&params.argument.value))
+        .map(|c| (*c).to_owned())
+        .collect()
 }
 
 #[derive(Deserialize, schemars::JsonSchema)]
@@ -896,9 +922,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
     eprintln!("everything-server: http://{}/mcp", listener.local_addr()?);
     server
-        .serve_http(listener, config, async {
-            let _ = tokio::signal::ctrl_c().await;
-        })
+        .serve_http(listener, config, mcp_server::shutdown_signal())
         .await?;
     telemetry.shutdown();
     Ok(())

@@ -9,7 +9,7 @@ use mcp_client::ClientSession;
 use mcp_server::apps::{Apps, UI};
 use mcp_server::extension::Extension;
 use mcp_server::skills::{Skill, Skills};
-use mcp_server::{CallToolResult, Context, NoArguments, Tool};
+use mcp_server::{CallToolResult, Context, Tool};
 
 /// The `SKILL.md` of the example skill.
 const PDF_SKILL: &str = "---\nname: pdf-processing\ndescription: Extract, fill, and assemble PDF documents\nlicense: Apache-2.0\nmetadata:\n  author: mcp-rust-sdk\n  version: \"1.0\"\n---\n\n# PDF processing\n\nRead `references/FORMS.md` before filling a form.\n";
@@ -53,22 +53,18 @@ pub fn apps() -> Extension {
             "counter",
             include_str!("apps/counter.html"),
         )
-        .tool(
-            tool,
-            "ui://counter/view",
-            |_: NoArguments, cx: Context| async move {
-                let count = CALLS.fetch_add(1, Ordering::Relaxed) + 1;
-                let structured = serde_json::to_value(Count { count }).unwrap_or_default();
-                // The view renders the structured result; a host without Apps
-                // shows only the text, so the text says it in words.
-                let text = if cx.client_supports_extension(UI) {
-                    structured.to_string()
-                } else {
-                    format!("the counter is at {count}")
-                };
-                CallToolResult::text(text).with_structured_content(structured)
-            },
-        )
+        .tool(tool, "ui://counter/view", |cx: Context| async move {
+            let count = CALLS.fetch_add(1, Ordering::Relaxed) + 1;
+            let structured = serde_json::to_value(Count { count }).unwrap_or_default();
+            // The view renders the structured result; a host without Apps
+            // shows only the text, so the text says it in words.
+            let text = if cx.client_supports_extension(UI) {
+                structured.to_string()
+            } else {
+                format!("the counter is at {count}")
+            };
+            CallToolResult::text(text).with_structured_content(structured)
+        })
         .into_extension()
 }
 

@@ -9,7 +9,7 @@ pub mod extensions;
 #[cfg(doctest)]
 mod guide;
 
-use mcp_server::{Context, Json, NoArguments, ResourceRequest, Server, ToolError};
+use mcp_server::{Args, Context, Json, Server, ToolError, Variables};
 use mcp_types::{
     ContentBlock, CreateMessageRequestParams, ElicitAction, ElicitRequestedSchema, ElicitValue,
     LoggingLevel, PrimitiveSchemaDefinition, PromptMessage, Resource, ResourceTemplate, Role,
@@ -75,117 +75,100 @@ pub fn demo_server() -> Server {
 
 /// The demo server's builder, to add more before building.
 pub fn demo_builder() -> mcp_server::ServerBuilder {
+    let mut readme = Resource::new("file:///readme", "readme");
+    readme.mime_type = Some("text/plain".into());
     Server::builder("mcp-rust-demo", env!("CARGO_PKG_VERSION"))
         .instructions(
             "A demo server: arithmetic, echo, sampling, elicitation, progress and logging.",
         )
-        .tool(
-            "add",
-            "Adds two integers",
-            |args: AddArgs, _cx: Context| async move {
-                let sum = args
-                    .a
-                    .checked_add(args.b)
-                    .ok_or_else(|| ToolError::new("the sum does not fit in a 64-bit integer"))?;
-                Ok(Json(AddResult { sum }))
-            },
-        )
-        .tool(
-            "echo",
-            "Sends the text back",
-            |args: EchoArgs, _cx: Context| async move { args.text },
-        )
+        .tool("add", "Adds two integers", add)
+        .tool("echo", "Sends the text back", echo)
         .tool(
             "sample",
             "Asks the client's model and returns its answer",
-            |args: SampleArgs, cx: Context| async move {
-                let params = CreateMessageRequestParams::new(
-                    vec![SamplingMessage::user_text(args.prompt)],
-                    100,
-                );
-                let result = cx.create_message(&params).await?;
-                let text = result
-                    .content
-                    .blocks()
-                    .iter()
-                    .find_map(|b| b.as_text())
-                    .ok_or_else(|| ToolError::new("the model answered without text"))?
-                    .to_owned();
-                Ok::<_, ToolError>(text)
-            },
+            sample,
         )
-        .tool(
-            "ask_name",
-            "Asks the user for their name",
-            |_: NoArguments, cx: Context| async move {
-                let schema = ElicitRequestedSchema::new()
-                    .with_property(
-                        "name",
-                        PrimitiveSchemaDefinition::String(StringSchema::new()),
-                    )
-                    .with_required(vec!["name".into()]);
-                let answer = cx.elicit_form("What is your name?", schema).await?;
-                let name = answer.content.as_ref().and_then(|c| c.get("name"));
-                Ok::<_, ToolError>(match (answer.action, name) {
-                    (ElicitAction::Accept, Some(ElicitValue::String(name))) => format!("hi {name}"),
-                    (action, _) => format!("no name: {}", action_name(action)),
-                })
-            },
-        )
-        .tool(
-            "progress",
-            "Reports progress in steps",
-            |args: ProgressArgs, cx: Context| async move {
-                let total = f64::from(args.steps);
-                for step in 1..=args.steps {
-                    cx.report_progress(f64::from(step), Some(total), None)
-                        .await?;
-                }
-                Ok::<_, ToolError>("done")
-            },
-        )
-        .tool(
-            "log",
-            "Sends two log messages",
-            |_: NoArguments, cx: Context| async move {
-                cx.log(LoggingLevel::Info, "info message").await?;
-                cx.log(LoggingLevel::Error, "error message").await?;
-                Ok::<_, ToolError>("logged")
-            },
-        )
-        .tool(
-            "fail",
-            "Always fails",
-            |_: NoArguments, _cx: Context| async move {
-                Err::<String, _>(ToolError::new("this tool always fails"))
-            },
-        )
-        .resource(
-            {
-                let mut readme = Resource::new("file:///readme", "readme");
-                readme.mime_type = Some("text/plain".into());
-                readme
-            },
-            |_: ResourceRequest, _cx: Context| async move { Ok::<_, ToolError>("Read me.") },
-        )
+        .tool("ask_name", "Asks the user for their name", ask_name)
+        .tool("progress", "Reports progress in steps", progress)
+        .tool("log", "Sends two log messages", log)
+        .tool("fail", "Always fails", fail)
+        .resource(readme, || async { "Read me." })
         .resource_template(
             ResourceTemplate::new("users://{id}/profile", "profile"),
-            |request: ResourceRequest, _cx: Context| async move {
-                let ProfileVariables { id } = request.variables_as()?;
-                Ok::<_, ToolError>(format!("profile of {id}"))
-            },
+            profile,
         )
-        .prompt(
-            "review",
-            "Asks for a code review",
-            |args: ReviewArgs, _cx: Context| async move {
-                let language = args.language.unwrap_or_else(|| "code".into());
-                Ok::<_, ToolError>(PromptMessage::new(
-                    Role::User,
-                    ContentBlock::text(format!("Review this {language}: {}", args.code)),
-                ))
-            },
+        .prompt("review", "Asks for a code review", review)
+}
+
+async fn add(Args(args): Args<AddArgs>) -> Result<Json<AddResult>, ToolError> {
+    let sum = args
+        .a
+        .checked_add(args.b)
+        .ok_or_else(|| ToolError::new("the sum does not fit in a 64-bit integer"))?;
+    Ok(Json(AddResult { sum }))
+}
+
+async fn echo(Args(args): Args<EchoArgs>) -> String {
+    args.text
+}
+
+async fn sample(Args(args): Args<SampleArgs>, cx: Context) -> Result<String, ToolError> {
+    let params =
+        CreateMessageRequestParams::new(vec![SamplingMessage::user_text(args.prompt)], 100);
+    let result = cx.create_message(&params).await?;
+    let text = result
+        .content
+        .blocks()
+        .iter()
+        .find_map(|b| b.as_text())
+        .ok_or_else(|| ToolError::new("the model answered without text"))?;
+    Ok(text.to_owned())
+}
+
+async fn ask_name(cx: Context) -> Result<String, ToolError> {
+    let schema = ElicitRequestedSchema::new()
+        .with_property(
+            "name",
+            PrimitiveSchemaDefinition::String(StringSchema::new()),
         )
+        .with_required(vec!["name".into()]);
+    let answer = cx.elicit_form("What is your name?", schema).await?;
+    let name = answer.content.as_ref().and_then(|c| c.get("name"));
+    Ok(match (answer.action, name) {
+        (ElicitAction::Accept, Some(ElicitValue::String(name))) => format!("hi {name}"),
+        (action, _) => format!("no name: {}", action_name(action)),
+    })
+}
+
+async fn progress(Args(args): Args<ProgressArgs>, cx: Context) -> Result<&'static str, ToolError> {
+    let total = f64::from(args.steps);
+    for step in 1..=args.steps {
+        cx.report_progress(f64::from(step), Some(total), None)
+            .await?;
+    }
+    Ok("done")
+}
+
+async fn log(cx: Context) -> Result<&'static str, ToolError> {
+    cx.log(LoggingLevel::Info, "info message").await?;
+    cx.log(LoggingLevel::Error, "error message").await?;
+    Ok("logged")
+}
+
+async fn fail() -> Result<String, ToolError> {
+    Err(ToolError::new("this tool always fails"))
+}
+
+async fn profile(Variables(profile): Variables<ProfileVariables>) -> String {
+    format!("profile of {}", profile.id)
+}
+
+async fn review(Args(args): Args<ReviewArgs>) -> PromptMessage {
+    let language = args.language.unwrap_or_else(|| "code".into());
+    PromptMessage::new(
+        Role::User,
+        ContentBlock::text(format!("Review this {language}: {}", args.code)),
+    )
 }
 
 /// The variables of the `users://{id}/profile` template.

@@ -47,7 +47,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 async fn run() -> Result<(), Box<dyn std::error::Error>> {
     if std::env::args().any(|a| a == "--server") {
         // Server mode: stdout is the protocol channel; nothing else prints there.
-        return Ok(mcp_examples::demo_server().serve_stdio().await?);
+        let server = mcp_examples::demo_server();
+        return Ok(server.serve_stdio(mcp_server::shutdown_signal()).await?);
     }
 
     let args: Vec<String> = std::env::args().collect();

@@ -9,7 +9,7 @@
 //! `--redis URL` shares sessions on that Redis, as replicas behind a load
 //! balancer do (`cargo xtask bench`'s rows across replicas).
 
-use mcp_server::{Context, Server};
+use mcp_server::{Args, Server};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -26,7 +26,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut builder = Server::builder("mcp-bench-echo", env!("CARGO_PKG_VERSION")).tool(
         "echo",
         "Returns its message",
-        |args: EchoArgs, _cx: Context| async move { args.message },
+        |Args(args): Args<EchoArgs>| async move { args.message },
     );
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -71,7 +71,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;
-        runtime.block_on(server.serve_stdio())?;
+        runtime.block_on(server.serve_stdio(mcp_server::shutdown_signal()))?;
         Ok(())
     }
 }

@@ -3,9 +3,7 @@
 //! `mcp-demo-server [--with-crash-tool] [--otlp URL]`: with the flag it also
 //! offers `crash`, a tool that kills the process mid-call; with `--otlp` (or
 //! `OTEL_EXPORTER_OTLP_ENDPOINT` set) it exports its spans and metrics over
-//! OTLP/HTTP.
-
-use mcp_server::{Context, NoArguments};
+//! OTLP/HTTP. It stops when stdin closes, on ctrl-c or on SIGTERM.
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -15,14 +13,17 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         builder = builder.tool(
             "crash",
             "Exits the server process mid-call",
-            |_: NoArguments, _cx: Context| async move {
+            || async move {
                 std::process::exit(3);
                 #[allow(unreachable_code)]
                 ""
             },
         );
     }
-    let served = builder.build()?.serve_stdio().await;
+    let served = builder
+        .build()?
+        .serve_stdio(mcp_server::shutdown_signal())
+        .await;
     telemetry.shutdown();
     Ok(served?)
 }

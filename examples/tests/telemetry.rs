@@ -13,7 +13,7 @@ mod otel_support;
 use std::collections::BTreeMap;
 
 use mcp_client::{Client, ClientConfig, Negotiation};
-use mcp_server::{Context, Server};
+use mcp_server::{Args, Server};
 use mcp_transport::http::HttpServerConfig;
 use mcp_types::Revision;
 use opentelemetry::Value;
@@ -35,7 +35,7 @@ fn server() -> Server {
         .tool(
             "get_weather",
             "The weather in a city",
-            |args: WeatherArgs, _: Context| async move { format!("sunny in {}", args.city.len()) },
+            |Args(args): Args<WeatherArgs>| async move { format!("sunny in {}", args.city.len()) },
         )
         .build()
         .expect("server")
@@ -361,6 +361,10 @@ fn the_standard_traceparent_header_parents_the_server_span() {
     );
 }
 
+async fn fail() -> Result<String, mcp_server::ToolError> {
+    Err(mcp_server::ToolError::new("it failed"))
+}
+
 /// A tool error and a JSON-RPC error mark both sides' spans and the
 /// duration histograms with `error.type` (and the JSON-RPC code).
 #[test]
@@ -369,13 +373,7 @@ fn failures_carry_their_error_type_on_both_sides() {
     let refused_with = std::cell::OnceCell::new();
     let recorded = otel_support::memory::record(|| async {
         let server = Server::builder("failing", "1")
-            .tool(
-                "fail",
-                "Always fails",
-                |_: mcp_server::NoArguments, _: Context| async move {
-                    Err::<String, _>(mcp_server::ToolError::new("it failed"))
-                },
-            )
+            .tool("fail", "Always fails", fail)
             .build()
             .expect("server");
         let (ours, theirs) = tokio::net::UnixStream::pair().expect("socket pair");

@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use base64::Engine as _;
 use http::{Request, Response, StatusCode};
 use http_body_util::BodyExt as _;
-use mcp_server::{Context, NoArguments, Server};
+use mcp_server::Server;
 use mcp_transport::http::{
     BearerGuard, HttpBody, HttpServerConfig, ProtectedResource, StreamableHttpService, TokenClaims,
     TokenRejection, TokenVerifier, Verification,
@@ -209,11 +209,7 @@ pub async fn start() -> AuthServer {
         listener.local_addr().expect("addr").port()
     );
     let server = Server::builder("protected", "1")
-        .tool(
-            "whoami",
-            "Says hello",
-            |_: NoArguments, _cx: Context| async move { "hello" },
-        )
+        .tool("whoami", "Says hello", || async move { "hello" })
         .build()
         .expect("server");
     let mcp = server.streamable_http_service(HttpServerConfig::new());

@@ -15,8 +15,8 @@ use std::pin::Pin;
 use std::process::{ExitCode, Stdio};
 use std::time::Duration;
 
-use mcp_server::{Context, NoArguments, Server, ServerBuilder, ToolError};
-use mcp_types::{Completion, ContentBlock, EmbeddedResource, TextResourceContents};
+use mcp_server::{Server, ServerBuilder};
+use mcp_types::{CompleteRequestParams, ContentBlock, EmbeddedResource, TextResourceContents};
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt as _, AsyncReadExt as _, BufReader};
 use tokio::process::{Child, ChildStderr};
@@ -124,7 +124,7 @@ pub fn test_server() -> Server {
         .tool(
             "picture",
             "Returns an image and an embedded resource",
-            |_: NoArguments, _cx: Context| async move {
+            || async move {
                 let embedded = TextResourceContents::new("file:///note", "a note");
                 vec![
                     ContentBlock::image(PNG, "image/png"),
@@ -132,18 +132,17 @@ pub fn test_server() -> Server {
                 ]
             },
         )
-        .completion(|params, _cx: Context| async move {
+        .completion(|params: CompleteRequestParams| async move {
             let candidates: &[&str] = match params.argument.name.as_str() {
                 "language" => &["python", "ruby", "rust"],
                 "id" => &["ada", "alan", "grace"],
                 _ => &[],
             };
-            let values = candidates
+            candidates
                 .iter()
                 .filter(|c| c.starts_with(&params.argument.value))
                 .map(|c| (*c).to_owned())
-                .collect();
-            Ok::<_, ToolError>(Completion::new(values))
+                .collect::<Vec<_>>()
         })
         .build()
         .expect("the test server's registrations are valid")
@@ -178,8 +177,10 @@ pub fn serve_role() -> Option<ExitCode> {
     runtime.block_on(async move {
         let server = test_server();
         match role.as_str() {
-            "demo-stdio-threads" => server.serve_stdio().await.expect("served"),
-            "demo-stdio" => server.serve_stdio().await.expect("served"),
+            "demo-stdio-threads" | "demo-stdio" => server
+                .serve_stdio(mcp_server::shutdown_signal())
+                .await
+                .expect("served"),
             "watch-stdio" => watch_stdio(&server).await,
             other => match other.strip_prefix("demo-http:") {
                 // The demo over HTTP on a given port until killed (its
