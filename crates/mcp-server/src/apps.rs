@@ -6,7 +6,8 @@
 //! `_meta.ui.resourceUri`, and a host that supports Apps renders the tool's
 //! results in that view. A host that does not still calls the tool as any
 //! other, so the tool degrades to text: inside the handler,
-//! [`Context::client_supports_extension`]`(`[`UI`]`)` tells which.
+//! [`Context::client_supports_extension`](crate::Context::client_supports_extension)`(`[`UI`]`)`
+//! tells which.
 //!
 //! # Examples
 //! ```

@@ -118,7 +118,9 @@ impl ServerBuilder {
     /// results) with AES-256-GCM under a key derived from it with HKDF: at
     /// least 32 random bytes. Give every instance behind a load balancer the
     /// same secret; without one, a random key makes state usable with this
-    /// process only (logged at `warn` the first time a state is sealed).
+    /// process only (logged at `warn` the first time a state is sealed
+    /// over HTTP, where replicas may exist; a stdio server is one process
+    /// with one client, and is not warned).
     pub fn request_state_key(self, key: impl Into<Vec<u8>>) -> Self {
         self.request_state_keys(key, std::iter::empty::<Vec<u8>>())
     }
@@ -548,7 +550,7 @@ impl ServerBuilder {
 
     /// Answers `completion/complete` for prompt arguments and template
     /// variables: `handler` takes the
-    /// [`CompleteRequestParams`](mcp_types::CompleteRequestParams) and
+    /// [`CompleteRequestParams`](crate::types::CompleteRequestParams) and
     /// returns anything [`IntoCompletionResult`](crate::IntoCompletionResult)
     /// (a `Completion`, or just the `Vec<String>` of values).
     pub fn completion<H, M>(mut self, handler: H) -> Self

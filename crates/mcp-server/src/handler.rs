@@ -14,11 +14,11 @@
 //! |---|---|---|
 //! | [`Args<T>`](crate::Args) | the arguments, typed (and the tool's input schema, a prompt's arguments) | tools, prompts |
 //! | [`State<S>`](crate::State) | the state handed to [`ServerBuilder::with_state`](crate::ServerBuilder::with_state) | all |
-//! | [`Context`](crate::Context) | the request and its session: progress, logging, asks | all |
+//! | [`Context`] | the request and its session: progress, logging, asks | all |
 //! | [`Meta`](crate::Meta) | the request's `_meta` | all |
 //! | [`CancellationToken`](crate::CancellationToken) | cancelled when the client cancels | all |
-//! | [`Uri`](crate::Uri), [`Variables<T>`](crate::Variables), [`ResourceRequest`](crate::ResourceRequest) | the URI read and a template's variables | resources |
-//! | [`CompleteRequestParams`](crate::types::CompleteRequestParams) | what to complete | completions |
+//! | [`Uri`](crate::Uri), [`Variables<T>`](crate::Variables), [`ResourceRequest`] | the URI read and a template's variables | resources |
+//! | [`CompleteRequestParams`] | what to complete | completions |
 //!
 //! A handler with no arguments at all is a handler too.
 //!

@@ -83,7 +83,9 @@ pub use mcp_server_macros::tool;
 /// the SDK's spans and MCP metrics over OTLP.
 #[cfg(feature = "otel")]
 pub use mcp_core::otel;
-/// The wire types of every protocol revision (the `mcp-types` crate).
+/// The wire types of every protocol revision (the `mcp-types` crate),
+/// documented here too, so these docs need no others.
+#[doc(inline)]
 pub use mcp_types as types;
 pub use mcp_types::{
     CallToolResult, ContentBlock, LoggingLevel, Prompt, PromptMessage, Resource, ResourceContents,

@@ -18,7 +18,7 @@
 //! new one second (opens only), then first, then drop the old one.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use base64::Engine as _;
@@ -226,6 +226,18 @@ impl Key {
     }
 }
 
+/// The states of the random key warning.
+struct RandomKeyWarning;
+
+impl RandomKeyWarning {
+    /// Not where replicas exist: no warning.
+    const SILENT: u8 = 0;
+    /// Served over HTTP: warn at the first seal.
+    const ARMED: u8 = 1;
+    /// Warned.
+    const GIVEN: u8 = 2;
+}
+
 /// Seals and opens `requestState` values. Cheap to clone.
 #[derive(Clone)]
 pub(crate) struct StateSealer {
@@ -233,9 +245,9 @@ pub(crate) struct StateSealer {
     keys: Arc<[Key]>,
     ttl: Duration,
     rng: SystemRandom,
-    /// Set when the key is a random one: warn once that replicas cannot
-    /// open each other's state.
-    random_key_warning: Option<Arc<AtomicBool>>,
+    /// Set when the key is a random one: whether to warn, once, that
+    /// replicas cannot open each other's state (see [`RandomKeyWarning`]).
+    random_key_warning: Option<Arc<AtomicU8>>,
 }
 
 impl std::fmt::Debug for StateSealer {
@@ -272,8 +284,32 @@ impl StateSealer {
             panic!("the operating system's random number generator is unavailable");
         }
         let mut sealer = Self::new(&secret, &[]);
-        sealer.random_key_warning = Some(Arc::new(AtomicBool::new(false)));
+        sealer.random_key_warning = Some(Arc::new(AtomicU8::new(RandomKeyWarning::SILENT)));
         sealer
+    }
+
+    /// Warns, the first time a state is sealed, that the key is this
+    /// process's own (if it is): called where replicas can exist, by the
+    /// HTTP service. A stdio server has one client and one process, so
+    /// the warning would not apply there.
+    #[cfg(any(feature = "http", test))]
+    pub(crate) fn warn_of_random_key(&self) {
+        if let Some(warning) = &self.random_key_warning {
+            let _ = warning.compare_exchange(
+                RandomKeyWarning::SILENT,
+                RandomKeyWarning::ARMED,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            );
+        }
+    }
+
+    /// Whether the random key warning was given.
+    #[cfg(test)]
+    fn warned_of_random_key(&self) -> bool {
+        self.random_key_warning
+            .as_ref()
+            .is_some_and(|w| w.load(Ordering::Relaxed) == RandomKeyWarning::GIVEN)
     }
 
     /// The same keys, with states valid for `ttl`.
@@ -289,8 +325,14 @@ impl StateSealer {
 
     /// `state` sealed for `binding` now.
     pub(crate) fn seal(&self, binding: &Binding, state: &str) -> String {
-        if let Some(warned) = &self.random_key_warning {
-            if !warned.swap(true, Ordering::Relaxed) {
+        if let Some(warning) = &self.random_key_warning {
+            let armed = warning.compare_exchange(
+                RandomKeyWarning::ARMED,
+                RandomKeyWarning::GIVEN,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            );
+            if armed.is_ok() {
                 tracing::warn!(
                     "requestState is sealed with a random key of this process: other replicas \
                      cannot open it; give every replica the same key with \
@@ -567,5 +609,25 @@ mod tests {
             assert!(!text.contains(plain), "`{plain}` readable in the token");
             assert!(!first.contains(plain), "`{plain}` readable in the token");
         }
+    }
+
+    #[test]
+    fn a_random_key_is_warned_of_only_where_replicas_exist() {
+        let binding = Binding::new("tools/call", "t", None, None);
+        let stdio = StateSealer::random();
+        stdio.seal(&binding, "s");
+        assert!(!stdio.warned_of_random_key(), "one process, one client");
+        let http = StateSealer::random();
+        http.warn_of_random_key();
+        assert!(!http.warned_of_random_key(), "nothing sealed yet");
+        http.seal(&binding, "s");
+        assert!(http.warned_of_random_key());
+        let shared = StateSealer::new(&[7; 32], &[]);
+        shared.warn_of_random_key();
+        shared.seal(&binding, "s");
+        assert!(
+            !shared.warned_of_random_key(),
+            "a shared key needs no warning"
+        );
     }
 }

@@ -137,8 +137,8 @@ impl Server {
     /// `std::future::pending()` to serve until stdin closes). Nothing else
     /// may write to stdout: log with `tracing` to stderr.
     ///
-    /// When stdin closes, the calls still running answer (within
-    /// [`DispatcherConfig::eof_grace`](mcp_core::DispatcherConfig::eof_grace))
+    /// When stdin closes, the calls still running answer (within the
+    /// dispatcher's `eof_grace`, see [`ServerBuilder::dispatcher_config`](crate::ServerBuilder::dispatcher_config))
     /// before this returns. When `shutdown` resolves first, the connection
     /// closes at once: calls still running are cancelled, unanswered. Either
     /// way nothing of the server holds the process afterwards (stdin is
@@ -222,6 +222,9 @@ impl Server {
         if let Some(shared) = config.shared_stores() {
             self.registry.changes.share(shared.bus.clone());
         }
+        // Replicas may serve this endpoint: a state sealed with this
+        // process's own key would fail on the others.
+        self.registry.sealer.warn_of_random_key();
         let server = self.clone();
         mcp_transport::http::StreamableHttpService::new(config, move |transport| {
             let state = Arc::new(SessionState::default());
