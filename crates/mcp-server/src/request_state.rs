@@ -294,14 +294,17 @@ impl StateSealer {
     /// the warning would not apply there.
     #[cfg(any(feature = "http", test))]
     pub(crate) fn warn_of_random_key(&self) {
-        if let Some(warning) = &self.random_key_warning {
-            let _ = warning.compare_exchange(
-                RandomKeyWarning::SILENT,
-                RandomKeyWarning::ARMED,
-                Ordering::Relaxed,
-                Ordering::Relaxed,
-            );
-        }
+        self.move_random_key_warning(RandomKeyWarning::SILENT, RandomKeyWarning::ARMED);
+    }
+
+    /// Moves the random key warning from `from` to `to`; `true` if it was
+    /// at `from` (a shared key has no warning to move).
+    fn move_random_key_warning(&self, from: u8, to: u8) -> bool {
+        self.random_key_warning.as_ref().is_some_and(|warning| {
+            warning
+                .compare_exchange(from, to, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+        })
     }
 
     /// Whether the random key warning was given.
@@ -325,20 +328,12 @@ impl StateSealer {
 
     /// `state` sealed for `binding` now.
     pub(crate) fn seal(&self, binding: &Binding, state: &str) -> String {
-        if let Some(warning) = &self.random_key_warning {
-            let armed = warning.compare_exchange(
-                RandomKeyWarning::ARMED,
-                RandomKeyWarning::GIVEN,
-                Ordering::Relaxed,
-                Ordering::Relaxed,
+        if self.move_random_key_warning(RandomKeyWarning::ARMED, RandomKeyWarning::GIVEN) {
+            tracing::warn!(
+                "requestState is sealed with a random key of this process: other replicas \
+                 cannot open it; give every replica the same key with \
+                 `ServerBuilder::request_state_key`"
             );
-            if armed.is_ok() {
-                tracing::warn!(
-                    "requestState is sealed with a random key of this process: other replicas \
-                     cannot open it; give every replica the same key with \
-                     `ServerBuilder::request_state_key`"
-                );
-            }
         }
         self.seal_at(binding, state, SystemTime::now())
     }

@@ -1,7 +1,7 @@
 //! Handlers as plain async functions taking extractors, served to a real
 //! client connection (the in-memory transport) in both eras: what each
-//! extractor reads, what each kind answers when it fails, and what
-//! `build()` refuses.
+//! extractor reads, what each kind answers when it fails, what `build()`
+//! refuses, and the `#[tool]` attribute (feature `macros`).
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -475,4 +475,73 @@ fn a_tool_error_converts_from_any_error_with_question_mark() {
         parse("x").expect_err("no number").message(),
         "invalid digit found in string"
     );
+}
+
+/// The `#[tool]` attribute: the name and description come from the
+/// function, and the function stays callable as written.
+#[cfg(feature = "macros")]
+mod tool_attribute {
+    use super::{Add, Sum};
+    use mcp_server::{Args, Json, Server, State, ToolError, tool};
+
+    struct Limit(i64);
+
+    /// Adds two integers.
+    ///
+    /// Sums above the server's limit are refused.
+    #[tool]
+    async fn add(Args(add): Args<Add>, State(limit): State<Limit>) -> Result<Json<Sum>, ToolError> {
+        let sum = add.a + add.b;
+        if sum > limit.0 {
+            return Err(ToolError::new("the sum is above the limit"));
+        }
+        Ok(Json(Sum { sum }))
+    }
+
+    /// Not the description.
+    #[tool(name = "pong", description = "Answers ping")]
+    pub(crate) async fn ping() -> &'static str {
+        "pong"
+    }
+
+    #[test]
+    fn a_tool_fn_registers_with_its_name_doc_and_schemas() {
+        let server = Server::builder("macros", "1")
+            .with_state(Limit(100))
+            .register(add_tool())
+            .register(ping_tool())
+            .build()
+            .expect("valid");
+        let tools = server.tools();
+        assert_eq!(tools[0].name, "add");
+        assert_eq!(
+            tools[0].description.as_deref(),
+            Some("Adds two integers.\n\nSums above the server's limit are refused.")
+        );
+        assert_eq!(
+            tools[0].input_schema["required"],
+            serde_json::json!(["a", "b"])
+        );
+        assert!(tools[0].output_schema.is_some());
+        assert_eq!(tools[1].name, "pong");
+        assert_eq!(tools[1].description.as_deref(), Some("Answers ping"));
+    }
+
+    #[test]
+    fn the_state_a_tool_fn_takes_is_checked_at_build() {
+        let refused = Server::builder("macros", "1").register(add_tool()).build();
+        assert!(refused.is_err());
+    }
+
+    #[tokio::test]
+    async fn the_function_stays_callable() {
+        assert_eq!(ping().await, "pong");
+        let sum = add(
+            Args(Add { a: 1, b: 2 }),
+            State(std::sync::Arc::new(Limit(10))),
+        )
+        .await
+        .expect("below the limit");
+        assert_eq!(sum.0.sum, 3);
+    }
 }
