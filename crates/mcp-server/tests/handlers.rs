@@ -467,6 +467,24 @@ fn arguments_read_twice_are_refused_at_build() {
 }
 
 #[test]
+fn tasks_register_their_extension_openly_and_only_once() {
+    let server = Server::builder("x", "1")
+        .tasks(mcp_server::TasksConfig::new())
+        .build()
+        .expect("valid");
+    let extensions = server.capabilities().extensions.expect("extensions");
+    assert!(
+        extensions.contains_key(mcp_server::types::tasks_ext::EXTENSION_ID),
+        "2026-07-28 tasks are the tasks extension: {extensions:?}"
+    );
+    let twice = Server::builder("x", "1")
+        .tasks(mcp_server::TasksConfig::new())
+        .tasks(mcp_server::TasksConfig::new())
+        .build();
+    assert!(refusal(twice).contains("twice"));
+}
+
+#[test]
 fn a_tool_error_converts_from_any_error_with_question_mark() {
     fn parse(text: &str) -> Result<i64, ToolError> {
         Ok(text.parse::<i64>()?)
