@@ -269,15 +269,6 @@ pub trait Transport: Send + 'static {
     fn network_transport(&self) -> Option<&'static str> {
         None
     }
-
-    /// Called by [`crate::Connection::start`] before [`split`](Self::split)
-    /// with the way to run the peer's requests in the transport's own task
-    /// and get their answers back (HTTP answers a request in the task that
-    /// read it). Transports that pass every message through
-    /// [`TransportReceiver::recv`] ignore it (the default).
-    fn attach(&mut self, direct: crate::Direct) {
-        let _ = direct;
-    }
 }
 
 #[cfg(test)]

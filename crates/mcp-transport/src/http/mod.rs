@@ -51,8 +51,8 @@ pub use client::{
 pub use legacy::{LegacySseClient, LegacySseReceiver, LegacySseSender};
 #[cfg(feature = "http-server")]
 pub use server::{
-    HttpBody, HttpServerConfig, PeerAddr, Responding, ServeConfig, ServiceStats, SessionReceiver,
-    SessionSender, SessionTransport, ShutdownHandle, StreamableHttpService, serve,
+    HttpBody, HttpServerConfig, Opening, PeerAddr, Responding, ServeConfig, ServiceStats,
+    ShutdownHandle, StreamableHttpService, serve,
 };
 #[cfg(feature = "rate-limit")]
 pub use server::{PeekedBody, RateLimitLayer, RateLimitService};

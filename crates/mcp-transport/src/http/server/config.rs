@@ -15,7 +15,6 @@ pub struct HttpServerConfig {
     pub(super) max_sessions: usize,
     pub(super) json_response: bool,
     pub(super) retry: Option<Duration>,
-    pub(super) inbound_queue: usize,
     pub(super) sse_queue: usize,
     pub(super) event_store: Arc<dyn EventStore>,
     pub(super) shared: Option<SharedStores>,
@@ -42,7 +41,6 @@ impl fmt::Debug for HttpServerConfig {
             .field("max_session_event_bytes", &self.max_session_event_bytes)
             .field("body_read_timeout", &self.body_read_timeout)
             .field("keep_alive", &self.keep_alive)
-            .field("inbound_queue", &self.inbound_queue)
             .field("sse_queue", &self.sse_queue)
             .field("shared", &self.shared.is_some())
             .finish_non_exhaustive()
@@ -58,7 +56,6 @@ impl Default for HttpServerConfig {
             max_sessions: 1024,
             json_response: false,
             retry: None,
-            inbound_queue: 64,
             sse_queue: 256,
             event_store: Arc::new(InMemoryEventStore::default()),
             shared: None,
@@ -203,13 +200,6 @@ impl HttpServerConfig {
     /// and a vanished client is noticed (default 15 s); `None` sends none.
     pub fn keep_alive(mut self, interval: Option<Duration>) -> Self {
         self.keep_alive = interval;
-        self
-    }
-
-    /// Messages queued from HTTP requests to a session's dispatcher
-    /// (default 64); a POST waits while the queue is full.
-    pub fn inbound_queue(mut self, messages: usize) -> Self {
-        self.inbound_queue = messages.max(1);
         self
     }
 
