@@ -128,10 +128,11 @@ impl<'a> Scanner<'a> {
                 }
                 // A number the prefix cuts off may have more digits.
                 self.peek()?;
-                std::str::from_utf8(&self.bytes[start..self.at])
+                // As the decoder reads an id: a JSON number that is an i64
+                // (`-0` and `01` are not, though `str::parse` takes them).
+                serde_json::from_slice::<serde_json::Number>(&self.bytes[start..self.at])
                     .ok()?
-                    .parse::<i64>()
-                    .ok()
+                    .as_i64()
                     .map(RequestId::Number)
             }
             _ => None,
@@ -179,5 +180,23 @@ mod tests {
         for (prefix, id) in cases {
             assert_eq!(&scan_id(prefix), id, "{}", String::from_utf8_lossy(prefix));
         }
+    }
+
+    /// Found by the `scan_id` fuzz target: `-0` read as id 0, which the
+    /// decoder refuses as an id, so a refusal could fail request 0.
+    #[test]
+    fn a_number_the_decoder_refuses_as_an_id_is_no_id() {
+        for prefix in [
+            &br#"{"id":-0,"method":"x"}"#[..],
+            br#"{"id":01,"method":"x"}"#,
+        ] {
+            assert_eq!(scan_id(prefix), None, "{}", String::from_utf8_lossy(prefix));
+            let decoded = mcp_types::JsonRpcMessage::from_slice(prefix);
+            assert!(decoded.is_err_and(|e| e.id.is_none()));
+        }
+        assert_eq!(
+            scan_id(br#"{"id":-7,"method":"x"}"#),
+            Some(RequestId::Number(-7))
+        );
     }
 }
