@@ -1,0 +1,37 @@
+//! `mcp_core::scan_id`, the bounded scan for the `id` of a message too
+//! large to read (the first bytes of an overlong stdio line or body), and
+//! `mcp_types::json::members`, which reads an object's members raw.
+//!
+//! Checks: no panic; when the input is a JSON object with exactly one
+//! top-level `id` member, the scan of any prefix of it finds nothing or
+//! that id, never another one (a wrong id would fail someone else's call).
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use mcp_core::scan_id;
+use mcp_types::RequestId;
+
+fuzz_target!(|data: &[u8]| {
+    let found = scan_id(data);
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let Some(members) = mcp_types::json::members(text) else {
+        return;
+    };
+    let ids: Vec<_> = members.iter().filter(|(key, _)| key == "id").collect();
+    let [(_, raw)] = ids[..] else {
+        return;
+    };
+    let id = serde_json::from_str::<RequestId>(raw.get()).ok();
+    if let Some(found) = &found {
+        assert_eq!(Some(found), id.as_ref(), "scan_id read another id");
+    }
+    let step = (data.len() / 32).max(1);
+    for cut in (0..data.len()).step_by(step) {
+        if let Some(early) = scan_id(&data[..cut]) {
+            assert_eq!(Some(&early), id.as_ref(), "scan_id read another id in a prefix of {cut} bytes");
+            assert_eq!(Some(&early), found.as_ref(), "a longer prefix lost the id");
+        }
+    }
+});
