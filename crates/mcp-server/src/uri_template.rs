@@ -369,9 +369,9 @@ impl UriTemplate {
 
     /// How far an expression's text can reach: up to the first character its
     /// operator would have encoded.
-    fn span_limit(operator: Operator, rest: &str) -> usize {
-        rest.bytes()
-            .position(|b| {
+    fn span_limit(operator: Operator, rest: &[u8]) -> usize {
+        rest.iter()
+            .position(|&b| {
                 let allowed = is_unreserved(b)
                     || b == b'%'
                     || match operator {
@@ -467,6 +467,9 @@ struct Matching<'a> {
     uri: &'a str,
     /// The steps left.
     work: usize,
+    /// The bytes the expressions' scans have read: never more than the
+    /// steps spent.
+    scanned: usize,
     /// Bit `index * (uri.len() + 1) + offset` set: the parts from `index`
     /// on are known not to match `uri[offset..]`.
     failed: Vec<u64>,
@@ -478,14 +481,19 @@ impl<'a> Matching<'a> {
             template,
             uri,
             work,
+            scanned: 0,
             failed: Vec::new(),
         }
     }
 
-    /// Takes `steps` from the work left; `None` once it is spent.
+    /// Takes `steps` from the work left; `None` once it is spent, and
+    /// from then on (the whole search gives up).
     fn spend(&mut self, steps: usize) -> Option<()> {
-        self.work = self.work.checked_sub(steps)?;
-        Some(())
+        match self.work.checked_sub(steps) {
+            Some(left) => self.work = left,
+            None => self.work = 0,
+        }
+        (self.work > 0 || steps == 0).then_some(())
     }
 
     fn bit(&self, index: usize, offset: usize) -> usize {
@@ -529,7 +537,10 @@ impl<'a> Matching<'a> {
         // Try every end the expression could have produced, shortest
         // first. The rest is matched before this expression is read:
         // refusing an end costs a step, reading one costs its whole text.
-        let limit = UriTemplate::span_limit(expr.operator, rest);
+        // The scan is paid for: it reads no further than the steps left.
+        let scan = &rest.as_bytes()[..rest.len().min(self.work)];
+        self.scanned += scan.len();
+        let limit = UriTemplate::span_limit(expr.operator, scan);
         self.spend(limit)?;
         for end in 0..=limit {
             if !rest.is_char_boundary(end)
@@ -712,6 +723,19 @@ mod tests {
             .parts_from(0, 0)
             .expect("matches in 3 steps a byte");
         assert_eq!(m["name"], name);
+
+        // Found by the target on the first fix: a spent budget did not stop
+        // the search, and each later end still scanned the rest unpaid.
+        let t = UriTemplate::parse("{+a}{#b}%").expect("valid");
+        let uri = "3".repeat(1 << 14);
+        let steps = MATCH_WORK_PER_BYTE * uri.len();
+        let mut matching = Matching::new(&t, &uri, steps);
+        assert!(matching.parts_from(0, 0).is_none());
+        assert!(
+            matching.scanned <= steps,
+            "{} bytes scanned",
+            matching.scanned
+        );
 
         // Expressions that can all take the same text: the matcher gives
         // up within its steps (no match) rather than take cubic time.
