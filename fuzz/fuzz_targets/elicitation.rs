@@ -20,10 +20,15 @@ fuzz_target!(|data: &[u8]| {
 });
 
 fn round_trip<T: Serialize + DeserializeOwned>(data: &[u8]) {
-    let Ok(value) = serde_json::from_slice::<T>(data) else { return };
+    let Ok(value) = serde_json::from_slice::<T>(data) else {
+        return;
+    };
     let bytes = serde_json::to_vec(&value).expect("what was read writes");
     let again: T = serde_json::from_slice(&bytes).unwrap_or_else(|e| {
-        panic!("{} does not read back: {e}", String::from_utf8_lossy(&bytes))
+        panic!(
+            "{} does not read back: {e}",
+            String::from_utf8_lossy(&bytes)
+        )
     });
     let (first, second) = (
         serde_json::to_value(&value).expect("a value"),
@@ -36,7 +41,10 @@ fn round_trip<T: Serialize + DeserializeOwned>(data: &[u8]) {
 fn same(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Number(x), Value::Number(y)) if x.is_f64() || y.is_f64() => {
-            let (x, y) = (x.as_f64().unwrap_or(f64::NAN), y.as_f64().unwrap_or(f64::NAN));
+            let (x, y) = (
+                x.as_f64().unwrap_or(f64::NAN),
+                y.as_f64().unwrap_or(f64::NAN),
+            );
             x == y || (x - y).abs() <= 1e-12 * x.abs().max(y.abs())
         }
         (Value::Array(x), Value::Array(y)) => {

@@ -19,7 +19,9 @@ use mcp_transport::http::fuzzing::{check_headers, validate_stateless};
 use mcp_types::{JsonRpcMessage, Revision};
 
 fuzz_target!(|data: &[u8]| {
-    let Some((&mode, rest)) = data.split_first() else { return };
+    let Some((&mode, rest)) = data.split_first() else {
+        return;
+    };
     let config = match mode % 3 {
         0 => HttpServerConfig::new(),
         1 => HttpServerConfig::new().allowed_hosts(["localhost", "127.0.0.1", "[::1]"]),
@@ -27,16 +29,22 @@ fuzz_target!(|data: &[u8]| {
             .allowed_hosts(["localhost"])
             .allowed_origins(["http://localhost:3000"]),
     };
-    let end = rest.windows(2).position(|w| w == b"\n\n").unwrap_or(rest.len());
+    let end = rest
+        .windows(2)
+        .position(|w| w == b"\n\n")
+        .unwrap_or(rest.len());
     let mut headers = HeaderMap::new();
     for line in rest[..end].split(|&b| b == b'\n') {
-        let Some(colon) = line.iter().position(|&b| b == b':') else { continue };
+        let Some(colon) = line.iter().position(|&b| b == b':') else {
+            continue;
+        };
         let value = &line[colon + 1..];
         let value = value.strip_prefix(b" ").unwrap_or(value);
         // What hyper would pass on: a valid name, a value without CR, LF or NUL.
-        if let (Ok(name), Ok(value)) =
-            (HeaderName::from_bytes(&line[..colon]), HeaderValue::from_bytes(value))
-        {
+        if let (Ok(name), Ok(value)) = (
+            HeaderName::from_bytes(&line[..colon]),
+            HeaderValue::from_bytes(value),
+        ) {
             headers.append(name, value);
         }
     }
@@ -46,7 +54,11 @@ fuzz_target!(|data: &[u8]| {
     if verdicts.post_media_ok {
         assert!(verdicts.accepts_sse, "{verdicts:?}");
     }
-    assert_eq!(verdicts.era == "handshake", verdicts.protocol_version_ok, "{verdicts:?}");
+    assert_eq!(
+        verdicts.era == "handshake",
+        verdicts.protocol_version_ok,
+        "{verdicts:?}"
+    );
 
     let Ok(JsonRpcMessage::Request(request)) = JsonRpcMessage::from_slice(body) else {
         return;

@@ -20,8 +20,12 @@ fuzz_target!(|data: &[u8]| {
             assert_eq!(error.kind, DecodeErrorKind::Batch);
             assert!(!members.is_empty());
         }
-        (Err(error), Ok(JsonRpcPayload::Single(_))) => panic!("only the batch decoder read it: {error}"),
-        (Err(error), Err(again)) if error.kind != DecodeErrorKind::Batch => assert_eq!(error, again),
+        (Err(error), Ok(JsonRpcPayload::Single(_))) => {
+            panic!("only the batch decoder read it: {error}")
+        }
+        (Err(error), Err(again)) if error.kind != DecodeErrorKind::Batch => {
+            assert_eq!(error, again)
+        }
         (Err(_), Err(_)) => {}
     }
     let errors = [single.as_ref().err(), payload.as_ref().err()];

@@ -47,7 +47,10 @@ fuzz_target!(|data: &[u8]| {
             // when the limit is below ID_SCAN_PREFIX: the id found is
             // either none or the one the line's first bytes hold.
             (Item::TooLarge(id), Item::TooLarge(full)) => {
-                assert!(id.is_none() || id == full, "TooLarge id {id:?}, the line's is {full:?}");
+                assert!(
+                    id.is_none() || id == full,
+                    "TooLarge id {id:?}, the line's is {full:?}"
+                );
             }
             _ => assert_eq!(item, want),
         }
@@ -82,7 +85,9 @@ fn model(stream: &[u8], max_line: usize) -> Vec<Item> {
     }
     for line in lines {
         if line.len() > max_line {
-            items.push(Item::TooLarge(scan_id(&line[..line.len().min(ID_SCAN_PREFIX)])));
+            items.push(Item::TooLarge(scan_id(
+                &line[..line.len().min(ID_SCAN_PREFIX)],
+            )));
             continue;
         }
         let line = line.strip_suffix(b"\r").unwrap_or(line);
@@ -111,7 +116,12 @@ fn write_and_read_back(message: &JsonRpcMessage) {
     });
     let bytes = written.bytes();
     let lines = bytes.iter().filter(|&&b| b == b'\n').count();
-    assert_eq!(lines, 1, "one message, {lines} lines: {}", String::from_utf8_lossy(&bytes));
+    assert_eq!(
+        lines,
+        1,
+        "one message, {lines} lines: {}",
+        String::from_utf8_lossy(&bytes)
+    );
     let back = block_on(read_all(LineTransport::new(
         ChunkedReader::new(vec![&bytes[..]]),
         SharedWriter::default(),

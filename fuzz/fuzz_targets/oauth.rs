@@ -25,7 +25,9 @@ const SERVERS: &[&str] = &[
 ];
 
 fuzz_target!(|data: &[u8]| {
-    let [which, server, status_high, status_low, body @ ..] = data else { return };
+    let [which, server, status_high, status_low, body @ ..] = data else {
+        return;
+    };
     let server = SERVERS[usize::from(*server) % SERVERS.len()];
     let status = u16::from_be_bytes([*status_high, *status_low]);
     match which % 4 {

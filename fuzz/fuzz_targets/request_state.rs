@@ -25,11 +25,18 @@ fuzz_target!(|data: &[u8]| {
 
     // Whatever a client makes up does not open.
     if let Ok(token) = std::str::from_utf8(data) {
-        assert!(sealer.open_at(&binding, token, now).is_err(), "a made-up token opened");
+        assert!(
+            sealer.open_at(&binding, token, now).is_err(),
+            "a made-up token opened"
+        );
     }
 
-    let Some((&alter, rest)) = data.split_first() else { return };
-    let Ok(text) = std::str::from_utf8(rest) else { return };
+    let Some((&alter, rest)) = data.split_first() else {
+        return;
+    };
+    let Ok(text) = std::str::from_utf8(rest) else {
+        return;
+    };
     let mut fields = text.splitn(3, '\n');
     let state = fields.next().unwrap_or("");
     let principal = fields.next().filter(|p| !p.is_empty());
@@ -40,14 +47,23 @@ fuzz_target!(|data: &[u8]| {
     // Sealed, it opens for the same request, its arguments in any order.
     assert_eq!(sealer.open_at(&binding, &token, now).as_deref(), Ok(state));
     if let Some(arguments) = &arguments {
-        let reversed: JsonObject = arguments.iter().rev().map(|(k, v)| (k.clone(), v.clone())).collect();
+        let reversed: JsonObject = arguments
+            .iter()
+            .rev()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
         let same = Binding::new("tools/call", "book", Some(&reversed), principal);
         assert_eq!(sealer.open_at(&same, &token, now).as_deref(), Ok(state));
     }
     // Not for another request or principal, nor once expired.
     let other = Binding::new("tools/call", "other", arguments.as_ref(), principal);
     assert!(sealer.open_at(&other, &token, now).is_err());
-    let someone = Binding::new("tools/call", "book", arguments.as_ref(), Some("\u{0}someone else"));
+    let someone = Binding::new(
+        "tools/call",
+        "book",
+        arguments.as_ref(),
+        Some("\u{0}someone else"),
+    );
     if principal != Some("\u{0}someone else") {
         assert!(sealer.open_at(&someone, &token, now).is_err());
     }
@@ -63,7 +79,9 @@ fuzz_target!(|data: &[u8]| {
         2 => bytes.truncate(at),
         _ => bytes.insert(at, b'A'),
     }
-    let Ok(altered) = String::from_utf8(bytes) else { return };
+    let Ok(altered) = String::from_utf8(bytes) else {
+        return;
+    };
     if altered != token {
         // Base64 without padding: changing only the unused low bits of the
         // last character decodes to the same bytes.

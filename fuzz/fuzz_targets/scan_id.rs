@@ -30,7 +30,11 @@ fuzz_target!(|data: &[u8]| {
     let step = (data.len() / 32).max(1);
     for cut in (0..data.len()).step_by(step) {
         if let Some(early) = scan_id(&data[..cut]) {
-            assert_eq!(Some(&early), id.as_ref(), "scan_id read another id in a prefix of {cut} bytes");
+            assert_eq!(
+                Some(&early),
+                id.as_ref(),
+                "scan_id read another id in a prefix of {cut} bytes"
+            );
             assert_eq!(Some(&early), found.as_ref(), "a longer prefix lost the id");
         }
     }

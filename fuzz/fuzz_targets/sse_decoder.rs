@@ -38,7 +38,10 @@ fuzz_target!(|data: &[u8]| {
         let event = encode_sse_event(id, retry, stream);
         let decoded = feed_all(usize::MAX / 2, &[&event]).expect("no limit");
         assert_eq!(decoded.len(), 1, "one event encoded, {decoded:?} decoded");
-        assert_eq!(decoded[0].data.as_bytes(), String::from_utf8_lossy(stream).as_bytes());
+        assert_eq!(
+            decoded[0].data.as_bytes(),
+            String::from_utf8_lossy(stream).as_bytes()
+        );
         assert_eq!(decoded[0].id.as_deref(), id);
         assert_eq!(decoded[0].retry, retry);
     }

@@ -16,11 +16,20 @@ use libfuzzer_sys::fuzz_target;
 use mcp_server::UriTemplate;
 
 fuzz_target!(|data: &[u8]| {
-    let [repeat, defined, rest @ ..] = data else { return };
-    let Ok(text) = std::str::from_utf8(rest) else { return };
+    let [repeat, defined, rest @ ..] = data else {
+        return;
+    };
+    let Ok(text) = std::str::from_utf8(rest) else {
+        return;
+    };
     let (template, tail) = text.split_once('\n').unwrap_or((text, ""));
-    let Ok(template) = UriTemplate::parse(template) else { return };
-    assert_eq!(UriTemplate::parse(template.as_str()).as_ref(), Ok(&template));
+    let Ok(template) = UriTemplate::parse(template) else {
+        return;
+    };
+    assert_eq!(
+        UriTemplate::parse(template.as_str()).as_ref(),
+        Ok(&template)
+    );
 
     // Plain values (unreserved characters only) come back out of the URI.
     let names: Vec<&str> = template.variables().collect();

@@ -31,7 +31,11 @@ pub fn chunks<'a>(cuts: &[u8], bytes: &'a [u8]) -> Vec<&'a [u8]> {
     while !rest.is_empty() {
         let len = u.int_in_range(1..=rest.len().min(64)).unwrap_or(rest.len());
         // Now and then the whole rest at once, as a fast sender would.
-        let len = if u.ratio(1, 8).unwrap_or(true) { rest.len() } else { len };
+        let len = if u.ratio(1, 8).unwrap_or(true) {
+            rest.len()
+        } else {
+            len
+        };
         let (chunk, tail) = rest.split_at(len);
         out.push(chunk);
         rest = tail;
@@ -84,7 +88,11 @@ impl SharedWriter {
 }
 
 impl AsyncWrite for SharedWriter {
-    fn poll_write(self: Pin<&mut Self>, _: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
         match self.0.lock() {
             Ok(mut bytes) => bytes.extend_from_slice(buf),
             Err(_) => return Poll::Ready(Err(io::Error::other("poisoned"))),
