@@ -10,6 +10,10 @@ mod changes;
 mod client_tasks;
 mod error;
 pub mod extension;
+// Entry points for `fuzz/` only: not API, hidden from the docs.
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 mod in_memory;
 pub mod prelude;
 mod registry;

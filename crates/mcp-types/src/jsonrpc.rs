@@ -195,9 +195,31 @@ impl JsonSchema for RequestId {
 ///
 /// Requests keep `params` and responses keep `result` this way, so the
 /// dispatcher never builds a `serde_json::Value` it would throw away.
-#[derive(Clone, Serialize, Deserialize, JsonSchema)]
+///
+/// The text holds no line break: JSON allows one only as whitespace between
+/// tokens (inside a string it is escaped), and each is kept as a space, so
+/// a message encodes on one line whatever it carries (a stdio frame ends at
+/// `\n`, an SSE data line at `\r` or `\n`).
+#[derive(Clone, Serialize, JsonSchema)]
 #[serde(transparent)]
 pub struct RawJson(#[schemars(with = "Value")] Box<RawValue>);
+
+impl<'de> Deserialize<'de> for RawJson {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Box::<RawValue>::deserialize(deserializer).map(RawJson::from)
+    }
+}
+
+/// `raw` with each line break turned into a space: the same JSON, on one line.
+fn one_line(raw: Box<RawValue>) -> Box<RawValue> {
+    let text = raw.get().as_bytes();
+    if !text.contains(&b'\n') && !text.contains(&b'\r') {
+        return raw;
+    }
+    let spaced = raw.get().replace(['\n', '\r'], " ");
+    // Whitespace for whitespace: still valid JSON.
+    RawValue::from_string(spaced).unwrap_or(raw)
+}
 
 impl RawJson {
     /// Serializes `value` into raw JSON text.
@@ -209,12 +231,13 @@ impl RawJson {
         serde_json::value::to_raw_value(value).map(RawJson)
     }
 
-    /// Wraps already serialized JSON text after checking that it is valid JSON.
+    /// Wraps already serialized JSON text after checking that it is valid
+    /// JSON (its line breaks become spaces).
     ///
     /// # Errors
     /// When `text` is not a single valid JSON value.
     pub fn from_string(text: String) -> Result<Self, serde_json::Error> {
-        RawValue::from_string(text).map(RawJson)
+        RawValue::from_string(text).map(RawJson::from)
     }
 
     /// The empty object `{}`.
@@ -223,7 +246,7 @@ impl RawJson {
         RawJson(RawValue::from_string("{}".to_owned()).unwrap_or_else(|_| unreachable!()))
     }
 
-    /// The JSON text, exactly as received or serialized.
+    /// The JSON text as received or serialized (line breaks as spaces).
     pub fn get(&self) -> &str {
         self.0.get()
     }
@@ -267,7 +290,7 @@ impl fmt::Display for RawJson {
 
 impl From<Box<RawValue>> for RawJson {
     fn from(raw: Box<RawValue>) -> Self {
-        RawJson(raw)
+        RawJson(one_line(raw))
     }
 }
 
@@ -998,6 +1021,26 @@ mod tests {
 
     fn decode(text: &str) -> Result<JsonRpcMessage, DecodeError> {
         JsonRpcMessage::from_str(text)
+    }
+
+    /// Found by the `jsonrpc_message` and `sse_decoder` fuzz targets: raw
+    /// params kept their line breaks, so a message read from a pretty-printed
+    /// body encoded on several lines, breaking a stdio frame or an SSE event.
+    #[test]
+    fn raw_json_holds_no_line_break_so_a_message_encodes_on_one_line() {
+        let message =
+            decode("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\",\"params\":{\r\n \"a\":\n[1,\r2], \"s\":\"l\\n\"}}")
+                .expect("a request");
+        let bytes = message.to_vec().expect("encodes");
+        assert!(!bytes.contains(&b'\n') && !bytes.contains(&b'\r'));
+        assert_eq!(
+            decode(std::str::from_utf8(&bytes).expect("UTF-8")),
+            Ok(message)
+        );
+        let raw = RawJson::from_string("[1,\n2]".into()).expect("JSON");
+        assert_eq!(raw.get(), "[1, 2]");
+        let boxed = RawValue::from_string("{\r\n}".into()).expect("JSON");
+        assert_eq!(RawJson::from(boxed).get(), "{  }");
     }
 
     #[test]

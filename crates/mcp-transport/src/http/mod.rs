@@ -49,6 +49,10 @@ pub use client::{
 };
 #[cfg(feature = "http-client")]
 pub use legacy::{LegacySseClient, LegacySseReceiver, LegacySseSender};
+// The fuzz targets' entry points (`fuzz/`): not API, hidden from the docs.
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub use server::fuzzing;
 #[cfg(feature = "http-server")]
 pub use server::{
     HttpBody, HttpServerConfig, Opening, PeerAddr, Responding, ServeConfig, ServiceStats,

@@ -15,6 +15,9 @@
 mod body;
 mod checks;
 mod config;
+// Entry points for `fuzz/` only: not API (see the module).
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing;
 mod opening;
 #[cfg(feature = "rate-limit")]
 mod rate_limit;
