@@ -36,14 +36,39 @@ pub(crate) type LoggingFn =
     Arc<dyn Fn(LoggingMessageNotificationParams) -> BoxFuture<()> + Send + Sync>;
 pub(crate) type NotificationFn = Arc<dyn Fn(ServerNotification) -> BoxFuture<()> + Send + Sync>;
 
-/// About a request the server sent, for a callback that answers it.
+/// About a request the server sent, for a callback that answers it (the
+/// Python SDK's `ClientRequestContext`).
+///
+/// # Examples
+/// A sampling callback that calls back into the server and reads the
+/// request's `_meta`:
+/// ```
+/// use mcp_client::ClientConfig;
+/// use mcp_types::{CreateMessageResult, ErrorObject, SamplingMessageContentBlock};
+///
+/// let config = ClientConfig::new("my-host", "1.0.0").on_sampling(|params, info| async move {
+///     let task = info.meta.as_ref().and_then(|meta| meta.related_task.as_ref());
+///     let tools = info.session.list_tools(None).await.map_err(|e| ErrorObject::internal_error(e.to_string()))?;
+///     let text = format!("{} messages, task {task:?}, {} tools", params.messages.len(), tools.tools.len());
+///     Ok(CreateMessageResult::new(SamplingMessageContentBlock::text(text), "echo-model"))
+/// });
+/// # let _ = config;
+/// ```
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct RequestInfo {
-    /// The server's id for the request.
+    /// The server's id for the request; in the stateless era, the input
+    /// request's key.
     pub id: RequestId,
     /// Cancelled when the server cancels the request; the answer is then dropped.
     pub cancel: CancellationToken,
+    /// The session the request came on, to call back into the server while
+    /// answering (the callback runs in its own task, so it may).
+    pub session: crate::ClientSession,
+    /// The request's `_meta`: its progress token, the task it belongs to
+    /// (`io.modelcontextprotocol/related-task`), trace context, and any
+    /// other key the server set.
+    pub meta: Option<mcp_types::RequestMeta>,
 }
 
 /// How a client presents itself, and the callbacks that answer the server.
