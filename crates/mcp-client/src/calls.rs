@@ -175,9 +175,7 @@ impl ClientSession {
         cursor: Option<String>,
         options: RequestOptions,
     ) -> Result<ListToolsResult, Error> {
-        self.tools_page(cursor, options)
-            .await
-            .map(|(page, _)| page)
+        self.tools_page(cursor, options).await.map(|(page, _)| page)
     }
 
     /// [`list_tools`](Self::list_tools), with the page's size in bytes.
@@ -324,7 +322,8 @@ impl ClientSession {
         &self,
         cursor: Option<String>,
     ) -> Result<ListResourcesResult, Error> {
-        self.list_resources_with(cursor, RequestOptions::new()).await
+        self.list_resources_with(cursor, RequestOptions::new())
+            .await
     }
 
     /// [`list_resources`](Self::list_resources) with per-call options (a timeout, `_meta`).
@@ -372,7 +371,8 @@ impl ClientSession {
         &self,
         cursor: Option<String>,
     ) -> Result<ListResourceTemplatesResult, Error> {
-        self.list_resource_templates_with(cursor, RequestOptions::new()).await
+        self.list_resource_templates_with(cursor, RequestOptions::new())
+            .await
     }
 
     /// [`list_resource_templates`](Self::list_resource_templates) with per-call options (a timeout, `_meta`).
@@ -574,8 +574,7 @@ impl ClientSession {
         .await
     }
 
-    /// Gets a prompt with its arguments: a map, or pairs such as
-    /// `[("city", "Paris")]`.
+    /// Gets a prompt with its arguments.
     ///
     /// # Errors
     /// [`Error::Request`]: an unknown prompt or a missing argument is a
@@ -584,15 +583,11 @@ impl ClientSession {
     /// # Cancel safety
     /// Dropping the future cancels the request on the wire
     /// (`notifications/cancelled`) and discards a late answer.
-    pub async fn get_prompt<K, V>(
+    pub async fn get_prompt(
         &self,
         name: &str,
-        arguments: impl IntoIterator<Item = (K, V)>,
-    ) -> Result<GetPromptResult, Error>
-    where
-        K: Into<String>,
-        V: Into<String>,
-    {
+        arguments: BTreeMap<String, String>,
+    ) -> Result<GetPromptResult, Error> {
         self.get_prompt_with(name, arguments, RequestOptions::new())
             .await
     }
@@ -605,20 +600,12 @@ impl ClientSession {
     /// # Cancel safety
     /// Dropping the future cancels the request on the wire
     /// (`notifications/cancelled`) and discards a late answer.
-    pub async fn get_prompt_with<K, V>(
+    pub async fn get_prompt_with(
         &self,
         name: &str,
-        arguments: impl IntoIterator<Item = (K, V)>,
+        arguments: BTreeMap<String, String>,
         options: RequestOptions,
-    ) -> Result<GetPromptResult, Error>
-    where
-        K: Into<String>,
-        V: Into<String>,
-    {
-        let arguments: BTreeMap<String, String> = arguments
-            .into_iter()
-            .map(|(k, v)| (k.into(), v.into()))
-            .collect();
+    ) -> Result<GetPromptResult, Error> {
         let mut params = GetPromptRequestParams::new(name);
         if !arguments.is_empty() {
             params.arguments = Some(arguments);

@@ -99,7 +99,7 @@ pub struct ClientConfig {
     pub(crate) request_timeout: Option<Duration>,
     pub(crate) dispatcher: DispatcherConfig,
     pub(crate) sampling: Option<SamplingFn>,
-    pub(crate) sampling_tools: bool,
+    pub(crate) sampling_capability: SamplingCapability,
     pub(crate) elicitation: Option<ElicitationFn>,
     pub(crate) roots: Option<RootsFn>,
     pub(crate) roots_list_changed: bool,
@@ -199,7 +199,7 @@ impl ClientConfig {
             request_timeout: None,
             dispatcher: DispatcherConfig::default(),
             sampling: None,
-            sampling_tools: false,
+            sampling_capability: SamplingCapability::new(),
             elicitation: None,
             roots: None,
             roots_list_changed: false,
@@ -263,7 +263,33 @@ impl ClientConfig {
     /// Declares `sampling.tools`: the sampling callback accepts `tools` and
     /// `toolChoice`.
     pub fn sampling_tools(mut self, enabled: bool) -> Self {
-        self.sampling_tools = enabled;
+        self.sampling_capability.tools = enabled.then(JsonObject::new);
+        self
+    }
+
+    /// The `sampling` capability declared with
+    /// [`on_sampling`](Self::on_sampling), whole: `context` (the callback
+    /// honours `includeContext` other than `none`; soft-deprecated),
+    /// `tools`, and any other member (the Python SDK's
+    /// `sampling_capabilities`). `{}` unless set.
+    ///
+    /// # Examples
+    /// ```
+    /// use mcp_client::ClientConfig;
+    /// use mcp_types::{CreateMessageResult, JsonObject, SamplingCapability, SamplingMessageContentBlock};
+    ///
+    /// let config = ClientConfig::new("my-host", "1.0.0")
+    ///     .on_sampling(|_, _| async {
+    ///         Ok(CreateMessageResult::new(SamplingMessageContentBlock::text("done"), "model"))
+    ///     })
+    ///     .sampling_capability(
+    ///         SamplingCapability::new().with_context(JsonObject::new()).with_tools(JsonObject::new()),
+    ///     );
+    /// let declared = config.capabilities().sampling.expect("sampling");
+    /// assert!(declared.context.is_some() && declared.tools.is_some());
+    /// ```
+    pub fn sampling_capability(mut self, capability: SamplingCapability) -> Self {
+        self.sampling_capability = capability;
         self
     }
 
@@ -416,11 +442,7 @@ impl ClientConfig {
         let mut capabilities = ClientCapabilities::new();
         capabilities.extensions = self.extensions.advertised(revision);
         if self.sampling.is_some() {
-            let mut sampling = SamplingCapability::new();
-            if self.sampling_tools {
-                sampling.tools = Some(JsonObject::new());
-            }
-            capabilities.sampling = Some(sampling);
+            capabilities.sampling = Some(self.sampling_capability.clone());
         }
         if self.elicitation.is_some() {
             let mut elicitation = ElicitationCapability::new();

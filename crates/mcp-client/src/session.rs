@@ -360,9 +360,9 @@ impl ClientSession {
         // A handshake session is started again as one; a stateless server
         // that changed is asked anew which era it speaks.
         let started = if self.is_stateless() {
-            self.negotiate().await.map(drop)
+            self.negotiate_anew().await.map(drop)
         } else {
-            self.initialize().await.map(drop)
+            self.handshake().await.map(drop)
         };
         started.map_err(|e| lost(SessionLoss::Failed(Box::new(e))))?;
         backoff.succeeded();
