@@ -985,13 +985,13 @@ mod tests {
         have.roots = Some(RootsCapability::new());
         let mut want = ClientCapabilities::new();
         want.sampling = Some(SamplingCapability::new());
-        assert!(client_has(&have, &want));
+        assert!(have.covers(&want));
         let mut roots = RootsCapability::new();
         roots.list_changed = Some(true);
         want.roots = Some(roots);
-        assert!(!client_has(&have, &want), "listChanged was not declared");
+        assert!(!have.covers(&want), "listChanged was not declared");
         let mut want = ClientCapabilities::new();
         want.elicitation = Some(ElicitationCapability::new());
-        assert!(!client_has(&have, &want));
+        assert!(!have.covers(&want));
     }
 }
