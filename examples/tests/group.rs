@@ -11,7 +11,7 @@ use mcp_client::{
     ServerParams,
 };
 use mcp_server::{Context, Server};
-use mcp_transport::http::{HttpServerConfig, ServeConfig};
+use mcp_transport::http::HttpServerConfig;
 use mcp_transport::stdio::ServerCommand;
 use serde_json::json;
 use tokio::net::TcpListener;
@@ -41,14 +41,14 @@ async fn notes_over_http() -> (String, tokio::sync::oneshot::Sender<()>) {
         .expect("server");
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bound");
     let addr = listener.local_addr().expect("addr");
-    let service = server.streamable_http_service(HttpServerConfig::new());
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     tokio::spawn(async move {
-        let config = ServeConfig::new().service_shutdown(service.shutdown_handle());
-        let _ = mcp_transport::http::serve(listener, service, config, async {
+        let shutdown = async {
             let _ = stopped.await;
-        })
-        .await;
+        };
+        let _ = server
+            .serve_http(listener, HttpServerConfig::new(), shutdown)
+            .await;
     });
     (format!("http://{addr}/mcp"), stop)
 }

@@ -192,6 +192,31 @@ fn text_of(contents: &[ResourceContents]) -> String {
     }
 }
 
+/// The input requests and state of an answer that asks for input.
+fn asked<R: std::fmt::Debug>(
+    answer: ResultOrInputRequired<R>,
+) -> (Vec<(String, InputRequest)>, Option<String>) {
+    match answer {
+        ResultOrInputRequired::InputRequired(input) => (
+            input
+                .input_requests
+                .expect("requests")
+                .into_iter()
+                .collect(),
+            input.request_state,
+        ),
+        ResultOrInputRequired::Complete(done) => panic!("input asked for first, not {done:?}"),
+    }
+}
+
+/// The result of an answer that completes.
+fn completed<R>(answer: ResultOrInputRequired<R>) -> R {
+    match answer {
+        ResultOrInputRequired::Complete(done) => done,
+        ResultOrInputRequired::InputRequired(input) => panic!("a result, not {input:?}"),
+    }
+}
+
 /// Answers every input request through the session's callbacks, by hand.
 async fn answer_by_hand(
     session: &ClientSession,
@@ -214,80 +239,66 @@ async fn manual_rounds_on_a_read_and_a_prompt_return_the_input_request_when_allo
     let stateless = client(&server, Negotiation::StatelessOnly, Arc::default()).await;
 
     let mut read = ReadResourceRequestParams::new("notes://greeting");
-    let ResultOrInputRequired::InputRequired(input) = stateless
-        .read_resource_once(&read, RequestOptions::new())
-        .await
-        .expect("answered")
-    else {
-        panic!("the read asks for input first");
-    };
-    let requests: Vec<_> = input
-        .input_requests
-        .expect("requests")
-        .into_iter()
-        .collect();
+    let (requests, state) = asked(
+        stateless
+            .read_resource_once(&read, RequestOptions::new())
+            .await
+            .expect("answered"),
+    );
     assert_eq!(requests.len(), 1);
     assert_eq!(requests[0].1.method(), "elicitation/create");
     read.input_responses = Some(answer_by_hand(&stateless, requests).await);
-    read.request_state = input.request_state;
-    let ResultOrInputRequired::Complete(done) = stateless
-        .read_resource_once(&read, RequestOptions::new())
-        .await
-        .expect("answered")
-    else {
-        panic!("the retry completes");
-    };
+    read.request_state = state;
+    let done = completed(
+        stateless
+            .read_resource_once(&read, RequestOptions::new())
+            .await
+            .expect("answered"),
+    );
     assert_eq!(text_of(&done.contents), "notes://greeting for Ada");
 
     let mut get = GetPromptRequestParams::new("welcome");
-    let ResultOrInputRequired::InputRequired(input) = stateless
-        .get_prompt_once(&get, RequestOptions::new())
-        .await
-        .expect("answered")
-    else {
-        panic!("the prompt asks for input first");
-    };
-    let requests: Vec<_> = input
-        .input_requests
-        .expect("requests")
-        .into_iter()
-        .collect();
+    let (requests, state) = asked(
+        stateless
+            .get_prompt_once(&get, RequestOptions::new())
+            .await
+            .expect("answered"),
+    );
     get.input_responses = Some(answer_by_hand(&stateless, requests).await);
-    get.request_state = input.request_state;
-    let ResultOrInputRequired::Complete(done) = stateless
-        .get_prompt_once(&get, RequestOptions::new())
-        .await
-        .expect("answered")
-    else {
-        panic!("the retry completes");
-    };
+    get.request_state = state;
+    let done = completed(
+        stateless
+            .get_prompt_once(&get, RequestOptions::new())
+            .await
+            .expect("answered"),
+    );
     assert_eq!(done.messages[0].content.as_text(), Some("welcome, Ada"));
     stateless.close().await.expect("closed");
 
     // The handshake era has no input rounds: the server asks with requests
     // of its own, which the callbacks answer, and the result comes at once.
     let handshake = client(&server, Negotiation::HandshakeOnly, Arc::default()).await;
-    let answer = handshake
+    let read = handshake
         .read_resource_once(
             &ReadResourceRequestParams::new("notes://greeting"),
             RequestOptions::new(),
         )
         .await
         .expect("answered");
-    assert!(
-        matches!(answer, ResultOrInputRequired::Complete(_)),
-        "{answer:?}"
+    assert_eq!(
+        text_of(&completed(read).contents),
+        "notes://greeting for Ada"
     );
-    let answer = handshake
+    let got = handshake
         .get_prompt_once(
             &GetPromptRequestParams::new("welcome"),
             RequestOptions::new(),
         )
         .await
         .expect("answered");
-    assert!(
-        matches!(answer, ResultOrInputRequired::Complete(_)),
-        "{answer:?}"
+    assert_eq!(
+        completed(got).messages[0].content.as_text(),
+        Some("welcome, Ada")
     );
     handshake.close().await.expect("closed");
 }
