@@ -130,6 +130,38 @@ async fn shutdown_leaves_no_process_even_when_the_child_ignores_stdin() {
 }
 
 #[tokio::test]
+async fn a_child_that_ignores_closed_stdin_and_sigterm_is_killed_within_two_graces() {
+    use std::os::unix::process::ExitStatusExt;
+    // The shell ignores SIGTERM and `exec` hands that on to `sleep`, which
+    // never reads stdin: only the last step, SIGKILL, can stop it.
+    let grace = Duration::from_millis(300);
+    let (transport, child) = ServerCommand::new("sh")
+        .args(["-c", "trap '' TERM; exec sleep 600"])
+        .shutdown_grace(grace)
+        .spawn()
+        .expect("spawned");
+    let pid = child.pid().expect("running");
+    drop(transport);
+    let started = Instant::now();
+    let status = timeout(LIMIT, child.shutdown())
+        .await
+        .expect("in time")
+        .expect("reaped");
+    let took = started.elapsed();
+    assert_eq!(status.signal(), Some(SIGKILL), "{status}");
+    assert!(!is_running(pid), "process {pid} is still running");
+    assert!(took >= grace * 2, "both graces were waited: {took:?}");
+    // Two graces, plus room for a loaded machine to reap it.
+    assert!(
+        took < grace * 2 + Duration::from_secs(5),
+        "bounded: {took:?}"
+    );
+}
+
+/// SIGKILL's number on Linux.
+const SIGKILL: i32 = 9;
+
+#[tokio::test]
 async fn dropping_the_child_handle_kills_it() {
     let (transport, child) = ServerCommand::new("sleep")
         .arg("600")

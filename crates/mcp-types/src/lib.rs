@@ -114,7 +114,8 @@ pub use result::{CacheScope, CacheableResult, EmptyResult, PaginatedResult, Resu
 pub use roots::{ListRootsResult, Root};
 pub use sampling::{
     CreateMessageRequestParams, CreateMessageResult, IncludeContext, ModelHint, ModelPreferences,
-    SamplingContent, SamplingMessage, ToolChoice, ToolChoiceMode,
+    SamplingContent, SamplingMessage, ToolChoice, ToolChoiceMode, ToolMessagesError,
+    check_tool_messages,
 };
 pub use subscription::{
     SubscriptionFilter, SubscriptionsListenRequestParams, SubscriptionsListenResult,
