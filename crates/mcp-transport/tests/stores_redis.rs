@@ -110,7 +110,7 @@ async fn a_lost_redis_is_a_typed_error_within_the_timeout_and_recovers() {
         "bounded"
     );
 
-    // The same port again: the connection manager reconnects by itself.
+    // The same port again: the connection reconnects by itself.
     let _again = RedisServer::start_on(port.parse().expect("port"));
     tokio::time::timeout(std::time::Duration::from_secs(20), async {
         while sessions.touch("x", ttl).await.is_err() {
