@@ -192,3 +192,43 @@ async fn a_key_listing_reveals_no_session_id() {
     let replay = stores.events.replay_after(&first).await.expect("replayed");
     assert!(replay.is_some(), "replayed");
 }
+
+#[tokio::test]
+async fn readiness_is_false_while_redis_is_away_and_true_once_it_is_back() {
+    use mcp_transport::http::{HttpServerConfig, Readiness, StreamableHttpService};
+    let redis = RedisServer::start();
+    let url = redis.url();
+    let stores = RedisConfig::new(url.clone())
+        .prefix("ready")
+        .timeout(std::time::Duration::from_millis(500))
+        .connect()
+        .await
+        .expect("connect");
+    let config = HttpServerConfig::new()
+        .shared(stores)
+        .readiness_reuse(std::time::Duration::ZERO);
+    let service = StreamableHttpService::new(config, |_transport| async {});
+    let health = service.health();
+    assert_eq!(health.readiness().await, Readiness::Ready);
+    let port: u16 = url
+        .trim_end_matches('/')
+        .rsplit(':')
+        .next()
+        .and_then(|p| p.parse().ok())
+        .expect("port");
+    drop(redis);
+    let started = std::time::Instant::now();
+    assert_eq!(health.readiness().await, Readiness::StoresUnreachable);
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(2),
+        "answered within the store timeout"
+    );
+    let _again = RedisServer::start_on(port);
+    tokio::time::timeout(std::time::Duration::from_secs(20), async {
+        while health.readiness().await != Readiness::Ready {
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    })
+    .await
+    .expect("ready again once Redis is back");
+}

@@ -11,7 +11,12 @@
 //! stream wherever it is (the cross-replica bus) and are kept in the shared
 //! event store, so the ticks are numbered events whose loss or repetition
 //! shows.
+//!
+//! [`stream_check`] is that check with the disruption given: the
+//! namespace mode runs it under its own faults (a Redis failover, a
+//! replica partitioned away, a slow network).
 
+use std::net::SocketAddr;
 use std::time::Duration;
 
 use hyper::StatusCode;
@@ -27,10 +32,65 @@ const TICK_INTERVAL_MS: u32 = 100;
 const KILL_AFTER: u32 = 5;
 /// How long reconnecting may take while the balancer notices the dead replica.
 const RECONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// Ticks read on the stream after a disruption that leaves it open, before
+/// the client leaves it to resume elsewhere.
+const AFTER_DISRUPTION: usize = 3;
+
+/// How [`stream_check`] runs.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct StreamPlan {
+    /// Ticks the call raises, one every 100 ms.
+    pub(crate) ticks: u32,
+    /// The call runs on the GET stream's replica (its ticks then reach the
+    /// stream without the bus), else on another one.
+    pub(crate) call_on_stream_replica: bool,
+    /// The disruption ends the stream (its replica dies or is cut off);
+    /// else the client reads a few more ticks and leaves it itself.
+    pub(crate) disruption_ends_stream: bool,
+}
+
+/// The disruption: given the GET stream's replica, it does its harm and
+/// says what it did.
+pub(crate) type Disruption<'a> =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<String, String>> + Send + 'a>>;
 
 pub(crate) async fn run(cluster: &mut Cluster) -> Result<String, String> {
-    let mut session = Session::open(cluster.address, "xtask-cluster-failover").await?;
-    for i in 1..=TICKS {
+    let address = cluster.address;
+    let order: Vec<String> = cluster
+        .replicas
+        .iter()
+        .map(|r| r.process.name().to_owned())
+        .collect();
+    let plan = StreamPlan {
+        ticks: TICKS,
+        call_on_stream_replica: false,
+        disruption_ends_stream: true,
+    };
+    stream_check(address, &order, plan, |victim| {
+        Box::pin(async move {
+            let replica = cluster
+                .replica_mut(&victim)
+                .ok_or_else(|| format!("no replica named {victim}"))?;
+            replica.process.kill().await?;
+            Ok(format!("killed {victim} (pid {})", replica.process.pid()))
+        })
+    })
+    .await
+}
+
+/// A GET stream with ticks on it, `disrupt`ed once [`KILL_AFTER`] ticks
+/// arrived, then resumed through the balancer with `Last-Event-ID`: every
+/// tick must arrive once, in order. `order` is the balancer's round-robin
+/// order of the replicas.
+pub(crate) async fn stream_check<'a>(
+    address: SocketAddr,
+    order: &[String],
+    plan: StreamPlan,
+    disrupt: impl FnOnce(String) -> Disruption<'a>,
+) -> Result<String, String> {
+    let ticks = plan.ticks;
+    let mut session = Session::open(address, "xtask-cluster-failover").await?;
+    for i in 1..=ticks {
         session
             .call(
                 "resources/subscribe",
@@ -49,12 +109,8 @@ pub(crate) async fn run(cluster: &mut Cluster) -> Result<String, String> {
     let mut stream = stream.into_events();
 
     // Round-robin is per request: ping until the next request goes to
-    // another replica than the stream's, then start the call.
-    let order: Vec<String> = cluster
-        .replicas
-        .iter()
-        .map(|r| r.process.name().to_owned())
-        .collect();
+    // the replica wanted for the call, then start it.
+    let wanted = |name: &str| (name == victim) == plan.call_on_stream_replica;
     for _ in 0..order.len() {
         let (_, ping) = session.request("ping", json!({}));
         let answered = session.post(&ping).await?.replica.unwrap_or_default();
@@ -62,7 +118,7 @@ pub(crate) async fn run(cluster: &mut Cluster) -> Result<String, String> {
             .iter()
             .position(|name| *name == answered)
             .map(|i| &order[(i + 1) % order.len()]);
-        if next.is_some_and(|next| *next != victim) {
+        if next.is_some_and(|next| wanted(next)) {
             break;
         }
     }
@@ -70,15 +126,15 @@ pub(crate) async fn run(cluster: &mut Cluster) -> Result<String, String> {
         "tools/call",
         json!({
             "name": "test_resource_ticks",
-            "arguments": {"count": TICKS, "intervalMs": TICK_INTERVAL_MS},
+            "arguments": {"count": ticks, "intervalMs": TICK_INTERVAL_MS},
             "_meta": {"progressToken": "ticks"}
         }),
     );
     let call = session.post(&call).await?;
     let call_replica = call.replica.clone().unwrap_or_default();
-    if call_replica == victim {
+    if !wanted(&call_replica) {
         return Err(format!(
-            "the balancer put the call on {victim}, the GET stream's replica; \
+            "the balancer put the call on {call_replica} (the GET stream is on {victim}); \
              round-robin is expected to rotate (see haproxy.cfg)"
         ));
     }
@@ -92,14 +148,26 @@ pub(crate) async fn run(cluster: &mut Cluster) -> Result<String, String> {
             None => return Err(format!("the GET stream on {victim} ended before the kill")),
         }
     }
-    let replica = cluster
-        .replica_mut(&victim)
-        .ok_or_else(|| format!("no replica named {victim}"))?;
-    replica.process.kill().await?;
-    let killed_pid = replica.process.pid();
-    // What the dead replica had written is still in the socket: read it out.
-    while let Some(event) = stream.next(EXCHANGE_TIMEOUT).await? {
-        record(&event, &mut seen, &mut last_id)?;
+    let disrupted = disrupt(victim.clone()).await?;
+    if plan.disruption_ends_stream {
+        // What the replica had written is still in the socket: read it out.
+        while let Some(event) = stream.next(EXCHANGE_TIMEOUT).await? {
+            record(&event, &mut seen, &mut last_id)?;
+        }
+    } else {
+        let until = seen.len() + AFTER_DISRUPTION;
+        while seen.len() < until.min(ticks as usize) {
+            match stream.next(EXCHANGE_TIMEOUT).await? {
+                Some(event) => record(&event, &mut seen, &mut last_id)?,
+                None => {
+                    return Err(format!(
+                        "the GET stream on {victim} ended after: {disrupted}"
+                    ));
+                }
+            }
+        }
+        // The client leaves: the connection closes.
+        drop(stream);
     }
     let before_kill = seen.len();
     let last = last_id
@@ -107,12 +175,12 @@ pub(crate) async fn run(cluster: &mut Cluster) -> Result<String, String> {
         .ok_or("no event of the GET stream carried an id")?;
 
     let (mut resumed, resumed_on) = reconnect(&session, &last).await?;
-    if resumed_on == victim {
+    if resumed_on == victim && plan.disruption_ends_stream {
         return Err(format!(
-            "the resumed stream was served by {victim}, which was killed"
+            "the resumed stream was served by {victim}, which was {disrupted}"
         ));
     }
-    while seen.len() < TICKS as usize {
+    while seen.len() < ticks as usize {
         match resumed.next(EXCHANGE_TIMEOUT).await {
             Ok(Some(event)) => record(&event, &mut seen, &mut last_id)?,
             Ok(None) => break,
@@ -124,11 +192,11 @@ pub(crate) async fn run(cluster: &mut Cluster) -> Result<String, String> {
             }
         }
     }
-    let expected: Vec<u32> = (1..=TICKS).collect();
+    let expected: Vec<u32> = (1..=ticks).collect();
     if seen != expected {
         return Err(format!(
-            "the ticks arrived as {} ({before_kill} before {victim} was killed), \
-             not 1..={TICKS} each once",
+            "the ticks arrived as {} ({before_kill} before the resumption; {disrupted}), \
+             not 1..={ticks} each once",
             describe(&seen)
         ));
     }
@@ -146,15 +214,15 @@ pub(crate) async fn run(cluster: &mut Cluster) -> Result<String, String> {
         .iter()
         .filter(|n| n.get("method").and_then(Value::as_str) == Some("notifications/progress"))
         .count();
-    if progress != TICKS as usize {
+    if progress != ticks as usize {
         return Err(format!(
-            "the call on {call_replica} sent {progress} progress notifications, not {TICKS}"
+            "the call on {call_replica} sent {progress} progress notifications, not {ticks}"
         ));
     }
     session.close().await?;
     Ok(format!(
-        "killed {victim} (pid {killed_pid}) after {before_kill} of {TICKS} ticks; \
-         the stream resumed on {resumed_on} with the rest, each once; the call on \
+        "{disrupted} ({victim} held the GET stream); the stream resumed on {resumed_on} \
+         after {before_kill} of {ticks} ticks with the rest, each once; the call on \
          {call_replica} completed"
     ))
 }

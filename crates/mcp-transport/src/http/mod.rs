@@ -51,8 +51,9 @@ pub use client::{
 pub use legacy::{LegacySseClient, LegacySseReceiver, LegacySseSender};
 #[cfg(feature = "http-server")]
 pub use server::{
-    HttpBody, HttpServerConfig, PeerAddr, Responding, ServeConfig, ServiceStats, SessionReceiver,
-    SessionSender, SessionTransport, ShutdownHandle, StreamableHttpService, serve,
+    Health, HttpBody, HttpServerConfig, LIVENESS_PATH, PeerAddr, READINESS_PATH, Readiness,
+    Responding, ServeConfig, ServiceStats, SessionReceiver, SessionSender, SessionTransport,
+    ShutdownHandle, StreamableHttpService, serve,
 };
 #[cfg(feature = "rate-limit")]
 pub use server::{PeekedBody, RateLimitLayer, RateLimitService};

@@ -15,6 +15,7 @@
 mod body;
 mod checks;
 mod config;
+mod health;
 #[cfg(feature = "rate-limit")]
 mod rate_limit;
 mod serve;
@@ -42,6 +43,7 @@ use tokio_util::task::TaskTracker;
 
 pub use body::HttpBody;
 pub use config::HttpServerConfig;
+pub use health::{Health, LIVENESS_PATH, READINESS_PATH, Readiness};
 #[cfg(feature = "rate-limit")]
 pub use rate_limit::{PeekedBody, RateLimitLayer, RateLimitService};
 pub use serve::{PeerAddr, ServeConfig, serve};
@@ -103,6 +105,8 @@ struct ServiceInner {
     sweeper: AtomicBool,
     /// The stores shared with other servers, if any.
     shared: Option<shared::Shared>,
+    /// Answers `/livez` and `/readyz`.
+    health: Health,
 }
 
 /// What a [`StreamableHttpService`] holds, for metrics and tests.
@@ -185,9 +189,16 @@ impl StreamableHttpService {
         Fut: Future<Output = ()> + Send + 'static,
     {
         let shared = config.shared.clone().map(shared::Shared::new);
+        let draining = CancellationToken::new();
+        let health = Health::new(
+            config.shared.clone(),
+            draining.clone(),
+            config.readiness_reuse,
+        );
         Self {
             inner: Arc::new(ServiceInner {
                 shared,
+                health,
                 config,
                 factory: Arc::new(move |transport| Box::pin(factory(transport))),
                 sessions: Mutex::new(HashMap::new()),
@@ -195,7 +206,7 @@ impl StreamableHttpService {
                 hub: tokio::sync::OnceCell::new(),
                 hub_inbound: Mutex::new(None),
                 tasks: TaskTracker::new(),
-                draining: CancellationToken::new(),
+                draining,
                 sweeper: AtomicBool::new(false),
             }),
         }
@@ -219,6 +230,14 @@ impl StreamableHttpService {
             session.add_stats(&mut stats);
         }
         stats
+    }
+
+    /// The service's liveness and readiness, to answer probes on routes of
+    /// your own when the service is mounted at one path (served whole, it
+    /// answers `/livez` and `/readyz` itself, see
+    /// [`HttpServerConfig::health_probes`]).
+    pub fn health(&self) -> Health {
+        self.inner.health.clone()
     }
 
     /// The handle that shuts this service down.
@@ -383,6 +402,14 @@ impl ServiceInner {
         /// A response known without awaiting anything.
         fn at_once(response: Response<HttpBody>) -> Responding {
             Box::pin(std::future::ready(Ok(response)))
+        }
+        if self.config.health_probes && Health::is_probe(request.method(), request.uri().path()) {
+            let method = request.method().clone();
+            let path = request.uri().path().to_owned();
+            return Box::pin(async move {
+                let answer = self.health.answer(&method, &path).await;
+                Ok(answer.unwrap_or_else(|| plain_status(StatusCode::NOT_FOUND)))
+            });
         }
         if let Err(response) = checks::check_origin(&self.config, request.headers()) {
             return at_once(response);

@@ -14,7 +14,7 @@ use bytes::Bytes;
 use redis::{PushInfo, PushKind, Value};
 use tokio::sync::broadcast;
 
-use super::{RedisConfig, RedisConnection, bounded};
+use super::{RedisConfig, RedisConnection, bounded, ping};
 use crate::Error;
 use crate::store::{MessageBus, StoreFuture};
 
@@ -122,5 +122,9 @@ impl MessageBus for RedisBus {
             }
             Ok(receiver)
         })
+    }
+
+    fn ping(&self) -> StoreFuture<'_, ()> {
+        Box::pin(ping(&self.config, "bus", &self.connection))
     }
 }

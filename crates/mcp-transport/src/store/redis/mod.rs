@@ -174,6 +174,22 @@ impl RedisConfig {
     }
 }
 
+/// `PING` on `connection`, within the configured timeout.
+pub(crate) async fn ping(
+    config: &RedisConfig,
+    store: &'static str,
+    connection: &RedisConnection,
+) -> Result<(), Error> {
+    let mut connection = connection.clone();
+    bounded(
+        config,
+        store,
+        "ping",
+        redis::cmd("PING").query_async::<()>(&mut connection),
+    )
+    .await
+}
+
 /// Runs one Redis operation within [`RedisConfig::timeout`]; its failure
 /// is a typed store error naming `store` and `operation`.
 ///

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use mcp_types::SessionRecord;
 
-use super::{RedisConfig, RedisConnection, bounded};
+use super::{RedisConfig, RedisConnection, bounded, ping};
 use crate::Error;
 use crate::store::{SessionStore, StoreFuture};
 
@@ -132,5 +132,9 @@ impl SessionStore for RedisSessionStore {
             .await?;
             Ok(removed > 0)
         })
+    }
+
+    fn ping(&self) -> StoreFuture<'_, ()> {
+        Box::pin(ping(&self.config, "session", &self.connection))
     }
 }
