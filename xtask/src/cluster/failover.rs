@@ -143,7 +143,13 @@ pub(crate) async fn stream_check<'a>(
     let mut seen = Vec::new();
     let mut last_id = None;
     while seen.len() < KILL_AFTER as usize {
-        match stream.next(EXCHANGE_TIMEOUT).await? {
+        let next = stream.next(EXCHANGE_TIMEOUT).await.map_err(|e| {
+            format!(
+                "{e} on the GET stream on {victim} (ticks so far: {}; last event {last_id:?}; the call on {call_replica})",
+                describe(&seen)
+            )
+        })?;
+        match next {
             Some(event) => record(&event, &mut seen, &mut last_id)?,
             None => return Err(format!("the GET stream on {victim} ended before the kill")),
         }

@@ -221,13 +221,13 @@ pub(crate) async fn replica_cut_from_redis(
         SocketAddr::V4(a) => *a.ip(),
         SocketAddr::V6(_) => return Err("an IPv6 replica".into()),
     };
+    // Straight to the replica, on a session it knows from the store.
+    let mut direct = Session::open(cluster.address, "xtask-cluster-direct").await?;
+    direct.address = victim_address;
     network
         .wire
         .set(&[victim_ip], &addresses(&REDIS_HOSTS), Link::CUT)?;
     let cut = Instant::now();
-    // Straight to the replica, on a session it knows from the store.
-    let mut direct = Session::open(cluster.address, "xtask-cluster-direct").await?;
-    direct.address = victim_address;
     let mut slowest = Duration::ZERO;
     let mut refusals = Vec::new();
     for _ in 0..5 {
@@ -333,8 +333,8 @@ pub(crate) async fn stream_replica_cut_off(
     let mut kept = open_sessions(cluster.address, 3).await?;
     let order = replica_order(cluster);
     let plan = StreamPlan {
-        ticks: 40,
-        call_on_stream_replica: false,
+        ticks: 20,
+        call_on_stream_replica: true,
         disruption_ends_stream: true,
     };
     let hosts: Vec<(String, SocketAddr)> = cluster

@@ -369,6 +369,13 @@ async fn ha_scenario(
 ) -> Result<String, String> {
     network.wire.heal();
     let mut cluster = ha::HaCluster::start(network, program, dir).await?;
+    if let Some(hold) = std::env::var("XTASK_HOLD")
+        .ok()
+        .and_then(|s| s.parse().ok())
+    {
+        eprintln!("holding {hold} s");
+        tokio::time::sleep(Duration::from_secs(hold)).await;
+    }
     let body = async {
         match name {
             "redis-failover" => ha_faults::redis_failover(&mut cluster).await,
