@@ -13,7 +13,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use super::netns::Network;
 use super::process::Process;
 use super::topology::{
-    HealthCheck, ReplicaProgram, haproxy_config, parse_address, redis_ping, replica_name, write_key,
+    HealthCheck, NO_REPLICA_READY, ReplicaProgram, haproxy_config, parse_address, redis_ping,
+    replica_name, write_key,
 };
 
 /// How long each process may take to be ready.
@@ -194,6 +195,22 @@ impl HaCluster {
             .await?;
             sentinels.push(process);
         }
+        // A failover needs sentinels that know the replica and each other
+        // (they learn both from the primary, within seconds).
+        let deadline = tokio::time::Instant::now() + READY_TIMEOUT;
+        for sentinel in addresses(&["s1", "s2", "s3"]) {
+            let address = SocketAddr::from((sentinel, SENTINEL_PORT));
+            while !sentinel_ready(address, address_of("redis2")).await {
+                if tokio::time::Instant::now() >= deadline {
+                    return Err(format!(
+                        "the sentinel at {address} did not learn of the Redis replica and the \
+                         other sentinels within {} s",
+                        READY_TIMEOUT.as_secs()
+                    ));
+                }
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+        }
         let key_file = write_key(dir)?;
         let sentinel_list: Vec<String> = addresses(&["s1", "s2", "s3"])
             .iter()
@@ -230,9 +247,13 @@ impl HaCluster {
         let address = SocketAddr::from((balancer_host.address, BALANCER_PORT));
         let stats_socket = dir.join("haproxy.sock");
         let config = dir.join("haproxy.cfg");
+        let unavailable = dir.join("503.http");
+        std::fs::write(&unavailable, NO_REPLICA_READY)
+            .map_err(|e| format!("cannot write {}: {e}", unavailable.display()))?;
         let health = HealthCheck {
             path: "/readyz",
             stats_socket: &stats_socket,
+            unavailable: &unavailable,
         };
         std::fs::write(&config, haproxy_config(address, &addresses, Some(&health)))
             .map_err(|e| format!("cannot write {}: {e}", config.display()))?;
@@ -400,35 +421,73 @@ async fn wait_for_ping(process: &mut Process, address: SocketAddr) -> Result<(),
 
 /// `SENTINEL get-master-addr-by-name` of the sentinel at `address`.
 async fn sentinel_primary(address: SocketAddr) -> Result<Ipv4Addr, String> {
+    let command = format!("SENTINEL get-master-addr-by-name {SERVICE}");
+    // `*2 $len ip $len port`: five lines.
+    let text = sentinel_text(address, &command, |t| t.matches('\n').count() >= 5).await?;
+    text.lines()
+        .find_map(|l| l.trim().parse::<Ipv4Addr>().ok())
+        .ok_or_else(|| format!("the sentinel at {address} answered {text:?}"))
+}
+
+/// Whether the sentinel at `address` knows the replica `replica` as a
+/// healthy one and both other sentinels: a failover can then happen.
+async fn sentinel_ready(address: SocketAddr, replica: Ipv4Addr) -> bool {
+    let replicas = sentinel_text(address, &format!("SENTINEL replicas {SERVICE}"), |t| {
+        // The field's value (a length line, then the value) has arrived.
+        t.split("master-link-status")
+            .nth(1)
+            .is_some_and(|rest| rest.matches('\n').count() >= 3)
+    })
+    .await
+    .unwrap_or_default();
+    // The values alone, without RESP's length and count lines.
+    let lines: Vec<&str> = replicas
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.starts_with('$') && !l.starts_with('*'))
+        .collect();
+    let known = lines.contains(&replica.to_string().as_str())
+        && lines.windows(2).any(|w| w[0] == "flags" && w[1] == "slave")
+        && lines
+            .windows(2)
+            .any(|w| w[0] == "master-link-status" && w[1] == "ok");
+    let sentinels = sentinel_text(address, &format!("SENTINEL sentinels {SERVICE}"), |t| {
+        t.matches("runid").count() >= 2
+    })
+    .await
+    .unwrap_or_default();
+    known && sentinels.matches("runid").count() >= 2
+}
+
+/// The raw answer of the sentinel at `address` to `command`, read until
+/// `complete` says it is all there (bounded: 1 s, 64 KiB).
+async fn sentinel_text(
+    address: SocketAddr,
+    command: &str,
+    complete: impl Fn(&str) -> bool,
+) -> Result<String, String> {
     let exchange = async {
         let mut stream = tokio::net::TcpStream::connect(address)
             .await
             .map_err(|e| e.to_string())?;
         stream
-            .write_all(format!("SENTINEL get-master-addr-by-name {SERVICE}\r\n").as_bytes())
+            .write_all(format!("{command}\r\n").as_bytes())
             .await
             .map_err(|e| e.to_string())?;
-        let mut answer = vec![0u8; 256];
-        let mut read = 0;
-        // `*2 $len ip $len port`: five lines.
-        while answer[..read].iter().filter(|b| **b == b'\n').count() < 5 {
-            let n = stream
-                .read(&mut answer[read..])
-                .await
-                .map_err(|e| e.to_string())?;
-            if n == 0 || read + n == answer.len() {
-                break;
+        let mut answer = Vec::new();
+        let mut chunk = [0u8; 4096];
+        loop {
+            let n = stream.read(&mut chunk).await.map_err(|e| e.to_string())?;
+            answer.extend_from_slice(&chunk[..n]);
+            let text = String::from_utf8_lossy(&answer).into_owned();
+            if n == 0 || answer.len() > 64 * 1024 || complete(&text) {
+                return Ok(text);
             }
-            read += n;
         }
-        let text = String::from_utf8_lossy(&answer[..read]).into_owned();
-        text.lines()
-            .find_map(|l| l.trim().parse::<Ipv4Addr>().ok())
-            .ok_or_else(|| format!("the sentinel at {address} answered {text:?}"))
     };
     tokio::time::timeout(Duration::from_secs(1), exchange)
         .await
-        .map_err(|_| format!("the sentinel at {address} did not answer in 1 s"))?
+        .map_err(|_| format!("the sentinel at {address} did not answer `{command}` in 1 s"))?
 }
 
 /// The status of each server of the `replicas` backend in HAProxy's

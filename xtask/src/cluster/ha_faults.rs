@@ -24,7 +24,7 @@ use serde_json::json;
 
 use super::client::Session;
 use super::conformance;
-use super::failover::{StreamPlan, stream_check};
+use super::failover::{Disrupted, StreamPlan, stream_check};
 use super::ha::{HaCluster, REDIS_HOSTS, REPLICA_HOSTS, addresses};
 use super::load::{Load, Outcome, Phase, call};
 use super::netns::Network;
@@ -37,11 +37,11 @@ const RECOVERY: Duration = Duration::from_secs(30);
 /// Calls timed for p50/p99.
 const TIMED_CALLS: usize = 100;
 
-fn replica_order(cluster: &HaCluster) -> Vec<String> {
+fn replica_order(cluster: &HaCluster) -> Vec<(String, SocketAddr)> {
     cluster
         .replicas
         .iter()
-        .map(|r| r.process.name().to_owned())
+        .map(|r| (r.process.name().to_owned(), r.address))
         .collect()
 }
 
@@ -83,8 +83,11 @@ pub(crate) async fn redis_failover(cluster: &mut HaCluster) -> Result<String, St
     tokio::time::sleep(Duration::from_secs(1)).await;
     let order = replica_order(cluster);
     let plan = StreamPlan {
-        ticks: 80,
+        ticks: 20,
+        interval_ms: 300,
         call_on_stream_replica: true,
+        call_direct: true,
+        // The balancer may cut it while every replica is unready.
         disruption_ends_stream: false,
     };
     let address = cluster.address;
@@ -120,7 +123,10 @@ pub(crate) async fn redis_failover(cluster: &mut HaCluster) -> Result<String, St
                 load.set_phase(Phase::Back).await;
                 let served = load.recovered(RECOVERY).await? + promoted;
                 *timings = Some((promoted, served));
-                Ok(format!("killed the Redis primary ({host}, {primary})"))
+                Ok(Disrupted {
+                    what: format!("killed the Redis primary ({host}, {primary})"),
+                    outage: Some((killed, killed + served)),
+                })
             })
         })
         .await
@@ -189,12 +195,14 @@ pub(crate) async fn redis_latency(
     }
     let order = replica_order(cluster);
     let plan = StreamPlan {
-        ticks: 30,
-        call_on_stream_replica: false,
+        ticks: 20,
+        interval_ms: 100,
+        call_on_stream_replica: true,
+        call_direct: true,
         disruption_ends_stream: false,
     };
     let stream = stream_check(cluster.address, &order, plan, |_| {
-        Box::pin(async { Ok("the client left its GET stream".to_owned()) })
+        Box::pin(async { Ok("the client left its GET stream".to_owned().into()) })
     })
     .await?;
     sessions_served(&mut kept).await?;
@@ -274,17 +282,19 @@ pub(crate) async fn replica_cut_from_redis(
     }
     let order = replica_order(cluster);
     let plan = StreamPlan {
-        ticks: 30,
-        call_on_stream_replica: false,
+        ticks: 20,
+        interval_ms: 100,
+        call_on_stream_replica: true,
+        call_direct: true,
         disruption_ends_stream: false,
     };
-    let active: Vec<String> = order
+    let active: Vec<(String, SocketAddr)> = order
         .iter()
-        .filter(|n| **n != victim_name)
+        .filter(|(n, _)| *n != victim_name)
         .cloned()
         .collect();
     let stream = stream_check(cluster.address, &active, plan, |_| {
-        Box::pin(async { Ok("the client left its GET stream".to_owned()) })
+        Box::pin(async { Ok("the client left its GET stream".to_owned().into()) })
     })
     .await?;
     network.wire.heal();
@@ -334,7 +344,9 @@ pub(crate) async fn stream_replica_cut_off(
     let order = replica_order(cluster);
     let plan = StreamPlan {
         ticks: 20,
-        call_on_stream_replica: true,
+        interval_ms: 100,
+        call_on_stream_replica: false,
+        call_direct: false,
         disruption_ends_stream: true,
     };
     let hosts: Vec<(String, SocketAddr)> = cluster
@@ -361,7 +373,7 @@ pub(crate) async fn stream_replica_cut_off(
                 .wire
                 .set(&[*address.ip()], &others(*address.ip()), Link::CUT)?;
             *cut_victim = Some(victim.clone());
-            Ok(format!("cut {victim} off from every host"))
+            Ok(format!("cut {victim} off from every host").into())
         })
     })
     .await;

@@ -390,6 +390,13 @@ async fn ha_scenario(
         Ok(outcome) => outcome,
         Err(_) => Err(format!("did not finish within {} s", timeout.as_secs())),
     };
+    if let Some(hold) = std::env::var("XTASK_HOLD_AFTER")
+        .ok()
+        .and_then(|s| s.parse().ok())
+    {
+        eprintln!("holding {hold} s after");
+        tokio::time::sleep(Duration::from_secs(hold)).await;
+    }
     network.wire.heal();
     let outcome = match (outcome, cluster.exited()) {
         (Err(e), Some(exited)) => Err(format!("{e}\n  also: {exited}")),

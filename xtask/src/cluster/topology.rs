@@ -322,7 +322,21 @@ pub(crate) struct HealthCheck<'a> {
     pub(crate) path: &'a str,
     /// HAProxy's admin socket, to read which replicas it takes.
     pub(crate) stats_socket: &'a Path,
+    /// HAProxy's own 503 (no replica ready): an HTTP response file whose
+    /// body is a JSON-RPC error, so clients see a clear error (see
+    /// [`NO_REPLICA_READY`]).
+    pub(crate) unavailable: &'a Path,
 }
+
+/// The response HAProxy sends when no replica is ready (every one's
+/// readiness fails, as while Redis has no primary).
+pub(crate) const NO_REPLICA_READY: &str = "HTTP/1.1 503 Service Unavailable\r
+Content-Type: application/json\r
+Cache-Control: no-store\r
+Connection: close\r
+\r
+{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32603,\"message\":\"Service Unavailable: no replica is ready (their shared stores do not answer); retry shortly\"}}
+";
 
 /// HAProxy's configuration: one HTTP frontend on `bind`, round-robin
 /// over the replicas with no stickiness, and timeouts fit for SSE; with
@@ -378,12 +392,14 @@ backend replicas
                 "    # Readiness (GET {path}: 503 while the shared stores do not
     # answer); a replica taken out has its streams cut, so their clients
     # resume elsewhere with Last-Event-ID.
+    errorfile 503 {unavailable}
     option httpchk
     http-check send meth GET uri {path}
     http-check expect status 200
     timeout check 1500ms
     default-server on-marked-down shutdown-sessions",
-                path = health.path
+                path = health.path,
+                unavailable = health.unavailable.display()
             );
             "check inter 500ms fall 2 rise 2"
         }
@@ -444,10 +460,15 @@ mod tests {
         let health = HealthCheck {
             path: "/readyz",
             stats_socket: socket,
+            unavailable: Path::new("/tmp/503.http"),
         };
         let config = haproxy_config(bind, &replicas, Some(&health));
         assert!(config.contains("http-check send meth GET uri /readyz"));
         assert!(config.contains("on-marked-down shutdown-sessions"));
+        assert!(config.contains("errorfile 503 /tmp/503.http"));
+        let body = NO_REPLICA_READY.split("\r\n\r\n").nth(1).expect("a body");
+        let error: serde_json::Value = serde_json::from_str(body.trim()).expect("JSON");
+        assert!(error.pointer("/error/message").is_some());
         assert!(config.contains("stats socket /tmp/haproxy.sock"));
         assert!(config.contains("server r1 198.18.1.1:3000 check inter 500ms fall 2 rise 2"));
     }
