@@ -13,8 +13,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use super::netns::Network;
 use super::process::Process;
 use super::topology::{
-    HealthCheck, NO_REPLICA_READY, ReplicaProgram, haproxy_config, parse_address, redis_ping,
-    replica_name, write_key,
+    HealthCheck, ReplicaProgram, haproxy_config, parse_address, redis_ping, replica_name,
+    write_balancer_errors, write_key,
 };
 
 /// How long each process may take to be ready.
@@ -247,13 +247,11 @@ impl HaCluster {
         let address = SocketAddr::from((balancer_host.address, BALANCER_PORT));
         let stats_socket = dir.join("haproxy.sock");
         let config = dir.join("haproxy.cfg");
-        let unavailable = dir.join("503.http");
-        std::fs::write(&unavailable, NO_REPLICA_READY)
-            .map_err(|e| format!("cannot write {}: {e}", unavailable.display()))?;
+        write_balancer_errors(dir)?;
         let health = HealthCheck {
             path: "/readyz",
             stats_socket: &stats_socket,
-            unavailable: &unavailable,
+            errors: dir,
         };
         std::fs::write(&config, haproxy_config(address, &addresses, Some(&health)))
             .map_err(|e| format!("cannot write {}: {e}", config.display()))?;

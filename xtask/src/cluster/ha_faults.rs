@@ -208,10 +208,18 @@ pub(crate) async fn redis_latency(
     sessions_served(&mut kept).await?;
     let after = network.wire.counts();
     network.wire.heal();
+    if after.overflow > before.overflow {
+        return Err(format!(
+            "the wire dropped {} packets for lack of room: the emulated network was \
+             overloaded, not just slow",
+            after.overflow - before.overflow
+        ));
+    }
     Ok(format!(
         "a call's p50 {p50:.1} ms, p99 {p99:.1} ms ({base50:.1} / {base99:.1} ms without the \
-         fault); {} packets lost on purpose; {}; {stream}",
+         fault); {} of {} packets lost on purpose; {}; {stream}",
         after.lost - before.lost,
+        after.delivered - before.delivered + after.lost - before.lost,
         suites.join("; ")
     ))
 }
@@ -377,6 +385,7 @@ pub(crate) async fn stream_replica_cut_off(
         })
     })
     .await;
+    let cut = network.wire.counts().cut;
     network.wire.heal();
     let stream = stream?;
     let victim = cut_victim.ok_or("no replica was cut")?;
@@ -389,7 +398,8 @@ pub(crate) async fn stream_replica_cut_off(
     sessions_served(&mut kept).await?;
     same_pids(cluster, &pids)?;
     Ok(format!(
-        "{stream}; {victim} back in the balancer {:.2} s after the healing",
+        "{stream}; {cut} packets dropped by the cut; {victim} back in the balancer {:.2} s \
+         after the healing",
         healed.elapsed().as_secs_f64()
     ))
 }

@@ -369,13 +369,6 @@ async fn ha_scenario(
 ) -> Result<String, String> {
     network.wire.heal();
     let mut cluster = ha::HaCluster::start(network, program, dir).await?;
-    if let Some(hold) = std::env::var("XTASK_HOLD")
-        .ok()
-        .and_then(|s| s.parse().ok())
-    {
-        eprintln!("holding {hold} s");
-        tokio::time::sleep(Duration::from_secs(hold)).await;
-    }
     let body = async {
         match name {
             "redis-failover" => ha_faults::redis_failover(&mut cluster).await,
@@ -390,13 +383,6 @@ async fn ha_scenario(
         Ok(outcome) => outcome,
         Err(_) => Err(format!("did not finish within {} s", timeout.as_secs())),
     };
-    if let Some(hold) = std::env::var("XTASK_HOLD_AFTER")
-        .ok()
-        .and_then(|s| s.parse().ok())
-    {
-        eprintln!("holding {hold} s after");
-        tokio::time::sleep(Duration::from_secs(hold)).await;
-    }
     network.wire.heal();
     let outcome = match (outcome, cluster.exited()) {
         (Err(e), Some(exited)) => Err(format!("{e}\n  also: {exited}")),

@@ -322,21 +322,49 @@ pub(crate) struct HealthCheck<'a> {
     pub(crate) path: &'a str,
     /// HAProxy's admin socket, to read which replicas it takes.
     pub(crate) stats_socket: &'a Path,
-    /// HAProxy's own 503 (no replica ready): an HTTP response file whose
-    /// body is a JSON-RPC error, so clients see a clear error (see
-    /// [`NO_REPLICA_READY`]).
-    pub(crate) unavailable: &'a Path,
+    /// Where HAProxy's own error answers are ([`write_balancer_errors`]).
+    pub(crate) errors: &'a Path,
 }
 
-/// The response HAProxy sends when no replica is ready (every one's
-/// readiness fails, as while Redis has no primary).
-pub(crate) const NO_REPLICA_READY: &str = "HTTP/1.1 503 Service Unavailable\r
-Content-Type: application/json\r
-Cache-Control: no-store\r
-Connection: close\r
-\r
-{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32603,\"message\":\"Service Unavailable: no replica is ready (their shared stores do not answer); retry shortly\"}}
-";
+/// HAProxy's own answers, each an HTTP response whose body is a JSON-RPC
+/// error saying what happened, so clients see a clear error: status,
+/// reason, message.
+const BALANCER_ERRORS: [(u16, &str, &str); 3] = [
+    (
+        502,
+        "Bad Gateway",
+        "Bad Gateway: the replica serving this request failed or was taken out of service during it; retry",
+    ),
+    (
+        503,
+        "Service Unavailable",
+        "Service Unavailable: no replica is ready (their shared stores do not answer); retry shortly",
+    ),
+    (
+        504,
+        "Gateway Timeout",
+        "Gateway Timeout: the replica did not answer in time; retry",
+    ),
+];
+
+/// Writes `{status}.http` for each of HAProxy's own errors into `dir`.
+pub(crate) fn write_balancer_errors(dir: &Path) -> Result<(), String> {
+    for (status, reason, message) in BALANCER_ERRORS {
+        let body = serde_json::json!({
+            "jsonrpc": "2.0",
+            "id": null,
+            "error": {"code": -32603, "message": message}
+        });
+        let response = format!(
+            "HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\n\
+             Cache-Control: no-store\r\nConnection: close\r\n\r\n{body}\n"
+        );
+        let path = dir.join(format!("{status}.http"));
+        std::fs::write(&path, response)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    Ok(())
+}
 
 /// HAProxy's configuration: one HTTP frontend on `bind`, round-robin
 /// over the replicas with no stickiness, and timeouts fit for SSE; with
@@ -392,14 +420,16 @@ backend replicas
                 "    # Readiness (GET {path}: 503 while the shared stores do not
     # answer); a replica taken out has its streams cut, so their clients
     # resume elsewhere with Last-Event-ID.
-    errorfile 503 {unavailable}
+    errorfile 502 {errors}/502.http
+    errorfile 503 {errors}/503.http
+    errorfile 504 {errors}/504.http
     option httpchk
     http-check send meth GET uri {path}
     http-check expect status 200
     timeout check 1500ms
     default-server on-marked-down shutdown-sessions",
                 path = health.path,
-                unavailable = health.unavailable.display()
+                errors = health.errors.display()
             );
             "check inter 500ms fall 2 rise 2"
         }
@@ -460,15 +490,27 @@ mod tests {
         let health = HealthCheck {
             path: "/readyz",
             stats_socket: socket,
-            unavailable: Path::new("/tmp/503.http"),
+            errors: Path::new("/tmp/errors"),
         };
         let config = haproxy_config(bind, &replicas, Some(&health));
         assert!(config.contains("http-check send meth GET uri /readyz"));
         assert!(config.contains("on-marked-down shutdown-sessions"));
-        assert!(config.contains("errorfile 503 /tmp/503.http"));
-        let body = NO_REPLICA_READY.split("\r\n\r\n").nth(1).expect("a body");
-        let error: serde_json::Value = serde_json::from_str(body.trim()).expect("JSON");
-        assert!(error.pointer("/error/message").is_some());
+        assert!(config.contains("errorfile 503 /tmp/errors/503.http"));
+    }
+
+    #[test]
+    fn the_balancers_own_errors_are_json_rpc_errors() {
+        let dir = std::env::temp_dir().join(format!("xtask-errors-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a directory");
+        write_balancer_errors(&dir).expect("written");
+        for status in [502, 503, 504] {
+            let text = std::fs::read_to_string(dir.join(format!("{status}.http"))).expect("a file");
+            assert!(text.starts_with(&format!("HTTP/1.1 {status} ")), "{text}");
+            let body = text.split("\r\n\r\n").nth(1).expect("a body");
+            let error: serde_json::Value = serde_json::from_str(body.trim()).expect("JSON");
+            assert!(error.pointer("/error/message").is_some());
+        }
+        let _ = std::fs::remove_dir_all(&dir);
         assert!(config.contains("stats socket /tmp/haproxy.sock"));
         assert!(config.contains("server r1 198.18.1.1:3000 check inter 500ms fall 2 rise 2"));
     }
