@@ -9,6 +9,8 @@ use mcp_transport::store::{MessageBus, SessionStore, contract};
 
 #[path = "support/redis_server.rs"]
 mod redis_server;
+#[path = "support/shared_contracts.rs"]
+mod shared_contracts;
 use redis_server::RedisServer;
 
 fn config(redis: &RedisServer) -> RedisConfig {
@@ -53,19 +55,7 @@ async fn redis_bus_meets_the_contract() {
 #[tokio::test]
 async fn connect_shares_one_redis_between_handles() {
     let redis = RedisServer::start();
-    let stores = config(&redis)
-        .max_per_stream(64, 1 << 20)
-        .connect()
-        .await
-        .expect("connect");
-    let other = config(&redis)
-        .max_per_stream(64, 1 << 20)
-        .connect()
-        .await
-        .expect("connect");
-    contract::session_store(stores.sessions.clone(), other.sessions.clone()).await;
-    contract::message_bus(stores.bus.clone(), other.bus.clone()).await;
-    contract::event_store(stores.events.clone(), other.events.clone(), 64).await;
+    shared_contracts::two_connections_meet_the_contracts(config(&redis)).await;
 }
 
 #[tokio::test]

@@ -6,7 +6,6 @@
 //! without being rebuilt: the session saved before is still there and the
 //! bus's subscription carries messages again.
 
-use std::net::TcpStream;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
@@ -14,8 +13,14 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use mcp_transport::store::redis::{RedisBus, RedisConfig, RedisSessionStore};
-use mcp_transport::store::{MessageBus, SessionStore, contract};
+use mcp_transport::store::{MessageBus, SessionStore};
 use mcp_types::{ClientCapabilities, Implementation, InitializeRequestParams, SessionRecord};
+
+#[path = "support/redis_server.rs"]
+#[allow(dead_code)]
+mod redis_server;
+#[path = "support/shared_contracts.rs"]
+mod shared_contracts;
 
 /// The service name the sentinel watches.
 const SERVICE: &str = "contract";
@@ -56,14 +61,7 @@ fn start(program: &str, args: &[String], package: &str) -> Node {
             panic!("could not start {program} ({e}); install it: apt-get install {package}")
         });
     let node = Node { child, port };
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            Instant::now() < deadline,
-            "{program} did not listen on 127.0.0.1:{port} within 10 s"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    redis_server::wait_for_port(port, program);
     node
 }
 
@@ -180,19 +178,7 @@ fn config(deployment: &Deployment) -> RedisConfig {
 #[tokio::test]
 async fn sentinel_stores_meet_the_contracts() {
     let deployment = Deployment::start();
-    let stores = config(&deployment)
-        .max_per_stream(64, 1 << 20)
-        .connect()
-        .await
-        .expect("connect");
-    let other = config(&deployment)
-        .max_per_stream(64, 1 << 20)
-        .connect()
-        .await
-        .expect("connect");
-    contract::session_store(stores.sessions.clone(), other.sessions.clone()).await;
-    contract::message_bus(stores.bus.clone(), other.bus.clone()).await;
-    contract::event_store(stores.events.clone(), other.events.clone(), 64).await;
+    shared_contracts::two_connections_meet_the_contracts(config(&deployment)).await;
 }
 
 #[tokio::test]

@@ -11,7 +11,7 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use super::netns::Network;
-use super::process::Process;
+use super::process::{Process, first_exited};
 use super::topology::{
     HealthCheck, ReplicaProgram, haproxy_config, parse_address, redis_ping, replica_name,
     write_balancer_errors, write_key,
@@ -367,17 +367,7 @@ impl HaCluster {
     pub(crate) fn exited(&mut self) -> Option<String> {
         let balancer = std::iter::once(&mut self.balancer);
         let replicas = self.replicas.iter_mut().map(|r| &mut r.process);
-        for process in balancer.chain(replicas) {
-            if !process.was_killed() && !process.is_running() {
-                return Some(format!(
-                    "{} (pid {}) exited; its log ends with:\n{}",
-                    process.name(),
-                    process.pid(),
-                    process.log_tail()
-                ));
-            }
-        }
-        None
+        first_exited(balancer.chain(replicas))
     }
 
     /// Stops every process by its PID.

@@ -149,6 +149,25 @@ pub(crate) async fn redis_failover(cluster: &mut HaCluster) -> Result<String, St
     ))
 }
 
+/// The stream check with the client leaving its GET stream itself and
+/// resuming it through the balancer, under whatever fault is on.
+async fn client_resumes(
+    address: SocketAddr,
+    replicas: &[(String, SocketAddr)],
+) -> Result<String, String> {
+    let plan = StreamPlan {
+        ticks: 20,
+        interval_ms: 100,
+        call_on_stream_replica: true,
+        call_direct: true,
+        disruption_ends_stream: false,
+    };
+    stream_check(address, replicas, plan, |_| {
+        Box::pin(async { Ok("the client left its GET stream".to_owned().into()) })
+    })
+    .await
+}
+
 /// `TIMED_CALLS` calls on one session: p50 and p99 in ms.
 async fn latency(address: SocketAddr) -> Result<(f64, f64), String> {
     let mut session = Session::open(address, "xtask-cluster-latency").await?;
@@ -194,17 +213,7 @@ pub(crate) async fn redis_latency(
         ));
     }
     let order = replica_order(cluster);
-    let plan = StreamPlan {
-        ticks: 20,
-        interval_ms: 100,
-        call_on_stream_replica: true,
-        call_direct: true,
-        disruption_ends_stream: false,
-    };
-    let stream = stream_check(cluster.address, &order, plan, |_| {
-        Box::pin(async { Ok("the client left its GET stream".to_owned().into()) })
-    })
-    .await?;
+    let stream = client_resumes(cluster.address, &order).await?;
     sessions_served(&mut kept).await?;
     let after = network.wire.counts();
     network.wire.heal();
@@ -289,22 +298,12 @@ pub(crate) async fn replica_cut_from_redis(
         response.answer(id).await?;
     }
     let order = replica_order(cluster);
-    let plan = StreamPlan {
-        ticks: 20,
-        interval_ms: 100,
-        call_on_stream_replica: true,
-        call_direct: true,
-        disruption_ends_stream: false,
-    };
     let active: Vec<(String, SocketAddr)> = order
         .iter()
         .filter(|(n, _)| *n != victim_name)
         .cloned()
         .collect();
-    let stream = stream_check(cluster.address, &active, plan, |_| {
-        Box::pin(async { Ok("the client left its GET stream".to_owned().into()) })
-    })
-    .await?;
+    let stream = client_resumes(cluster.address, &active).await?;
     network.wire.heal();
     let healed = Instant::now();
     cluster
@@ -357,11 +356,7 @@ pub(crate) async fn stream_replica_cut_off(
         call_direct: false,
         disruption_ends_stream: true,
     };
-    let hosts: Vec<(String, SocketAddr)> = cluster
-        .replicas
-        .iter()
-        .map(|r| (r.process.name().to_owned(), r.address))
-        .collect();
+    let hosts = replica_order(cluster);
     let others = |victim: std::net::Ipv4Addr| -> Vec<std::net::Ipv4Addr> {
         super::ha::HOSTS
             .iter()
@@ -370,6 +365,7 @@ pub(crate) async fn stream_replica_cut_off(
             .collect()
     };
     let mut cut_victim = None;
+    let before = network.wire.counts().cut;
     let stream = stream_check(cluster.address, &order, plan, |victim| {
         let address = hosts.iter().find(|(n, _)| *n == victim).map(|(_, a)| *a);
         let cut_victim = &mut cut_victim;
@@ -385,7 +381,7 @@ pub(crate) async fn stream_replica_cut_off(
         })
     })
     .await;
-    let cut = network.wire.counts().cut;
+    let cut = network.wire.counts().cut - before;
     network.wire.heal();
     let stream = stream?;
     let victim = cut_victim.ok_or("no replica was cut")?;

@@ -384,15 +384,8 @@ async fn ha_scenario(
         Err(_) => Err(format!("did not finish within {} s", timeout.as_secs())),
     };
     network.wire.heal();
-    let outcome = match (outcome, cluster.exited()) {
-        (Err(e), Some(exited)) => Err(format!("{e}\n  also: {exited}")),
-        (outcome, _) => outcome,
-    };
-    let stopped = cluster.stop().await;
-    match (outcome, stopped) {
-        (Ok(detail), Err(e)) => Err(format!("{detail}; but stopping the cluster failed: {e}")),
-        (outcome, _) => outcome,
-    }
+    let exited = cluster.exited();
+    settle(outcome, exited, cluster.stop().await)
 }
 
 type Boxed<'a> = std::pin::Pin<Box<dyn Future<Output = Result<String, String>> + Send + 'a>>;
@@ -408,12 +401,22 @@ async fn scenario(
         Ok(outcome) => outcome,
         Err(_) => Err(format!("did not finish within {} s", timeout.as_secs())),
     };
-    // A replica that died by itself is worth knowing whatever the outcome.
-    let outcome = match (outcome, cluster.exited()) {
+    let exited = cluster.exited();
+    settle(outcome, exited, cluster.stop().await)
+}
+
+/// A scenario's outcome with what else went wrong: a replica that died by
+/// itself (worth knowing whatever the outcome), a cluster that would not
+/// stop.
+fn settle(
+    outcome: Result<String, String>,
+    exited: Option<String>,
+    stopped: Result<(), String>,
+) -> Result<String, String> {
+    let outcome = match (outcome, exited) {
         (Err(e), Some(exited)) => Err(format!("{e}\n  also: {exited}")),
         (outcome, _) => outcome,
     };
-    let stopped = cluster.stop().await;
     match (outcome, stopped) {
         (Ok(detail), Err(e)) => Err(format!("{detail}; but stopping the cluster failed: {e}")),
         (outcome, _) => outcome,

@@ -149,6 +149,23 @@ impl Process {
     }
 }
 
+/// The first of `processes` that exited by itself (not by
+/// [`Process::kill`]), with its log, for an error message.
+pub(crate) fn first_exited<'a>(
+    processes: impl IntoIterator<Item = &'a mut Process>,
+) -> Option<String> {
+    processes.into_iter().find_map(|process| {
+        (!process.was_killed() && !process.is_running()).then(|| {
+            format!(
+                "{} (pid {}) exited; its log ends with:\n{}",
+                process.name(),
+                process.pid(),
+                process.log_tail()
+            )
+        })
+    })
+}
+
 /// The last `lines` lines of the file at `path`.
 pub(crate) fn log_tail(path: &Path, lines: usize) -> String {
     let text = std::fs::read_to_string(path).unwrap_or_default();

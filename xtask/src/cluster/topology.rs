@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use super::process::{Process, free_port};
+use super::process::{Process, first_exited, free_port};
 
 /// How long each process may take to be ready.
 const READY_TIMEOUT: Duration = Duration::from_secs(20);
@@ -247,17 +247,7 @@ impl Cluster {
     pub(crate) fn exited(&mut self) -> Option<String> {
         let balancer = std::iter::once(&mut self.balancer);
         let replicas = self.replicas.iter_mut().map(|r| &mut r.process);
-        for process in balancer.chain(replicas) {
-            if !process.was_killed() && !process.is_running() {
-                return Some(format!(
-                    "{} (pid {}) exited; its log ends with:\n{}",
-                    process.name(),
-                    process.pid(),
-                    process.log_tail()
-                ));
-            }
-        }
-        None
+        first_exited(balancer.chain(replicas))
     }
 
     /// Stops every process by its PID: the balancer, the replicas, redis.
