@@ -1,7 +1,7 @@
 //! The namespace mode's scenarios, each on a fresh [`HaCluster`], each
-//! with the Last-Event-ID check of [`failover::stream_check`] under its
-//! fault (every tick once, in order) and the sessions opened before the
-//! fault served after it:
+//! with the Last-Event-ID check of [`stream_check`] under its fault (every
+//! tick once, in order) and the sessions opened before the fault served
+//! after it:
 //!
 //! 1. `redis-failover`: the Redis primary is killed (SIGKILL) under load;
 //!    the sentinels promote the replica; calls fail clearly meanwhile and

@@ -486,6 +486,8 @@ mod tests {
         assert!(config.contains("http-check send meth GET uri /readyz"));
         assert!(config.contains("on-marked-down shutdown-sessions"));
         assert!(config.contains("errorfile 503 /tmp/errors/503.http"));
+        assert!(config.contains("stats socket /tmp/haproxy.sock"));
+        assert!(config.contains("server r1 198.18.1.1:3000 check inter 500ms fall 2 rise 2"));
     }
 
     #[test]
@@ -501,7 +503,5 @@ mod tests {
             assert!(error.pointer("/error/message").is_some());
         }
         let _ = std::fs::remove_dir_all(&dir);
-        assert!(config.contains("stats socket /tmp/haproxy.sock"));
-        assert!(config.contains("server r1 198.18.1.1:3000 check inter 500ms fall 2 rise 2"));
     }
 }

@@ -37,9 +37,11 @@ pub enum Readiness {
 }
 
 /// The health of one [`StreamableHttpService`](super::StreamableHttpService)
-/// (from its [`health`](super::StreamableHttpService::health)): give it to
-/// [`ServeConfig::health`](super::ServeConfig::health), or answer your own
-/// probe routes with [`readiness`](Self::readiness). Cheap to clone.
+/// (from its [`health`](super::StreamableHttpService::health)). The service
+/// answers `/livez` and `/readyz` itself when served whole (see
+/// [`HttpServerConfig::health_probes`](super::HttpServerConfig::health_probes));
+/// mounted at one path, answer your own probe routes with
+/// [`answer`](Self::answer) or [`readiness`](Self::readiness). Cheap to clone.
 #[derive(Clone)]
 pub struct Health {
     inner: Arc<Inner>,
