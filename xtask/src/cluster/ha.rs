@@ -266,16 +266,7 @@ impl HaCluster {
             ],
             &dir.join("haproxy.log"),
         )?;
-        let deadline = tokio::time::Instant::now() + READY_TIMEOUT;
-        while tokio::net::TcpStream::connect(address).await.is_err() {
-            if !balancer.is_running() || tokio::time::Instant::now() >= deadline {
-                return Err(format!(
-                    "haproxy did not listen on {address}; its log ends with:\n{}",
-                    balancer.log_tail()
-                ));
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        balancer.wait_for_listen(address, READY_TIMEOUT).await?;
         let mut cluster = Self {
             redis,
             sentinels,

@@ -177,11 +177,7 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<(), String> {
     if options.netns {
         return run_netns(&options, &program, &dir, &suite);
     }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start the tokio runtime: {e}"))?;
+    let runtime = runtime()?;
     let started = Instant::now();
     let outcome = runtime.block_on(async {
         tokio::select! {
@@ -193,6 +189,15 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<(), String> {
     // processes were killed on drop.
     drop(runtime);
     summarize(outcome?, started, &dir)
+}
+
+/// The harness's runtime: two workers, like the CI machine's cores.
+fn runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the tokio runtime: {e}"))
 }
 
 /// Prints the count of passed scenarios; `Err` names the failed ones.
@@ -287,11 +292,7 @@ fn run_netns(
     // This process is the client host: its sockets (and the conformance
     // suite it starts) live in that namespace from here on.
     network.enter("client")?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start the tokio runtime: {e}"))?;
+    let runtime = runtime()?;
     let started = Instant::now();
     let outcome = runtime.block_on(async {
         tokio::select! {

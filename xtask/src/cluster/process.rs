@@ -116,6 +116,27 @@ impl Process {
         }
     }
 
+    /// Waits until `address` accepts a connection (the process listens),
+    /// failing when the process exits first or `timeout` passes.
+    pub(crate) async fn wait_for_listen(
+        &mut self,
+        address: std::net::SocketAddr,
+        timeout: Duration,
+    ) -> Result<(), String> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        while tokio::net::TcpStream::connect(address).await.is_err() {
+            if !self.is_running() || tokio::time::Instant::now() >= deadline {
+                return Err(format!(
+                    "{} did not listen on {address}; its log ends with:\n{}",
+                    self.name,
+                    self.log_tail()
+                ));
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        Ok(())
+    }
+
     /// Whether [`kill`](Self::kill) ended it.
     pub(crate) fn was_killed(&self) -> bool {
         self.killed
