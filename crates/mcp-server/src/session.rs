@@ -67,6 +67,18 @@ impl SessionState {
         self.initialized.send_replace(true);
     }
 
+    /// A request other than `ping` arrived after `initialize`: the client
+    /// sent `notifications/initialized` first. A shared session takes it
+    /// as such, since that notification may have reached another server
+    /// (the one that minted the session would otherwise never forward it
+    /// list changes and resource updates).
+    pub(crate) fn request_after_initialize(&self) {
+        #[cfg(feature = "http")]
+        if self.shared.get().is_some() && !*self.initialized.borrow() {
+            self.mark_initialized();
+        }
+    }
+
     /// Resolves once the client sent `notifications/initialized`.
     pub(crate) async fn initialized(&self) {
         let mut initialized = self.initialized.subscribe();

@@ -99,6 +99,14 @@ impl Runner {
             record_span(revision);
         }
         let era = Era::Handshake;
+        if revision.is_some()
+            && !matches!(
+                *parsed,
+                ClientRequest::Initialize(_) | ClientRequest::Ping(_)
+            )
+        {
+            self.state.request_after_initialize();
+        }
         match *parsed {
             ClientRequest::Initialize(params) => {
                 let result = self.initialize(params);

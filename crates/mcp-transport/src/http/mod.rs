@@ -55,8 +55,8 @@ pub use legacy::{LegacySseClient, LegacySseReceiver, LegacySseSender};
 pub use server::fuzzing;
 #[cfg(feature = "http-server")]
 pub use server::{
-    HttpBody, HttpServerConfig, Opening, PeerAddr, Responding, ServeConfig, ServiceStats,
-    ShutdownHandle, StreamableHttpService, serve,
+    Health, HttpBody, HttpServerConfig, LIVENESS_PATH, Opening, PeerAddr, READINESS_PATH,
+    Readiness, Responding, ServeConfig, ServiceStats, ShutdownHandle, StreamableHttpService, serve,
 };
 #[cfg(feature = "rate-limit")]
 pub use server::{PeekedBody, RateLimitLayer, RateLimitService};

@@ -18,6 +18,7 @@ mod config;
 // Entry points for `fuzz/` only: not API (see the module).
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
+mod health;
 mod opening;
 #[cfg(feature = "rate-limit")]
 mod rate_limit;
@@ -44,6 +45,7 @@ use tokio_util::task::TaskTracker;
 
 pub use body::HttpBody;
 pub use config::HttpServerConfig;
+pub use health::{Health, LIVENESS_PATH, READINESS_PATH, Readiness};
 pub use opening::Opening;
 #[cfg(feature = "rate-limit")]
 pub use rate_limit::{PeekedBody, RateLimitLayer, RateLimitService};
@@ -100,6 +102,8 @@ struct ServiceInner {
     sweeper: AtomicBool,
     /// The stores shared with other servers, if any.
     shared: Option<shared::Shared>,
+    /// Answers `/livez` and `/readyz`.
+    health: Health,
 }
 
 /// What a [`StreamableHttpService`] holds, for metrics and tests.
@@ -180,16 +184,23 @@ impl StreamableHttpService {
         F: Fn(Opening) -> Dispatcher + Send + Sync + 'static,
     {
         let shared = config.shared.clone().map(shared::Shared::new);
+        let draining = CancellationToken::new();
+        let health = Health::new(
+            config.shared.clone(),
+            draining.clone(),
+            config.readiness_reuse,
+        );
         Self {
             inner: Arc::new(ServiceInner {
                 shared,
+                health,
                 config,
                 factory: Arc::new(factory),
                 sessions: Mutex::new(HashMap::new()),
                 exchanges: Arc::default(),
                 stateless: std::sync::OnceLock::new(),
                 tasks: TaskTracker::new(),
-                draining: CancellationToken::new(),
+                draining,
                 sweeper: AtomicBool::new(false),
             }),
         }
@@ -213,6 +224,14 @@ impl StreamableHttpService {
             session.add_stats(&mut stats);
         }
         stats
+    }
+
+    /// The service's liveness and readiness, to answer probes on routes of
+    /// your own when the service is mounted at one path (served whole, it
+    /// answers `/livez` and `/readyz` itself, see
+    /// [`HttpServerConfig::health_probes`]).
+    pub fn health(&self) -> Health {
+        self.inner.health.clone()
     }
 
     /// The handle that shuts this service down.
@@ -361,6 +380,14 @@ impl ServiceInner {
         /// A response known without awaiting anything.
         fn at_once(response: Response<HttpBody>) -> Responding {
             Box::pin(std::future::ready(Ok(response)))
+        }
+        if self.config.health_probes && Health::is_probe(request.method(), request.uri().path()) {
+            let method = request.method().clone();
+            let path = request.uri().path().to_owned();
+            return Box::pin(async move {
+                let answer = self.health.answer(&method, &path).await;
+                Ok(answer.unwrap_or_else(|| plain_status(StatusCode::NOT_FOUND)))
+            });
         }
         if let Err(response) = checks::check_origin(&self.config, request.headers()) {
             return at_once(response);
