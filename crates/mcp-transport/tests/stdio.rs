@@ -318,3 +318,30 @@ async fn stderr_lines_reach_the_chosen_sink() {
         .expect("in time")
         .expect("reaped");
 }
+
+/// A line over the limit is reported with the id its first bytes hold
+/// however the peer's bytes are cut into reads: here one byte at a time,
+/// the id well past the limit (found by the `line_framing` fuzz target).
+#[tokio::test]
+async fn an_overlong_line_keeps_its_id_however_its_bytes_arrive() {
+    use mcp_core::{Inbound, Transport, TransportReceiver};
+    let line = br#"{"jsonrpc":"2.0","method":"x","params":{},"id":77}"#;
+    for read_size in [1, 7, line.len() + 1] {
+        let (reader_end, mut writer_end) = tokio::io::duplex(read_size);
+        let transport = LineTransport::with_max_line(reader_end, tokio::io::sink(), 16);
+        let (_sender, mut receiver) = transport.split();
+        let writing = tokio::spawn(async move {
+            writer_end.write_all(line).await.expect("written");
+            writer_end.write_all(b"\n").await.expect("written");
+        });
+        match timeout(LIMIT, receiver.recv()).await.expect("in time") {
+            Some(Inbound::TooLarge { id, .. }) => assert_eq!(
+                id,
+                Some(mcp_types::RequestId::Number(77)),
+                "reads of {read_size} bytes"
+            ),
+            other => panic!("reads of {read_size} bytes: {other:?}"),
+        }
+        writing.await.expect("the writer ends");
+    }
+}

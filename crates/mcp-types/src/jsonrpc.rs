@@ -780,8 +780,12 @@ impl JsonRpcMessage {
                     n.method.len() * ESCAPE + n.params.as_ref().map_or(0, |p| p.get().len())
                 }
                 JsonRpcMessage::Response(r) => id(Some(&r.id)) + r.result.get().len(),
-                // Rare and small: a regrowth does not matter here.
-                JsonRpcMessage::Error(e) => id(e.id.as_ref()) + e.error.message.len() + 64,
+                JsonRpcMessage::Error(e) => {
+                    id(e.id.as_ref())
+                        + 64
+                        + e.error.message.len() * ESCAPE
+                        + e.error.data.as_ref().map_or(0, value_len_bound)
+                }
             }
     }
 
@@ -1015,9 +1019,45 @@ impl Fields {
     }
 }
 
+/// At least the length of `value` encoded compactly: every string byte
+/// counted at its longest escape, every number at the longest a finite
+/// `f64` or 64-bit integer prints. An error's `data` is the one part of a
+/// message held as a parsed [`Value`] rather than raw text.
+fn value_len_bound(value: &Value) -> usize {
+    /// `-1.7976931348623157e308`, `-9223372036854775808` and a margin.
+    const NUMBER: usize = 32;
+    /// The longest escape of one byte (`\u001f`).
+    const ESCAPE: usize = 6;
+    match value {
+        Value::Null | Value::Bool(_) => 5,
+        Value::Number(_) => NUMBER,
+        Value::String(s) => s.len() * ESCAPE + 2,
+        Value::Array(items) => 2 + items.iter().map(|v| value_len_bound(v) + 1).sum::<usize>(),
+        Value::Object(map) => {
+            2 + map
+                .iter()
+                .map(|(k, v)| k.len() * ESCAPE + 4 + value_len_bound(v))
+                .sum::<usize>()
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Found by the `jsonrpc_message` fuzz target: an error's `data` (a long
+    /// key here) and a message full of escapes once went uncounted.
+    #[test]
+    fn encoded_len_bound_covers_error_data_and_escapes() {
+        let key = "8".repeat(200);
+        let line = format!(
+            r#"{{"jsonrpc":"2.0","id":3,"error":{{"code":-32601,"message":"\u0001\u0001\u0001","data":{{"{key}":["x",1.5e300,null,{{"a":true}}]}}}}}}"#
+        );
+        let message = JsonRpcMessage::from_slice(line.as_bytes()).unwrap();
+        let encoded = message.to_vec().unwrap();
+        assert!(encoded.len() < message.encoded_len_bound());
+    }
 
     fn decode(text: &str) -> Result<JsonRpcMessage, DecodeError> {
         JsonRpcMessage::from_str(text)
