@@ -15,7 +15,8 @@
 use http::{HeaderMap, HeaderName, HeaderValue};
 use libfuzzer_sys::fuzz_target;
 use mcp_transport::http::HttpServerConfig;
-use mcp_transport::http::fuzzing::{check_headers, validate_stateless};
+use mcp_transport::http::fuzzing::{check_headers, read_envelope};
+use mcp_types::envelope::Envelope;
 use mcp_types::{JsonRpcMessage, Revision};
 
 fuzz_target!(|data: &[u8]| {
@@ -63,7 +64,11 @@ fuzz_target!(|data: &[u8]| {
     let Ok(JsonRpcMessage::Request(request)) = JsonRpcMessage::from_slice(body) else {
         return;
     };
-    if validate_stateless(&request, &headers).is_ok() {
+    let envelope = read_envelope(&request, &headers);
+    if envelope == Ok(Envelope::Handshake) {
+        assert_eq!(verdicts.era, "handshake", "{verdicts:?}");
+    }
+    if let Ok(Envelope::Stateless(_)) = envelope {
         let header = headers
             .get("mcp-protocol-version")
             .and_then(|v| v.to_str().ok())

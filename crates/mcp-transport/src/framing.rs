@@ -89,7 +89,10 @@ impl<R: AsyncRead + Unpin + Send + 'static> LineReceiver<R> {
             return None;
         }
         let inbound = match JsonRpcMessage::from_slice(&line) {
-            Ok(message) => Inbound::Message(message, TransportContext::default()),
+            Ok(message) => {
+                let context = TransportContext::of_message(&message);
+                Inbound::Message(message, context)
+            }
             Err(error) => Inbound::Malformed(error),
         };
         // Keep the allocation for the next line unless it was huge.

@@ -10,6 +10,7 @@ mod completion;
 mod content;
 mod dispatch;
 mod elicitation;
+pub mod envelope;
 mod error_code;
 mod errors;
 pub mod extension;

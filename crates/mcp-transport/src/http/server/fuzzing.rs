@@ -10,7 +10,9 @@ use http::HeaderMap;
 use mcp_types::{ErrorObject, JsonRpcRequest};
 
 use super::HttpServerConfig;
-use super::checks::{self, Era};
+use mcp_types::Era;
+
+use super::checks;
 use crate::http::sse;
 
 /// What the header checks made of one request's headers.
@@ -36,23 +38,24 @@ pub fn check_headers(config: &HttpServerConfig, headers: &HeaderMap) -> HeaderVe
         post_media_ok: checks::check_post_media(headers).is_ok(),
         accepts_sse: checks::accepts(headers, "text/event-stream"),
         era: match checks::era(headers) {
-            Era::Handshake => "handshake",
-            Era::Stateless => "stateless",
-            Era::Unknown => "unknown",
+            Some(Era::Handshake) => "handshake",
+            Some(Era::Stateless) => "stateless",
+            None => "unknown",
         },
         protocol_version_ok: checks::check_protocol_version(headers).is_ok(),
     }
 }
 
-/// The stateless validation ladder of a request and its headers.
+/// A POST's envelope read with its headers, as the service reads it: the
+/// era, and for a stateless request the validation ladder.
 ///
 /// # Errors
 /// The JSON-RPC error the service answers with.
-pub fn validate_stateless(
+pub fn read_envelope(
     request: &JsonRpcRequest,
     headers: &HeaderMap,
-) -> Result<(), ErrorObject> {
-    checks::validate_stateless(request, headers)
+) -> Result<mcp_types::envelope::Envelope, ErrorObject> {
+    checks::read_envelope(request, headers)
 }
 
 /// The client's incremental `text/event-stream` decoder.

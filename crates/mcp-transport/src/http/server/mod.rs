@@ -52,7 +52,8 @@ pub use rate_limit::{PeekedBody, RateLimitLayer, RateLimitService};
 pub use serve::{PeerAddr, ServeConfig, serve};
 
 use body::{jsonrpc_error, jsonrpc_error_with_id, method_not_allowed, plain_status, read_body};
-use checks::{Era, header_str};
+use checks::header_str;
+use mcp_types::Era;
 use session::Session;
 use stateless::Exchanges;
 
@@ -395,7 +396,9 @@ impl ServiceInner {
         match *request.method() {
             Method::POST => Box::pin(async move { Ok(self.post(request).await) }),
             // The stateless era has no GET stream and no sessions to delete.
-            Method::GET | Method::DELETE if checks::era(request.headers()) == Era::Stateless => {
+            Method::GET | Method::DELETE
+                if checks::era(request.headers()) == Some(Era::Stateless) =>
+            {
                 at_once(method_not_allowed("POST"))
             }
             Method::GET => {
@@ -423,7 +426,7 @@ impl ServiceInner {
         }
         let era = checks::era(&headers);
         let in_session = header_str(&headers, &checks::SESSION_ID).is_some();
-        if era == Era::Unknown && in_session {
+        if era.is_none() && in_session {
             // A session speaks a handshake version; an unknown one is not
             // a stateless request.
             if let Err(response) = checks::check_protocol_version(&headers) {
@@ -450,7 +453,7 @@ impl ServiceInner {
                 "an empty batch is not a valid request",
             );
         }
-        if era != Era::Handshake {
+        if era != Some(Era::Handshake) {
             // Only a stateless request carries it (a session's requests
             // share their session).
             let principal = principal_of(&parts.extensions);

@@ -691,6 +691,9 @@ impl Session {
         let mut context = TransportContext::with_headers(headers.clone());
         context.session_id = Some(self.id.clone());
         context.stream = stream;
+        // A session's requests are of the handshake era, whatever `_meta`
+        // says: the version header decided it at the edge.
+        context.envelope = Some(Ok(mcp_types::envelope::Envelope::Handshake));
         context
     }
 

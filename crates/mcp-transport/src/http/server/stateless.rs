@@ -31,7 +31,7 @@ use tokio::sync::{mpsc, oneshot};
 use super::body::{
     HttpBody, json_response, jsonrpc_error, jsonrpc_error_with_id, plain_status, sse_response,
 };
-use super::checks::{stateless_status, status_for, validate_stateless};
+use super::checks::{read_envelope, stateless_status, status_for};
 use super::{ServiceInner, to_headers};
 use crate::http::sse::encode_event;
 
@@ -262,9 +262,12 @@ pub(super) async fn exchange(
             );
         }
     };
-    if let Err(error) = validate_stateless(&request, headers) {
-        return jsonrpc_error_with_id(status_for(error.code), Some(request.id), error);
-    }
+    let envelope = match read_envelope(&request, headers) {
+        Ok(envelope) => envelope,
+        Err(error) => {
+            return jsonrpc_error_with_id(status_for(error.code), Some(request.id), error);
+        }
+    };
     let dispatcher = service.stateless_dispatcher();
     let (first_tx, mut first_rx) = oneshot::channel();
     let exchange = Arc::new(Exchange {
@@ -291,6 +294,7 @@ pub(super) async fn exchange(
     let mut context = TransportContext::with_headers(to_headers(headers));
     // `requestState` is bound to it (2026-07-28 input-required results).
     context.principal = principal;
+    context.envelope = Some(Ok(envelope));
     let outlet: Arc<dyn Outlet> = exchange.clone();
     let run = dispatcher.call(request, context, Some(outlet));
     let _ = exchange.cancel.set(run.cancel);
