@@ -9,6 +9,10 @@
 //! ```
 //!
 //! `--port 0` picks a free port (the address is printed on stderr);
+//! `--bind IP` listens on that address instead of 127.0.0.1 (a replica in
+//! a network namespace) and `--allowed-host NAME` (repeatable) adds a
+//! `Host` the endpoint accepts besides localhost (the balancer's address);
+//! `GET /livez` and `GET /readyz` answer health probes;
 //! `--key-file PATH` seals `requestState` with the secret in that file, so
 //! replicas behind a load balancer accept each other's state; `--redis URL`
 //! shares sessions, SSE events, list changes and tasks with every replica
@@ -877,6 +881,8 @@ fn task_tool(name: &str, description: &str, support: TaskSupport) -> Tool {
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut port = 3001u16;
+    let mut bind = std::net::IpAddr::from([127, 0, 0, 1]);
+    let mut hosts: Vec<String> = vec!["localhost".into(), "127.0.0.1".into(), "[::1]".into()];
     let mut key = None;
     let mut redis = None;
     let mut args = std::env::args().skip(1);
@@ -889,6 +895,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                     .parse()
                     .map_err(|e| format!("--port: {e}"))?;
             }
+            "--bind" => {
+                bind = args
+                    .next()
+                    .ok_or("--bind needs an IP address")?
+                    .parse()
+                    .map_err(|e| format!("--bind: {e}"))?;
+            }
+            "--allowed-host" => hosts.push(args.next().ok_or("--allowed-host needs a name")?),
             "--key-file" => {
                 let path = args.next().ok_or("--key-file needs a path")?;
                 key = Some(mcp_examples::read_secret(&path)?);
@@ -900,14 +914,16 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
             other => {
                 return Err(format!(
-                    "unknown argument `{other}`; usage: everything-server [--port PORT] [--key-file PATH] [--redis URL] [--otlp URL]"
+                    "unknown argument `{other}`; usage: everything-server [--port PORT] [--bind IP] [--allowed-host NAME]... [--key-file PATH] [--redis URL] [--otlp URL]"
                 )
                 .into());
             }
         }
     }
     let telemetry = mcp_examples::telemetry("everything-server")?;
-    let mut config = HttpServerConfig::new().retry(Duration::from_millis(500));
+    let mut config = HttpServerConfig::new()
+        .retry(Duration::from_millis(500))
+        .allowed_hosts(hosts);
     let mut tasks = TasksConfig::new().poll_interval(Duration::from_millis(200));
     if let Some(url) = redis {
         let shared = mcp_examples::redis_stores(&url).await?;
@@ -919,7 +935,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         builder = builder.request_state_key(key);
     }
     let server = builder.build()?;
-    let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
+    let listener = tokio::net::TcpListener::bind((bind, port)).await?;
     eprintln!("everything-server: http://{}/mcp", listener.local_addr()?);
     server
         .serve_http(listener, config, mcp_server::shutdown_signal())

@@ -32,3 +32,5 @@ mod deployment {}
 mod cli {}
 #[doc = include_str!("../docs/guide/extensions.md")]
 mod extensions {}
+#[doc = include_str!("../docs/guide/porting.md")]
+mod porting {}

@@ -214,7 +214,8 @@ pub struct RedisStores {
     pub tasks: std::sync::Arc<dyn mcp_server::TaskStore>,
 }
 
-/// The shared stores on the Redis at `url` (`redis://host:port/db`), with
+/// The shared stores on the Redis at `url` (`redis://host:port/db`, or
+/// `redis+sentinel://host:port,…/service` behind Redis Sentinel), with
 /// the default key prefix: give them to every replica.
 ///
 /// # Errors

@@ -214,6 +214,7 @@ mod traces {
     use mcp_client::{Client, ClientConfig, Negotiation};
     use mcp_transport::http::HttpServerConfig;
     use mcp_transport::stdio::ServerCommand;
+    use mcp_types::Era;
     use opentelemetry::trace::SpanKind;
     use serde_json::{Value, json};
 
@@ -222,18 +223,11 @@ mod traces {
     use super::otel_support;
     use otel_support::collector::Collector;
 
-    #[derive(Clone, Copy, Debug, PartialEq)]
-    enum Era {
-        Handshake,
-        Stateless,
-    }
-
-    impl Era {
-        fn flag(self) -> &'static str {
-            match self {
-                Era::Handshake => "handshake",
-                Era::Stateless => "stateless",
-            }
+    /// The `--era` flag of the Python peer script.
+    fn flag(era: Era) -> &'static str {
+        match era {
+            Era::Handshake => "handshake",
+            Era::Stateless => "stateless",
         }
     }
 
@@ -276,7 +270,7 @@ mod traces {
         let collector = Collector::start().await;
         let report = python_client(
             python,
-            &["--era", era.flag(), "--", SERVER],
+            &["--era", flag(era), "--", SERVER],
             &[
                 ("OTEL_EXPORTER_OTLP_ENDPOINT", collector.endpoint.as_str()),
                 ("OTEL_BSP_SCHEDULE_DELAY", "50"),
@@ -346,7 +340,7 @@ mod traces {
                         })
                         .await;
                 });
-                report = python_client(&python, &["--era", era.flag(), "--url", &url], &[]).await;
+                report = python_client(&python, &["--era", flag(era), "--url", &url], &[]).await;
                 let _ = stop.send(());
                 serving.await.expect("server stopped");
             });

@@ -30,12 +30,14 @@ fn main() -> ExitCode {
                  tasks:\n  \
                  sync-spec [DIR]  copy the official schemas and examples from DIR\n                   \
                  (default ../shared/mcp-spec) into crates/mcp-types/tests/spec\n  \
-                 bench [--quick] [--no-write] [--only TEXT]\n                   \
+                 bench [--quick] [--no-write] [--only TEXT] [--skip-rmcp]\n                   \
                  measure the MCP echo server against raw tokio/hyper echoes\n                   \
-                 (stdio and HTTP) and write the table to docs/benchmarks.md;\n                   \
-                 --quick runs every row briefly (a smoke test, nothing judged\n                   \
-                 or written), --no-write only prints, --only TEXT runs the\n                   \
-                 rows whose name holds TEXT (never written)\n  \
+                 and rmcp's (stdio, HTTP, idle sessions and GET streams) and\n                   \
+                 write the tables to docs/benchmarks.md; --quick runs every\n                   \
+                 row briefly (a smoke test without rmcp, nothing judged or\n                   \
+                 written), --no-write only prints, --only TEXT runs the rows\n                   \
+                 whose name holds TEXT (never written), --skip-rmcp leaves\n                   \
+                 rmcp (built from crates.io) out\n  \
                  cluster [--only TEXT] [--no-redis] [--debug]\n                   \
                  three everything-server replicas on redis-server behind\n                   \
                  haproxy (both installed with apt): the conformance suites\n                   \

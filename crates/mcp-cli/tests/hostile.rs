@@ -34,6 +34,7 @@ const CHECKS: &[(&str, Check)] = checks![
     an_error_without_an_id_fails_the_one_waiting_call_and_reaches_the_host,
     a_silent_server_is_given_up_on_at_the_request_timeout,
     a_server_that_exits_mid_call_fails_it_and_the_host_hears_of_it,
+    the_fault_channel_hears_a_stray_response_and_the_transport_drop,
     endless_large_pages_stop_at_the_byte_budget,
     a_cursor_loop_stops_at_the_page_budget,
     a_negative_cache_ttl_keeps_the_stateless_session,
@@ -239,6 +240,30 @@ async fn a_server_that_exits_mid_call_fails_it_and_the_host_hears_of_it() {
     let closed = tokio::time::timeout(LIMIT, client.closed()).await;
     assert!(closed.is_ok(), "the session ended");
     assert_eq!(heard.count("fault Disconnected"), 1, "{:?}", heard.lines());
+    client.close().await.expect("closed");
+}
+
+async fn the_fault_channel_hears_a_stray_response_and_the_transport_drop() {
+    let heard = Heard::default();
+    let client = misbehaving("stray-then-exit", &heard).await;
+    let result = tokio::time::timeout(LIMIT, client.call_tool("call", ()))
+        .await
+        .expect("in time")
+        .expect("the real answer still arrives");
+    assert_eq!(result.content[0].as_text(), Some("answered"));
+    let closed = tokio::time::timeout(LIMIT, client.closed()).await;
+    assert!(closed.is_ok(), "the session ended");
+    let lines = heard.lines();
+    let stray = lines
+        .iter()
+        .position(|l| l.starts_with("fault StrayResponse") && l.contains("nobody-asked"));
+    let dropped = lines
+        .iter()
+        .position(|l| l.starts_with("fault Disconnected"));
+    assert!(
+        matches!((stray, dropped), (Some(s), Some(d)) if s < d),
+        "the stray response, then the drop: {lines:?}"
+    );
     client.close().await.expect("closed");
 }
 

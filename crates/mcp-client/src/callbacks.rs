@@ -2,7 +2,9 @@
 //! Handshake era: the server's requests arrive through the dispatcher
 //! ([`Callbacks`] is the connection's handler). Stateless era: they arrive as
 //! the input requests of an `input_required` result ([`ClientSession::fulfil`]).
-//! Either way each ask reaches the same config callback through [`answer`].
+//! Either way each ask reaches the same config callback through [`answer`]
+//! ([`ClientSession::dispatch_input_request`] for a host that drives the
+//! stateless rounds itself).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -14,14 +16,14 @@ use mcp_core::{
 use mcp_types::method::Method;
 use mcp_types::{
     ElicitRequestParams, EmptyResult, ErrorObject, InputRequest, InputRequests, InputResponse,
-    InputResponses, RawJson, RequestId, ServerNotification, ServerRequest, tasks_ext,
+    InputResponses, RawJson, RequestId, RequestMeta, ServerNotification, ServerRequest, tasks_ext,
 };
 use serde::Serialize;
 
 use crate::config::{ClientConfig, RequestInfo};
 use crate::extension::BindingQueue;
 use crate::hosted::Host;
-use crate::session::Shared;
+use crate::session::{OwnerSlot, Shared};
 use crate::{ClientSession, Error};
 use mcp_core::task_host::to_object;
 
@@ -88,15 +90,83 @@ async fn answer(
 }
 
 impl ClientSession {
-    /// Answers a stateless server's input requests through the config's
-    /// callbacks, each under its key.
-    pub(crate) async fn fulfil(&self, requests: InputRequests) -> Result<InputResponses, Error> {
+    /// What a callback is told of an ask with `id` and `meta`.
+    fn request_info(&self, id: RequestId, meta: Option<RequestMeta>) -> RequestInfo {
+        RequestInfo {
+            id,
+            cancel: CancellationToken::new(),
+            session: self.clone(),
+            meta,
+        }
+    }
+
+    /// Answers one input request through the config's callbacks (sampling,
+    /// elicitation, roots), as the session does for the server's requests
+    /// in the handshake era and for the input requests of an
+    /// `input_required` result in the stateless era. For a host driving
+    /// the rounds itself (see [`call_tool_once`](Self::call_tool_once)):
+    /// `key` is the input request's key, given to the callback as
+    /// [`RequestInfo::id`].
+    ///
+    /// # Errors
+    /// The JSON-RPC error to answer with: the callback's own refusal, or
+    /// `-32601` when the config has no callback for the method.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// use mcp_client::{ClientSession, Error};
+    /// use mcp_client::types::{CallToolRequestParams, InputResponses, ResultOrInputRequired};
+    ///
+    /// # async fn run(session: &ClientSession) -> Result<(), Error> {
+    /// let mut params = CallToolRequestParams::new("deploy");
+    /// loop {
+    ///     match session.call_tool_once(&params, Default::default()).await? {
+    ///         ResultOrInputRequired::Complete(result) => break println!("{result:?}"),
+    ///         ResultOrInputRequired::InputRequired(input) => {
+    ///             let mut responses = InputResponses::new();
+    ///             for (key, request) in input.input_requests.unwrap_or_default() {
+    ///                 // Log, filter or answer some yourself; route the rest.
+    ///                 match session.dispatch_input_request(key.clone(), request).await {
+    ///                     Ok(response) => drop(responses.insert(key, response)),
+    ///                     Err(refusal) => eprintln!("not answered: {}", refusal.message),
+    ///                 }
+    ///             }
+    ///             params.input_responses = Some(responses);
+    ///             params.request_state = input.request_state;
+    ///         }
+    ///     }
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn dispatch_input_request(
+        &self,
+        key: impl Into<RequestId>,
+        request: InputRequest,
+    ) -> Result<InputResponse, ErrorObject> {
+        let info = self.request_info(key.into(), request.meta().cloned());
+        answer(&self.config, request, info)
+            .await
+            .map_err(Refusal::into_error)
+    }
+
+    /// Answers every input request of an `input_required` result through
+    /// the config's callbacks, each under its key: what the session does
+    /// between the rounds of [`call_tool`](Self::call_tool),
+    /// [`read_resource`](Self::read_resource) and
+    /// [`get_prompt`](Self::get_prompt).
+    ///
+    /// # Errors
+    /// [`Error::NoCallback`] when the config has no callback for a method;
+    /// [`Error::InputRefused`] when a callback refused. The other requests
+    /// are then not answered.
+    pub async fn answer_input_requests(
+        &self,
+        requests: InputRequests,
+    ) -> Result<InputResponses, Error> {
         let mut responses = InputResponses::new();
         for (key, request) in requests {
-            let info = RequestInfo {
-                id: RequestId::from(key.clone()),
-                cancel: CancellationToken::new(),
-            };
+            let info = self.request_info(RequestId::from(key.clone()), request.meta().cloned());
             let response = answer(&self.config, request, info)
                 .await
                 .map_err(|refusal| match refusal {
@@ -112,27 +182,37 @@ impl ClientSession {
 /// Answers the server's requests and notifications with the config's
 /// callbacks: the session connection's handler.
 pub(crate) struct Callbacks {
-    config: ClientConfig,
+    config: Arc<ClientConfig>,
     shared: Arc<Shared>,
     /// The FIFOs of the config's notification bindings, by method.
     bindings: HashMap<&'static str, Arc<BindingQueue>>,
     /// The tasks this client runs for the server (2025-11-25), if it does.
     host: Option<Arc<Host>>,
+    /// The session the callbacks answer for, handed to each of them.
+    session: OwnerSlot,
 }
 
 impl Callbacks {
     pub(crate) fn new(
-        config: ClientConfig,
+        config: Arc<ClientConfig>,
         shared: Arc<Shared>,
         bindings: HashMap<&'static str, Arc<BindingQueue>>,
         host: Option<Arc<Host>>,
+        session: OwnerSlot,
     ) -> Self {
         Self {
             config,
             shared,
             bindings,
             host,
+            session,
         }
+    }
+
+    /// The session, for a callback's [`RequestInfo`].
+    fn session(&self) -> Result<ClientSession, ErrorObject> {
+        ClientSession::from_slot(&self.session, &self.shared, &self.config)
+            .ok_or_else(|| ErrorObject::internal_error("the client session is closing"))
     }
 }
 
@@ -188,6 +268,8 @@ impl Handler for Callbacks {
             InputRequest::Elicit(ElicitRequestParams::Url(params)) => params.task.as_ref(),
             _ => None,
         };
+        let session = self.session()?;
+        let meta = ask.meta().cloned();
         if let (Some(host), Some(task)) = (&self.host, task) {
             let ttl = task.ttl;
             let method = ask.method();
@@ -195,7 +277,12 @@ impl Handler for Callbacks {
             let id = cx.id.clone();
             return host
                 .start(method, ttl, move |cancel| async move {
-                    let info = RequestInfo { id, cancel };
+                    let info = RequestInfo {
+                        id,
+                        cancel,
+                        session,
+                        meta,
+                    };
                     let answer = answer(&config, ask, info).await;
                     match answer {
                         Ok(InputResponse::CreateMessage(result)) => to_object(&result),
@@ -209,6 +296,8 @@ impl Handler for Callbacks {
         let info = RequestInfo {
             id: cx.id.clone(),
             cancel: cx.cancel.clone(),
+            session,
+            meta,
         };
         match answer(&self.config, ask, info).await {
             Ok(InputResponse::CreateMessage(result)) => to_raw(&result),

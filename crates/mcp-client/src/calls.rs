@@ -61,30 +61,45 @@ impl ClientSession {
     /// Dropping the future cancels the request on the wire
     /// (`notifications/cancelled`) and discards a late answer.
     pub async fn send_ping(&self) -> Result<(), Error> {
-        self.request::<methods::Ping>(&None, RequestOptions::new())
+        self.send_ping_with(RequestOptions::new()).await
+    }
+
+    /// [`send_ping`](Self::send_ping) with per-call options (a timeout, `_meta`).
+    ///
+    /// # Errors
+    /// As [`send_ping`](Self::send_ping).
+    ///
+    /// # Cancel safety
+    /// Dropping the future cancels the request on the wire
+    /// (`notifications/cancelled`) and discards a late answer.
+    pub async fn send_ping_with(&self, options: RequestOptions) -> Result<(), Error> {
+        self.request::<methods::Ping>(&None, options)
             .await
             .map(|_: EmptyResult| ())
     }
 
     /// One page of a list method, from the stateless-era cache while the
-    /// server's `ttlMs` allows, with its size in bytes as it came.
+    /// server's `ttlMs` allows, with its size in bytes as it came. A call
+    /// with its own `_meta` bypasses the cache: its answer may differ.
     pub(crate) async fn list_page<M>(
         &self,
         cursor: Option<String>,
+        options: RequestOptions,
     ) -> Result<(M::Result, usize), Error>
     where
         M: RequestMethod<Params = Option<PaginatedRequestParams>>,
     {
         let key = ResultCache::key(M::NAME, cursor.as_deref());
-        let hit = self.shared.lock().cache.get(&key, Instant::now());
+        let cacheable = options.meta.is_none();
+        let hit = cacheable
+            .then(|| self.shared.lock().cache.get(&key, Instant::now()))
+            .flatten();
         let raw = match hit {
             Some(raw) => raw,
             None => {
                 let params = raw_params::<M>(&paginated(cursor))?;
-                let raw = self
-                    .request_raw(M::NAME, params, RequestOptions::new())
-                    .await?;
-                if self.is_stateless() {
+                let raw = self.request_raw(M::NAME, params, options).await?;
+                if cacheable && self.is_stateless() {
                     let max_ttl = self.config.max_cache_ttl;
                     self.shared
                         .lock()
@@ -144,12 +159,34 @@ impl ClientSession {
     /// Dropping the future cancels the request on the wire
     /// (`notifications/cancelled`) and discards a late answer.
     pub async fn list_tools(&self, cursor: Option<String>) -> Result<ListToolsResult, Error> {
-        self.tools_page(cursor).await.map(|(page, _)| page)
+        self.list_tools_with(cursor, RequestOptions::new()).await
+    }
+
+    /// [`list_tools`](Self::list_tools) with per-call options (a timeout, `_meta`).
+    ///
+    /// # Errors
+    /// As [`list_tools`](Self::list_tools).
+    ///
+    /// # Cancel safety
+    /// Dropping the future cancels the request on the wire
+    /// (`notifications/cancelled`) and discards a late answer.
+    pub async fn list_tools_with(
+        &self,
+        cursor: Option<String>,
+        options: RequestOptions,
+    ) -> Result<ListToolsResult, Error> {
+        self.tools_page(cursor, options).await.map(|(page, _)| page)
     }
 
     /// [`list_tools`](Self::list_tools), with the page's size in bytes.
-    async fn tools_page(&self, cursor: Option<String>) -> Result<(ListToolsResult, usize), Error> {
-        let (mut result, bytes) = self.list_page::<methods::ListTools>(cursor).await?;
+    async fn tools_page(
+        &self,
+        cursor: Option<String>,
+        options: RequestOptions,
+    ) -> Result<(ListToolsResult, usize), Error> {
+        let (mut result, bytes) = self
+            .list_page::<methods::ListTools>(cursor, options)
+            .await?;
         let mut routes = Vec::new();
         if self.is_stateless() {
             // Tools whose `x-mcp-header` annotations are invalid cannot be
@@ -182,8 +219,10 @@ impl ClientSession {
     /// Dropping the future cancels the page request in flight; pages already
     /// read are discarded.
     pub async fn list_all_tools(&self) -> Result<Vec<Tool>, Error> {
-        self.list_all(methods::ListTools::NAME, |c| self.tools_page(c))
-            .await
+        self.list_all(methods::ListTools::NAME, |c| {
+            self.tools_page(c, RequestOptions::new())
+        })
+        .await
     }
 
     /// Calls a tool. `arguments` is anything that serializes to a JSON
@@ -234,9 +273,7 @@ impl ClientSession {
         let mut params = CallToolRequestParams::new(name);
         params.arguments = tool_arguments(arguments)?;
         let result: CallToolResult = self.with_input_rounds(params, options).await?;
-        if self.config.validate_tool_output && result.is_error != Some(true) {
-            self.shared.lock().output_schemas.validate(name, &result)?;
-        }
+        self.check_output(name, &result)?;
         Ok(result)
     }
 
@@ -257,7 +294,20 @@ impl ClientSession {
         params: &CallToolRequestParams,
         options: RequestOptions,
     ) -> Result<ResultOrInputRequired<CallToolResult>, Error> {
-        self.exchange(params, options).await
+        let answer = self.exchange(params, options).await?;
+        if let ResultOrInputRequired::Complete(result) = &answer {
+            self.check_output(&params.name, result)?;
+        }
+        Ok(answer)
+    }
+
+    /// Checks a tool's result against its output schema, when the config
+    /// asks for it and the call did not fail.
+    fn check_output(&self, name: &str, result: &CallToolResult) -> Result<(), Error> {
+        if self.config.validate_tool_output && result.is_error != Some(true) {
+            self.shared.lock().output_schemas.validate(name, result)?;
+        }
+        Ok(())
     }
 
     /// One page of `resources/list`.
@@ -272,7 +322,24 @@ impl ClientSession {
         &self,
         cursor: Option<String>,
     ) -> Result<ListResourcesResult, Error> {
-        self.list_page::<methods::ListResources>(cursor)
+        self.list_resources_with(cursor, RequestOptions::new())
+            .await
+    }
+
+    /// [`list_resources`](Self::list_resources) with per-call options (a timeout, `_meta`).
+    ///
+    /// # Errors
+    /// As [`list_resources`](Self::list_resources).
+    ///
+    /// # Cancel safety
+    /// Dropping the future cancels the request on the wire
+    /// (`notifications/cancelled`) and discards a late answer.
+    pub async fn list_resources_with(
+        &self,
+        cursor: Option<String>,
+        options: RequestOptions,
+    ) -> Result<ListResourcesResult, Error> {
+        self.list_page::<methods::ListResources>(cursor, options)
             .await
             .map(|(page, _)| page)
     }
@@ -287,7 +354,7 @@ impl ClientSession {
     /// read are discarded.
     pub async fn list_all_resources(&self) -> Result<Vec<Resource>, Error> {
         self.list_all(methods::ListResources::NAME, |c| {
-            self.list_page::<methods::ListResources>(c)
+            self.list_page::<methods::ListResources>(c, RequestOptions::new())
         })
         .await
     }
@@ -304,7 +371,24 @@ impl ClientSession {
         &self,
         cursor: Option<String>,
     ) -> Result<ListResourceTemplatesResult, Error> {
-        self.list_page::<methods::ListResourceTemplates>(cursor)
+        self.list_resource_templates_with(cursor, RequestOptions::new())
+            .await
+    }
+
+    /// [`list_resource_templates`](Self::list_resource_templates) with per-call options (a timeout, `_meta`).
+    ///
+    /// # Errors
+    /// As [`list_resource_templates`](Self::list_resource_templates).
+    ///
+    /// # Cancel safety
+    /// Dropping the future cancels the request on the wire
+    /// (`notifications/cancelled`) and discards a late answer.
+    pub async fn list_resource_templates_with(
+        &self,
+        cursor: Option<String>,
+        options: RequestOptions,
+    ) -> Result<ListResourceTemplatesResult, Error> {
+        self.list_page::<methods::ListResourceTemplates>(cursor, options)
             .await
             .map(|(page, _)| page)
     }
@@ -320,7 +404,7 @@ impl ClientSession {
     /// read are discarded.
     pub async fn list_all_resource_templates(&self) -> Result<Vec<ResourceTemplate>, Error> {
         self.list_all(methods::ListResourceTemplates::NAME, |c| {
-            self.list_page::<methods::ListResourceTemplates>(c)
+            self.list_page::<methods::ListResourceTemplates>(c, RequestOptions::new())
         })
         .await
     }
@@ -355,6 +439,29 @@ impl ClientSession {
             .await
     }
 
+    /// One `resources/read` exchange, without answering input requests: the
+    /// raw [`ResultOrInputRequired`] for a host that drives Multi
+    /// Round-Trip Requests itself (the Python SDK's
+    /// `read_resource(..., allow_input_required=True)`): set
+    /// `input_responses` and `request_state` on `params` to retry (see
+    /// [`dispatch_input_request`](Self::dispatch_input_request)), and
+    /// `meta` for the request's `_meta`.
+    ///
+    /// # Errors
+    /// [`Error::Request`] for a protocol error; [`Error::InvalidResult`]
+    /// when the answer is neither a result nor an input request.
+    ///
+    /// # Cancel safety
+    /// Dropping the future cancels the request on the wire
+    /// (`notifications/cancelled`) and discards a late answer.
+    pub async fn read_resource_once(
+        &self,
+        params: &ReadResourceRequestParams,
+        options: RequestOptions,
+    ) -> Result<ResultOrInputRequired<ReadResourceResult>, Error> {
+        self.exchange(params, options).await
+    }
+
     /// Subscribes to `notifications/resources/updated` for `uri`.
     ///
     /// # Errors
@@ -364,11 +471,26 @@ impl ClientSession {
     /// Dropping the future cancels the request on the wire, but the server may
     /// already have applied it.
     pub async fn subscribe_resource(&self, uri: &str) -> Result<(), Error> {
-        self.request::<methods::Subscribe>(
-            &SubscribeRequestParams::new(uri),
-            RequestOptions::new(),
-        )
-        .await?;
+        self.subscribe_resource_with(uri, RequestOptions::new())
+            .await
+    }
+
+    /// [`subscribe_resource`](Self::subscribe_resource) with per-call
+    /// options (a timeout, `_meta`).
+    ///
+    /// # Errors
+    /// As [`subscribe_resource`](Self::subscribe_resource).
+    ///
+    /// # Cancel safety
+    /// Dropping the future cancels the request on the wire, but the server may
+    /// already have applied it.
+    pub async fn subscribe_resource_with(
+        &self,
+        uri: &str,
+        options: RequestOptions,
+    ) -> Result<(), Error> {
+        self.request::<methods::Subscribe>(&SubscribeRequestParams::new(uri), options)
+            .await?;
         // Made again should the session be started anew.
         self.shared.lock().subscriptions.insert(uri.to_owned());
         Ok(())
@@ -383,13 +505,28 @@ impl ClientSession {
     /// Dropping the future cancels the request on the wire, but the server may
     /// already have applied it.
     pub async fn unsubscribe_resource(&self, uri: &str) -> Result<(), Error> {
+        self.unsubscribe_resource_with(uri, RequestOptions::new())
+            .await
+    }
+
+    /// [`unsubscribe_resource`](Self::unsubscribe_resource) with per-call
+    /// options (a timeout, `_meta`).
+    ///
+    /// # Errors
+    /// As [`unsubscribe_resource`](Self::unsubscribe_resource).
+    ///
+    /// # Cancel safety
+    /// Dropping the future cancels the request on the wire, but the server may
+    /// already have applied it.
+    pub async fn unsubscribe_resource_with(
+        &self,
+        uri: &str,
+        options: RequestOptions,
+    ) -> Result<(), Error> {
         self.shared.lock().subscriptions.remove(uri);
-        self.request::<methods::Unsubscribe>(
-            &UnsubscribeRequestParams::new(uri),
-            RequestOptions::new(),
-        )
-        .await
-        .map(|_| ())
+        self.request::<methods::Unsubscribe>(&UnsubscribeRequestParams::new(uri), options)
+            .await
+            .map(|_| ())
     }
 
     /// One page of `prompts/list`.
@@ -401,7 +538,23 @@ impl ClientSession {
     /// Dropping the future cancels the request on the wire
     /// (`notifications/cancelled`) and discards a late answer.
     pub async fn list_prompts(&self, cursor: Option<String>) -> Result<ListPromptsResult, Error> {
-        self.list_page::<methods::ListPrompts>(cursor)
+        self.list_prompts_with(cursor, RequestOptions::new()).await
+    }
+
+    /// [`list_prompts`](Self::list_prompts) with per-call options (a timeout, `_meta`).
+    ///
+    /// # Errors
+    /// As [`list_prompts`](Self::list_prompts).
+    ///
+    /// # Cancel safety
+    /// Dropping the future cancels the request on the wire
+    /// (`notifications/cancelled`) and discards a late answer.
+    pub async fn list_prompts_with(
+        &self,
+        cursor: Option<String>,
+        options: RequestOptions,
+    ) -> Result<ListPromptsResult, Error> {
+        self.list_page::<methods::ListPrompts>(cursor, options)
             .await
             .map(|(page, _)| page)
     }
@@ -416,7 +569,7 @@ impl ClientSession {
     /// read are discarded.
     pub async fn list_all_prompts(&self) -> Result<Vec<Prompt>, Error> {
         self.list_all(methods::ListPrompts::NAME, |c| {
-            self.list_page::<methods::ListPrompts>(c)
+            self.list_page::<methods::ListPrompts>(c, RequestOptions::new())
         })
         .await
     }
@@ -460,6 +613,27 @@ impl ClientSession {
         self.with_input_rounds(params, options).await
     }
 
+    /// One `prompts/get` exchange, without answering input requests: the
+    /// raw [`ResultOrInputRequired`] for a host that drives Multi
+    /// Round-Trip Requests itself (the Python SDK's
+    /// `get_prompt(..., allow_input_required=True)`), as
+    /// [`read_resource_once`](Self::read_resource_once) does for reads.
+    ///
+    /// # Errors
+    /// [`Error::Request`] for a protocol error; [`Error::InvalidResult`]
+    /// when the answer is neither a result nor an input request.
+    ///
+    /// # Cancel safety
+    /// Dropping the future cancels the request on the wire
+    /// (`notifications/cancelled`) and discards a late answer.
+    pub async fn get_prompt_once(
+        &self,
+        params: &GetPromptRequestParams,
+        options: RequestOptions,
+    ) -> Result<ResultOrInputRequired<GetPromptResult>, Error> {
+        self.exchange(params, options).await
+    }
+
     /// Asks for completions of an argument of a prompt or resource template.
     ///
     /// # Errors
@@ -474,14 +648,37 @@ impl ClientSession {
         argument: CompleteArgument,
         context_arguments: Option<BTreeMap<String, String>>,
     ) -> Result<CompleteResult, Error> {
+        self.complete_with(
+            reference,
+            argument,
+            context_arguments,
+            RequestOptions::new(),
+        )
+        .await
+    }
+
+    /// [`complete`](Self::complete) with per-call options (a timeout, `_meta`).
+    ///
+    /// # Errors
+    /// As [`complete`](Self::complete).
+    ///
+    /// # Cancel safety
+    /// Dropping the future cancels the request on the wire
+    /// (`notifications/cancelled`) and discards a late answer.
+    pub async fn complete_with(
+        &self,
+        reference: impl Into<CompleteReference>,
+        argument: CompleteArgument,
+        context_arguments: Option<BTreeMap<String, String>>,
+        options: RequestOptions,
+    ) -> Result<CompleteResult, Error> {
         let mut params = CompleteRequestParams::new(reference, argument);
         if let Some(arguments) = context_arguments {
             let mut context = CompleteContext::new();
             context.arguments = Some(arguments);
             params.context = Some(context);
         }
-        self.request::<methods::Complete>(&params, RequestOptions::new())
-            .await
+        self.request::<methods::Complete>(&params, options).await
     }
 
     /// Asks the server to send log messages at `level` and above for the
@@ -497,16 +694,31 @@ impl ClientSession {
     /// Dropping the future cancels the request on the wire, but the server may
     /// already have applied it.
     pub async fn set_logging_level(&self, level: LoggingLevel) -> Result<(), Error> {
+        self.set_logging_level_with(level, RequestOptions::new())
+            .await
+    }
+
+    /// [`set_logging_level`](Self::set_logging_level) with per-call options
+    /// (a timeout, `_meta`).
+    ///
+    /// # Errors
+    /// As [`set_logging_level`](Self::set_logging_level).
+    ///
+    /// # Cancel safety
+    /// Dropping the future cancels the request on the wire, but the server may
+    /// already have applied it.
+    pub async fn set_logging_level_with(
+        &self,
+        level: LoggingLevel,
+        options: RequestOptions,
+    ) -> Result<(), Error> {
         self.require_era(
             false,
             methods::SetLevel::NAME,
             "RequestOptions::with_log_level on each call",
         )?;
-        self.request::<methods::SetLevel>(
-            &SetLevelRequestParams::new(level),
-            RequestOptions::new(),
-        )
-        .await?;
+        self.request::<methods::SetLevel>(&SetLevelRequestParams::new(level), options)
+            .await?;
         // Set again should the session be started anew.
         self.shared.lock().log_level = Some(level);
         Ok(())

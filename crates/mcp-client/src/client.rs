@@ -128,6 +128,23 @@ impl Client {
     #[cfg(feature = "http")]
     pub async fn connect_legacy_sse(url: &str, config: ClientConfig) -> Result<Self, Error> {
         let http = mcp_transport::http::HttpClientConfig::new();
+        Self::connect_legacy_sse_with(url, http, config).await
+    }
+
+    /// [`connect_legacy_sse`](Self::connect_legacy_sse) with HTTP settings:
+    /// extra headers, message limits.
+    ///
+    /// # Errors
+    /// As [`connect_legacy_sse`](Self::connect_legacy_sse).
+    ///
+    /// # Cancel safety
+    /// Dropping the future gives up negotiating and drops the session.
+    #[cfg(feature = "http")]
+    pub async fn connect_legacy_sse_with(
+        url: &str,
+        http: mcp_transport::http::HttpClientConfig,
+        config: ClientConfig,
+    ) -> Result<Self, Error> {
         let transport = mcp_transport::http::LegacySseClient::connect(url, http).await?;
         Self::connect(transport, config).await
     }

@@ -36,14 +36,39 @@ pub(crate) type LoggingFn =
     Arc<dyn Fn(LoggingMessageNotificationParams) -> BoxFuture<()> + Send + Sync>;
 pub(crate) type NotificationFn = Arc<dyn Fn(ServerNotification) -> BoxFuture<()> + Send + Sync>;
 
-/// About a request the server sent, for a callback that answers it.
+/// About a request the server sent, for a callback that answers it (the
+/// Python SDK's `ClientRequestContext`).
+///
+/// # Examples
+/// A sampling callback that calls back into the server and reads the
+/// request's `_meta`:
+/// ```
+/// use mcp_client::ClientConfig;
+/// use mcp_types::{CreateMessageResult, ErrorObject, SamplingMessageContentBlock};
+///
+/// let config = ClientConfig::new("my-host", "1.0.0").on_sampling(|params, info| async move {
+///     let task = info.meta.as_ref().and_then(|meta| meta.related_task.as_ref());
+///     let tools = info.session.list_tools(None).await.map_err(|e| ErrorObject::internal_error(e.to_string()))?;
+///     let text = format!("{} messages, task {task:?}, {} tools", params.messages.len(), tools.tools.len());
+///     Ok(CreateMessageResult::new(SamplingMessageContentBlock::text(text), "echo-model"))
+/// });
+/// # let _ = config;
+/// ```
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct RequestInfo {
-    /// The server's id for the request.
+    /// The server's id for the request; in the stateless era, the input
+    /// request's key.
     pub id: RequestId,
     /// Cancelled when the server cancels the request; the answer is then dropped.
     pub cancel: CancellationToken,
+    /// The session the request came on, to call back into the server while
+    /// answering (the callback runs in its own task, so it may).
+    pub session: crate::ClientSession,
+    /// The request's `_meta`: its progress token, the task it belongs to
+    /// (`io.modelcontextprotocol/related-task`), trace context, and any
+    /// other key the server set.
+    pub meta: Option<mcp_types::RequestMeta>,
 }
 
 /// How a client presents itself, and the callbacks that answer the server.
@@ -74,7 +99,7 @@ pub struct ClientConfig {
     pub(crate) request_timeout: Option<Duration>,
     pub(crate) dispatcher: DispatcherConfig,
     pub(crate) sampling: Option<SamplingFn>,
-    pub(crate) sampling_tools: bool,
+    pub(crate) sampling_capability: SamplingCapability,
     pub(crate) elicitation: Option<ElicitationFn>,
     pub(crate) roots: Option<RootsFn>,
     pub(crate) roots_list_changed: bool,
@@ -174,7 +199,7 @@ impl ClientConfig {
             request_timeout: None,
             dispatcher: DispatcherConfig::default(),
             sampling: None,
-            sampling_tools: false,
+            sampling_capability: SamplingCapability::new(),
             elicitation: None,
             roots: None,
             roots_list_changed: false,
@@ -238,7 +263,33 @@ impl ClientConfig {
     /// Declares `sampling.tools`: the sampling callback accepts `tools` and
     /// `toolChoice`.
     pub fn sampling_tools(mut self, enabled: bool) -> Self {
-        self.sampling_tools = enabled;
+        self.sampling_capability.tools = enabled.then(JsonObject::new);
+        self
+    }
+
+    /// The `sampling` capability declared with
+    /// [`on_sampling`](Self::on_sampling), whole: `context` (the callback
+    /// honours `includeContext` other than `none`; soft-deprecated),
+    /// `tools`, and any other member (the Python SDK's
+    /// `sampling_capabilities`). `{}` unless set.
+    ///
+    /// # Examples
+    /// ```
+    /// use mcp_client::ClientConfig;
+    /// use mcp_types::{CreateMessageResult, JsonObject, SamplingCapability, SamplingMessageContentBlock};
+    ///
+    /// let config = ClientConfig::new("my-host", "1.0.0")
+    ///     .on_sampling(|_, _| async {
+    ///         Ok(CreateMessageResult::new(SamplingMessageContentBlock::text("done"), "model"))
+    ///     })
+    ///     .sampling_capability(
+    ///         SamplingCapability::new().with_context(JsonObject::new()).with_tools(JsonObject::new()),
+    ///     );
+    /// let declared = config.capabilities().sampling.expect("sampling");
+    /// assert!(declared.context.is_some() && declared.tools.is_some());
+    /// ```
+    pub fn sampling_capability(mut self, capability: SamplingCapability) -> Self {
+        self.sampling_capability = capability;
         self
     }
 
@@ -391,11 +442,7 @@ impl ClientConfig {
         let mut capabilities = ClientCapabilities::new();
         capabilities.extensions = self.extensions.advertised(revision);
         if self.sampling.is_some() {
-            let mut sampling = SamplingCapability::new();
-            if self.sampling_tools {
-                sampling.tools = Some(JsonObject::new());
-            }
-            capabilities.sampling = Some(sampling);
+            capabilities.sampling = Some(self.sampling_capability.clone());
         }
         if self.elicitation.is_some() {
             let mut elicitation = ElicitationCapability::new();

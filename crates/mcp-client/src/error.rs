@@ -24,6 +24,19 @@ pub enum Error {
         /// What this client speaks.
         supported: String,
     },
+    /// A `server/discover` result (given to
+    /// [`adopt`](crate::ClientSession::adopt), or answered by the server)
+    /// lists no stateless revision this client speaks.
+    #[error(
+        "the server speaks {offered:?} and this client speaks {supported}: no revision in \
+         common; use the handshake era (`initialize`) or a newer client"
+    )]
+    NoMutualRevision {
+        /// The revisions the server listed.
+        offered: Vec<String>,
+        /// The stateless revisions this client speaks.
+        supported: String,
+    },
     /// `tools/call` answered with a result of an extension's own shape (a
     /// [claim](crate::extension::ResultClaim)); it carries the parsed value.
     #[error(
@@ -158,6 +171,13 @@ pub enum Error {
         /// The error the server recorded for it.
         error: ErrorObject,
     },
+    /// A session group has no server of that id: it was never added, or
+    /// was already disconnected.
+    #[error("{id} is not in the group (never added, or already disconnected)")]
+    UnknownServer {
+        /// The id asked for.
+        id: crate::ServerId,
+    },
     /// A session group has no component of that name.
     #[error("no {kind} named `{name}` in the group")]
     UnknownComponent {
@@ -225,6 +245,25 @@ impl Error {
             Error::Request(mcp_core::Error::Remote(e)) => Some(e),
             _ => None,
         }
+    }
+
+    /// The URL elicitations the server asks the user to complete before it
+    /// can serve the request, when it answered with `-32042` (URL
+    /// elicitation required, 2025-11-25): the Python SDK's
+    /// `UrlElicitationRequiredError.from_error(...).elicitations`. Send the
+    /// user to each URL, then retry the request.
+    ///
+    /// `None` for any other error, and for a `-32042` whose `data` cannot
+    /// be read (read it with
+    /// [`UrlElicitationRequiredData::from_error`](mcp_types::UrlElicitationRequiredData::from_error)
+    /// on [`remote`](Self::remote) to see why).
+    pub fn url_elicitation_required(&self) -> Option<mcp_types::UrlElicitationRequiredData> {
+        let remote = self
+            .remote()
+            .filter(|e| e.code == mcp_types::ErrorCode::URL_ELICITATION_REQUIRED)?;
+        mcp_types::UrlElicitationRequiredData::from_error(remote)
+            .inspect_err(|error| tracing::debug!(%error, "an unreadable -32042 error"))
+            .ok()
     }
 
     /// Whether the request timed out.

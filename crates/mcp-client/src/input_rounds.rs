@@ -84,7 +84,7 @@ impl ClientSession {
                         });
                     }
                     let responses = self
-                        .fulfil(input.input_requests.unwrap_or_default())
+                        .answer_input_requests(input.input_requests.unwrap_or_default())
                         .await?;
                     params.retry_with(responses, input.request_state);
                 }

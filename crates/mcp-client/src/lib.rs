@@ -27,7 +27,9 @@ pub use client::Client;
 pub use config::{ClientConfig, ListLimits, RequestInfo};
 pub use error::{Error, ListLimit};
 pub use events::{Fault, Restart, RestartReason, SessionEvent};
-pub use group::{ClientSessionGroup, ServerId};
+#[cfg(any(feature = "stdio", feature = "http"))]
+pub use group::ServerParams;
+pub use group::{ClientSessionGroup, ListingFailure, ServerId};
 pub use hosted::{
     DEFAULT_HOSTED_PAGE_SIZE, DEFAULT_HOSTED_POLL_INTERVAL, DEFAULT_HOSTED_TASK_TTL,
     DEFAULT_MAX_HOSTED_TASK_TTL, HostedTasks,

@@ -4,11 +4,14 @@
 use std::sync::Arc;
 
 use mcp_core::TransportError;
+use mcp_types::method::Method as _;
 use mcp_types::{
     DiscoverResult, ErrorCode, InitializeRequestParams, InitializeResult, Revision, methods,
 };
 use serde_json::Value;
 
+use crate::session::parse_result;
+use crate::stateless::{self, Envelope};
 use crate::{ClientSession, Error, RequestOptions};
 
 /// How a client settles the protocol era with a server.
@@ -26,13 +29,38 @@ pub enum Negotiation {
     HandshakeOnly,
 }
 
-/// What negotiation settled on.
+/// What negotiation settled on: what [`ClientSession::adopt`] installs
+/// again (`From` either result).
 #[derive(Debug, Clone)]
 pub enum Negotiated {
     /// The handshake era: the server's `initialize` answer.
     Handshake(Arc<InitializeResult>),
     /// The stateless era: the server's `server/discover` answer.
     Stateless(Arc<DiscoverResult>),
+}
+
+impl From<InitializeResult> for Negotiated {
+    fn from(result: InitializeResult) -> Self {
+        Negotiated::Handshake(Arc::new(result))
+    }
+}
+
+impl From<Arc<InitializeResult>> for Negotiated {
+    fn from(result: Arc<InitializeResult>) -> Self {
+        Negotiated::Handshake(result)
+    }
+}
+
+impl From<DiscoverResult> for Negotiated {
+    fn from(result: DiscoverResult) -> Self {
+        Negotiated::Stateless(Arc::new(result))
+    }
+}
+
+impl From<Arc<DiscoverResult>> for Negotiated {
+    fn from(result: Arc<DiscoverResult>) -> Self {
+        Negotiated::Stateless(result)
+    }
 }
 
 impl ClientSession {
@@ -46,15 +74,36 @@ impl ClientSession {
     /// `initialize`, but a version negotiation failure or a closed
     /// connection does not.
     ///
+    /// A session that already negotiated (or [adopted](Self::adopt) a
+    /// result) answers with what it settled on, sending nothing.
+    ///
     /// # Cancel safety
     /// Dropping the future cancels the request in flight; the session is then in
     /// no era: negotiate again or drop it.
     pub async fn negotiate(&self) -> Result<Negotiated, Error> {
+        if let Some(negotiated) = self.negotiated() {
+            return Ok(negotiated);
+        }
+        self.negotiate_anew().await
+    }
+
+    /// What the session settled on, if it did.
+    fn negotiated(&self) -> Option<Negotiated> {
+        let state = self.shared.lock();
+        match (&state.stateless, &state.discovered, &state.initialized) {
+            (Some(_), Some(discovered), _) => Some(Negotiated::Stateless(discovered.clone())),
+            (None, _, Some(initialized)) => Some(Negotiated::Handshake(initialized.clone())),
+            _ => None,
+        }
+    }
+
+    /// [`negotiate`](Self::negotiate), sending whatever was settled before.
+    pub(crate) async fn negotiate_anew(&self) -> Result<Negotiated, Error> {
         let policy = self.config.negotiation;
         let stateless_allowed =
             policy != Negotiation::HandshakeOnly && self.config.protocol_version.is_stateless();
         if policy == Negotiation::StatelessOnly || stateless_allowed {
-            match self.discover().await {
+            match self.probe().await {
                 Ok(discovered) => return Ok(Negotiated::Stateless(discovered)),
                 Err(error) if policy == Negotiation::StatelessOnly => return Err(error),
                 Err(error)
@@ -78,10 +127,12 @@ impl ClientSession {
                 }
             }
         }
-        self.initialize().await.map(Negotiated::Handshake)
+        self.handshake().await.map(Negotiated::Handshake)
     }
 
-    /// Sends `initialize` and then `notifications/initialized`.
+    /// Sends `initialize` and then `notifications/initialized`, unless the
+    /// session already initialized: its result is then returned, and
+    /// nothing is sent.
     ///
     /// # Errors
     /// [`Error::Request`] when the server refuses or the connection fails;
@@ -92,6 +143,14 @@ impl ClientSession {
     /// Dropping the future leaves the session uninitialized (`initialize` cannot
     /// be cancelled on the wire): initialize again or drop the session.
     pub async fn initialize(&self) -> Result<Arc<InitializeResult>, Error> {
+        if let Some(Negotiated::Handshake(result)) = self.negotiated() {
+            return Ok(result);
+        }
+        self.handshake().await
+    }
+
+    /// [`initialize`](Self::initialize), sent whatever was settled before.
+    pub(crate) async fn handshake(&self) -> Result<Arc<InitializeResult>, Error> {
         let requested = if self.config.protocol_version.is_handshake() {
             self.config.protocol_version
         } else {
@@ -111,87 +170,188 @@ impl ClientSession {
         else {
             return Err(Error::UnsupportedProtocolVersion {
                 answered: result.protocol_version,
-                supported: Revision::HANDSHAKE
-                    .iter()
-                    .map(|r| r.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", "),
+                supported: revisions(&Revision::HANDSHAKE),
             });
         };
         let result = Arc::new(result);
-        {
-            let mut state = self.shared.lock();
-            state.initialized = Some(result.clone());
-            state.revision = revision;
-        }
-        self.config.extensions.check_bindings(revision);
+        self.install(revision, Negotiated::Handshake(result.clone()));
         self.notify::<methods::Initialized>(&None).await?;
         Ok(result)
     }
 
     /// Asks the server what it is (`server/discover`, 2026-07-28) and, if it
     /// answers, speaks the stateless era with it from now on: every request
-    /// then carries the `_meta` envelope and the routing headers.
+    /// then carries the `_meta` envelope and the routing headers. A session
+    /// already in the stateless era answers with its result, sending
+    /// nothing.
     ///
     /// A `-32022` naming a version both sides speak is retried once, as a
     /// new request, at the newest of them.
     ///
     /// # Errors
     /// [`Error::Request`] when the server refuses (a handshake-era server
-    /// does: fall back to [`initialize`](Self::initialize)) or fails.
+    /// does: fall back to [`initialize`](Self::initialize)) or fails;
+    /// [`Error::NoMutualRevision`] when its answer lists no stateless
+    /// revision this client speaks.
     ///
     /// # Cancel safety
     /// Dropping the future cancels the request on the wire
     /// (`notifications/cancelled`) and discards a late answer.
     pub async fn discover(&self) -> Result<Arc<DiscoverResult>, Error> {
+        if let Some(Negotiated::Stateless(result)) = self.negotiated() {
+            return Ok(result);
+        }
+        self.probe().await
+    }
+
+    /// [`discover`](Self::discover), sent whatever was settled before.
+    async fn probe(&self) -> Result<Arc<DiscoverResult>, Error> {
         let preferred = if self.config.protocol_version.is_stateless() {
             self.config.protocol_version
         } else {
             Revision::LATEST_STATELESS
         };
-        match self.discover_at(preferred).await {
+        let result = match self.send_discover(preferred).await {
             Err(error) => match mutual_stateless_revision(&error) {
-                Some(mutual) => self.discover_at(mutual).await,
-                None => Err(error),
+                Some(mutual) => self.send_discover(mutual).await?,
+                None => return Err(error),
             },
-            ok => ok,
-        }
+            Ok(result) => result,
+        };
+        let result = Arc::new(result);
+        self.adopt(result.clone())?;
+        Ok(result)
     }
 
-    async fn discover_at(&self, revision: Revision) -> Result<Arc<DiscoverResult>, Error> {
-        self.shared.lock().stateless = Some(revision);
-        let outcome = self
-            .request::<methods::Discover>(&None, RequestOptions::new())
-            .await;
-        let mut state = self.shared.lock();
-        match outcome {
-            Ok(result) => {
-                let result = Arc::new(result);
-                state.discovered = Some(result.clone());
-                state.revision = revision;
-                self.config.extensions.check_bindings(revision);
-                Ok(result)
-            }
-            Err(error) => {
-                state.stateless = None;
-                Err(error)
-            }
+    /// Sends one `server/discover` stamped at `revision` (its `_meta`
+    /// envelope and `MCP-Protocol-Version` header), whatever the session
+    /// speaks, and returns the answer: no retry, nothing adopted. For a
+    /// host that probes servers itself (and may [`adopt`](Self::adopt) the
+    /// answer later, or keep it for its next connection).
+    ///
+    /// # Errors
+    /// [`Error::NotInThisEra`] for a handshake revision (which has no
+    /// `server/discover`); [`Error::Request`] when the server answers with
+    /// an error (a handshake-era server does) or the transport fails it;
+    /// [`Error::InvalidResult`] when the answer is not a discover result.
+    ///
+    /// # Cancel safety
+    /// Dropping the future cancels the request on the wire
+    /// (`notifications/cancelled`) and discards a late answer.
+    pub async fn send_discover(&self, revision: Revision) -> Result<DiscoverResult, Error> {
+        let method = methods::Discover::NAME;
+        if !revision.is_stateless() {
+            return Err(Error::NotInThisEra {
+                method,
+                revision: revision.as_str(),
+                instead: "initialize",
+            });
         }
+        let serialize = |source| Error::Serialize { method, source };
+        let envelope = Envelope::new(
+            revision,
+            &self.config.info,
+            &self.config.capabilities_at(revision),
+        )
+        .map_err(serialize)?;
+        let (params, headers) =
+            stateless::stamp(method, None, &envelope, None, |_| None).map_err(serialize)?;
+        let mut options = mcp_core::RequestOptions::new();
+        options.timeout = self.config.request_timeout;
+        for (name, value) in headers.iter() {
+            options.headers.append(name, value);
+        }
+        let raw = self.peer().request(method, Some(params), options).await?;
+        parse_result(method, &raw)
     }
 
-    /// Speaks the stateless era at `revision` with a server already known
-    /// to (a `DiscoverResult` kept from an earlier connection, say), without
-    /// asking again. Era verdicts may be cached per server; re-run
+    /// Installs what an earlier negotiation settled (an `InitializeResult`
+    /// or a `DiscoverResult` kept from an earlier connection, say), without
+    /// asking the server: the era, the revision, the server's
+    /// capabilities. A discover result is spoken at the newest revision
+    /// both sides list; an initialize result at the revision it names.
+    /// The session's cached results and stamped envelope are reset,
+    /// extension result claims apply as the new revision allows, and a
+    /// notification binding that can never fire at it is warned about (in
+    /// the log). Era verdicts may be cached per server; re-run
     /// [`negotiate`](Self::negotiate) if requests then fail.
-    pub fn adopt(&self, revision: Revision, discovered: DiscoverResult) -> Arc<DiscoverResult> {
-        let discovered = Arc::new(discovered);
-        let mut state = self.shared.lock();
-        state.stateless = Some(revision);
-        state.revision = revision;
-        state.discovered = Some(discovered.clone());
-        self.config.extensions.check_bindings(revision);
-        discovered
+    ///
+    /// # Errors
+    /// [`Error::NoMutualRevision`] for a discover result listing no
+    /// stateless revision this client speaks, and
+    /// [`Error::UnsupportedProtocolVersion`] for an initialize result
+    /// naming a revision it does not speak; the session is then unchanged.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// use mcp_client::{ClientConfig, ClientSession, Negotiated};
+    ///
+    /// # async fn run(session: ClientSession, kept: Negotiated) -> Result<(), mcp_client::Error> {
+    /// let revision = session.adopt(kept)?;
+    /// println!("speaking {revision} without a handshake");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn adopt(&self, result: impl Into<Negotiated>) -> Result<Revision, Error> {
+        let result = result.into();
+        let revision = match &result {
+            Negotiated::Stateless(discovered) => Revision::STATELESS
+                .into_iter()
+                .rev()
+                .find(|r| {
+                    discovered
+                        .supported_versions
+                        .iter()
+                        .any(|v| v == r.as_str())
+                })
+                .ok_or_else(|| Error::NoMutualRevision {
+                    offered: discovered.supported_versions.clone(),
+                    supported: revisions(&Revision::STATELESS),
+                })?,
+            Negotiated::Handshake(initialized) => {
+                Revision::from_version(&initialized.protocol_version)
+                    .filter(|r| r.is_handshake())
+                    .ok_or_else(|| Error::UnsupportedProtocolVersion {
+                        answered: initialized.protocol_version.clone(),
+                        supported: revisions(&Revision::HANDSHAKE),
+                    })?
+            }
+        };
+        self.install(revision, result);
+        Ok(revision)
     }
+
+    /// Speaks `revision` with the server `result` describes from now on.
+    fn install(&self, revision: Revision, result: Negotiated) {
+        {
+            let mut state = self.shared.lock();
+            match result {
+                Negotiated::Stateless(discovered) => {
+                    state.stateless = Some(revision);
+                    state.discovered = Some(discovered);
+                    state.initialized = None;
+                }
+                Negotiated::Handshake(initialized) => {
+                    state.stateless = None;
+                    state.initialized = Some(initialized);
+                    state.discovered = None;
+                }
+            }
+            state.revision = revision;
+            state.envelope = None;
+            state.cache.invalidate("");
+        }
+        self.config.extensions.check_bindings(revision);
+    }
+}
+
+/// The revisions, as a reader would list them.
+fn revisions(revisions: &[Revision]) -> String {
+    revisions
+        .iter()
+        .map(|r| r.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The newest stateless revision a `-32022` answer lists as supported.

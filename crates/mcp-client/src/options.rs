@@ -3,10 +3,15 @@
 use std::time::Duration;
 
 use mcp_core::Progress;
-use mcp_types::{LoggingLevel, RequestId};
+use mcp_types::{JsonObject, LoggingLevel, RawJson, RequestId, RequestMeta};
+use serde_json::Value;
 
-/// How one call is sent: timeout, progress, extra headers, request id, and
-/// the log level the server should use for this call only.
+/// How one call is sent: timeout, progress, extra headers, request id,
+/// the request's `_meta`, and the log level the server should use for this
+/// call only. Every typed call has a form that takes them (`*_with`, or
+/// `*_once` for the calls that may ask for input); they are the Python
+/// SDK's per-call keyword arguments (`read_timeout_seconds`,
+/// `progress_callback`, `meta`).
 ///
 /// # Examples
 /// ```
@@ -24,6 +29,7 @@ use mcp_types::{LoggingLevel, RequestId};
 pub struct RequestOptions {
     pub(crate) dispatch: mcp_core::RequestOptions,
     pub(crate) log_level: Option<LoggingLevel>,
+    pub(crate) meta: Option<RequestMeta>,
 }
 
 impl RequestOptions {
@@ -73,6 +79,34 @@ impl RequestOptions {
         self
     }
 
+    /// Sends `meta` in the request's `params._meta` (over members of the
+    /// same name the params already carry). The stateless era's envelope
+    /// (protocol version, client info and capabilities, log level) is the
+    /// session's and wins over these; a progress token is the dispatcher's
+    /// when [`with_progress`](Self::with_progress) asks for progress. A
+    /// stateless-era list with `_meta` is neither read from nor kept in the
+    /// session's cache.
+    ///
+    /// # Examples
+    /// ```
+    /// use mcp_client::RequestOptions;
+    /// use mcp_types::RequestMeta;
+    ///
+    /// let options = RequestOptions::new()
+    ///     .with_meta(RequestMeta::new().with_extra("com.example/tenant", "acme"));
+    /// assert!(options.meta().is_some());
+    /// ```
+    #[must_use]
+    pub fn with_meta(mut self, meta: RequestMeta) -> Self {
+        self.meta = Some(meta);
+        self
+    }
+
+    /// The `_meta` this call sends, if set.
+    pub fn meta(&self) -> Option<&RequestMeta> {
+        self.meta.as_ref()
+    }
+
     /// The timeout this call waits, if set.
     pub fn timeout(&self) -> Option<Duration> {
         self.dispatch.timeout
@@ -81,5 +115,55 @@ impl RequestOptions {
     /// The per-call log level, if set.
     pub fn log_level(&self) -> Option<LoggingLevel> {
         self.log_level
+    }
+}
+
+/// `params` with the members of `meta` added to its `_meta`, over those of
+/// the same name it already has.
+pub(crate) fn merge_meta(
+    params: Option<RawJson>,
+    meta: &RequestMeta,
+) -> Result<RawJson, serde_json::Error> {
+    let mut object: JsonObject = match &params {
+        Some(raw) => raw.parse()?,
+        None => JsonObject::new(),
+    };
+    let Value::Object(added) = serde_json::to_value(meta)? else {
+        return Err(serde::ser::Error::custom("`_meta` must be an object"));
+    };
+    match object
+        .entry("_meta")
+        .or_insert_with(|| Value::Object(JsonObject::new()))
+    {
+        Value::Object(existing) => existing.extend(added),
+        _ => {
+            return Err(serde::ser::Error::custom(
+                "the params' `_meta` is not an object, so no member can be added to it",
+            ));
+        }
+    }
+    RawJson::from_serialize(&object)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn meta_is_merged_over_the_params_own() {
+        let params = RawJson::from_serialize(&json!({"uri": "a", "_meta": {"k": 1, "keep": 2}}))
+            .expect("json");
+        let meta = RequestMeta::new().with_extra("k", 3);
+        let merged: Value = merge_meta(Some(params), &meta)
+            .expect("merged")
+            .parse()
+            .expect("json");
+        assert_eq!(merged, json!({"uri": "a", "_meta": {"k": 3, "keep": 2}}));
+        let merged: Value = merge_meta(None, &meta)
+            .expect("merged")
+            .parse()
+            .expect("json");
+        assert_eq!(merged, json!({"_meta": {"k": 3}}));
     }
 }

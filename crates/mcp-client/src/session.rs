@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 use std::time::Instant;
 
 use mcp_core::backoff::Backoff;
@@ -69,18 +69,46 @@ impl Shared {
     }
 }
 
+/// What a session owns: its connection and the consumers of its
+/// notification bindings. Shared by the session's clones; the callbacks
+/// hold it weakly, so a session nobody holds any more is not kept alive by
+/// its own connection.
+pub(crate) struct Owner {
+    connection: Connection,
+    bindings: tokio::sync::Mutex<crate::extension::Bindings>,
+}
+
+/// Where the callbacks find the session they answer for: set once the
+/// connection runs.
+pub(crate) type OwnerSlot = Arc<OnceLock<Weak<Owner>>>;
+
 /// A session with one server: negotiate (see [`negotiate`](Self::negotiate)),
 /// then the typed calls. Server requests (sampling, elicitation, roots) and
-/// notifications reach the callbacks of the [`ClientConfig`], in either era.
+/// notifications reach the callbacks of the [`ClientConfig`], in either era;
+/// each callback is handed the session too
+/// ([`RequestInfo::session`](crate::RequestInfo::session)).
+///
+/// Cheap to clone: clones share one connection, and
+/// [`close`](Self::close) on any of them closes it for all.
 ///
 /// [`Client`](crate::Client) connects and negotiates in one call; use a
 /// session directly to drive negotiation yourself or bring your own transport.
+#[derive(Clone)]
 pub struct ClientSession {
-    connection: Connection,
-    /// The consumers of the config's notification bindings.
-    bindings: crate::extension::Bindings,
+    owner: Arc<Owner>,
     pub(crate) shared: Arc<Shared>,
-    pub(crate) config: ClientConfig,
+    pub(crate) config: Arc<ClientConfig>,
+}
+
+impl std::fmt::Debug for ClientSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let state = self.shared.lock();
+        f.debug_struct("ClientSession")
+            .field("revision", &state.revision)
+            .field("stateless", &state.stateless.is_some())
+            .field("closed", &self.peer().is_closed())
+            .finish()
+    }
 }
 
 impl ClientSession {
@@ -107,31 +135,54 @@ impl ClientSession {
             },
             task_states: crate::tasks::TaskStates::new(config.task_status_queue),
         });
+        let config = Arc::new(config);
         let bindings = crate::extension::Bindings::start(&config.extensions.bindings);
         let host = config.hosted_tasks.clone().map(|tasks| {
             // One store may serve many sessions: each keys its own tasks.
             let owner = format!("session:{:p}", Arc::as_ptr(&shared));
             Arc::new(crate::hosted::Host::new(tasks, owner))
         });
+        let slot = OwnerSlot::default();
         let handler = Callbacks::new(
             config.clone(),
             shared.clone(),
             bindings.queues.clone(),
             host,
+            slot.clone(),
         );
         let connection = Connection::start(transport, handler, config.dispatcher.clone());
-        Self {
+        let owner = Arc::new(Owner {
             connection,
-            bindings,
+            bindings: tokio::sync::Mutex::new(bindings),
+        });
+        // Nothing of the server's reaches a callback before the client
+        // speaks first (its first request goes out after this returns).
+        let _ = slot.set(Arc::downgrade(&owner));
+        Self {
+            owner,
             shared,
             config,
         }
     }
 
+    /// The session of `slot`, while anyone holds it.
+    pub(crate) fn from_slot(
+        slot: &OwnerSlot,
+        shared: &Arc<Shared>,
+        config: &Arc<ClientConfig>,
+    ) -> Option<Self> {
+        let owner = slot.get()?.upgrade()?;
+        Some(Self {
+            owner,
+            shared: shared.clone(),
+            config: config.clone(),
+        })
+    }
+
     /// The dispatcher's peer, for requests this crate has no helper for
     /// (they are sent as given: no stateless-era stamping).
     pub fn peer(&self) -> &Peer {
-        self.connection.peer()
+        self.owner.connection.peer()
     }
 
     /// The server's answer to `initialize`, once initialized.
@@ -309,9 +360,9 @@ impl ClientSession {
         // A handshake session is started again as one; a stateless server
         // that changed is asked anew which era it speaks.
         let started = if self.is_stateless() {
-            self.negotiate().await.map(drop)
+            self.negotiate_anew().await.map(drop)
         } else {
-            self.initialize().await.map(drop)
+            self.handshake().await.map(drop)
         };
         started.map_err(|e| lost(SessionLoss::Failed(Box::new(e))))?;
         backoff.succeeded();
@@ -360,10 +411,18 @@ impl ClientSession {
         let RequestOptions {
             dispatch: mut options,
             log_level,
+            meta,
         } = options;
         if options.timeout.is_none() {
             options.timeout = self.config.request_timeout;
         }
+        let params = match &meta {
+            Some(meta) => Some(
+                crate::options::merge_meta(params, meta)
+                    .map_err(|source| Error::Serialize { method, source })?,
+            ),
+            None => params,
+        };
         let envelope = self
             .envelope()
             .map_err(|source| Error::Serialize { method, source })?;
@@ -413,15 +472,17 @@ impl ClientSession {
         Ok(())
     }
 
-    /// Closes the session and waits for its tasks to end.
-    pub async fn close(mut self) {
-        self.connection.shutdown().await;
-        self.bindings.stop().await;
+    /// Closes the session (for every clone of it) and waits for its tasks
+    /// to end.
+    pub async fn close(self) {
+        self.owner.connection.peer().close();
+        self.owner.connection.wait().await;
+        self.owner.bindings.lock().await.stop().await;
     }
 
     /// Resolves when the connection ends (the server went away or it was closed).
     pub async fn closed(&self) {
-        self.connection.wait().await
+        self.owner.connection.wait().await
     }
 }
 

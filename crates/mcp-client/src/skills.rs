@@ -131,7 +131,7 @@ impl ClientSession {
         &self,
         cursor: Option<String>,
     ) -> Result<skills::ListSkillsResult, Error> {
-        self.list_page::<ListSkills>(cursor)
+        self.list_page::<ListSkills>(cursor, RequestOptions::new())
             .await
             .map(|(page, _)| page)
     }
@@ -142,7 +142,7 @@ impl ClientSession {
     /// As [`list_skills`](Self::list_skills); [`Error::ListLimit`].
     pub async fn list_all_skills(&self) -> Result<Vec<SkillEntry>, Error> {
         self.list_all(skills::ListSkills::NAME, |c| {
-            self.list_page::<ListSkills>(c)
+            self.list_page::<ListSkills>(c, RequestOptions::new())
         })
         .await
     }

@@ -497,7 +497,7 @@ impl ClientSession {
                         .collect();
                     if !open.is_empty() {
                         answered.extend(open.keys().cloned());
-                        let responses = self.fulfil(open).await?;
+                        let responses = self.answer_input_requests(open).await?;
                         self.update_task(&state.task.task_id, &responses).await?;
                     }
                 }

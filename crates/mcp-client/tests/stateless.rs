@@ -428,7 +428,8 @@ async fn an_adopted_discover_result_skips_the_probe() {
     first.close().await.expect("closed");
 
     let session = ClientSession::new(ours, config());
-    session.adopt(Revision::V2026_07_28, known);
+    let revision = session.adopt(known).expect("a revision both speak");
+    assert_eq!(revision, Revision::V2026_07_28);
     assert!(session.is_stateless());
     let result = session.call_tool("echo", json!({})).await.expect("called");
     assert_eq!(text(&result), "stateless=true");

@@ -129,8 +129,9 @@ impl Backoff {
     /// Counts a failure and allows one more attempt at `now`: the wait
     /// before it, from the larger of the floor and the peer's `hint`,
     /// doubled for each failure in a row, capped, and jittered over its
-    /// upper half (never below the floor). [`Exhausted`] when the window's
-    /// attempts are spent; nothing is counted then.
+    /// upper half, but never shorter than the floor or the hint (a peer's
+    /// SSE `retry` is a MUST). [`Exhausted`] when the window's attempts are
+    /// spent; nothing is counted then.
     ///
     /// # Errors
     /// [`Exhausted`] with when the next attempt will be allowed.
@@ -157,8 +158,8 @@ impl Backoff {
         let base = hint.map_or(floor, |hint| hint.max(floor));
         let doubled = base.saturating_mul(1 << self.failures.min(16));
         self.failures = self.failures.saturating_add(1);
-        let wait = doubled.min(self.config.cap.max(floor));
-        Ok(self.jitter(wait).max(floor))
+        let wait = doubled.min(self.config.cap.max(base));
+        Ok(self.jitter(wait).max(base))
     }
 
     /// Notes a success: the next failure starts from the floor again (the
@@ -251,7 +252,10 @@ mod tests {
         let mut backoff = Backoff::new(config().with_budget(u32::MAX, Duration::MAX));
         let now = Instant::now();
         for _ in 0..100 {
+            // A hint past the cap is still a hint the peer may insist on.
             let wait = backoff.next(now, Some(Duration::MAX)).expect("budget");
+            assert_eq!(wait, Duration::MAX);
+            let wait = backoff.next(now, None).expect("budget");
             assert!(wait <= Duration::from_secs(2));
         }
     }

@@ -3,14 +3,20 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod backoff;
+mod config;
+mod connection;
 pub mod contract;
+mod dispatch;
 mod dispatcher;
+mod engine;
 mod error;
 mod fault;
-mod inbound;
+mod handler;
 #[cfg(feature = "rate-limit")]
 pub mod limit;
 mod memory;
+mod options;
+mod peer;
 mod pending;
 mod span;
 pub mod task_host;
@@ -21,15 +27,19 @@ mod transport;
 #[cfg(feature = "otel")]
 pub mod otel;
 
-pub use dispatcher::{
-    Connection, DispatcherConfig, Handler, IncomingNotification, IncomingRequest,
-    NotificationContext, Peer, Progress, ProgressCallback, RequestContext, RequestOptions,
-    internal_error,
-};
+pub use config::DispatcherConfig;
+pub use connection::Connection;
+pub use dispatcher::Dispatcher;
+pub use engine::{Answered, Call};
 pub use error::{BoxError, Error, TransportError};
 pub use fault::Fault;
-pub use inbound::{Direct, DirectAnswer, DirectRun, RequestSink};
+pub use handler::{
+    Handler, IncomingNotification, IncomingRequest, NotificationContext, RequestContext,
+    internal_error,
+};
 pub use memory::{MemoryReceiver, MemorySender, MemoryTransport};
+pub use options::{Progress, ProgressCallback, RequestOptions};
+pub use peer::{Outlet, Peer};
 pub use span::{
     SESSION_EVENT_TARGET, SPAN_TARGET, TOOL_ERROR, outbound_span, record_error, record_failure,
     record_protocol_version, record_tool_arguments, record_tool_result, request_span, session_tag,

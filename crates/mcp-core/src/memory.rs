@@ -48,12 +48,10 @@ impl MemoryTransport {
 impl TransportSender for MemorySender {
     async fn send(&mut self, message: Outbound) -> Result<(), TransportError> {
         let tx = self.tx.as_ref().ok_or(TransportError::Closed)?;
-        tx.send(Inbound::Message(
-            message.message,
-            TransportContext::default(),
-        ))
-        .await
-        .map_err(|_| TransportError::Closed)
+        let context = TransportContext::of_message(&message.message);
+        tx.send(Inbound::Message(message.message, context))
+            .await
+            .map_err(|_| TransportError::Closed)
     }
 
     async fn close(&mut self) {

@@ -4,8 +4,9 @@ use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
 
+use mcp_types::envelope::Envelope;
 use mcp_types::peek::Shape;
-use mcp_types::{DecodeError, JsonRpcMessage, RequestId};
+use mcp_types::{DecodeError, ErrorObject, JsonRpcMessage, RequestId};
 
 use crate::error::TransportError;
 
@@ -149,6 +150,10 @@ pub struct TransportContext {
     /// bearer token's issuer, subject and client); `None` when unknown.
     /// An identity, never a credential.
     pub principal: Option<Arc<str>>,
+    /// For a request: its era, read once by the transport it arrived on
+    /// ([`mcp_types::envelope::read`]), or the refusal to answer it with;
+    /// `None` from a transport that does not read it.
+    pub envelope: Option<Result<Envelope, ErrorObject>>,
 }
 
 impl TransportContext {
@@ -159,7 +164,22 @@ impl TransportContext {
             session_id: None,
             stream: None,
             principal: None,
+            envelope: None,
         }
+    }
+
+    /// The context of `message` on a transport with no headers (stdio,
+    /// memory): a request's envelope read from its `_meta`.
+    pub fn of_message(message: &JsonRpcMessage) -> Self {
+        let mut context = Self::default();
+        if let JsonRpcMessage::Request(request) = message {
+            context.envelope = Some(mcp_types::envelope::read(
+                &request.method,
+                request.params.as_ref(),
+                None,
+            ));
+        }
+        context
     }
 }
 
@@ -268,15 +288,6 @@ pub trait Transport: Send + 'static {
     /// `pipe` for stdio, `tcp` for HTTP; `None` (the default) for memory.
     fn network_transport(&self) -> Option<&'static str> {
         None
-    }
-
-    /// Called by [`crate::Connection::start`] before [`split`](Self::split)
-    /// with the way to run the peer's requests in the transport's own task
-    /// and get their answers back (HTTP answers a request in the task that
-    /// read it). Transports that pass every message through
-    /// [`TransportReceiver::recv`] ignore it (the default).
-    fn attach(&mut self, direct: crate::Direct) {
-        let _ = direct;
     }
 }
 

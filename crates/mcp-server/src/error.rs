@@ -57,6 +57,11 @@ pub enum Error {
         /// The method that needs it.
         method: &'static str,
     },
+    /// A `sampling/createMessage` whose tool uses and tool results do not
+    /// pair up was refused before it was sent (see
+    /// [`check_tool_messages`](mcp_types::check_tool_messages)).
+    #[error("the sampling request was not sent: {0}")]
+    InvalidSamplingMessages(#[source] mcp_types::ToolMessagesError),
     /// A stateless (2026-07-28) request lacks a client capability the
     /// handler needs: answered with `-32021` and `data.requiredCapabilities`.
     #[error(

@@ -89,7 +89,7 @@ use crate::registration::{ToolDefinition, boxed};
 
 pub use crate::extract::Params;
 use crate::registry::BoxFuture;
-use crate::runner::{Era, Runner};
+use crate::runner::{Requester, Runner};
 use crate::session::Context;
 use crate::tool_io::IntoToolResult;
 
@@ -436,7 +436,7 @@ pub enum CallOutcome {
 pub struct ToolCall {
     pub(crate) runner: Runner,
     pub(crate) cx: RequestContext,
-    pub(crate) era: Era,
+    pub(crate) requester: Requester,
     pub(crate) params: Box<CallToolRequestParams>,
     /// The index of the next interceptor to run.
     pub(crate) next: usize,
@@ -453,7 +453,7 @@ pub struct ToolCall {
 pub(crate) struct CallSite {
     pub(crate) runner: Runner,
     pub(crate) cx: RequestContext,
-    pub(crate) era: Era,
+    pub(crate) requester: Requester,
     /// The index of the extension serving the request.
     pub(crate) extension: usize,
 }
@@ -480,7 +480,7 @@ impl ToolCall {
     /// The called tool as registered (`None` if no such tool is visible to
     /// this client, which `proceed` answers with `-32602`).
     pub fn tool(&self) -> Option<&Tool> {
-        self.runner.visible_tool(&self.params.name, &self.era)
+        self.runner.visible_tool(&self.params.name, &self.requester)
     }
 
     /// The params to run the tool with, for an interceptor that changes
@@ -511,7 +511,7 @@ impl ToolCall {
         Some(Self {
             runner: site.runner.clone(),
             cx: site.cx.clone(),
-            era: site.era.clone(),
+            requester: site.requester.clone(),
             params: Box::new(params),
             next: site.extension + 1,
             carried: false,

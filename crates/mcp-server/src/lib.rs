@@ -13,6 +13,10 @@ pub mod extension;
 mod extract;
 pub mod handler;
 mod handler_error;
+// Entry points for `fuzz/` only: not API, hidden from the docs.
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 mod in_memory;
 pub mod prelude;
 mod registration;

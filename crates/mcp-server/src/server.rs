@@ -91,18 +91,7 @@ impl Server {
     ///
     /// Must be called within a tokio runtime.
     pub fn serve<T: Transport>(&self, transport: T) -> ServerConnection {
-        self.serve_session(transport, Arc::new(SessionState::default()), None)
-    }
-
-    /// Serves one connection with `state`; `restored` names an HTTP
-    /// session whose state came from a shared store (its changes are
-    /// forwarded from the start: it was initialized elsewhere).
-    fn serve_session<T: Transport>(
-        &self,
-        transport: T,
-        state: Arc<SessionState>,
-        restored: Option<Arc<str>>,
-    ) -> ServerConnection {
+        let state = Arc::new(SessionState::default());
         let tasks = tokio_util::task::TaskTracker::new();
         // Closed now: `wait` then ends once every task spawned so far or
         // later (while the connection runs) has ended.
@@ -113,16 +102,7 @@ impl Server {
             tasks: tasks.clone(),
             task: None,
         };
-        let forwarder = restored.map(|id| (handler.clone(), id));
         let connection = Connection::start(transport, handler, self.registry.dispatcher.clone());
-        if let Some((runner, session_id)) = forwarder {
-            // The owner of the session's tasks, as a request in it names it
-            // (a bearer principal is known per request only).
-            let mut context = mcp_core::TransportContext::default();
-            context.session_id = Some(session_id);
-            let owner = crate::tasks::owner(&context, &state, false);
-            runner.forward_changes(connection.peer(), owner);
-        }
         let session = ServerSession::new(connection.peer().clone(), state)
             .with_changes(self.registry.changes.clone());
         ServerConnection {
@@ -226,19 +206,35 @@ impl Server {
         // process's own key would fail on the others.
         self.registry.sealer.warn_of_random_key();
         let server = self.clone();
-        mcp_transport::http::StreamableHttpService::new(config, move |transport| {
-            let state = Arc::new(SessionState::default());
-            let restored = match transport.shared_session() {
-                Some(shared) if state.share(shared.clone()) => {
-                    transport.session_id().map(Arc::from)
-                }
-                _ => None,
-            };
-            let connection = server.serve_session(transport, state, restored);
-            // The service runs this future, so it owns the connection until
-            // its session (or exchange) ends.
-            async move { connection.wait().await }
-        })
+        mcp_transport::http::StreamableHttpService::new(config, move |opening| server.open(opening))
+    }
+
+    /// Serves one HTTP session (or the stateless exchanges) the service
+    /// opened: a runner with its own session state, restored from the
+    /// shared store when another server minted the session.
+    fn open(&self, opening: mcp_transport::http::Opening) -> mcp_core::Dispatcher {
+        let state = Arc::new(SessionState::default());
+        let restored = match opening.shared_session() {
+            Some(shared) if state.share(shared.clone()) => opening.session_id().map(Arc::from),
+            _ => None,
+        };
+        // The session's own tasks (list-change forwarding, callbacks) are
+        // the service's: it cancels and awaits them at shutdown.
+        let runner = Runner {
+            registry: self.registry.clone(),
+            state: state.clone(),
+            tasks: opening.tasks().clone(),
+            task: None,
+        };
+        let dispatcher = opening.serve(runner.clone(), self.registry.dispatcher.clone());
+        if let Some(session_id) = restored {
+            // Initialized elsewhere: its changes are forwarded from the start.
+            let mut context = mcp_core::TransportContext::default();
+            context.session_id = Some(session_id);
+            let owner = crate::tasks::owner(&context, &state, false);
+            runner.forward_changes(&dispatcher.peer(), owner);
+        }
+        dispatcher
     }
 
     /// Serves this server over streamable HTTP on `listener` until

@@ -67,6 +67,18 @@ impl SessionState {
         self.initialized.send_replace(true);
     }
 
+    /// A request other than `ping` arrived after `initialize`: the client
+    /// sent `notifications/initialized` first. A shared session takes it
+    /// as such, since that notification may have reached another server
+    /// (the one that minted the session would otherwise never forward it
+    /// list changes and resource updates).
+    pub(crate) fn request_after_initialize(&self) {
+        #[cfg(feature = "http")]
+        if self.shared.get().is_some() && !*self.initialized.borrow() {
+            self.mark_initialized();
+        }
+    }
+
     /// Resolves once the client sent `notifications/initialized`.
     pub(crate) async fn initialized(&self) {
         let mut initialized = self.initialized.subscribe();
@@ -387,12 +399,11 @@ impl ServerSession {
     }
 
     /// Whether the client declared every capability in `required` (and,
-    /// within each, every sub-capability `required` names).
+    /// within each, every sub-capability `required` names; `experimental`
+    /// entries compared by value): see [`ClientCapabilities::covers`].
     pub fn check_client_capability(&self, required: &ClientCapabilities) -> bool {
-        let Some(capabilities) = self.client_capabilities() else {
-            return false;
-        };
-        client_has(&capabilities, required)
+        self.client_capabilities()
+            .is_some_and(|capabilities| capabilities.covers(required))
     }
 
     /// Sends a request of method `M` and reads its typed result.
@@ -627,6 +638,8 @@ impl ServerSession {
                 {
                     return Err(self.missing("sampling.tools", method));
                 }
+                mcp_types::check_tool_messages(&params.messages)
+                    .map_err(Error::InvalidSamplingMessages)?;
             }
             InputRequest::Elicit(ElicitRequestParams::Url(_))
                 if capabilities
@@ -755,52 +768,6 @@ fn raw_params<M: Method>(params: &M::Params) -> Result<Option<RawJson>, Error> {
             method: M::NAME,
             source,
         })
-}
-
-/// Whether `have` covers everything `want` names.
-fn client_has(have: &ClientCapabilities, want: &ClientCapabilities) -> bool {
-    fn object_covers(
-        have: Option<&mcp_types::JsonObject>,
-        want: Option<&mcp_types::JsonObject>,
-    ) -> bool {
-        match (have, want) {
-            (_, None) => true,
-            (None, Some(_)) => false,
-            (Some(have), Some(want)) => want.keys().all(|k| have.contains_key(k)),
-        }
-    }
-    if let Some(want) = &want.roots {
-        let Some(have) = &have.roots else {
-            return false;
-        };
-        if want.list_changed == Some(true) && have.list_changed != Some(true) {
-            return false;
-        }
-    }
-    if let Some(want) = &want.sampling {
-        let Some(have) = &have.sampling else {
-            return false;
-        };
-        if !object_covers(have.tools.as_ref(), want.tools.as_ref())
-            || !object_covers(have.context.as_ref(), want.context.as_ref())
-        {
-            return false;
-        }
-    }
-    if let Some(want) = &want.elicitation {
-        let Some(have) = &have.elicitation else {
-            return false;
-        };
-        let have_form = have.form.is_some() || have.url.is_none();
-        if (want.form.is_some() && !have_form)
-            || !object_covers(have.url.as_ref(), want.url.as_ref())
-        {
-            return false;
-        }
-    }
-    object_covers(have.experimental.as_ref(), want.experimental.as_ref())
-        && object_covers(have.extensions.as_ref(), want.extensions.as_ref())
-        && (want.tasks.is_none() || have.tasks.is_some())
 }
 
 /// What a handler knows about the request it is serving, and the session to
@@ -1047,13 +1014,13 @@ mod tests {
         have.roots = Some(RootsCapability::new());
         let mut want = ClientCapabilities::new();
         want.sampling = Some(SamplingCapability::new());
-        assert!(client_has(&have, &want));
+        assert!(have.covers(&want));
         let mut roots = RootsCapability::new();
         roots.list_changed = Some(true);
         want.roots = Some(roots);
-        assert!(!client_has(&have, &want), "listChanged was not declared");
+        assert!(!have.covers(&want), "listChanged was not declared");
         let mut want = ClientCapabilities::new();
         want.elicitation = Some(ElicitationCapability::new());
-        assert!(!client_has(&have, &want));
+        assert!(!have.covers(&want));
     }
 }

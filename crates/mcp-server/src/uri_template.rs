@@ -344,47 +344,34 @@ impl UriTemplate {
     /// percent-decoded. Variables absent from the URI (an optional query
     /// parameter, say) are absent from the map.
     ///
-    /// Returns `None` when the URI does not fit the template.
+    /// Returns `None` when the URI does not fit the template. The URI is
+    /// the client's, so the work is bounded: about a million steps, plus 16
+    /// per byte of the URI. Templates with a literal between expressions
+    /// need a few steps per byte; a URI that would need more (only a long
+    /// one, against expressions that can each take the same text, such as
+    /// `{+a}/{+b}/{+c}`) is reported as not fitting.
     pub fn match_uri(&self, uri: &str) -> Option<BTreeMap<String, String>> {
-        let mut found = BTreeMap::new();
-        self.match_from(0, uri, &mut found).then_some(found)
+        let work = MATCH_WORK_PER_BYTE
+            .saturating_mul(uri.len())
+            .saturating_add(MATCH_WORK_FLOOR);
+        Matching::new(self, uri, work).parts_from(0, 0)
     }
 
-    fn match_from(&self, index: usize, rest: &str, found: &mut BTreeMap<String, String>) -> bool {
-        let Some(part) = self.parts.get(index) else {
-            return rest.is_empty();
-        };
-        match part {
-            Part::Literal(text) => match rest.strip_prefix(text.as_str()) {
-                Some(after) => self.match_from(index + 1, after, found),
-                None => false,
-            },
-            Part::Expression(expr) => {
-                // Try every end position, shortest first, that the expression
-                // could have produced and that lets the rest match.
-                let limit = Self::span_limit(expr.operator, rest);
-                for end in 0..=limit {
-                    if !rest.is_char_boundary(end) {
-                        continue;
-                    }
-                    let mut attempt = found.clone();
-                    if Self::read_expression(expr, &rest[..end], &mut attempt)
-                        && self.match_from(index + 1, &rest[end..], &mut attempt)
-                    {
-                        *found = attempt;
-                        return true;
-                    }
-                }
-                false
-            }
+    /// Whether `rest` can start with part `index`: the literal that comes
+    /// next, or nothing at the end of the template.
+    fn may_start(&self, index: usize, rest: &str) -> bool {
+        match self.parts.get(index) {
+            None => rest.is_empty(),
+            Some(Part::Literal(text)) => rest.starts_with(text.as_str()),
+            Some(Part::Expression(_)) => true,
         }
     }
 
     /// How far an expression's text can reach: up to the first character its
     /// operator would have encoded.
-    fn span_limit(operator: Operator, rest: &str) -> usize {
-        rest.bytes()
-            .position(|b| {
+    fn span_limit(operator: Operator, rest: &[u8]) -> usize {
+        rest.iter()
+            .position(|&b| {
                 let allowed = is_unreserved(b)
                     || b == b'%'
                     || match operator {
@@ -462,6 +449,119 @@ impl UriTemplate {
             found.insert(var.name.clone(), decode(value));
         }
         true
+    }
+}
+
+/// The steps [`UriTemplate::match_uri`] may take per byte of the URI, so a
+/// long URI costs time in proportion to its length. Common templates
+/// (`file:///{+path}`, `users://{id}/posts{?limit}`) need two or three.
+const MATCH_WORK_PER_BYTE: usize = 16;
+/// The steps any match may take: enough to try every split of a short URI
+/// among many adjacent expressions.
+const MATCH_WORK_FLOOR: usize = 1 << 20;
+
+/// One run of [`UriTemplate::match_uri`]: a search over where each
+/// expression ends, shortest first, that tries each (part, offset) once.
+struct Matching<'a> {
+    template: &'a UriTemplate,
+    uri: &'a str,
+    /// The steps left.
+    work: usize,
+    /// The bytes the expressions' scans have read: never more than the
+    /// steps spent.
+    scanned: usize,
+    /// Bit `index * (uri.len() + 1) + offset` set: the parts from `index`
+    /// on are known not to match `uri[offset..]`.
+    failed: Vec<u64>,
+}
+
+impl<'a> Matching<'a> {
+    fn new(template: &'a UriTemplate, uri: &'a str, work: usize) -> Self {
+        Self {
+            template,
+            uri,
+            work,
+            scanned: 0,
+            failed: Vec::new(),
+        }
+    }
+
+    /// Takes `steps` from the work left; `None` once it is spent, and
+    /// from then on (the whole search gives up).
+    fn spend(&mut self, steps: usize) -> Option<()> {
+        match self.work.checked_sub(steps) {
+            Some(left) => self.work = left,
+            None => self.work = 0,
+        }
+        (self.work > 0 || steps == 0).then_some(())
+    }
+
+    fn bit(&self, index: usize, offset: usize) -> usize {
+        index * (self.uri.len() + 1) + offset
+    }
+
+    fn known_to_fail(&self, index: usize, offset: usize) -> bool {
+        let bit = self.bit(index, offset);
+        self.failed
+            .get(bit / 64)
+            .is_some_and(|word| word >> (bit % 64) & 1 == 1)
+    }
+
+    fn fails(&mut self, index: usize, offset: usize) -> Option<BTreeMap<String, String>> {
+        let bit = self.bit(index, offset);
+        if self.failed.is_empty() {
+            let bits = self.template.parts.len() * (self.uri.len() + 1);
+            self.failed = vec![0; bits.div_ceil(64)];
+        }
+        self.failed[bit / 64] |= 1 << (bit % 64);
+        None
+    }
+
+    /// The values the parts from `index` on capture from `uri[offset..]`,
+    /// if they match it.
+    fn parts_from(&mut self, index: usize, offset: usize) -> Option<BTreeMap<String, String>> {
+        let rest = &self.uri[offset..];
+        let Some(part) = self.template.parts.get(index) else {
+            return rest.is_empty().then(BTreeMap::new);
+        };
+        let expr = match part {
+            Part::Literal(text) => {
+                rest.strip_prefix(text.as_str())?;
+                return self.parts_from(index + 1, offset + text.len());
+            }
+            Part::Expression(expr) => expr,
+        };
+        if self.known_to_fail(index, offset) {
+            return None;
+        }
+        // Try every end the expression could have produced, shortest
+        // first. The rest is matched before this expression is read:
+        // refusing an end costs a step, reading one costs its whole text.
+        // The scan is paid for: it reads no further than the steps left.
+        let scan = &rest.as_bytes()[..rest.len().min(self.work)];
+        self.scanned += scan.len();
+        let limit = UriTemplate::span_limit(expr.operator, scan);
+        self.spend(limit)?;
+        for end in 0..=limit {
+            if !rest.is_char_boundary(end)
+                || !self.template.may_start(index + 1, &rest[end..])
+                || self.known_to_fail(index + 1, offset + end)
+            {
+                continue;
+            }
+            self.spend(1)?;
+            let Some(later) = self.parts_from(index + 1, offset + end) else {
+                continue;
+            };
+            self.spend(end)?;
+            let mut found = BTreeMap::new();
+            if UriTemplate::read_expression(expr, &rest[..end], &mut found) {
+                // A name repeated later in the template takes the later value.
+                found.extend(later);
+                return Some(found);
+            }
+        }
+        self.fails(index, offset)
     }
 }
 
@@ -598,6 +698,75 @@ mod tests {
         assert_eq!(m["owner"], "o");
         assert_eq!(m["path"], "src");
         assert_eq!(m["ref"], "main");
+    }
+
+    /// Found by the `uri_template` fuzz target: every end position of an
+    /// expression was read before the rest of the template was tried, so
+    /// the work grew with the square of the URI a client sends (4 s for
+    /// 40 KiB against `file:///{+path}`; hours for the 4 MiB a body holds).
+    #[test]
+    fn a_long_uri_is_matched_in_work_linear_in_its_length() {
+        let long = "a".repeat(1 << 20);
+        let t = UriTemplate::parse("file:///{+path}").expect("valid");
+        let uri = format!("file:///{long}");
+        let m = Matching::new(&t, &uri, 3 * uri.len())
+            .parts_from(0, 0)
+            .expect("matches in 3 steps a byte");
+        assert_eq!(m["path"], long);
+        assert!(t.match_uri(&format!("{uri}#")).is_none());
+
+        let t = UriTemplate::parse("file:///{name}.txt").expect("valid");
+        assert!(t.match_uri(&uri).is_none());
+        let name = "a.txt".repeat(1 << 16);
+        let uri = format!("file:///{name}.txt");
+        let m = Matching::new(&t, &uri, 3 * uri.len())
+            .parts_from(0, 0)
+            .expect("matches in 3 steps a byte");
+        assert_eq!(m["name"], name);
+
+        // Found by the target on the first fix: a spent budget did not stop
+        // the search, and each later end still scanned the rest unpaid.
+        let t = UriTemplate::parse("{+a}{#b}%").expect("valid");
+        let uri = "3".repeat(1 << 14);
+        let steps = MATCH_WORK_PER_BYTE * uri.len();
+        let mut matching = Matching::new(&t, &uri, steps);
+        assert!(matching.parts_from(0, 0).is_none());
+        assert!(
+            matching.scanned <= steps,
+            "{} bytes scanned",
+            matching.scanned
+        );
+
+        // Expressions that can all take the same text: the matcher gives
+        // up within its steps (no match) rather than take cubic time.
+        let t = UriTemplate::parse("x:{+a}/{+b}/{+c}").expect("valid");
+        assert!(
+            t.match_uri(&format!("x:{}#", "/".repeat(1 << 16)))
+                .is_none()
+        );
+        assert!(t.match_uri("x:1/2/3").is_some());
+    }
+
+    /// Found by the `uri_template` fuzz target: eight adjacent expressions
+    /// took half a billion steps to match their own 86-byte expansion,
+    /// trying the same split of the rest again and again.
+    #[test]
+    fn adjacent_expressions_match_their_expansion_trying_each_split_once() {
+        let t = UriTemplate::parse("{var}{+hello}{#frag}{.x}{/y}{;z}{?q}{&r}").expect("valid");
+        let uri = t.expand(|name| Some(format!("{name}-x.y_z~")));
+        let mut matching = Matching::new(&t, &uri, usize::MAX);
+        let m = matching.parts_from(0, 0).expect("matches its expansion");
+        assert_eq!(m["q"], "q-x.y_z~");
+        let steps = usize::MAX - matching.work;
+        assert!(steps < 100_000, "{steps} steps for {} bytes", uri.len());
+    }
+
+    #[test]
+    fn a_repeated_name_takes_its_last_value() {
+        assert_eq!(
+            matched("{a}/{a}", "1/2"),
+            Some(vec![("a".into(), "2".into())])
+        );
     }
 
     #[test]

@@ -10,8 +10,8 @@ use mcp_client::{Client, ClientConfig, Error, Negotiation, RequestOptions};
 use mcp_server::Server;
 use mcp_types::method::Method;
 use mcp_types::{
-    CallToolResult, CreateMessageResult, ElicitAction, ElicitResult, ElicitValue, GetPromptResult,
-    InputRequest, JsonRpcNotification, ListRootsResult, LoggingLevel,
+    CallToolResult, CreateMessageResult, ElicitAction, ElicitResult, ElicitValue, Era,
+    GetPromptResult, InputRequest, JsonRpcNotification, ListRootsResult, LoggingLevel,
     LoggingMessageNotificationParams, ProgressNotificationParams, ReadResourceResult, Revision,
     Root, SamplingMessageContentBlock, methods,
 };
@@ -22,18 +22,6 @@ use crate::script::Script;
 
 /// How long each request may take unless the builder says otherwise.
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// Which protocol era the test client speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Era {
-    /// The `initialize` handshake, at the newest handshake revision
-    /// (2025-11-25): the server asks the client with requests of its own.
-    Handshake,
-    /// `server/discover` and per-request `_meta` (2026-07-28): the server
-    /// asks with `input_required` results and the client retries.
-    Stateless,
-}
 
 /// Sets up a [`TestClient`]: era, scripted answers, log level, timeout.
 #[derive(Debug)]

@@ -5,6 +5,6 @@ mod client;
 mod record;
 mod script;
 
-pub use client::{Era, TestClient, TestClientBuilder};
+pub use client::{TestClient, TestClientBuilder};
 pub use mcp_client::Error;
-pub use mcp_types::InputRequest;
+pub use mcp_types::{Era, InputRequest};

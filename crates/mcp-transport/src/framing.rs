@@ -89,7 +89,10 @@ impl<R: AsyncRead + Unpin + Send + 'static> LineReceiver<R> {
             return None;
         }
         let inbound = match JsonRpcMessage::from_slice(&line) {
-            Ok(message) => Inbound::Message(message, TransportContext::default()),
+            Ok(message) => {
+                let context = TransportContext::of_message(&message);
+                Inbound::Message(message, context)
+            }
             Err(error) => Inbound::Malformed(error),
         };
         // Keep the allocation for the next line unless it was huge.
@@ -101,15 +104,20 @@ impl<R: AsyncRead + Unpin + Send + 'static> LineReceiver<R> {
     }
 }
 
-/// Starts skipping an overlong line: keeps only its first bytes (what was
-/// buffered, then from `more`) and lets the large buffer go.
-fn keep_prefix(line: &mut Vec<u8>, more: &[u8]) {
+/// Starts skipping an overlong line: keeps at most its first
+/// [`PEEK_PREFIX`] bytes and lets the large buffer go.
+fn start_skipping(line: &mut Vec<u8>) {
     let mut prefix = Vec::with_capacity(PEEK_PREFIX);
-    let kept = line.len().min(PEEK_PREFIX);
-    prefix.extend_from_slice(&line[..kept]);
-    let wanted = (PEEK_PREFIX - kept).min(more.len());
-    prefix.extend_from_slice(&more[..wanted]);
+    prefix.extend_from_slice(&line[..line.len().min(PEEK_PREFIX)]);
     *line = prefix;
+}
+
+/// While skipping, tops the kept prefix up to [`PEEK_PREFIX`] bytes from
+/// `more`, so the id found is the same however the peer's bytes were cut
+/// into reads.
+fn keep_prefix(line: &mut Vec<u8>, more: &[u8]) {
+    let wanted = PEEK_PREFIX.saturating_sub(line.len()).min(more.len());
+    line.extend_from_slice(&more[..wanted]);
 }
 
 impl<R: AsyncRead + Unpin + Send + 'static> TransportReceiver for LineReceiver<R> {
@@ -138,9 +146,12 @@ impl<R: AsyncRead + Unpin + Send + 'static> TransportReceiver for LineReceiver<R
             match available.iter().position(|b| *b == b'\n') {
                 Some(end) => {
                     if !self.discarding && self.line.len() + end > self.max_line {
-                        keep_prefix(&mut self.line, &available[..end]);
+                        start_skipping(&mut self.line);
                         self.discarding = true;
-                    } else if !self.discarding {
+                    }
+                    if self.discarding {
+                        keep_prefix(&mut self.line, &available[..end]);
+                    } else {
                         self.line.extend_from_slice(&available[..end]);
                     }
                     self.reader.consume(end + 1);
@@ -153,14 +164,15 @@ impl<R: AsyncRead + Unpin + Send + 'static> TransportReceiver for LineReceiver<R
                 }
                 None => {
                     let len = available.len();
-                    if !self.discarding {
-                        if self.line.len() + len > self.max_line {
-                            // Skip the rest of this line without buffering it.
-                            keep_prefix(&mut self.line, available);
-                            self.discarding = true;
-                        } else {
-                            self.line.extend_from_slice(available);
-                        }
+                    if !self.discarding && self.line.len() + len > self.max_line {
+                        // Skip the rest of this line without buffering it.
+                        start_skipping(&mut self.line);
+                        self.discarding = true;
+                    }
+                    if self.discarding {
+                        keep_prefix(&mut self.line, available);
+                    } else {
+                        self.line.extend_from_slice(available);
                     }
                     self.reader.consume(len);
                 }

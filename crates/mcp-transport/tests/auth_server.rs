@@ -28,6 +28,36 @@ use tower_layer::Layer as _;
 use tower_service::Service;
 
 const RESOURCE: &str = "https://mcp.example.com/mcp";
+
+/// Answers every request with its params: these tests are about the guard
+/// in front of it.
+struct Answering;
+
+impl mcp_core::Handler for Answering {
+    async fn handle_request(
+        &self,
+        request: mcp_core::IncomingRequest,
+        _: mcp_core::RequestContext,
+    ) -> Result<mcp_types::RawJson, mcp_types::ErrorObject> {
+        Ok(request
+            .params
+            .unwrap_or_else(mcp_types::RawJson::empty_object))
+    }
+
+    async fn handle_notification(
+        &self,
+        _: mcp_core::IncomingNotification,
+        _: mcp_core::NotificationContext,
+    ) {
+    }
+}
+
+/// The endpoint the guard protects.
+fn endpoint() -> StreamableHttpService {
+    StreamableHttpService::new(HttpServerConfig::new(), |opening| {
+        opening.serve(Answering, mcp_core::DispatcherConfig::default())
+    })
+}
 const ISSUER: &str = "https://as.example.com";
 const METADATA_URL: &str = "https://mcp.example.com/.well-known/oauth-protected-resource/mcp";
 
@@ -502,7 +532,7 @@ async fn tokens_stay_out_of_debug_output() {
 #[tokio::test]
 async fn the_real_endpoint_is_guarded() {
     let signer = Signer::new();
-    let endpoint = StreamableHttpService::new(HttpServerConfig::new(), |_session| async {});
+    let endpoint = endpoint();
     let mut guard = BearerGuard::new(
         endpoint,
         resource(&["mcp:read"]),
@@ -548,7 +578,7 @@ async fn exchange(address: std::net::SocketAddr, head: &str) -> (u16, String) {
 #[tokio::test]
 async fn over_tcp_the_challenge_and_the_document_reach_the_client() {
     let signer = Signer::new();
-    let endpoint = StreamableHttpService::new(HttpServerConfig::new(), |_session| async {});
+    let endpoint = endpoint();
     let service = BearerGuard::new(
         endpoint,
         resource(&["mcp:read"]),

@@ -7,8 +7,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcp_core::{
-    Connection, DispatcherConfig, Handler, IncomingNotification, IncomingRequest,
-    NotificationContext, RequestContext,
+    DispatcherConfig, Handler, IncomingNotification, IncomingRequest, NotificationContext,
+    RequestContext,
 };
 use mcp_transport::http::{
     HttpServerConfig, ServeConfig, ServiceStats, StreamableHttpService, serve,
@@ -150,12 +150,11 @@ async fn start(config: HttpServerConfig, serve_config: ServeConfig) -> Running {
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bound");
     let addr = listener.local_addr().expect("addr");
     let (events_tx, events) = mpsc::unbounded_channel();
-    let service = StreamableHttpService::new(config, move |transport| {
+    let service = StreamableHttpService::new(config, move |opening| {
         let handler = TestHandler {
             events: events_tx.clone(),
         };
-        let connection = Connection::start(transport, handler, DispatcherConfig::default());
-        async move { connection.wait().await }
+        opening.serve(handler, DispatcherConfig::default())
     });
     let (stop, stopped) = oneshot::channel::<()>();
     let serve_config = serve_config.service_shutdown(service.shutdown_handle());
@@ -743,8 +742,9 @@ async fn stateless_exchanges_share_one_dispatcher() {
     running.saw("started:hang").await;
     let stats = running.service.stats();
     assert_eq!(stats.exchanges, 2, "{stats:?}");
-    // One dispatcher (the stateless hub) serves both: none per POST.
-    assert_eq!(stats.tasks, 1, "{stats:?}");
+    // One dispatcher serves both, called in each POST's own task: it runs
+    // no task of its own, and none is started per POST.
+    assert_eq!(stats.tasks, 0, "{stats:?}");
     drop((first, second));
     running.saw("cancelled:hang").await;
     running.saw("cancelled:hang").await;

@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use mcp_core::limit::RateLimit;
 use mcp_core::{
-    Connection, DispatcherConfig, Handler, IncomingNotification, IncomingRequest,
-    NotificationContext, RequestContext,
+    DispatcherConfig, Handler, IncomingNotification, IncomingRequest, NotificationContext,
+    RequestContext,
 };
 use mcp_transport::http::{
     BearerAuthLayer, HttpServerConfig, ProtectedResource, RateLimitLayer, ServeConfig,
@@ -81,9 +81,8 @@ fn initialize(id: u32) -> String {
 
 #[tokio::test]
 async fn a_principal_over_its_limit_gets_429_and_others_do_not() {
-    let service = StreamableHttpService::new(HttpServerConfig::default(), |transport| {
-        let connection = Connection::start(transport, Echo, DispatcherConfig::default());
-        async move { connection.wait().await }
+    let service = StreamableHttpService::new(HttpServerConfig::default(), |opening| {
+        opening.serve(Echo, DispatcherConfig::default())
     });
     let limited = RateLimitLayer::new(RateLimit::per_minute(2)).layer(service);
     let guarded = BearerAuthLayer::new(

@@ -130,6 +130,38 @@ async fn shutdown_leaves_no_process_even_when_the_child_ignores_stdin() {
 }
 
 #[tokio::test]
+async fn a_child_that_ignores_closed_stdin_and_sigterm_is_killed_within_two_graces() {
+    use std::os::unix::process::ExitStatusExt;
+    // The shell ignores SIGTERM and `exec` hands that on to `sleep`, which
+    // never reads stdin: only the last step, SIGKILL, can stop it.
+    let grace = Duration::from_millis(300);
+    let (transport, child) = ServerCommand::new("sh")
+        .args(["-c", "trap '' TERM; exec sleep 600"])
+        .shutdown_grace(grace)
+        .spawn()
+        .expect("spawned");
+    let pid = child.pid().expect("running");
+    drop(transport);
+    let started = Instant::now();
+    let status = timeout(LIMIT, child.shutdown())
+        .await
+        .expect("in time")
+        .expect("reaped");
+    let took = started.elapsed();
+    assert_eq!(status.signal(), Some(SIGKILL), "{status}");
+    assert!(!is_running(pid), "process {pid} is still running");
+    assert!(took >= grace * 2, "both graces were waited: {took:?}");
+    // Two graces, plus room for a loaded machine to reap it.
+    assert!(
+        took < grace * 2 + Duration::from_secs(5),
+        "bounded: {took:?}"
+    );
+}
+
+/// SIGKILL's number on Linux.
+const SIGKILL: i32 = 9;
+
+#[tokio::test]
 async fn dropping_the_child_handle_kills_it() {
     let (transport, child) = ServerCommand::new("sleep")
         .arg("600")
@@ -285,4 +317,31 @@ async fn stderr_lines_reach_the_chosen_sink() {
         .await
         .expect("in time")
         .expect("reaped");
+}
+
+/// A line over the limit is reported with the id its first bytes hold
+/// however the peer's bytes are cut into reads: here one byte at a time,
+/// the id well past the limit (found by the `line_framing` fuzz target).
+#[tokio::test]
+async fn an_overlong_line_keeps_its_id_however_its_bytes_arrive() {
+    use mcp_core::{Inbound, Transport, TransportReceiver};
+    let line = br#"{"jsonrpc":"2.0","method":"x","params":{},"id":77}"#;
+    for read_size in [1, 7, line.len() + 1] {
+        let (reader_end, mut writer_end) = tokio::io::duplex(read_size);
+        let transport = LineTransport::with_max_line(reader_end, tokio::io::sink(), 16);
+        let (_sender, mut receiver) = transport.split();
+        let writing = tokio::spawn(async move {
+            writer_end.write_all(line).await.expect("written");
+            writer_end.write_all(b"\n").await.expect("written");
+        });
+        match timeout(LIMIT, receiver.recv()).await.expect("in time") {
+            Some(Inbound::TooLarge { id, .. }) => assert_eq!(
+                id,
+                Some(mcp_types::RequestId::Number(77)),
+                "reads of {read_size} bytes"
+            ),
+            other => panic!("reads of {read_size} bytes: {other:?}"),
+        }
+        writing.await.expect("the writer ends");
+    }
 }

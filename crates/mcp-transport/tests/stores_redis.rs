@@ -9,6 +9,8 @@ use mcp_transport::store::{MessageBus, SessionStore, contract};
 
 #[path = "support/redis_server.rs"]
 mod redis_server;
+#[path = "support/shared_contracts.rs"]
+mod shared_contracts;
 use redis_server::RedisServer;
 
 fn config(redis: &RedisServer) -> RedisConfig {
@@ -53,19 +55,7 @@ async fn redis_bus_meets_the_contract() {
 #[tokio::test]
 async fn connect_shares_one_redis_between_handles() {
     let redis = RedisServer::start();
-    let stores = config(&redis)
-        .max_per_stream(64, 1 << 20)
-        .connect()
-        .await
-        .expect("connect");
-    let other = config(&redis)
-        .max_per_stream(64, 1 << 20)
-        .connect()
-        .await
-        .expect("connect");
-    contract::session_store(stores.sessions.clone(), other.sessions.clone()).await;
-    contract::message_bus(stores.bus.clone(), other.bus.clone()).await;
-    contract::event_store(stores.events.clone(), other.events.clone(), 64).await;
+    shared_contracts::two_connections_meet_the_contracts(config(&redis)).await;
 }
 
 #[tokio::test]
@@ -110,7 +100,7 @@ async fn a_lost_redis_is_a_typed_error_within_the_timeout_and_recovers() {
         "bounded"
     );
 
-    // The same port again: the connection manager reconnects by itself.
+    // The same port again: the connection reconnects by itself.
     let _again = RedisServer::start_on(port.parse().expect("port"));
     tokio::time::timeout(std::time::Duration::from_secs(20), async {
         while sessions.touch("x", ttl).await.is_err() {
@@ -191,4 +181,63 @@ async fn a_key_listing_reveals_no_session_id() {
     );
     let replay = stores.events.replay_after(&first).await.expect("replayed");
     assert!(replay.is_some(), "replayed");
+}
+
+#[tokio::test]
+async fn readiness_is_false_while_redis_is_away_and_true_once_it_is_back() {
+    use mcp_transport::http::{HttpServerConfig, Readiness, StreamableHttpService};
+    let redis = RedisServer::start();
+    let url = redis.url();
+    let stores = RedisConfig::new(url.clone())
+        .prefix("ready")
+        .timeout(std::time::Duration::from_millis(500))
+        .connect()
+        .await
+        .expect("connect");
+    let config = HttpServerConfig::new()
+        .shared(stores)
+        .readiness_reuse(std::time::Duration::ZERO);
+    // Readiness is the service's own: no request reaches this handler.
+    struct Refuse;
+    impl mcp_core::Handler for Refuse {
+        async fn handle_request(
+            &self,
+            request: mcp_core::IncomingRequest,
+            _: mcp_core::RequestContext,
+        ) -> Result<mcp_types::RawJson, mcp_types::ErrorObject> {
+            Err(mcp_types::ErrorObject::method_not_found(&request.method))
+        }
+        async fn handle_notification(
+            &self,
+            _: mcp_core::IncomingNotification,
+            _: mcp_core::NotificationContext,
+        ) {
+        }
+    }
+    let service = StreamableHttpService::new(config, |opening| {
+        opening.serve(Refuse, mcp_core::DispatcherConfig::default())
+    });
+    let health = service.health();
+    assert_eq!(health.readiness().await, Readiness::Ready);
+    let port: u16 = url
+        .trim_end_matches('/')
+        .rsplit(':')
+        .next()
+        .and_then(|p| p.parse().ok())
+        .expect("port");
+    drop(redis);
+    let started = std::time::Instant::now();
+    assert_eq!(health.readiness().await, Readiness::StoresUnreachable);
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(2),
+        "answered within the store timeout"
+    );
+    let _again = RedisServer::start_on(port);
+    tokio::time::timeout(std::time::Duration::from_secs(20), async {
+        while health.readiness().await != Readiness::Ready {
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    })
+    .await
+    .expect("ready again once Redis is back");
 }

@@ -41,6 +41,77 @@ impl ClientCapabilities {
     pub fn new() -> Self {
         Self::default()
     }
+
+    /// Whether these capabilities cover everything `required` names: each
+    /// capability it names is declared, and within it each sub-capability
+    /// (`roots.listChanged`, `sampling.context`, `sampling.tools`, the
+    /// elicitation modes, each `tasks` entry down to
+    /// `tasks.requests.sampling.createMessage`); each `experimental` entry
+    /// it names is declared with the same value; each extension it names is
+    /// declared. An `elicitation: {}` counts as form mode, as the spec reads
+    /// it.
+    ///
+    /// # Examples
+    /// ```
+    /// use mcp_types::ClientCapabilities;
+    /// use serde_json::json;
+    ///
+    /// let declared: ClientCapabilities =
+    ///     serde_json::from_value(json!({"experimental": {"fast": {"level": 2}}}))?;
+    /// let same: ClientCapabilities =
+    ///     serde_json::from_value(json!({"experimental": {"fast": {"level": 2}}}))?;
+    /// let other: ClientCapabilities =
+    ///     serde_json::from_value(json!({"experimental": {"fast": {"level": 3}}}))?;
+    /// assert!(declared.covers(&same));
+    /// assert!(!declared.covers(&other));
+    /// # Ok::<(), serde_json::Error>(())
+    /// ```
+    pub fn covers(&self, required: &ClientCapabilities) -> bool {
+        let roots = nested(&self.roots, &required.roots, |have, want| {
+            want.list_changed != Some(true) || have.list_changed == Some(true)
+        });
+        let sampling = nested(&self.sampling, &required.sampling, |have, want| {
+            present(&have.context, &want.context) && present(&have.tools, &want.tools)
+        });
+        let elicitation = nested(&self.elicitation, &required.elicitation, |have, want| {
+            let form = have.form.is_some() || have.url.is_none();
+            (want.form.is_none() || form) && present(&have.url, &want.url)
+        });
+        let tasks = nested(&self.tasks, &required.tasks, |have, want| {
+            let requests = nested(&have.requests, &want.requests, |have, want| {
+                nested(&have.sampling, &want.sampling, |have, want| {
+                    present(&have.create_message, &want.create_message)
+                }) && nested(&have.elicitation, &want.elicitation, |have, want| {
+                    present(&have.create, &want.create)
+                })
+            });
+            present(&have.list, &want.list) && present(&have.cancel, &want.cancel) && requests
+        });
+        // Experimental entries are compared by value, as the Python SDK
+        // does: their shape is the client's and server's private agreement.
+        let experimental = nested(&self.experimental, &required.experimental, |have, want| {
+            want.iter().all(|(key, value)| have.get(key) == Some(value))
+        });
+        let extensions = nested(&self.extensions, &required.extensions, |have, want| {
+            want.keys().all(|key| have.contains_key(key))
+        });
+        roots && sampling && elicitation && tasks && experimental && extensions
+    }
+}
+
+/// A capability `want` names is declared in `have`, and `covers` says the
+/// declared one has all `want` asks of it.
+fn nested<T>(have: &Option<T>, want: &Option<T>, covers: impl FnOnce(&T, &T) -> bool) -> bool {
+    match (have, want) {
+        (_, None) => true,
+        (None, Some(_)) => false,
+        (Some(have), Some(want)) => covers(have, want),
+    }
+}
+
+/// A sub-capability `want` names is declared in `have`.
+fn present<T>(have: &Option<T>, want: &Option<T>) -> bool {
+    want.is_none() || have.is_some()
 }
 
 setters!(ClientCapabilities {
@@ -416,5 +487,45 @@ mod tests {
         let input = json!({"tools": {}, "logging": {}, "resources": {"subscribe": true}});
         let caps: ServerCapabilities = serde_json::from_value(input.clone()).unwrap();
         assert_eq!(serde_json::to_value(&caps).unwrap(), input);
+    }
+
+    fn caps(value: serde_json::Value) -> ClientCapabilities {
+        serde_json::from_value(value).unwrap()
+    }
+
+    #[test]
+    fn covering_goes_as_deep_as_the_required_capabilities_name() {
+        let declared = caps(json!({
+            "roots": {"listChanged": true},
+            "sampling": {"tools": {}},
+            "elicitation": {},
+            "experimental": {"fast": {"level": 2}},
+            "tasks": {"list": {}, "requests": {"sampling": {"createMessage": {}}}},
+        }));
+        let covered = [
+            json!({}),
+            json!({"roots": {"listChanged": true}}),
+            json!({"sampling": {"tools": {}}}),
+            json!({"elicitation": {"form": {}}}),
+            json!({"experimental": {"fast": {"level": 2}}}),
+            json!({"tasks": {"requests": {"sampling": {"createMessage": {}}}}}),
+        ];
+        for want in covered {
+            assert!(declared.covers(&caps(want.clone())), "{want}");
+        }
+        let not_covered = [
+            json!({"sampling": {"context": {}}}),
+            json!({"elicitation": {"url": {}}}),
+            json!({"experimental": {"fast": {"level": 3}}}),
+            json!({"experimental": {"slow": {}}}),
+            json!({"tasks": {"cancel": {}}}),
+            json!({"tasks": {"requests": {"elicitation": {"create": {}}}}}),
+            json!({"extensions": {"io.example/x": {}}}),
+        ];
+        for want in not_covered {
+            assert!(!declared.covers(&caps(want.clone())), "{want}");
+        }
+        let bare_roots = caps(json!({"roots": {}}));
+        assert!(!bare_roots.covers(&caps(json!({"roots": {"listChanged": true}}))));
     }
 }

@@ -904,6 +904,48 @@ impl ElicitResult {
     pub fn accept(content: BTreeMap<String, ElicitValue>) -> Self {
         Self::new(ElicitAction::Accept).with_content(content)
     }
+
+    /// The user accepted the form with `values`: any value that serializes
+    /// to a flat JSON object of strings, numbers, booleans and string
+    /// arrays (a struct deriving `Serialize`, a `json!({...})`). Fields
+    /// that serialize to `null` (an `Option` left `None`) are left out.
+    ///
+    /// # Errors
+    /// When `values` does not serialize, is not an object, or holds a value
+    /// a form field cannot take (a nested object, an array of numbers).
+    ///
+    /// # Examples
+    /// ```
+    /// use mcp_types::{ElicitAction, ElicitResult, ElicitValue};
+    ///
+    /// #[derive(serde::Serialize)]
+    /// struct Contact { name: String, age: i64, newsletter: Option<bool> }
+    ///
+    /// let answer = ElicitResult::accept_from(&Contact { name: "Ada".into(), age: 36, newsletter: None })?;
+    /// assert_eq!(answer.action, ElicitAction::Accept);
+    /// let content = answer.content.expect("values");
+    /// assert_eq!(content["age"], ElicitValue::Integer(36));
+    /// assert!(!content.contains_key("newsletter"));
+    /// # Ok::<(), serde_json::Error>(())
+    /// ```
+    pub fn accept_from(values: &impl Serialize) -> Result<Self, serde_json::Error> {
+        let Value::Object(object) = serde_json::to_value(values)? else {
+            return Err(serde::ser::Error::custom(
+                "an accepted form's values must serialize to a JSON object",
+            ));
+        };
+        let mut content = BTreeMap::new();
+        for (field, value) in object {
+            if value.is_null() {
+                continue;
+            }
+            let value = ElicitValue::deserialize(value).map_err(|error| {
+                serde::ser::Error::custom(format_args!("form field `{field}`: {error}"))
+            })?;
+            content.insert(field, value);
+        }
+        Ok(Self::accept(content))
+    }
 }
 
 setters!(ElicitResult {

@@ -95,6 +95,41 @@ impl UrlElicitationRequiredData {
     pub fn into_error(self, message: impl Into<String>) -> ErrorObject {
         error_with(ErrorCode::URL_ELICITATION_REQUIRED, message, &self)
     }
+
+    /// Reads the elicitations a -32042 error from the peer asks for.
+    ///
+    /// # Errors
+    /// When `error` has another code, or its `data` does not hold the
+    /// elicitations.
+    ///
+    /// # Examples
+    /// ```
+    /// use mcp_types::{ElicitRequestUrlParams, UrlElicitationRequiredData};
+    ///
+    /// let sent = UrlElicitationRequiredData::new(vec![ElicitRequestUrlParams::new(
+    ///     "Sign in to continue",
+    ///     "https://example.com/sign-in",
+    /// )])
+    /// .into_error("sign-in required");
+    /// let read = UrlElicitationRequiredData::from_error(&sent)?;
+    /// assert_eq!(read.elicitations[0].url, "https://example.com/sign-in");
+    /// # Ok::<(), serde_json::Error>(())
+    /// ```
+    pub fn from_error(error: &ErrorObject) -> Result<Self, serde_json::Error> {
+        if error.code != ErrorCode::URL_ELICITATION_REQUIRED {
+            return Err(serde::de::Error::custom(format_args!(
+                "error {} is not {} (URL elicitation required)",
+                error.code.0,
+                ErrorCode::URL_ELICITATION_REQUIRED.0
+            )));
+        }
+        match &error.data {
+            Some(data) => Self::deserialize(data),
+            None => Err(serde::de::Error::custom(
+                "the URL elicitation error carries no `data`",
+            )),
+        }
+    }
 }
 
 fn error_with<T: Serialize>(code: ErrorCode, message: impl Into<String>, data: &T) -> ErrorObject {

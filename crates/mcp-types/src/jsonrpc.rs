@@ -195,9 +195,31 @@ impl JsonSchema for RequestId {
 ///
 /// Requests keep `params` and responses keep `result` this way, so the
 /// dispatcher never builds a `serde_json::Value` it would throw away.
-#[derive(Clone, Serialize, Deserialize, JsonSchema)]
+///
+/// The text holds no line break: JSON allows one only as whitespace between
+/// tokens (inside a string it is escaped), and each is kept as a space, so
+/// a message encodes on one line whatever it carries (a stdio frame ends at
+/// `\n`, an SSE data line at `\r` or `\n`).
+#[derive(Clone, Serialize, JsonSchema)]
 #[serde(transparent)]
 pub struct RawJson(#[schemars(with = "Value")] Box<RawValue>);
+
+impl<'de> Deserialize<'de> for RawJson {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Box::<RawValue>::deserialize(deserializer).map(RawJson::from)
+    }
+}
+
+/// `raw` with each line break turned into a space: the same JSON, on one line.
+fn one_line(raw: Box<RawValue>) -> Box<RawValue> {
+    let text = raw.get().as_bytes();
+    if !text.contains(&b'\n') && !text.contains(&b'\r') {
+        return raw;
+    }
+    let spaced = raw.get().replace(['\n', '\r'], " ");
+    // Whitespace for whitespace: still valid JSON.
+    RawValue::from_string(spaced).unwrap_or(raw)
+}
 
 impl RawJson {
     /// Serializes `value` into raw JSON text.
@@ -209,12 +231,13 @@ impl RawJson {
         serde_json::value::to_raw_value(value).map(RawJson)
     }
 
-    /// Wraps already serialized JSON text after checking that it is valid JSON.
+    /// Wraps already serialized JSON text after checking that it is valid
+    /// JSON (its line breaks become spaces).
     ///
     /// # Errors
     /// When `text` is not a single valid JSON value.
     pub fn from_string(text: String) -> Result<Self, serde_json::Error> {
-        RawValue::from_string(text).map(RawJson)
+        RawValue::from_string(text).map(RawJson::from)
     }
 
     /// The empty object `{}`.
@@ -223,7 +246,7 @@ impl RawJson {
         RawJson(RawValue::from_string("{}".to_owned()).unwrap_or_else(|_| unreachable!()))
     }
 
-    /// The JSON text, exactly as received or serialized.
+    /// The JSON text as received or serialized (line breaks as spaces).
     pub fn get(&self) -> &str {
         self.0.get()
     }
@@ -267,7 +290,7 @@ impl fmt::Display for RawJson {
 
 impl From<Box<RawValue>> for RawJson {
     fn from(raw: Box<RawValue>) -> Self {
-        RawJson(raw)
+        RawJson(one_line(raw))
     }
 }
 
@@ -765,8 +788,12 @@ impl JsonRpcMessage {
                     n.method.len() * ESCAPE + n.params.as_ref().map_or(0, |p| p.get().len())
                 }
                 JsonRpcMessage::Response(r) => id(Some(&r.id)) + r.result.get().len(),
-                // Rare and small: a regrowth does not matter here.
-                JsonRpcMessage::Error(e) => id(e.id.as_ref()) + e.error.message.len() + 64,
+                JsonRpcMessage::Error(e) => {
+                    id(e.id.as_ref())
+                        + 64
+                        + e.error.message.len() * ESCAPE
+                        + e.error.data.as_ref().map_or(0, value_len_bound)
+                }
             }
     }
 
@@ -1000,12 +1027,68 @@ impl Fields {
     }
 }
 
+/// At least the length of `value` encoded compactly: every string byte
+/// counted at its longest escape, every number at the longest a finite
+/// `f64` or 64-bit integer prints. An error's `data` is the one part of a
+/// message held as a parsed [`Value`] rather than raw text.
+fn value_len_bound(value: &Value) -> usize {
+    /// `-1.7976931348623157e308`, `-9223372036854775808` and a margin.
+    const NUMBER: usize = 32;
+    /// The longest escape of one byte (`\u001f`).
+    const ESCAPE: usize = 6;
+    match value {
+        Value::Null | Value::Bool(_) => 5,
+        Value::Number(_) => NUMBER,
+        Value::String(s) => s.len() * ESCAPE + 2,
+        Value::Array(items) => 2 + items.iter().map(|v| value_len_bound(v) + 1).sum::<usize>(),
+        Value::Object(map) => {
+            2 + map
+                .iter()
+                .map(|(k, v)| k.len() * ESCAPE + 4 + value_len_bound(v))
+                .sum::<usize>()
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// Found by the `jsonrpc_message` fuzz target: an error's `data` (a long
+    /// key here) and a message full of escapes once went uncounted.
+    #[test]
+    fn encoded_len_bound_covers_error_data_and_escapes() {
+        let key = "8".repeat(200);
+        let line = format!(
+            r#"{{"jsonrpc":"2.0","id":3,"error":{{"code":-32601,"message":"\u0001\u0001\u0001","data":{{"{key}":["x",1.5e300,null,{{"a":true}}]}}}}}}"#
+        );
+        let message = JsonRpcMessage::from_slice(line.as_bytes()).unwrap();
+        let encoded = message.to_vec().unwrap();
+        assert!(encoded.len() < message.encoded_len_bound());
+    }
+
     fn decode(text: &str) -> Result<JsonRpcMessage, DecodeError> {
         JsonRpcMessage::from_str(text)
+    }
+
+    /// Found by the `jsonrpc_message` and `sse_decoder` fuzz targets: raw
+    /// params kept their line breaks, so a message read from a pretty-printed
+    /// body encoded on several lines, breaking a stdio frame or an SSE event.
+    #[test]
+    fn raw_json_holds_no_line_break_so_a_message_encodes_on_one_line() {
+        let message =
+            decode("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\",\"params\":{\r\n \"a\":\n[1,\r2], \"s\":\"l\\n\"}}")
+                .expect("a request");
+        let bytes = message.to_vec().expect("encodes");
+        assert!(!bytes.contains(&b'\n') && !bytes.contains(&b'\r'));
+        assert_eq!(
+            decode(std::str::from_utf8(&bytes).expect("UTF-8")),
+            Ok(message)
+        );
+        let raw = RawJson::from_string("[1,\n2]".into()).expect("JSON");
+        assert_eq!(raw.get(), "[1, 2]");
+        let boxed = RawValue::from_string("{\r\n}".into()).expect("JSON");
+        assert_eq!(RawJson::from(boxed).get(), "{  }");
     }
 
     #[test]

@@ -10,6 +10,7 @@ mod completion;
 mod content;
 mod dispatch;
 mod elicitation;
+pub mod envelope;
 mod error_code;
 mod errors;
 pub mod extension;
@@ -114,7 +115,8 @@ pub use result::{CacheScope, CacheableResult, EmptyResult, PaginatedResult, Resu
 pub use roots::{ListRootsResult, Root};
 pub use sampling::{
     CreateMessageRequestParams, CreateMessageResult, IncludeContext, ModelHint, ModelPreferences,
-    SamplingContent, SamplingMessage, ToolChoice, ToolChoiceMode,
+    SamplingContent, SamplingMessage, ToolChoice, ToolChoiceMode, ToolMessagesError,
+    check_tool_messages,
 };
 pub use subscription::{
     SubscriptionFilter, SubscriptionsListenRequestParams, SubscriptionsListenResult,

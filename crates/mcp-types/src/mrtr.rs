@@ -51,6 +51,17 @@ impl InputRequest {
     pub fn list_roots() -> Self {
         InputRequest::ListRoots(None)
     }
+
+    /// The request's `_meta` (its progress token, the task it belongs to),
+    /// if it carries one.
+    pub fn meta(&self) -> Option<&RequestMeta> {
+        match self {
+            InputRequest::Elicit(ElicitRequestParams::Form(params)) => params.meta.as_ref(),
+            InputRequest::Elicit(ElicitRequestParams::Url(params)) => params.meta.as_ref(),
+            InputRequest::CreateMessage(params) => params.meta.as_ref(),
+            InputRequest::ListRoots(params) => params.as_ref().and_then(|p| p.meta.as_ref()),
+        }
+    }
 }
 
 impl Serialize for InputRequest {

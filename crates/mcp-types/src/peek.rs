@@ -243,10 +243,11 @@ impl<'a> Scanner<'a> {
                 }
                 // A number the bytes cut off may have more digits.
                 probe.peek()?;
-                std::str::from_utf8(&self.bytes[start..probe.at])
+                // As the decoder reads an id: a JSON number that is an i64
+                // (`-0` and `01` are not, though `str::parse` takes them).
+                serde_json::from_slice::<serde_json::Number>(&self.bytes[start..probe.at])
                     .ok()?
-                    .parse::<i64>()
-                    .ok()
+                    .as_i64()
                     .map(RequestId::Number)
             }
             _ => None,
@@ -332,6 +333,24 @@ mod tests {
                 String::from_utf8_lossy(prefix)
             );
         }
+    }
+
+    /// Found by the `scan_id` fuzz target: `-0` read as id 0, which the
+    /// decoder refuses as an id, so a refusal could fail request 0.
+    #[test]
+    fn a_number_the_decoder_refuses_as_an_id_is_no_id() {
+        for prefix in [
+            &br#"{"id":-0,"method":"x"}"#[..],
+            br#"{"id":01,"method":"x"}"#,
+        ] {
+            assert_eq!(id_of(prefix), None, "{}", String::from_utf8_lossy(prefix));
+            let decoded = crate::JsonRpcMessage::from_slice(prefix);
+            assert!(decoded.is_err_and(|e| e.id.is_none()));
+        }
+        assert_eq!(
+            id_of(br#"{"id":-7,"method":"x"}"#),
+            Some(RequestId::Number(-7))
+        );
     }
 
     #[test]

@@ -277,6 +277,141 @@ setters!(CreateMessageRequestParams {
     with_meta(meta: RequestMeta),
 });
 
+/// Why the tool uses and tool results of a sampling conversation do not
+/// pair up (see [`check_tool_messages`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ToolMessagesError {
+    /// Message `index` holds `tool_result` blocks next to other content; a
+    /// message of tool results holds nothing else.
+    MixedToolResults {
+        /// The message, counted from 0.
+        index: usize,
+    },
+    /// Message `index` holds `tool_result` blocks, but the message before
+    /// it made no tool use for them to answer.
+    ResultsWithoutUse {
+        /// The message, counted from 0.
+        index: usize,
+    },
+    /// Message `index` does not answer exactly the tool uses of the message
+    /// before it.
+    Unpaired {
+        /// The message, counted from 0.
+        index: usize,
+        /// Ids of tool uses it leaves unanswered.
+        unanswered: Vec<String>,
+        /// `toolUseId`s it answers that no tool use of the message before
+        /// made.
+        unknown: Vec<String>,
+    },
+}
+
+impl std::fmt::Display for ToolMessagesError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ToolMessagesError::MixedToolResults { index } => write!(
+                f,
+                "sampling message {index} mixes tool_result blocks with other content; put \
+                 tool results in a message of their own"
+            ),
+            ToolMessagesError::ResultsWithoutUse { index } => write!(
+                f,
+                "sampling message {index} holds tool_result blocks, but message {} made no \
+                 tool use",
+                index.saturating_sub(1)
+            ),
+            ToolMessagesError::Unpaired {
+                index,
+                unanswered,
+                unknown,
+            } => write!(
+                f,
+                "sampling message {index} does not answer the tool uses of the message before \
+                 it (unanswered: {unanswered:?}; answering no tool use: {unknown:?})"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ToolMessagesError {}
+
+/// Checks that the tool uses and tool results of a sampling conversation
+/// pair up, as the spec asks (2025-11-25, "Tools in sampling"): a message
+/// holding `tool_use` blocks is followed by a message made only of
+/// `tool_result` blocks answering each of its ids, and no tool result
+/// answers anything else. A conversation may end on a tool use (the
+/// results have not been made yet). A server checks before it sends
+/// `sampling/createMessage`, so a malformed conversation never reaches the
+/// client's model.
+///
+/// # Errors
+/// The first message that breaks the pairing, and how.
+///
+/// # Examples
+/// ```
+/// use mcp_types::{
+///     JsonObject, Role, SamplingMessage, ToolResultContent, ToolUseContent, check_tool_messages,
+/// };
+///
+/// let asked = SamplingMessage::new(
+///     Role::Assistant,
+///     ToolUseContent::new("call-1", "weather", JsonObject::new()),
+/// );
+/// let answered = SamplingMessage::new(Role::User, ToolResultContent::new("call-1", vec![]));
+/// let stray = SamplingMessage::new(Role::User, ToolResultContent::new("call-2", vec![]));
+/// assert!(check_tool_messages(&[asked.clone(), answered]).is_ok());
+/// assert!(check_tool_messages(&[asked, stray]).is_err());
+/// ```
+pub fn check_tool_messages(messages: &[SamplingMessage]) -> Result<(), ToolMessagesError> {
+    let mut uses: Vec<&str> = Vec::new();
+    for (index, message) in messages.iter().enumerate() {
+        let blocks = message.content.blocks();
+        let results: Vec<&str> = blocks
+            .iter()
+            .filter_map(|block| match block {
+                SamplingMessageContentBlock::ToolResult(result) => {
+                    Some(result.tool_use_id.as_str())
+                }
+                _ => None,
+            })
+            .collect();
+        if !results.is_empty() && results.len() != blocks.len() {
+            return Err(ToolMessagesError::MixedToolResults { index });
+        }
+        if !results.is_empty() && uses.is_empty() {
+            return Err(ToolMessagesError::ResultsWithoutUse { index });
+        }
+        if !uses.is_empty() {
+            let unanswered: Vec<String> = uses
+                .iter()
+                .filter(|id| !results.contains(id))
+                .map(|id| (*id).to_owned())
+                .collect();
+            let unknown: Vec<String> = results
+                .iter()
+                .filter(|id| !uses.contains(id))
+                .map(|id| (*id).to_owned())
+                .collect();
+            if !unanswered.is_empty() || !unknown.is_empty() {
+                return Err(ToolMessagesError::Unpaired {
+                    index,
+                    unanswered,
+                    unknown,
+                });
+            }
+        }
+        uses = blocks
+            .iter()
+            .filter_map(|block| match block {
+                SamplingMessageContentBlock::ToolUse(tool_use) => Some(tool_use.id.as_str()),
+                _ => None,
+            })
+            .collect();
+    }
+    Ok(())
+}
+
 /// The client's answer to `sampling/createMessage`: the sampled message.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -324,6 +459,62 @@ setters!(CreateMessageResult {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    fn uses(ids: &[&str]) -> SamplingMessage {
+        let blocks = ids
+            .iter()
+            .map(|id| ToolUseContent::new(*id, "t", JsonObject::new()).into())
+            .collect::<Vec<SamplingMessageContentBlock>>();
+        SamplingMessage::new(Role::Assistant, blocks)
+    }
+
+    fn results(ids: &[&str]) -> SamplingMessage {
+        let blocks = ids
+            .iter()
+            .map(|id| ToolResultContent::new(*id, vec![]).into())
+            .collect::<Vec<SamplingMessageContentBlock>>();
+        SamplingMessage::new(Role::User, blocks)
+    }
+
+    #[test]
+    fn tool_uses_and_results_must_pair_up_message_by_message() {
+        let ask = SamplingMessage::user_text("weather?");
+        assert_eq!(check_tool_messages(&[]), Ok(()));
+        assert_eq!(check_tool_messages(&[ask.clone(), uses(&["a"])]), Ok(()));
+        assert_eq!(
+            check_tool_messages(&[ask.clone(), uses(&["a", "b"]), results(&["b", "a"])]),
+            Ok(())
+        );
+        assert_eq!(
+            check_tool_messages(&[ask.clone(), uses(&["a", "b"]), results(&["a"])]),
+            Err(ToolMessagesError::Unpaired {
+                index: 2,
+                unanswered: vec!["b".into()],
+                unknown: vec![],
+            })
+        );
+        assert_eq!(
+            check_tool_messages(&[ask.clone(), uses(&["a"]), ask.clone()]),
+            Err(ToolMessagesError::Unpaired {
+                index: 2,
+                unanswered: vec!["a".into()],
+                unknown: vec![],
+            })
+        );
+        assert_eq!(
+            check_tool_messages(&[ask.clone(), results(&["a"])]),
+            Err(ToolMessagesError::ResultsWithoutUse { index: 1 })
+        );
+        let mut mixed = results(&["a"]);
+        mixed.content = SamplingContent::Multiple(vec![
+            ToolResultContent::new("a", vec![]).into(),
+            SamplingMessageContentBlock::text("and more"),
+        ]);
+        assert_eq!(
+            check_tool_messages(&[ask, uses(&["a"]), mixed]),
+            Err(ToolMessagesError::MixedToolResults { index: 2 })
+        );
+    }
 
     #[test]
     fn content_is_one_block_or_an_array() {

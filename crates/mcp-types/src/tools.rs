@@ -238,6 +238,34 @@ impl CallToolResult {
     pub fn error(text: impl Into<String>) -> Self {
         Self::text(text).with_is_error(true)
     }
+
+    /// The structured result read as `T` (the type the tool's output schema
+    /// describes).
+    ///
+    /// # Errors
+    /// When the result has no structured content, or it does not fit `T`.
+    ///
+    /// # Examples
+    /// ```
+    /// use mcp_types::CallToolResult;
+    ///
+    /// #[derive(serde::Deserialize)]
+    /// struct Weather { celsius: f64 }
+    ///
+    /// let result = CallToolResult::text("21.5 °C")
+    ///     .with_structured_content(serde_json::json!({"celsius": 21.5}));
+    /// assert_eq!(result.structured_as::<Weather>()?.celsius, 21.5);
+    /// # Ok::<(), serde_json::Error>(())
+    /// ```
+    pub fn structured_as<T: serde::de::DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
+        match &self.structured_content {
+            Some(structured) => T::deserialize(structured),
+            None => Err(serde::de::Error::custom(
+                "the tool result has no structured content (the tool declares no output schema, \
+                 or failed: see `is_error` and `content`)",
+            )),
+        }
+    }
 }
 
 setters!(CallToolResult {

@@ -70,6 +70,24 @@ impl Server {
         peak_rss_kib(self.pid)
     }
 
+    /// The resident set size now (`VmRSS`) in KiB.
+    pub(super) fn rss_kib(&self) -> Result<u64, String> {
+        status_kib(self.pid, "VmRSS:")
+    }
+
+    /// How many sockets the process has open (its entries of
+    /// `/proc/<pid>/fd` that are sockets): tells that the connections a
+    /// scale row holds are still open on the server's side.
+    pub(super) fn open_sockets(&self) -> Result<usize, String> {
+        let dir = format!("/proc/{}/fd", self.pid);
+        let entries = std::fs::read_dir(&dir).map_err(|e| format!("reading {dir}: {e}"))?;
+        Ok(entries
+            .filter_map(Result::ok)
+            .filter_map(|entry| std::fs::read_link(entry.path()).ok())
+            .filter(|target| target.to_string_lossy().starts_with("socket:"))
+            .count())
+    }
+
     /// Ends the process: waits up to 5 s for it to exit by itself (a stdio
     /// server whose stdin is closed), then kills it.
     pub(super) async fn stop(mut self) -> Result<(), String> {
@@ -105,9 +123,65 @@ pub(super) fn cpu_time(pid: u32) -> Result<Duration, String> {
 
 /// The peak resident set size (`VmHWM`) of process `pid` in KiB.
 pub(super) fn peak_rss_kib(pid: u32) -> Result<u64, String> {
+    status_kib(pid, "VmHWM:")
+}
+
+/// A `kB` figure of `/proc/<pid>/status`, by its label (`VmHWM:`, `VmRSS:`).
+fn status_kib(pid: u32, label: &str) -> Result<u64, String> {
     let path = format!("/proc/{pid}/status");
     let status = std::fs::read_to_string(&path).map_err(|e| format!("reading {path}: {e}"))?;
-    parse_peak_rss_kib(&status).ok_or_else(|| format!("{path} has no VmHWM"))
+    parse_status_kib(&status, label).ok_or_else(|| format!("{path} has no {label}"))
+}
+
+/// Raises this process's soft limit of open files (`RLIMIT_NOFILE`) to at
+/// least `wanted`, within its hard limit; the servers it starts inherit it.
+/// Fails, naming the limit to set, when the hard limit is lower.
+pub(super) fn raise_open_files_limit(wanted: u64) -> Result<(), String> {
+    let (soft, hard) = open_files_limit()?;
+    if soft >= wanted {
+        return Ok(());
+    }
+    if hard < wanted {
+        return Err(format!(
+            "the scale rows hold {wanted} files open in the load generator and in the \
+             server, but the hard limit of open files is {hard}; raise it (`ulimit -Hn \
+             {wanted}` as root, or `LimitNOFILE=` for a service) and run again"
+        ));
+    }
+    set_open_files_limit(wanted, hard)
+}
+
+#[allow(unsafe_code)]
+fn open_files_limit() -> Result<(u64, u64), String> {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes one `rlimit` through a pointer to a live,
+    // properly aligned local.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
+        return Err(format!(
+            "cannot read the limit of open files: {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    Ok((limit.rlim_cur, limit.rlim_max))
+}
+
+#[allow(unsafe_code)]
+fn set_open_files_limit(soft: u64, hard: u64) -> Result<(), String> {
+    let limit = libc::rlimit {
+        rlim_cur: soft,
+        rlim_max: hard,
+    };
+    // SAFETY: setrlimit reads one `rlimit` through a pointer to a live local.
+    if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &limit) } != 0 {
+        return Err(format!(
+            "cannot raise the limit of open files to {soft}: {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    Ok(())
 }
 
 /// `utime` and `stime` are fields 14 and 15 of `/proc/<pid>/stat`; the
@@ -122,8 +196,8 @@ fn parse_cpu_time(stat: &str) -> Option<Duration> {
     ))
 }
 
-fn parse_peak_rss_kib(status: &str) -> Option<u64> {
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+fn parse_status_kib(status: &str, label: &str) -> Option<u64> {
+    let line = status.lines().find(|l| l.starts_with(label))?;
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
@@ -140,7 +214,20 @@ mod tests {
     #[test]
     fn peak_rss_is_vm_hwm() {
         let status = "Name:\tx\nVmPeak:\t  9000 kB\nVmHWM:\t    4321 kB\nVmRSS:\t 4000 kB\n";
-        assert_eq!(parse_peak_rss_kib(status), Some(4321));
+        assert_eq!(parse_status_kib(status, "VmHWM:"), Some(4321));
+        assert_eq!(parse_status_kib(status, "VmRSS:"), Some(4000));
+        assert_eq!(parse_status_kib(status, "VmSwap:"), None);
+    }
+
+    #[test]
+    fn the_open_files_limit_is_raised_within_the_hard_limit() {
+        let (soft, hard) = open_files_limit().expect("getrlimit");
+        assert!(soft <= hard);
+        raise_open_files_limit(soft).expect("nothing to raise");
+        if hard != libc::RLIM_INFINITY {
+            let error = raise_open_files_limit(hard + 1).expect_err("over the hard limit");
+            assert!(error.contains("ulimit -Hn"), "{error}");
+        }
     }
 
     #[test]
@@ -149,6 +236,6 @@ mod tests {
         let stat = std::fs::read_to_string(format!("/proc/{own}/stat")).expect("stat");
         let status = std::fs::read_to_string(format!("/proc/{own}/status")).expect("status");
         assert!(parse_cpu_time(&stat).is_some());
-        assert!(parse_peak_rss_kib(&status).is_some_and(|kib| kib > 0));
+        assert!(parse_status_kib(&status, "VmHWM:").is_some_and(|kib| kib > 0));
     }
 }

@@ -1,12 +1,15 @@
-//! HTTP rows: 1 or 16 keep-alive connections, each sending `tools/call`
+//! HTTP rows: 1 to 256 keep-alive connections, each sending `tools/call`
 //! sequentially over hyper's lean http1 client connection (no pool, no
-//! TLS), and reading every response body to its end, JSON or SSE.
+//! TLS), and reading every response body to its end, JSON or SSE. The
+//! scale rows (`scale.rs`) open sessions and GET streams with the same
+//! client.
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
 use hyper::client::conn::http1::SendRequest;
 use hyper::header::{HeaderName, HeaderValue};
 use hyper::{Request, StatusCode};
@@ -25,10 +28,8 @@ pub(super) async fn measure(
     case: Case,
     budget: Budget,
 ) -> Result<Row, String> {
-    let mut server = match case.kind {
-        Kind::HttpRaw => Server::spawn(&programs.path("raw-http-echo"), &[])?,
-        _ => Server::spawn(&programs.path("mcp-bench-echo-server"), &["--http"])?,
-    };
+    let (program, args) = programs.server(case.kind)?;
+    let mut server = Server::spawn(&program, args)?;
     let address = server.read_address().await?;
     let mut clients = Vec::with_capacity(case.parallel);
     for _ in 0..case.parallel {
@@ -94,15 +95,48 @@ pub(super) struct Client {
     connection: JoinHandle<()>,
     host: HeaderValue,
     kind: Kind,
+    /// The session this connection opened (2025-11-25 rows).
+    session: Option<HeaderValue>,
     /// The headers every `tools/call` of this era carries.
     call_headers: Vec<(HeaderName, HeaderValue)>,
     template: CallTemplate,
     next_id: u64,
     body: Vec<u8>,
+    /// An open GET stream's body, kept unread ([`Client::open_stream`]).
+    stream: Option<Incoming>,
 }
 
 impl Client {
+    /// A connection that has opened its session (2025-11-25) or knows
+    /// its stateless headers (2026-07-28), ready to call.
     pub(super) async fn open(address: SocketAddr, case: Case) -> Result<Self, String> {
+        let mut client = Self::connect(address, case).await?;
+        let version = HeaderName::from_static("mcp-protocol-version");
+        if case.kind.is_session_era() {
+            let session = client.new_session().await?;
+            client.call_headers = vec![
+                (HeaderName::from_static("mcp-session-id"), session.clone()),
+                (version, HeaderValue::from_static(HANDSHAKE_REVISION)),
+            ];
+            client.session = Some(session);
+        } else if case.kind.is_stateless_era() {
+            client.call_headers = vec![
+                (version, HeaderValue::from_static(STATELESS_REVISION)),
+                (
+                    HeaderName::from_static("mcp-method"),
+                    HeaderValue::from_static("tools/call"),
+                ),
+                (
+                    HeaderName::from_static("mcp-name"),
+                    HeaderValue::from_static("echo"),
+                ),
+            ];
+        }
+        Ok(client)
+    }
+
+    /// A bare keep-alive connection: no session, no request sent yet.
+    pub(super) async fn connect(address: SocketAddr, case: Case) -> Result<Self, String> {
         let stream = tokio::net::TcpStream::connect(address)
             .await
             .map_err(|e| format!("cannot connect to {address}: {e}"))?;
@@ -117,58 +151,52 @@ impl Client {
         });
         let host = HeaderValue::from_str(&address.to_string())
             .map_err(|e| format!("{address} is not a Host header: {e}"))?;
-        let meta = (case.kind == Kind::HttpStateless).then(|| {
+        let meta = case.kind.is_stateless_era().then(|| {
             serde_json::json!({
                 "io.modelcontextprotocol/protocolVersion": STATELESS_REVISION,
                 "io.modelcontextprotocol/clientInfo": {"name": "xtask-bench", "version": "0"},
                 "io.modelcontextprotocol/clientCapabilities": {},
             })
         });
-        let mut client = Self {
+        Ok(Self {
             sender,
             connection,
             host,
             kind: case.kind,
+            session: None,
             call_headers: Vec::new(),
             template: CallTemplate::new(case.payload, meta),
             next_id: 1,
             body: Vec::new(),
-        };
-        let version = HeaderName::from_static("mcp-protocol-version");
-        match case.kind {
-            Kind::HttpSession => {
-                let session = client.initialize().await?;
-                client.call_headers = vec![
-                    (HeaderName::from_static("mcp-session-id"), session),
-                    (version, HeaderValue::from_static(HANDSHAKE_REVISION)),
-                ];
-            }
-            Kind::HttpStateless => {
-                client.call_headers = vec![
-                    (version, HeaderValue::from_static(STATELESS_REVISION)),
-                    (
-                        HeaderName::from_static("mcp-method"),
-                        HeaderValue::from_static("tools/call"),
-                    ),
-                    (
-                        HeaderName::from_static("mcp-name"),
-                        HeaderValue::from_static("echo"),
-                    ),
-                ];
-            }
-            _ => {}
-        }
-        Ok(client)
+            stream: None,
+        })
     }
 
-    /// `initialize` and `notifications/initialized`; returns the session id.
-    async fn initialize(&mut self) -> Result<HeaderValue, String> {
+    /// The session this connection opened, if it did.
+    pub(super) fn session(&self) -> Option<&HeaderValue> {
+        self.session.as_ref()
+    }
+
+    /// `initialize` and `notifications/initialized` over this connection:
+    /// a new session, whose id it returns. The server must agree to
+    /// 2025-11-25, so every server's rows speak the same revision.
+    pub(super) async fn new_session(&mut self) -> Result<HeaderValue, String> {
         let initialize = format!(
             r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":"{HANDSHAKE_REVISION}","capabilities":{{}},"clientInfo":{{"name":"xtask-bench","version":"0"}}}}}}"#
         );
         let response = self.post(Bytes::from(initialize), &[]).await?;
         if response.status != StatusCode::OK {
             return Err(format!("initialize answered {}", response.status));
+        }
+        let answer = last_data(&response.body).unwrap_or_else(|| response.body.to_vec());
+        let agreed = serde_json::from_slice::<serde_json::Value>(&answer)
+            .ok()
+            .and_then(|v| v["result"]["protocolVersion"].as_str().map(str::to_owned));
+        if agreed.as_deref() != Some(HANDSHAKE_REVISION) {
+            return Err(format!(
+                "initialize did not agree to {HANDSHAKE_REVISION}: {}",
+                String::from_utf8_lossy(&answer)
+            ));
         }
         let session = response
             .session
@@ -231,6 +259,43 @@ impl Client {
         check_echo(&answer, &self.template.message)
     }
 
+    /// Opens a GET stream (of this connection's session, if it has one)
+    /// and keeps it open, unread, until the connection closes: returns once
+    /// the server has answered `200 text/event-stream`.
+    pub(super) async fn open_stream(
+        &mut self,
+        session: Option<&HeaderValue>,
+    ) -> Result<(), String> {
+        let mut request = Request::get("/mcp")
+            .header(hyper::header::HOST, self.host.clone())
+            .header(hyper::header::ACCEPT, "text/event-stream");
+        if let Some(session) = session {
+            request = request
+                .header("mcp-session-id", session)
+                .header("mcp-protocol-version", HANDSHAKE_REVISION);
+        }
+        let request = request
+            .body(Full::new(Bytes::new()))
+            .map_err(|e| format!("building a request: {e}"))?;
+        let response = tokio::time::timeout(PEER_TIMEOUT, self.sender.send_request(request))
+            .await
+            .map_err(|_| "no response to a GET in 30 s".to_owned())?
+            .map_err(|e| format!("sending a GET: {e}"))?;
+        let event_stream = response
+            .headers()
+            .get(hyper::header::CONTENT_TYPE)
+            .is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"));
+        if response.status() != StatusCode::OK || !event_stream {
+            return Err(format!(
+                "a GET stream answered {} {:?}",
+                response.status(),
+                response.headers().get(hyper::header::CONTENT_TYPE)
+            ));
+        }
+        self.stream = Some(response.into_body());
+        Ok(())
+    }
+
     async fn post(
         &mut self,
         body: Bytes,
@@ -273,6 +338,7 @@ impl Client {
 
     /// Closes the connection and waits for its driver to finish.
     pub(super) async fn close(self) {
+        drop(self.stream);
         drop(self.sender);
         if tokio::time::timeout(Duration::from_secs(5), self.connection)
             .await

@@ -1,7 +1,11 @@
 //! `cargo xtask bench`: our echo server (`mcp-bench-echo-server`, built on
 //! `mcp-server`) against raw baselines (`mcp-transport-test-peer --raw`, a
-//! tokio + serde_json stdio echo, and `raw-http-echo`, a hyper echo), all
-//! measured in one run so the ratios are comparable on a noisy machine.
+//! tokio + serde_json stdio echo, and `raw-http-echo`, a hyper echo) and
+//! against rmcp, the official Rust SDK (an echo server built in a scratch
+//! directory, `rmcp.rs`), all measured in one run so the ratios are
+//! comparable on a noisy machine: throughput, latency, CPU and peak RSS
+//! under load, then the memory of idle sessions and GET streams
+//! (`scale.rs`), then the rows across replicas (`cluster.rs`).
 //!
 //! `bench` (this debug binary) builds the programs and the driver with the
 //! `production` profile (release with fat LTO and one codegen unit, what a
@@ -13,6 +17,8 @@ mod child;
 mod cluster;
 mod http;
 mod report;
+mod rmcp;
+mod scale;
 mod stdio;
 
 use std::path::{Path, PathBuf};
@@ -40,7 +46,8 @@ struct Budget {
 }
 
 impl Budget {
-    /// 3 rounds of 14 rows of 0.3 + 1.5 s: about 80 s with process start-up.
+    /// 3 rounds of 28 rows of 0.3 + 1.5 s: about 3 minutes with process
+    /// and connection start-up.
     const FULL: Self = Self {
         rounds: 3,
         warmup: Duration::from_millis(300),
@@ -73,6 +80,10 @@ enum Kind {
     HttpSession,
     /// `mcp-bench-echo-server --http`, stateless 2026-07-28 requests.
     HttpStateless,
+    /// rmcp's echo server (`rmcp.rs`), a 2025-11-25 session per connection.
+    RmcpSession,
+    /// rmcp's echo server, stateless 2026-07-28 requests.
+    RmcpStateless,
 }
 
 impl Kind {
@@ -83,8 +94,26 @@ impl Kind {
     fn baseline(self) -> Self {
         match self {
             Self::StdioRaw | Self::StdioMcp => Self::StdioRaw,
-            Self::HttpRaw | Self::HttpSession | Self::HttpStateless => Self::HttpRaw,
+            Self::HttpRaw
+            | Self::HttpSession
+            | Self::HttpStateless
+            | Self::RmcpSession
+            | Self::RmcpStateless => Self::HttpRaw,
         }
+    }
+
+    /// A 2025-11-25 session per HTTP connection.
+    fn is_session_era(self) -> bool {
+        matches!(self, Self::HttpSession | Self::RmcpSession)
+    }
+
+    /// Stateless 2026-07-28 requests over HTTP.
+    fn is_stateless_era(self) -> bool {
+        matches!(self, Self::HttpStateless | Self::RmcpStateless)
+    }
+
+    fn is_rmcp(self) -> bool {
+        matches!(self, Self::RmcpSession | Self::RmcpStateless)
     }
 }
 
@@ -98,8 +127,12 @@ struct Case {
     parallel: usize,
 }
 
-/// The rows, each baseline right before the servers compared with it.
-fn cases() -> Vec<Case> {
+/// The connection counts of the HTTP rows.
+const HTTP_CONNECTIONS: [usize; 4] = [1, 16, 64, 256];
+
+/// The rows, each baseline right before the servers compared with it;
+/// rmcp's only when it was built (`with_rmcp`).
+fn cases(with_rmcp: bool) -> Vec<Case> {
     let mut cases = Vec::new();
     for payload in [64, 64 * 1024] {
         for parallel in [1, 64] {
@@ -112,8 +145,17 @@ fn cases() -> Vec<Case> {
             }
         }
     }
-    for parallel in [1, 16] {
-        for kind in [Kind::HttpRaw, Kind::HttpSession, Kind::HttpStateless] {
+    for parallel in HTTP_CONNECTIONS {
+        for kind in [
+            Kind::HttpRaw,
+            Kind::HttpSession,
+            Kind::HttpStateless,
+            Kind::RmcpSession,
+            Kind::RmcpStateless,
+        ] {
+            if kind.is_rmcp() && !with_rmcp {
+                continue;
+            }
             cases.push(Case {
                 kind,
                 payload: 64,
@@ -127,15 +169,36 @@ fn cases() -> Vec<Case> {
 /// Where the built programs are.
 struct Programs {
     bin_dir: PathBuf,
+    /// rmcp's echo server, when it was built (not in `--quick`).
+    rmcp: Option<PathBuf>,
 }
 
 impl Programs {
     fn path(&self, name: &str) -> PathBuf {
         self.bin_dir.join(name)
     }
+
+    /// The program and arguments of the server a row of `kind` measures.
+    fn server(&self, kind: Kind) -> Result<(PathBuf, &'static [&'static str]), String> {
+        Ok(match kind {
+            Kind::StdioRaw => (self.path("mcp-transport-test-peer"), &["--raw"]),
+            Kind::StdioMcp => (self.path("mcp-bench-echo-server"), &[]),
+            Kind::HttpRaw => (self.path("raw-http-echo"), &[]),
+            Kind::HttpSession | Kind::HttpStateless => {
+                (self.path("mcp-bench-echo-server"), &["--http"])
+            }
+            Kind::RmcpSession | Kind::RmcpStateless => (
+                self.rmcp
+                    .clone()
+                    .ok_or("rmcp's echo server was not built (`--quick` skips it)")?,
+                &[],
+            ),
+        })
+    }
 }
 
-/// `cargo xtask bench [--quick] [--no-write] [--only TEXT]`: builds, then runs the driver.
+/// `cargo xtask bench [--quick] [--no-write] [--only TEXT] [--skip-rmcp]`:
+/// builds, then runs the driver.
 pub(crate) fn build_and_run(root: &Path, args: &[String]) -> Result<(), String> {
     let quick = args.iter().any(|a| a == "--quick");
     // The profile a deployed server is built with (see Cargo.toml), for
@@ -177,12 +240,21 @@ pub(crate) fn build_and_run(root: &Path, args: &[String]) -> Result<(), String> 
         .map(PathBuf::from)
         .unwrap_or_else(|| root.join("target"));
     let bin_dir = target.join(profile);
-    let status = Command::new(bin_dir.join("xtask"))
+    let mut driver = Command::new(bin_dir.join("xtask"));
+    driver
         .current_dir(root)
         .arg("bench-run")
         .arg("--bin-dir")
         .arg(&bin_dir)
-        .args(args)
+        .args(args);
+    // rmcp's echo server, built from crates.io into a scratch project: a
+    // few minutes the first time, so `--quick` (CI's smoke run) leaves
+    // rmcp's rows out, and `--skip-rmcp` does where crates.io is out of reach.
+    if !quick && !args.iter().any(|a| a == "--skip-rmcp") {
+        let rmcp = rmcp::build(&cargo, &target.join("bench-rmcp"), profile)?;
+        driver.arg("--rmcp").arg(rmcp);
+    }
+    let status = driver
         .status()
         .map_err(|e| format!("cannot run {}: {e}", bin_dir.join("xtask").display()))?;
     if status.success() {
@@ -192,30 +264,49 @@ pub(crate) fn build_and_run(root: &Path, args: &[String]) -> Result<(), String> 
     }
 }
 
-/// `xtask bench-run --bin-dir DIR [--quick] [--no-write]`: the driver.
+/// The value after `flag` in `args`.
+fn value_of<'a>(args: &'a [String], flag: &str) -> Option<&'a String> {
+    args.iter()
+        .position(|a| a == flag)
+        .and_then(|i| args.get(i + 1))
+}
+
+/// `xtask bench-run --bin-dir DIR [--rmcp PATH] [--quick] [--no-write]
+/// [--only TEXT]`: the driver.
 pub(crate) fn run(root: &Path, args: &[String]) -> Result<(), String> {
     let quick = args.iter().any(|a| a == "--quick");
     // `--only TEXT`: the rows whose description holds TEXT (say `HTTP` or
     // `64 KiB`), for working on one part; such a run is never written.
-    let only = args
-        .iter()
-        .position(|a| a == "--only")
-        .and_then(|i| args.get(i + 1));
-    let write = !quick && only.is_none() && !args.iter().any(|a| a == "--no-write");
-    let bin_dir = args
-        .iter()
-        .position(|a| a == "--bin-dir")
-        .and_then(|i| args.get(i + 1))
+    let only = value_of(args, "--only");
+    let bin_dir = value_of(args, "--bin-dir")
         .map(PathBuf::from)
         .ok_or("bench-run needs --bin-dir DIR; run `cargo xtask bench` instead")?;
-    let programs = Programs { bin_dir };
+    let programs = Programs {
+        bin_dir,
+        rmcp: value_of(args, "--rmcp").map(PathBuf::from),
+    };
+    // A run without rmcp's rows is never written either: the page keeps them.
+    let write = !quick
+        && only.is_none()
+        && programs.rmcp.is_some()
+        && !args.iter().any(|a| a == "--no-write");
     let budget = if quick { Budget::QUICK } else { Budget::FULL };
+    let idle = if quick {
+        scale::QUICK_COUNT
+    } else {
+        scale::FULL_COUNT
+    };
+    // The scale rows hold two connections per idle session open, in this
+    // process and in the server (which inherits the limit), and the HTTP
+    // rows up to 256: 2N + 512 leaves room for pipes and the runtime, and
+    // stays under the usual soft limit of 1,024 in `--quick` (N = 20).
+    child::raise_open_files_limit(u64::try_from(2 * idle + 512).unwrap_or(u64::MAX))?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the tokio runtime: {e}"))?;
     let started = std::time::Instant::now();
-    let cases: Vec<Case> = cases()
+    let cases: Vec<Case> = cases(programs.rmcp.is_some())
         .into_iter()
         .filter(|case| only.is_none_or(|text| report::describe(*case).contains(text.as_str())))
         .collect();
@@ -234,9 +325,15 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<(), String> {
         }
     }
     let rows: Vec<Row> = rounds.into_iter().filter_map(Row::median).collect();
+    let scale = runtime.block_on(scale::run(
+        &programs,
+        idle,
+        budget.rounds,
+        only.map(String::as_str),
+    ))?;
     let across = runtime.block_on(cluster::run(&programs, budget, only.map(String::as_str)))?;
     eprintln!("all rows in {:.0} s", started.elapsed().as_secs_f64());
-    let mut text = report::render(&rows, quick);
+    let mut text = report::render(&rows, &scale, quick);
     text.push_str(&cluster::render_section(&across, &rows));
     println!("{text}");
     if write {
@@ -250,9 +347,11 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<(), String> {
 async fn measure(programs: &Programs, case: Case, budget: Budget) -> Result<Row, String> {
     match case.kind {
         Kind::StdioRaw | Kind::StdioMcp => stdio::measure(programs, case, budget).await,
-        Kind::HttpRaw | Kind::HttpSession | Kind::HttpStateless => {
-            http::measure(programs, case, budget).await
-        }
+        Kind::HttpRaw
+        | Kind::HttpSession
+        | Kind::HttpStateless
+        | Kind::RmcpSession
+        | Kind::RmcpStateless => http::measure(programs, case, budget).await,
     }
 }
 

@@ -5,7 +5,8 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::time::Duration;
 
-use super::{COMMAND, Case, Kind, Sample, today};
+use super::scale::{self, Item, ScaleRow};
+use super::{COMMAND, Case, Kind, Sample, rmcp, today};
 
 /// docs/benchmarks.md holds the measured run between these two lines.
 const BEGIN: &str = "<!-- cargo xtask bench: begin -->";
@@ -141,52 +142,164 @@ impl Metric {
     }
 }
 
-/// A target of issue 11: the ratio of `metric` to the raw baseline's.
+/// What a target judges.
+enum Check {
+    /// The ratio of `metric` of the row of `case` to its raw baseline's;
+    /// `at_least`: the ratio must be at least `limit`, else at most.
+    Ratio {
+        case: Case,
+        metric: Metric,
+        limit: f64,
+        at_least: bool,
+    },
+    /// KiB of RSS per idle item of a scale row of our server, at most.
+    KibEach { item: Item, limit: f64 },
+}
+
+/// A target of an issue.
 struct Target {
-    case: Case,
-    metric: Metric,
-    limit: f64,
-    /// `true`: the ratio must be at least `limit`; `false`: at most.
-    at_least: bool,
+    issue: u32,
+    check: Check,
 }
 
 fn targets() -> Vec<Target> {
-    let at = |kind, payload, parallel, metric, limit, at_least| Target {
-        case: Case {
-            kind,
-            payload,
-            parallel,
+    let at = |issue, kind, payload, parallel, metric, limit, at_least| Target {
+        issue,
+        check: Check::Ratio {
+            case: Case {
+                kind,
+                payload,
+                parallel,
+            },
+            metric,
+            limit,
+            at_least,
         },
-        metric,
-        limit,
-        at_least,
+    };
+    let idle = |item, limit| Target {
+        issue: 30,
+        check: Check::KibEach { item, limit },
     };
     vec![
-        at(Kind::HttpSession, 64, 1, Metric::P50, 1.5, false),
-        at(Kind::HttpSession, 64, 16, Metric::Throughput, 0.6, true),
-        at(Kind::HttpSession, 64, 16, Metric::Cpu, 2.5, false),
-        at(Kind::HttpStateless, 64, 16, Metric::Throughput, 0.6, true),
-        at(Kind::HttpStateless, 64, 16, Metric::Cpu, 2.5, false),
-        at(Kind::StdioMcp, 64, 64, Metric::Cpu, 3.0, false),
-        at(Kind::StdioMcp, 64 * 1024, 1, Metric::PeakRss, 2.0, false),
-        at(Kind::StdioMcp, 64 * 1024, 64, Metric::PeakRss, 2.0, false),
+        at(11, Kind::HttpSession, 64, 1, Metric::P50, 1.5, false),
+        at(11, Kind::HttpSession, 64, 16, Metric::Throughput, 0.6, true),
+        at(11, Kind::HttpSession, 64, 16, Metric::Cpu, 2.5, false),
+        at(
+            11,
+            Kind::HttpStateless,
+            64,
+            16,
+            Metric::Throughput,
+            0.6,
+            true,
+        ),
+        at(11, Kind::HttpStateless, 64, 16, Metric::Cpu, 2.5, false),
+        at(11, Kind::StdioMcp, 64, 64, Metric::Cpu, 3.0, false),
+        at(
+            11,
+            Kind::StdioMcp,
+            64 * 1024,
+            1,
+            Metric::PeakRss,
+            2.0,
+            false,
+        ),
+        at(
+            11,
+            Kind::StdioMcp,
+            64 * 1024,
+            64,
+            Metric::PeakRss,
+            2.0,
+            false,
+        ),
+        // The issue's 32 KiB was a session's own state (the shared row);
+        // its GET stream's 13 KiB, a stream with its connection.
+        idle(Item::SharedConnection, 8.0),
+        idle(Item::GetStream, 6.0),
+        at(30, Kind::StdioMcp, 64, 64, Metric::Cpu, 2.0, false),
+        at(30, Kind::HttpSession, 64, 16, Metric::Cpu, 1.25, false),
+        at(30, Kind::HttpStateless, 64, 16, Metric::Cpu, 1.25, false),
     ]
 }
 
-fn transport(kind: Kind) -> &'static str {
-    match kind {
-        Kind::StdioRaw | Kind::StdioMcp => "stdio",
-        Kind::HttpRaw => "HTTP",
-        Kind::HttpSession => "HTTP 2025-11-25",
-        Kind::HttpStateless => "HTTP 2026-07-28",
+/// A limit as written in its issue: `1.5`, `2.0`, `1.25`.
+fn format_limit(limit: f64) -> String {
+    if (limit * 10.0).fract() == 0.0 {
+        format!("{limit:.1}")
+    } else {
+        format!("{limit:.2}")
     }
 }
 
-fn server(kind: Kind) -> &'static str {
+/// What the targets of each issue are judged against.
+fn preamble(issue: u32) -> &'static str {
+    match issue {
+        11 => "Targets of issue 11 (ratio to the raw baseline of the same run):",
+        _ => {
+            "Targets of issue 30 (memory: KiB of RSS per idle item of our server in the scale \
+             table, at its N; CPU: ratio to the raw baseline of the same run):"
+        }
+    }
+}
+
+/// The target's line, `- what: value <= limit: pass`, and whether it passed.
+fn judge(target: &Target, rows: &[Row], scale: &[ScaleRow]) -> (String, bool) {
+    match &target.check {
+        Check::Ratio {
+            case,
+            metric,
+            limit,
+            at_least,
+        } => {
+            let row = rows.iter().find(|r| r.case == *case);
+            let value = row.and_then(|row| ratio(rows, row, *metric));
+            let pass = value.is_some_and(|v| if *at_least { v >= *limit } else { v <= *limit });
+            let line = format!(
+                "- {} {}: {} {} {}x: {}",
+                describe(*case),
+                metric.name(),
+                // Three decimals: a ratio just short of its limit must not
+                // print as the limit itself (0.597x, not 0.60x, against 0.6x).
+                format_ratio(value, 3),
+                if *at_least { ">=" } else { "<=" },
+                format_limit(*limit),
+                if pass { "pass" } else { "FAIL" },
+            );
+            (line, pass)
+        }
+        Check::KibEach { item, limit } => {
+            let row = scale
+                .iter()
+                .find(|r| r.kind == Kind::HttpSession && r.item == *item);
+            let value = row.map(ScaleRow::kib_each);
+            let pass = value.is_some_and(|v| v <= *limit);
+            let line = format!(
+                "- {} RSS per idle item: {} <= {limit:.0} KiB: {}",
+                scale::describe(Kind::HttpSession, *item),
+                value.map_or_else(|| "-".to_owned(), |v| format!("{v:.1} KiB")),
+                if pass { "pass" } else { "FAIL" },
+            );
+            (line, pass)
+        }
+    }
+}
+
+pub(super) fn transport(kind: Kind) -> &'static str {
+    match kind {
+        Kind::StdioRaw | Kind::StdioMcp => "stdio",
+        Kind::HttpRaw => "HTTP",
+        Kind::HttpSession | Kind::RmcpSession => "HTTP 2025-11-25",
+        Kind::HttpStateless | Kind::RmcpStateless => "HTTP 2026-07-28",
+    }
+}
+
+pub(super) fn server(kind: Kind) -> &'static str {
     match kind {
         Kind::StdioRaw => "raw tokio + serde_json",
         Kind::HttpRaw => "raw hyper",
         Kind::StdioMcp | Kind::HttpSession | Kind::HttpStateless => "mcp-server",
+        Kind::RmcpSession | Kind::RmcpStateless => rmcp::SERVER,
     }
 }
 
@@ -248,8 +361,9 @@ fn format_ratio(value: Option<f64>, decimals: usize) -> String {
     value.map_or_else(|| "-".to_owned(), |r| format!("{r:.decimals$}x"))
 }
 
-/// The whole report as markdown: how it was made, the table, the targets.
-pub(super) fn render(rows: &[Row], quick: bool) -> String {
+/// The whole report as markdown: how it was made, the table, the scale
+/// table, the targets.
+pub(super) fn render(rows: &[Row], scale: &[ScaleRow], quick: bool) -> String {
     let mut out = String::new();
     let command = if quick {
         format!("{COMMAND} --quick")
@@ -300,37 +414,25 @@ pub(super) fn render(rows: &[Row], quick: bool) -> String {
             row.client_cpu_ms_per_1000,
         );
     }
+    if !scale.is_empty() {
+        out.push_str(&scale::render(scale, quick));
+    }
     if quick {
         return out;
     }
-    out.push_str("\nTargets of issue 11 (ratio to the raw baseline of the same run):\n\n");
-    let mut met = 0;
     let all = targets();
-    for target in &all {
-        let row = rows.iter().find(|r| r.case == target.case);
-        let value = row.and_then(|row| ratio(rows, row, target.metric));
-        let pass = value.is_some_and(|v| {
-            if target.at_least {
-                v >= target.limit
-            } else {
-                v <= target.limit
-            }
-        });
-        met += usize::from(pass);
-        let _ = writeln!(
-            out,
-            "- {} {}: {} {} {:.1}x: {}",
-            describe(target.case),
-            target.metric.name(),
-            // Three decimals: a ratio just short of its limit must not
-            // print as the limit itself (0.597x, not 0.60x, against 0.6x).
-            format_ratio(value, 3),
-            if target.at_least { ">=" } else { "<=" },
-            target.limit,
-            if pass { "pass" } else { "FAIL" },
-        );
+    for issue in [11, 30] {
+        let _ = writeln!(out, "\n{}\n", preamble(issue));
+        let mut met = 0;
+        let mut count = 0;
+        for target in all.iter().filter(|t| t.issue == issue) {
+            let (line, pass) = judge(target, rows, scale);
+            let _ = writeln!(out, "{line}");
+            met += usize::from(pass);
+            count += 1;
+        }
+        let _ = writeln!(out, "\n{met} of {count} targets met.");
     }
-    let _ = writeln!(out, "\n{met} of {} targets met.", all.len());
     out
 }
 
@@ -483,7 +585,7 @@ mod tests {
         ];
         assert_eq!(ratio(&rows, &rows[1], Metric::Throughput), Some(0.7));
         assert_eq!(ratio(&rows, &rows[1], Metric::Cpu), Some(2.0));
-        let text = render(&rows, false);
+        let text = render(&rows, &[], false);
         assert!(
             text.contains("HTTP 2026-07-28 mcp-server 64 B C=16 throughput: 0.700x >= 0.6x: pass"),
             "{text}"
@@ -504,11 +606,49 @@ mod tests {
             row(Kind::HttpRaw, 10_000.0, 0.1, 50.0, 4096),
             row(Kind::HttpStateless, 5_970.0, 0.2, 100.0, 8192),
         ];
-        let text = render(&rows, false);
+        let text = render(&rows, &[], false);
         assert!(
             text.contains("HTTP 2026-07-28 mcp-server 64 B C=16 throughput: 0.597x >= 0.6x: FAIL"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn the_targets_of_issue_30_judge_memory_per_idle_item_and_cpu() {
+        let at = |kind, parallel, cpu| {
+            let mut row = row(kind, 1000.0, 0.1, cpu, 4096);
+            row.case.parallel = parallel;
+            row
+        };
+        let rows = [
+            at(Kind::StdioRaw, 64, 2.0),
+            at(Kind::StdioMcp, 64, 5.0),
+            at(Kind::HttpRaw, 16, 12.0),
+            at(Kind::HttpSession, 16, 15.0),
+            at(Kind::HttpStateless, 16, 18.0),
+        ];
+        let scale = [
+            ScaleRow::new(
+                Kind::HttpSession,
+                Item::SharedConnection,
+                1000,
+                8000,
+                16_000,
+            ),
+            ScaleRow::new(Kind::HttpSession, Item::GetStream, 1000, 8000, 20_000),
+        ];
+        let text = render(&rows, &scale, false);
+        for line in [
+            "- scale mcp-server: session over 16 shared keep-alive connections RSS per idle item: 8.0 KiB <= 8 KiB: pass",
+            "- scale mcp-server: GET stream of a session, on its own connection RSS per idle item: 12.0 KiB <= 6 KiB: FAIL",
+            "- stdio mcp-server 64 B 64 in flight server CPU per call: 2.500x <= 2.0x: FAIL",
+            "- stdio mcp-server 64 B 64 in flight server CPU per call: 2.500x <= 3.0x: pass",
+            "- HTTP 2025-11-25 mcp-server 64 B C=16 server CPU per call: 1.250x <= 1.25x: pass",
+            "- HTTP 2026-07-28 mcp-server 64 B C=16 server CPU per call: 1.500x <= 1.25x: FAIL",
+            "2 of 5 targets met.",
+        ] {
+            assert!(text.contains(line), "{line}\n{text}");
+        }
     }
 
     #[test]

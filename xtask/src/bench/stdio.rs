@@ -66,11 +66,8 @@ pub(super) async fn measure(
     case: Case,
     budget: Budget,
 ) -> Result<Row, String> {
-    let (program, args): (&str, &[&str]) = match case.kind {
-        Kind::StdioRaw => ("mcp-transport-test-peer", &["--raw"]),
-        _ => ("mcp-bench-echo-server", &[]),
-    };
-    let mut server = Server::spawn(&programs.path(program), args)?;
+    let (program, args) = programs.server(case.kind)?;
+    let mut server = Server::spawn(&program, args)?;
     let stdin = server.child.stdin.take().ok_or("stdin is not piped")?;
     let stdout = server.child.stdout.take().ok_or("stdout is not piped")?;
     let mut pipes = Pipes {

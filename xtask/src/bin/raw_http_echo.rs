@@ -4,23 +4,53 @@
 //! Every POST body is parsed into a `serde_json::Value`, and answered
 //! `200 application/json` with `{"jsonrpc":"2.0","id":<id>,"result":{"content":
 //! [{"type":"text","text":<params.arguments.message>}]}}`: the same result an
-//! MCP `echo` tool sends. Accepted sockets set `TCP_NODELAY`, as any HTTP
-//! server should. Prints `127.0.0.1:PORT` on stdout once it accepts.
+//! MCP `echo` tool sends. A GET is answered `200 text/event-stream` with a
+//! body that never sends anything: the raw counterpart of an idle SSE
+//! stream, for the scale rows. Accepted sockets set `TCP_NODELAY`, as any
+//! HTTP server should. Prints `127.0.0.1:PORT` on stdout once it accepts.
 
 use std::convert::Infallible;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
-use hyper::body::Incoming;
+use http_body_util::{BodyExt, Either, Full};
+use hyper::body::{Frame, Incoming};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
-use hyper::{Request, Response, StatusCode};
+use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
 
-async fn echo(request: Request<Incoming>) -> Result<Response<Full<Bytes>>, Infallible> {
+/// A response body that stays open and never yields a frame.
+struct Idle;
+
+impl hyper::body::Body for Idle {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        // Nothing will ever wake it: the stream ends with its connection.
+        Poll::Pending
+    }
+}
+
+type Body = Either<Full<Bytes>, Idle>;
+
+async fn echo(request: Request<Incoming>) -> Result<Response<Body>, Infallible> {
+    if request.method() == Method::GET {
+        let mut response = Response::new(Either::Right(Idle));
+        response.headers_mut().insert(
+            hyper::header::CONTENT_TYPE,
+            hyper::header::HeaderValue::from_static("text/event-stream"),
+        );
+        return Ok(response);
+    }
     let answer = |status: StatusCode, body: Vec<u8>| {
-        let mut response = Response::new(Full::new(Bytes::from(body)));
+        let mut response = Response::new(Either::Left(Full::new(Bytes::from(body))));
         *response.status_mut() = status;
         response.headers_mut().insert(
             hyper::header::CONTENT_TYPE,

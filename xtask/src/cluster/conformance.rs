@@ -20,8 +20,15 @@ const SUITE_TIMEOUT: Duration = Duration::from_secs(300);
 /// The revisions whose required server scenarios run through the balancer.
 pub(crate) const REVISIONS: [&str; 2] = ["2025-11-25", "2026-07-28"];
 
+/// The suite's own precondition for its DNS-rebinding scenario: it runs
+/// only against a server on a localhost URL, so behind a balancer on
+/// another host it fails with this text (the loopback mode covers it).
+const NEEDS_LOCALHOST: &str = "require a localhost server URL";
+
 /// Runs the server scenarios `revision` requires against `address` and
 /// judges them; `Err` says which scenarios failed and where the results are.
+/// Off localhost, a scenario that fails only because the suite runs it on
+/// localhost alone is set aside and named in the answer.
 pub(crate) async fn run(
     tool: &Path,
     address: SocketAddr,
@@ -48,15 +55,34 @@ pub(crate) async fn run(
         dir: out.to_path_buf(),
         required: required.clone(),
     };
-    let verdicts = judge(Leg::Server, &[run], &[]);
+    let mut verdicts = judge(Leg::Server, &[run], &[]);
+    let mut set_aside = Vec::new();
+    if !address.ip().is_loopback() {
+        verdicts.retain(|v| {
+            let localhost_only = !v.passed() && v.problem().contains(NEEDS_LOCALHOST);
+            if localhost_only {
+                set_aside.push(v.scenario.clone());
+            }
+            !localhost_only
+        });
+    }
+    let aside = if set_aside.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; set aside (the suite runs them on localhost only): {}",
+            set_aside.join(", ")
+        )
+    };
     let failed: Vec<&Verdict> = verdicts.iter().filter(|v| !v.passed()).collect();
     let scored_failed = failed
         .iter()
         .filter(|v| required.contains(&v.scenario))
         .count();
-    if failed.is_empty() && status.success() {
+    // The suite exits non-zero for the scenarios set aside too.
+    if failed.is_empty() && (status.success() || !set_aside.is_empty()) {
         return Ok(format!(
-            "{} scenarios passed ({} required)",
+            "{} scenarios passed ({} required){aside}",
             verdicts.len(),
             required.len()
         ));

@@ -11,7 +11,12 @@
 //! stream wherever it is (the cross-replica bus) and are kept in the shared
 //! event store, so the ticks are numbered events whose loss or repetition
 //! shows.
+//!
+//! [`stream_check`] is that check with the disruption given: the
+//! namespace mode runs it under its own faults (a Redis failover, a
+//! replica partitioned away, a slow network).
 
+use std::net::SocketAddr;
 use std::time::Duration;
 
 use hyper::StatusCode;
@@ -27,10 +32,87 @@ const TICK_INTERVAL_MS: u32 = 100;
 const KILL_AFTER: u32 = 5;
 /// How long reconnecting may take while the balancer notices the dead replica.
 const RECONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// Ticks read on the stream after a disruption that leaves it open, before
+/// the client leaves it to resume elsewhere.
+const AFTER_DISRUPTION: usize = 3;
+
+/// How [`stream_check`] runs.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct StreamPlan {
+    /// Ticks the call raises, one every `interval_ms`. A session here
+    /// subscribes to each tick's resource; keep it at 20 or fewer (see
+    /// docs/deploy.md on the namespace mode).
+    pub(crate) ticks: u32,
+    pub(crate) interval_ms: u32,
+    /// The call runs on the GET stream's replica (its ticks then reach the
+    /// stream without the bus), else on another one.
+    pub(crate) call_on_stream_replica: bool,
+    /// The call goes straight to its replica instead of through the
+    /// balancer (whose round-robin other clients' load makes unpredictable).
+    pub(crate) call_direct: bool,
+    /// The disruption ends the stream (its replica dies or is cut off);
+    /// else the client reads a few more ticks and leaves it itself.
+    pub(crate) disruption_ends_stream: bool,
+}
+
+/// What a disruption did: its description, and when the cluster could
+/// store and deliver nothing (a Redis failover), if ever: ticks raised then
+/// reach no client and no store, so they may be missing, and only they.
+pub(crate) struct Disrupted {
+    pub(crate) what: String,
+    pub(crate) outage: Option<(std::time::Instant, std::time::Instant)>,
+}
+
+impl From<String> for Disrupted {
+    fn from(what: String) -> Self {
+        Self { what, outage: None }
+    }
+}
+
+/// The disruption: given the GET stream's replica, it does its harm and
+/// says what it did.
+pub(crate) type Disruption<'a> =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<Disrupted, String>> + Send + 'a>>;
 
 pub(crate) async fn run(cluster: &mut Cluster) -> Result<String, String> {
-    let mut session = Session::open(cluster.address, "xtask-cluster-failover").await?;
-    for i in 1..=TICKS {
+    let address = cluster.address;
+    let order: Vec<(String, SocketAddr)> = cluster
+        .replicas
+        .iter()
+        .map(|r| (r.process.name().to_owned(), r.address))
+        .collect();
+    let plan = StreamPlan {
+        ticks: TICKS,
+        interval_ms: TICK_INTERVAL_MS,
+        call_on_stream_replica: false,
+        call_direct: false,
+        disruption_ends_stream: true,
+    };
+    stream_check(address, &order, plan, |victim| {
+        Box::pin(async move {
+            let replica = cluster
+                .replica_mut(&victim)
+                .ok_or_else(|| format!("no replica named {victim}"))?;
+            replica.process.kill().await?;
+            Ok(format!("killed {victim} (pid {})", replica.process.pid()).into())
+        })
+    })
+    .await
+}
+
+/// A GET stream with ticks on it, `disrupt`ed once [`KILL_AFTER`] ticks
+/// arrived, then resumed through the balancer with `Last-Event-ID`: every
+/// tick must arrive once, in order. `replicas` are the balancer's
+/// replicas in its round-robin order, with their own addresses.
+pub(crate) async fn stream_check<'a>(
+    address: SocketAddr,
+    replicas: &[(String, SocketAddr)],
+    plan: StreamPlan,
+    disrupt: impl FnOnce(String) -> Disruption<'a>,
+) -> Result<String, String> {
+    let ticks = plan.ticks;
+    let mut session = Session::open(address, "xtask-cluster-failover").await?;
+    for i in 1..=ticks {
         session
             .call(
                 "resources/subscribe",
@@ -49,20 +131,24 @@ pub(crate) async fn run(cluster: &mut Cluster) -> Result<String, String> {
     let mut stream = stream.into_events();
 
     // Round-robin is per request: ping until the next request goes to
-    // another replica than the stream's, then start the call.
-    let order: Vec<String> = cluster
-        .replicas
+    // the replica wanted for the call, then start it.
+    let wanted = |name: &str| (name == victim) == plan.call_on_stream_replica;
+    let order: Vec<&String> = replicas.iter().map(|(name, _)| name).collect();
+    let direct = replicas
         .iter()
-        .map(|r| r.process.name().to_owned())
-        .collect();
+        .find(|(name, _)| wanted(name))
+        .map(|(_, a)| *a);
     for _ in 0..order.len() {
+        if plan.call_direct {
+            break;
+        }
         let (_, ping) = session.request("ping", json!({}));
         let answered = session.post(&ping).await?.replica.unwrap_or_default();
         let next = order
             .iter()
-            .position(|name| *name == answered)
-            .map(|i| &order[(i + 1) % order.len()]);
-        if next.is_some_and(|next| *next != victim) {
+            .position(|name| **name == answered)
+            .map(|i| order[(i + 1) % order.len()]);
+        if next.is_some_and(|next| wanted(next)) {
             break;
         }
     }
@@ -70,15 +156,31 @@ pub(crate) async fn run(cluster: &mut Cluster) -> Result<String, String> {
         "tools/call",
         json!({
             "name": "test_resource_ticks",
-            "arguments": {"count": TICKS, "intervalMs": TICK_INTERVAL_MS},
+            "arguments": {"count": ticks, "intervalMs": plan.interval_ms},
             "_meta": {"progressToken": "ticks"}
         }),
     );
-    let call = session.post(&call).await?;
-    let call_replica = call.replica.clone().unwrap_or_default();
-    if call_replica == victim {
+    let call_started = std::time::Instant::now();
+    let call = if plan.call_direct {
+        let through = session.address;
+        session.address = direct.ok_or("no replica to call straight")?;
+        let call = session.post(&call).await;
+        session.address = through;
+        call?
+    } else {
+        session.post(&call).await?
+    };
+    let call_replica = match (plan.call_direct, direct) {
+        (true, Some(address)) => replicas
+            .iter()
+            .find(|(_, a)| *a == address)
+            .map(|(name, _)| name.clone())
+            .unwrap_or_default(),
+        _ => call.replica.clone().unwrap_or_default(),
+    };
+    if !wanted(&call_replica) {
         return Err(format!(
-            "the balancer put the call on {victim}, the GET stream's replica; \
+            "the balancer put the call on {call_replica} (the GET stream is on {victim}); \
              round-robin is expected to rotate (see haproxy.cfg)"
         ));
     }
@@ -87,19 +189,38 @@ pub(crate) async fn run(cluster: &mut Cluster) -> Result<String, String> {
     let mut seen = Vec::new();
     let mut last_id = None;
     while seen.len() < KILL_AFTER as usize {
-        match stream.next(EXCHANGE_TIMEOUT).await? {
+        let next = stream.next(EXCHANGE_TIMEOUT).await.map_err(|e| {
+            format!(
+                "{e} on the GET stream on {victim} (ticks so far: {}; last event {last_id:?}; the call on {call_replica})",
+                describe(&seen)
+            )
+        })?;
+        match next {
             Some(event) => record(&event, &mut seen, &mut last_id)?,
             None => return Err(format!("the GET stream on {victim} ended before the kill")),
         }
     }
-    let replica = cluster
-        .replica_mut(&victim)
-        .ok_or_else(|| format!("no replica named {victim}"))?;
-    replica.process.kill().await?;
-    let killed_pid = replica.process.pid();
-    // What the dead replica had written is still in the socket: read it out.
-    while let Some(event) = stream.next(EXCHANGE_TIMEOUT).await? {
-        record(&event, &mut seen, &mut last_id)?;
+    let Disrupted {
+        what: disrupted,
+        outage,
+    } = disrupt(victim.clone()).await?;
+    if plan.disruption_ends_stream {
+        // What the replica had written is still in the socket: read it out.
+        while let Some(event) = stream.next(EXCHANGE_TIMEOUT).await? {
+            record(&event, &mut seen, &mut last_id)?;
+        }
+    } else {
+        let until = seen.len() + AFTER_DISRUPTION;
+        while seen.len() < until.min(ticks as usize) {
+            match stream.next(EXCHANGE_TIMEOUT).await? {
+                Some(event) => record(&event, &mut seen, &mut last_id)?,
+                // The balancer cut it (its replica was not ready for a
+                // while): it is resumed like one the client left.
+                None => break,
+            }
+        }
+        // The client leaves: the connection closes.
+        drop(stream);
     }
     let before_kill = seen.len();
     let last = last_id
@@ -107,12 +228,12 @@ pub(crate) async fn run(cluster: &mut Cluster) -> Result<String, String> {
         .ok_or("no event of the GET stream carried an id")?;
 
     let (mut resumed, resumed_on) = reconnect(&session, &last).await?;
-    if resumed_on == victim {
+    if resumed_on == victim && plan.disruption_ends_stream {
         return Err(format!(
-            "the resumed stream was served by {victim}, which was killed"
+            "the resumed stream was served by {victim}, which was {disrupted}"
         ));
     }
-    while seen.len() < TICKS as usize {
+    while seen.last().copied().unwrap_or(0) < ticks {
         match resumed.next(EXCHANGE_TIMEOUT).await {
             Ok(Some(event)) => record(&event, &mut seen, &mut last_id)?,
             Ok(None) => break,
@@ -124,15 +245,33 @@ pub(crate) async fn run(cluster: &mut Cluster) -> Result<String, String> {
             }
         }
     }
-    let expected: Vec<u32> = (1..=TICKS).collect();
-    if seen != expected {
+    // Ticks raised while nothing could carry them (within a tick of the
+    // outage) may be missing; nothing may come twice or out of order.
+    let interval = Duration::from_millis(u64::from(plan.interval_ms));
+    let raised = |tick: u32| call_started + interval * tick;
+    let may_miss = |tick: u32| {
+        outage.is_some_and(|(from, to)| {
+            raised(tick) + interval >= from && raised(tick) <= to + interval
+        })
+    };
+    let in_order = seen.windows(2).all(|w| w[0] < w[1]);
+    let missing: Vec<u32> = (1..=ticks).filter(|t| !seen.contains(t)).collect();
+    if !in_order || missing.iter().any(|t| !may_miss(*t)) {
         return Err(format!(
-            "the ticks arrived as {} ({before_kill} before {victim} was killed), \
-             not 1..={TICKS} each once",
+            "the ticks arrived as {} ({before_kill} before the resumption; {disrupted}), \
+             not 1..={ticks} each once",
             describe(&seen)
         ));
     }
-
+    let lost = if missing.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " ({} raised while Redis had no primary reached no one: {})",
+            missing.len(),
+            describe(&missing)
+        )
+    };
     let (answer, notifications) = tokio::time::timeout(EXCHANGE_TIMEOUT, call)
         .await
         .map_err(|_| "the call did not finish in time".to_owned())?
@@ -146,15 +285,15 @@ pub(crate) async fn run(cluster: &mut Cluster) -> Result<String, String> {
         .iter()
         .filter(|n| n.get("method").and_then(Value::as_str) == Some("notifications/progress"))
         .count();
-    if progress != TICKS as usize {
+    if progress != ticks as usize {
         return Err(format!(
-            "the call on {call_replica} sent {progress} progress notifications, not {TICKS}"
+            "the call on {call_replica} sent {progress} progress notifications, not {ticks}"
         ));
     }
     session.close().await?;
     Ok(format!(
-        "killed {victim} (pid {killed_pid}) after {before_kill} of {TICKS} ticks; \
-         the stream resumed on {resumed_on} with the rest, each once; the call on \
+        "{disrupted} ({victim} held the GET stream); the stream resumed on {resumed_on} \
+         after {before_kill} of {ticks} ticks with the rest, each once{lost}; the call on \
          {call_replica} completed"
     ))
 }

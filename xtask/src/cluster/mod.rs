@@ -11,6 +11,12 @@
 //! - `redis-restarted`: redis-server restarts under load; calls fail with a
 //!   clear error meanwhile and are served again without restarting a replica.
 //!
+//! With `--netns` it runs instead the namespace mode ([`ha_faults`]): each
+//! replica, the balancer and each Redis node (a primary, a replica, three
+//! sentinels) on a host of its own, a network namespace joined by an
+//! emulated wire ([`wire`]) that injects latency, loss and partitions;
+//! `--runs N` (default 3) runs its four scenarios N times.
+//!
 //! Each scenario gets a fresh cluster. Every process is started here and
 //! stopped by its PID at the end, on an error or on ctrl-c (dropping a
 //! [`process::Process`] kills it); every wait is bounded. Logs, the
@@ -19,9 +25,14 @@
 mod client;
 mod conformance;
 mod failover;
+mod ha;
+mod ha_faults;
+mod load;
+mod netns;
 pub(crate) mod process;
 mod redis_restart;
 pub(crate) mod topology;
+mod wire;
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -68,6 +79,10 @@ struct Options {
     no_redis: bool,
     /// The debug build of the everything-server (quicker to build).
     debug: bool,
+    /// The namespace mode.
+    netns: bool,
+    /// How often the namespace mode runs its scenarios.
+    runs: usize,
 }
 
 impl Options {
@@ -76,6 +91,8 @@ impl Options {
             only: None,
             no_redis: false,
             debug: false,
+            netns: false,
+            runs: 3,
         };
         let mut args = args.iter();
         while let Some(arg) = args.next() {
@@ -85,9 +102,17 @@ impl Options {
                 }
                 "--no-redis" => options.no_redis = true,
                 "--debug" => options.debug = true,
+                "--netns" => options.netns = true,
+                "--runs" => {
+                    options.runs = args
+                        .next()
+                        .and_then(|n| n.parse().ok())
+                        .filter(|n| *n > 0)
+                        .ok_or("--runs needs a number above 0")?;
+                }
                 other => {
                     return Err(format!(
-                        "unknown argument `{other}`; usage: cargo xtask cluster [--only TEXT] [--no-redis] [--debug]"
+                        "unknown argument `{other}`; usage: cargo xtask cluster [--only TEXT] [--no-redis] [--debug] [--netns [--runs N]]"
                     ));
                 }
             }
@@ -96,11 +121,30 @@ impl Options {
     }
 }
 
-/// `cargo xtask cluster [--only TEXT] [--no-redis] [--debug]`.
+/// `cargo xtask cluster [--only TEXT] [--no-redis] [--debug] [--netns [--runs N]]`.
 pub(crate) fn run(root: &Path, args: &[String]) -> Result<(), String> {
     let options = Options::parse(args)?;
     if let Some(missing) = missing_tools() {
         return Err(missing);
+    }
+    if options.netns {
+        let missing: Vec<&str> = [("redis-sentinel", "redis-sentinel"), ("ip", "iproute2")]
+            .iter()
+            .filter(|(program, _)| {
+                !on_path(program) && !Path::new("/usr/sbin").join(program).is_file()
+            })
+            .map(|(_, package)| *package)
+            .collect();
+        if !missing.is_empty() {
+            return Err(format!(
+                "{} not found; install with `apt-get install -y {}`",
+                missing.join(" and "),
+                missing.join(" ")
+            ));
+        }
+        // Before anything is built: a machine that refuses namespaces
+        // fails at once, with the reason.
+        netns::preflight()?;
     }
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let profile = if options.debug { "debug" } else { "release" };
@@ -130,11 +174,10 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<(), String> {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let suite = root.join("../shared/tools/conformance");
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start the tokio runtime: {e}"))?;
+    if options.netns {
+        return run_netns(&options, &program, &dir, &suite);
+    }
+    let runtime = runtime()?;
     let started = Instant::now();
     let outcome = runtime.block_on(async {
         tokio::select! {
@@ -145,7 +188,24 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<(), String> {
     // The runtime's end drops what an interrupted run still held; its
     // processes were killed on drop.
     drop(runtime);
-    let results = outcome?;
+    summarize(outcome?, started, &dir)
+}
+
+/// The harness's runtime: two workers, like the CI machine's cores.
+fn runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the tokio runtime: {e}"))
+}
+
+/// Prints the count of passed scenarios; `Err` names the failed ones.
+fn summarize(
+    results: Vec<(String, Result<String, String>)>,
+    started: Instant,
+    dir: &Path,
+) -> Result<(), String> {
     let failed: Vec<&(String, Result<String, String>)> =
         results.iter().filter(|(_, r)| r.is_err()).collect();
     eprintln!(
@@ -219,6 +279,116 @@ async fn scenarios(
     results
 }
 
+/// The namespace mode: the network, then `--runs` runs of the four
+/// scenarios, each on a fresh cluster; the network is deleted at the end,
+/// on an error or on ctrl-c.
+fn run_netns(
+    options: &Options,
+    program: &ReplicaProgram,
+    dir: &Path,
+    suite: &Path,
+) -> Result<(), String> {
+    let network = netns::Network::create(&ha::HOSTS)?;
+    // This process is the client host: its sockets (and the conformance
+    // suite it starts) live in that namespace from here on.
+    network.enter("client")?;
+    let runtime = runtime()?;
+    let started = Instant::now();
+    let outcome = runtime.block_on(async {
+        tokio::select! {
+            results = ha_scenarios(options, &network, program, dir, suite) => Ok(results),
+            _ = tokio::signal::ctrl_c() => Err("interrupted; every process started was killed".to_owned()),
+        }
+    });
+    drop(runtime);
+    drop(network);
+    let results = outcome?;
+    let summary: String = results
+        .iter()
+        .map(|(name, r)| match r {
+            Ok(detail) => format!("pass: {name}: {detail}\n"),
+            Err(error) => format!("FAIL: {name}: {error}\n"),
+        })
+        .collect();
+    let file = dir.join("netns-summary.txt");
+    let _ = std::fs::write(
+        &file,
+        format!("{summary}total {:.0} s\n", started.elapsed().as_secs_f64()),
+    );
+    summarize(results, started, dir)
+}
+
+async fn ha_scenarios(
+    options: &Options,
+    network: &netns::Network,
+    program: &ReplicaProgram,
+    dir: &Path,
+    suite: &Path,
+) -> Vec<(String, Result<String, String>)> {
+    const NAMES: [&str; 4] = [
+        "redis-failover",
+        "redis-latency",
+        "replica-cut-from-redis",
+        "stream-replica-cut-off",
+    ];
+    let mut results = Vec::new();
+    for run in 1..=options.runs {
+        for name in NAMES {
+            if !options
+                .only
+                .as_deref()
+                .is_none_or(|only| name.contains(only))
+            {
+                continue;
+            }
+            let label = format!("{name} (run {run} of {})", options.runs);
+            let out = dir.join(format!("{name}-{run}"));
+            let timeout = if name == "redis-latency" {
+                Duration::from_secs(600)
+            } else {
+                Duration::from_secs(120)
+            };
+            let started = Instant::now();
+            let outcome = ha_scenario(network, program, suite, &out, name, timeout).await;
+            let outcome = outcome
+                .map(|detail| format!("{detail} [{:.0} s]", started.elapsed().as_secs_f64()));
+            results.push(report(label, outcome));
+        }
+    }
+    results
+}
+
+/// Starts a cluster on `network`, runs scenario `name` within `timeout`,
+/// stops the cluster and heals the wire.
+async fn ha_scenario(
+    network: &netns::Network,
+    program: &ReplicaProgram,
+    suite: &Path,
+    dir: &Path,
+    name: &str,
+    timeout: Duration,
+) -> Result<String, String> {
+    network.wire.heal();
+    let mut cluster = ha::HaCluster::start(network, program, dir).await?;
+    let body = async {
+        match name {
+            "redis-failover" => ha_faults::redis_failover(&mut cluster).await,
+            "redis-latency" => ha_faults::redis_latency(&mut cluster, network, suite, dir).await,
+            "replica-cut-from-redis" => {
+                ha_faults::replica_cut_from_redis(&mut cluster, network).await
+            }
+            _ => ha_faults::stream_replica_cut_off(&mut cluster, network).await,
+        }
+    };
+    let outcome = match tokio::time::timeout(timeout, body).await {
+        Ok(outcome) => outcome,
+        Err(_) => Err(format!("did not finish within {} s", timeout.as_secs())),
+    };
+    network.wire.heal();
+    let exited = cluster.exited();
+    settle(outcome, exited, cluster.stop().await)
+}
+
 type Boxed<'a> = std::pin::Pin<Box<dyn Future<Output = Result<String, String>> + Send + 'a>>;
 
 /// Starts a cluster, runs `body` on it within `timeout`, and stops it.
@@ -232,12 +402,22 @@ async fn scenario(
         Ok(outcome) => outcome,
         Err(_) => Err(format!("did not finish within {} s", timeout.as_secs())),
     };
-    // A replica that died by itself is worth knowing whatever the outcome.
-    let outcome = match (outcome, cluster.exited()) {
+    let exited = cluster.exited();
+    settle(outcome, exited, cluster.stop().await)
+}
+
+/// A scenario's outcome with what else went wrong: a replica that died by
+/// itself (worth knowing whatever the outcome), a cluster that would not
+/// stop.
+fn settle(
+    outcome: Result<String, String>,
+    exited: Option<String>,
+    stopped: Result<(), String>,
+) -> Result<String, String> {
+    let outcome = match (outcome, exited) {
         (Err(e), Some(exited)) => Err(format!("{e}\n  also: {exited}")),
         (outcome, _) => outcome,
     };
-    let stopped = cluster.stop().await;
     match (outcome, stopped) {
         (Ok(detail), Err(e)) => Err(format!("{detail}; but stopping the cluster failed: {e}")),
         (outcome, _) => outcome,

@@ -116,6 +116,27 @@ impl Process {
         }
     }
 
+    /// Waits until `address` accepts a connection (the process listens),
+    /// failing when the process exits first or `timeout` passes.
+    pub(crate) async fn wait_for_listen(
+        &mut self,
+        address: std::net::SocketAddr,
+        timeout: Duration,
+    ) -> Result<(), String> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        while tokio::net::TcpStream::connect(address).await.is_err() {
+            if !self.is_running() || tokio::time::Instant::now() >= deadline {
+                return Err(format!(
+                    "{} did not listen on {address}; its log ends with:\n{}",
+                    self.name,
+                    self.log_tail()
+                ));
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        Ok(())
+    }
+
     /// Whether [`kill`](Self::kill) ended it.
     pub(crate) fn was_killed(&self) -> bool {
         self.killed
@@ -147,6 +168,23 @@ impl Process {
         }
         self.kill().await
     }
+}
+
+/// The first of `processes` that exited by itself (not by
+/// [`Process::kill`]), with its log, for an error message.
+pub(crate) fn first_exited<'a>(
+    processes: impl IntoIterator<Item = &'a mut Process>,
+) -> Option<String> {
+    processes.into_iter().find_map(|process| {
+        (!process.was_killed() && !process.is_running()).then(|| {
+            format!(
+                "{} (pid {}) exited; its log ends with:\n{}",
+                process.name(),
+                process.pid(),
+                process.log_tail()
+            )
+        })
+    })
 }
 
 /// The last `lines` lines of the file at `path`.

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use super::process::{Process, free_port};
+use super::process::{Process, first_exited, free_port};
 
 /// How long each process may take to be ready.
 const READY_TIMEOUT: Duration = Duration::from_secs(20);
@@ -75,7 +75,10 @@ impl Redis {
         )?;
         let deadline = tokio::time::Instant::now() + READY_TIMEOUT;
         loop {
-            if redis_ping(port).await.is_ok() {
+            if redis_ping(SocketAddr::from(([127, 0, 0, 1], port)))
+                .await
+                .is_ok()
+            {
                 return Ok(process);
             }
             if !process.is_running() || tokio::time::Instant::now() >= deadline {
@@ -109,10 +112,10 @@ impl Redis {
     }
 }
 
-/// Sends `PING` and expects `+PONG`.
-async fn redis_ping(port: u16) -> Result<(), String> {
+/// Sends `PING` to the Redis (or sentinel) at `address` and expects `+PONG`.
+pub(crate) async fn redis_ping(address: SocketAddr) -> Result<(), String> {
     let exchange = async {
-        let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port))
+        let mut stream = tokio::net::TcpStream::connect(address)
             .await
             .map_err(|e| e.to_string())?;
         stream
@@ -190,7 +193,8 @@ impl Cluster {
         let addresses: Vec<SocketAddr> = replicas.iter().map(|r| r.address).collect();
         let port = free_port()?;
         let config = plan.dir.join("haproxy.cfg");
-        std::fs::write(&config, haproxy_config(port, &addresses))
+        let bind = SocketAddr::from(([127, 0, 0, 1], port));
+        std::fs::write(&config, haproxy_config(bind, &addresses, None))
             .map_err(|e| format!("cannot write {}: {e}", config.display()))?;
         let args = vec![
             "-db".to_owned(),
@@ -204,16 +208,7 @@ impl Cluster {
             &plan.dir.join("haproxy.log"),
         )?;
         let address = SocketAddr::from(([127, 0, 0, 1], port));
-        let deadline = tokio::time::Instant::now() + READY_TIMEOUT;
-        while tokio::net::TcpStream::connect(address).await.is_err() {
-            if !balancer.is_running() || tokio::time::Instant::now() >= deadline {
-                return Err(format!(
-                    "haproxy did not listen on {address}; its log ends with:\n{}",
-                    balancer.log_tail()
-                ));
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        balancer.wait_for_listen(address, READY_TIMEOUT).await?;
         Ok(Self {
             redis,
             replicas,
@@ -243,17 +238,7 @@ impl Cluster {
     pub(crate) fn exited(&mut self) -> Option<String> {
         let balancer = std::iter::once(&mut self.balancer);
         let replicas = self.replicas.iter_mut().map(|r| &mut r.process);
-        for process in balancer.chain(replicas) {
-            if !process.was_killed() && !process.is_running() {
-                return Some(format!(
-                    "{} (pid {}) exited; its log ends with:\n{}",
-                    process.name(),
-                    process.pid(),
-                    process.log_tail()
-                ));
-            }
-        }
-        None
+        first_exited(balancer.chain(replicas))
     }
 
     /// Stops every process by its PID: the balancer, the replicas, redis.
@@ -286,7 +271,7 @@ pub(crate) fn replica_name(index: usize) -> String {
 }
 
 /// A fresh random key for sealing `requestState`, shared by the replicas.
-fn write_key(dir: &Path) -> Result<PathBuf, String> {
+pub(crate) fn write_key(dir: &Path) -> Result<PathBuf, String> {
     let mut bytes = [0u8; 32];
     let mut random = std::fs::File::open("/dev/urandom")
         .map_err(|e| format!("cannot open /dev/urandom: {e}"))?;
@@ -304,7 +289,7 @@ fn write_key(dir: &Path) -> Result<PathBuf, String> {
 /// The first `IP:PORT` in a log line, with or without `http://` and a
 /// path around it (`everything-server: http://127.0.0.1:PORT/mcp`, or the
 /// bench server's bare `127.0.0.1:PORT`).
-fn parse_address(line: &str) -> Option<SocketAddr> {
+pub(crate) fn parse_address(line: &str) -> Option<SocketAddr> {
     line.split_whitespace().find_map(|token| {
         let token = token.strip_prefix("http://").unwrap_or(token);
         let token = token.split('/').next().unwrap_or(token);
@@ -312,14 +297,77 @@ fn parse_address(line: &str) -> Option<SocketAddr> {
     })
 }
 
-/// HAProxy's configuration: one HTTP frontend on 127.0.0.1, round-robin
-/// over the replicas with no stickiness, and timeouts fit for SSE.
-pub(crate) fn haproxy_config(port: u16, replicas: &[SocketAddr]) -> String {
+/// What HAProxy checks on each replica besides accepting a connection.
+pub(crate) struct HealthCheck<'a> {
+    /// The readiness path (`GET`, 200 expected).
+    pub(crate) path: &'a str,
+    /// HAProxy's admin socket, to read which replicas it takes.
+    pub(crate) stats_socket: &'a Path,
+    /// Where HAProxy's own error answers are ([`write_balancer_errors`]).
+    pub(crate) errors: &'a Path,
+}
+
+/// HAProxy's own answers, each an HTTP response whose body is a JSON-RPC
+/// error saying what happened, so clients see a clear error: status,
+/// reason, message.
+const BALANCER_ERRORS: [(u16, &str, &str); 3] = [
+    (
+        502,
+        "Bad Gateway",
+        "Bad Gateway: the replica serving this request failed or was taken out of service during it; retry",
+    ),
+    (
+        503,
+        "Service Unavailable",
+        "Service Unavailable: no replica is ready (their shared stores do not answer); retry shortly",
+    ),
+    (
+        504,
+        "Gateway Timeout",
+        "Gateway Timeout: the replica did not answer in time; retry",
+    ),
+];
+
+/// Writes `{status}.http` for each of HAProxy's own errors into `dir`.
+pub(crate) fn write_balancer_errors(dir: &Path) -> Result<(), String> {
+    for (status, reason, message) in BALANCER_ERRORS {
+        let body = serde_json::json!({
+            "jsonrpc": "2.0",
+            "id": null,
+            "error": {"code": -32603, "message": message}
+        });
+        let response = format!(
+            "HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\n\
+             Cache-Control: no-store\r\nConnection: close\r\n\r\n{body}\n"
+        );
+        let path = dir.join(format!("{status}.http"));
+        std::fs::write(&path, response)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// HAProxy's configuration: one HTTP frontend on `bind`, round-robin
+/// over the replicas with no stickiness, and timeouts fit for SSE; with
+/// `health`, each replica is taken out while its readiness fails, and the
+/// streams it carried are cut so that their clients reconnect elsewhere.
+pub(crate) fn haproxy_config(
+    bind: SocketAddr,
+    replicas: &[SocketAddr],
+    health: Option<&HealthCheck<'_>>,
+) -> String {
+    let global = match health {
+        Some(health) => format!(
+            "    stats socket {} mode 600 level admin\n",
+            health.stats_socket.display()
+        ),
+        None => String::new(),
+    };
     let mut config = format!(
         "# Generated by `cargo xtask cluster`.
 global
     maxconn 4096
-
+{global}
 defaults
     mode http
     # A request is retried on another replica when its connection is
@@ -336,7 +384,7 @@ defaults
     timeout server 60s
 
 frontend mcp
-    bind 127.0.0.1:{port}
+    bind {bind}
     default_backend replicas
 
 backend replicas
@@ -346,10 +394,32 @@ backend replicas
     http-response set-header {REPLICA_HEADER} %[srv_name]
 "
     );
+    let check = match health {
+        Some(health) => {
+            let _ = writeln!(
+                config,
+                "    # Readiness (GET {path}: 503 while the shared stores do not
+    # answer); a replica taken out has its streams cut, so their clients
+    # resume elsewhere with Last-Event-ID.
+    errorfile 502 {errors}/502.http
+    errorfile 503 {errors}/503.http
+    errorfile 504 {errors}/504.http
+    option httpchk
+    http-check send meth GET uri {path}
+    http-check expect status 200
+    timeout check 1500ms
+    default-server on-marked-down shutdown-sessions",
+                path = health.path,
+                errors = health.errors.display()
+            );
+            "check inter 500ms fall 2 rise 2"
+        }
+        None => "check inter 500ms fall 1 rise 2",
+    };
     for (index, address) in replicas.iter().enumerate() {
         let _ = writeln!(
             config,
-            "    server {} {address} check inter 500ms fall 1 rise 2",
+            "    server {} {address} {check}",
             replica_name(index + 1)
         );
     }
@@ -377,7 +447,8 @@ mod tests {
             .iter()
             .map(|a| a.parse().expect("address"))
             .collect();
-        let config = haproxy_config(9000, &replicas);
+        let bind = "127.0.0.1:9000".parse().expect("address");
+        let config = haproxy_config(bind, &replicas, None);
         assert!(config.contains("bind 127.0.0.1:9000"));
         assert!(config.contains("balance roundrobin"));
         assert!(config.contains("server r1 127.0.0.1:1001 check"));
@@ -389,5 +460,39 @@ mod tests {
                 .any(|l| l.starts_with("stick") || l.starts_with("cookie")),
             "no stickiness"
         );
+        assert!(!config.contains("httpchk"), "a connection check only");
+    }
+
+    #[test]
+    fn with_a_health_check_the_balancer_asks_readiness_and_cuts_streams() {
+        let replicas: Vec<SocketAddr> = vec!["198.18.1.1:3000".parse().expect("address")];
+        let bind = "198.18.0.2:8080".parse().expect("address");
+        let socket = Path::new("/tmp/haproxy.sock");
+        let health = HealthCheck {
+            path: "/readyz",
+            stats_socket: socket,
+            errors: Path::new("/tmp/errors"),
+        };
+        let config = haproxy_config(bind, &replicas, Some(&health));
+        assert!(config.contains("http-check send meth GET uri /readyz"));
+        assert!(config.contains("on-marked-down shutdown-sessions"));
+        assert!(config.contains("errorfile 503 /tmp/errors/503.http"));
+        assert!(config.contains("stats socket /tmp/haproxy.sock"));
+        assert!(config.contains("server r1 198.18.1.1:3000 check inter 500ms fall 2 rise 2"));
+    }
+
+    #[test]
+    fn the_balancers_own_errors_are_json_rpc_errors() {
+        let dir = std::env::temp_dir().join(format!("xtask-errors-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a directory");
+        write_balancer_errors(&dir).expect("written");
+        for status in [502, 503, 504] {
+            let text = std::fs::read_to_string(dir.join(format!("{status}.http"))).expect("a file");
+            assert!(text.starts_with(&format!("HTTP/1.1 {status} ")), "{text}");
+            let body = text.split("\r\n\r\n").nth(1).expect("a body");
+            let error: serde_json::Value = serde_json::from_str(body.trim()).expect("JSON");
+            assert!(error.pointer("/error/message").is_some());
+        }
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

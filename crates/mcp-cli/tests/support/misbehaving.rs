@@ -26,6 +26,7 @@ pub const WAYS: &[&str] = &[
     "cursor-loop",
     "negative-ttl",
     "notification-flood",
+    "stray-then-exit",
 ];
 
 /// How large the oversized answer is: past the client's 32 MiB line limit.
@@ -178,6 +179,20 @@ fn misbehave(way: &str, id: &Value, out: &mut impl std::io::Write) -> bool {
         ),
         "silent" => Ok(()),
         "exits-mid-call" => return false,
+        "stray-then-exit" => {
+            // An answer to a request the client never sent, the real
+            // answer, then the server is gone.
+            let _ = writeln!(
+                out,
+                r#"{{"jsonrpc":"2.0","id":"nobody-asked","result":{{"content":[]}}}}"#
+            );
+            let _ = writeln!(
+                out,
+                r#"{{"jsonrpc":"2.0","id":{id_text},"result":{{"content":[{{"type":"text","text":"answered"}}]}}}}"#
+            );
+            let _ = out.flush();
+            return false;
+        }
         "notification-flood" => {
             for i in 0..20_000 {
                 let _ = writeln!(

@@ -26,6 +26,10 @@ mod authorize;
 mod config;
 mod discovery;
 mod error;
+// Entry points for `fuzz/` only: not API, hidden from the docs.
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 mod jose;
 mod pkce;
 mod redirect;

@@ -21,6 +21,34 @@ pub(super) struct Tokens {
     pub(super) dpop_bound: bool,
 }
 
+impl Tokens {
+    /// The tokens in a token endpoint's successful JSON answer, received
+    /// at `now`. An `expires_in` too far away to represent is no known
+    /// expiry: the server's number must not panic the client.
+    ///
+    /// # Errors
+    /// [`AuthError::MissingField`] without an `access_token` string.
+    pub(super) fn from_answer(answer: &Value, now: Instant) -> Result<Tokens, AuthError> {
+        let access = answer["access_token"]
+            .as_str()
+            .ok_or(AuthError::MissingField {
+                endpoint: "token endpoint",
+                field: "access_token",
+            })?
+            .to_owned();
+        Ok(Tokens {
+            access: Some(access),
+            refresh: answer["refresh_token"].as_str().map(str::to_owned),
+            expires: answer["expires_in"]
+                .as_u64()
+                .and_then(|s| now.checked_add(Duration::from_secs(s))),
+            dpop_bound: answer["token_type"]
+                .as_str()
+                .is_some_and(|t| t.eq_ignore_ascii_case("dpop")),
+        })
+    }
+}
+
 /// The JSON answer of a registration or token request to `url`. A refusal
 /// keeps the OAuth `error` code of its body when it has a plausible one
 /// (never the rest of the body).
@@ -140,29 +168,14 @@ impl OAuthClient {
                 return Ok(None);
             }
         }
-        let tokens = json_answer(ENDPOINT, &server.token_endpoint, status, &response)?;
-        let access = tokens["access_token"]
-            .as_str()
-            .ok_or(AuthError::MissingField {
-                endpoint: ENDPOINT,
-                field: "access_token",
-            })?
-            .to_owned();
+        let answer = json_answer(ENDPOINT, &server.token_endpoint, status, &response)?;
+        let mut tokens = Tokens::from_answer(&answer, Instant::now())?;
+        tokens.dpop_bound |= self.dpop.is_some();
         let mut state = self.lock();
-        let dpop_bound = tokens["token_type"]
-            .as_str()
-            .is_some_and(|t| t.eq_ignore_ascii_case("dpop"));
-        state.tokens = Tokens {
-            dpop_bound: dpop_bound || self.dpop.is_some(),
-            access: Some(access),
-            refresh: tokens["refresh_token"]
-                .as_str()
-                .map(str::to_owned)
-                .or(state.tokens.refresh.take()),
-            expires: tokens["expires_in"]
-                .as_u64()
-                .map(|s| Instant::now() + Duration::from_secs(s)),
-        };
+        if tokens.refresh.is_none() {
+            tokens.refresh = state.tokens.refresh.take();
+        }
+        state.tokens = tokens;
         state.issuer = Some(server.issuer.clone());
         Ok(Some(()))
     }
@@ -275,5 +288,29 @@ mod tests {
         ]);
         assert_eq!(body, "grant_type=refresh_token&scope=a+b%26c%3Dd%2F%C3%A9");
         assert_eq!(form_encode("id:1"), "id%3A1");
+    }
+
+    /// Found by the `oauth` fuzz target: `Instant + Duration` panicked on
+    /// an `expires_in` past what an `Instant` can hold.
+    #[test]
+    fn an_expires_in_too_far_away_is_no_expiry_not_a_panic() {
+        let now = Instant::now();
+        let answer = serde_json::json!({"access_token": "a", "expires_in": u64::MAX});
+        let tokens = Tokens::from_answer(&answer, now).expect("an access token");
+        assert_eq!(tokens.access.as_deref(), Some("a"));
+        assert_eq!(tokens.expires, None);
+        let answer =
+            serde_json::json!({"access_token": "a", "expires_in": 60, "token_type": "DPoP"});
+        let tokens = Tokens::from_answer(&answer, now).expect("an access token");
+        assert_eq!(tokens.expires, Some(now + Duration::from_secs(60)));
+        assert!(tokens.dpop_bound);
+        let missing = Tokens::from_answer(&serde_json::json!({"expires_in": 1}), now);
+        assert!(matches!(
+            missing,
+            Err(AuthError::MissingField {
+                field: "access_token",
+                ..
+            })
+        ));
     }
 }

@@ -5,7 +5,7 @@
 use mcp_core::{IncomingNotification, IncomingRequest, NotificationContext, RequestContext};
 use mcp_types::{CallToolRequestParams, ClientCapabilities, ErrorObject, RawJson, Tool};
 
-use super::{Cache, Era, Runner, request_meta};
+use super::{Cache, Requester, Runner, request_meta};
 use crate::extension::{CallOutcome, CallSite, ToolCall};
 use crate::session::ServerSession;
 
@@ -20,40 +20,40 @@ pub(crate) fn declares(capabilities: &ClientCapabilities, id: &str) -> bool {
 impl Runner {
     /// Whether the client being served declared extension `id`: in
     /// `initialize`, or in this stateless request's `_meta`.
-    fn client_declares(&self, era: &Era, id: &str) -> bool {
-        match era {
-            Era::Stateless(request) => declares(&request.capabilities, id),
-            Era::Handshake => self.state.client_declares_extension(id),
+    fn client_declares(&self, requester: &Requester, id: &str) -> bool {
+        match requester {
+            Requester::Stateless(request) => declares(&request.capabilities, id),
+            Requester::Session => self.state.client_declares_extension(id),
         }
     }
 
     /// Whether the things extension number `index` contributes exist for
     /// this client.
-    fn extension_active(&self, index: usize, era: &Era) -> bool {
-        self.registry
-            .extensions
-            .get(index)
-            .is_some_and(|e| !e.client_must_declare || self.client_declares(era, e.id.as_str()))
+    fn extension_active(&self, index: usize, requester: &Requester) -> bool {
+        self.registry.extensions.get(index).is_some_and(|e| {
+            !e.client_must_declare || self.client_declares(requester, e.id.as_str())
+        })
     }
 
     /// Whether an item owned by `owner` (`None`: the server's own) exists
     /// for this client.
-    pub(super) fn is_active(&self, owner: Option<usize>, era: &Era) -> bool {
-        owner.is_none_or(|index| self.extension_active(index, era))
+    pub(super) fn is_active(&self, owner: Option<usize>, requester: &Requester) -> bool {
+        owner.is_none_or(|index| self.extension_active(index, requester))
     }
 
     /// For each registered extension, whether it is active for this client.
-    pub(super) fn active_extensions(&self, era: &Era) -> Vec<bool> {
+    pub(super) fn active_extensions(&self, requester: &Requester) -> Vec<bool> {
         (0..self.registry.extensions.len())
-            .map(|index| self.extension_active(index, era))
+            .map(|index| self.extension_active(index, requester))
             .collect()
     }
 
     /// The tool `name` as registered, if this client can see it.
-    pub(crate) fn visible_tool(&self, name: &str, era: &Era) -> Option<&Tool> {
+    pub(crate) fn visible_tool(&self, name: &str, requester: &Requester) -> Option<&Tool> {
         let &index = self.registry.tool_index.get(name)?;
         let entry = &self.registry.tools[index];
-        self.is_active(entry.owner, era).then_some(&entry.tool)
+        self.is_active(entry.owner, requester)
+            .then_some(&entry.tool)
     }
 
     /// `tools/call` through the extensions' interceptors, then the tool.
@@ -61,7 +61,7 @@ impl Runner {
         &self,
         params: Box<CallToolRequestParams>,
         cx: &RequestContext,
-        era: &Era,
+        requester: &Requester,
     ) -> Result<CallOutcome, ErrorObject> {
         if self
             .registry
@@ -70,7 +70,7 @@ impl Runner {
             .all(|e| e.interceptor.is_none())
         {
             return self
-                .call_tool(params, cx, era, true)
+                .call_tool(params, cx, requester, true)
                 .await
                 .map(CallOutcome::Tool);
         }
@@ -80,7 +80,7 @@ impl Runner {
         Box::pin(self.call_next(ToolCall {
             runner: self.clone(),
             cx: cx.clone(),
-            era: era.clone(),
+            requester: requester.clone(),
             params,
             next: 0,
             carried: true,
@@ -101,11 +101,11 @@ impl Runner {
             Some((index, interceptor)) => {
                 call.next = index + 1;
                 let meta = call.params.meta.clone().map(std::sync::Arc::new);
-                let context = self.context(&call.cx, &call.era, meta);
+                let context = self.context(&call.cx, &call.requester, meta);
                 interceptor(call, context).await
             }
             None => self
-                .call_tool(call.params, &call.cx, &call.era, call.carried)
+                .call_tool(call.params, &call.cx, &call.requester, call.carried)
                 .await
                 .map(CallOutcome::Tool),
         }
@@ -118,13 +118,13 @@ impl Runner {
         &self,
         request: &mut IncomingRequest,
         cx: &RequestContext,
-        era: &Era,
+        requester: &Requester,
     ) -> Option<Result<RawJson, ErrorObject>> {
         let &index = self
             .registry
             .extension_requests
             .get(request.method.as_str())?;
-        if !self.extension_active(index, era) {
+        if !self.extension_active(index, requester) {
             return None;
         }
         let served = self.registry.extensions[index]
@@ -134,11 +134,11 @@ impl Runner {
         let params = request.params.take();
         let meta = request_meta(params.as_ref());
         let context = self
-            .context(cx, era, meta.map(std::sync::Arc::new))
+            .context(cx, requester, meta.map(std::sync::Arc::new))
             .with_call_site(CallSite {
                 runner: self.clone(),
                 cx: cx.clone(),
-                era: era.clone(),
+                requester: requester.clone(),
                 extension: index,
             });
         let result = match (served.handle)(params, context).await {
@@ -151,7 +151,7 @@ impl Runner {
             Cache::None
         };
         // The raw result is shaped as it is: no `Value` built to be thrown away.
-        Some(self.shape(era, &result, cache))
+        Some(self.shape(requester, &result, cache))
     }
 
     /// Delivers an extension's notification method to its handler when the

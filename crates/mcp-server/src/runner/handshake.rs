@@ -8,7 +8,7 @@ use mcp_types::{
     RawJson, Revision,
 };
 
-use super::{Era, Runner, record_span, to_raw};
+use super::{Requester, Runner, record_span, to_raw};
 use crate::changes::{Advertised, forward};
 use crate::session::ServerSession;
 use crate::tasks::TaskFeed;
@@ -84,7 +84,7 @@ impl Runner {
             && !self.is_core_tasks_request(&request.method)
         {
             if let Some(answer) = self
-                .extension_request(&mut request, &cx, &Era::Handshake)
+                .extension_request(&mut request, &cx, &Requester::Session)
                 .await
             {
                 return answer;
@@ -98,7 +98,15 @@ impl Runner {
         if let Some(revision) = revision {
             record_span(revision);
         }
-        let era = Era::Handshake;
+        let requester = Requester::Session;
+        if revision.is_some()
+            && !matches!(
+                *parsed,
+                ClientRequest::Initialize(_) | ClientRequest::Ping(_)
+            )
+        {
+            self.state.request_after_initialize();
+        }
         match *parsed {
             ClientRequest::Initialize(params) => {
                 let result = self.initialize(params);
@@ -150,7 +158,7 @@ impl Runner {
             }
             ClientRequest::CancelTask(params) => self.core_cancel_task(&params.task_id, &cx).await,
             // Nothing was moved out of the box: it goes on as it is.
-            _ => self.route(parsed, &cx, &era).await,
+            _ => self.route(parsed, &cx, &requester).await,
         }
     }
 }

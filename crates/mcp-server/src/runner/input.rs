@@ -13,7 +13,7 @@ use crate::ask::SealedInput;
 use crate::request_state::Binding;
 use crate::session::{Context, RequestInput};
 
-use super::{Answer, Era, Runner};
+use super::{Answer, Requester, Runner};
 
 /// Rounds of explicit `InputRequired` a handshake-era handler may go
 /// through (each fulfilled with server-to-client requests) before the
@@ -100,7 +100,7 @@ impl Runner {
     pub(super) async fn run_asking<R, F, Fut>(
         &self,
         cx: &RequestContext,
-        era: &Era,
+        requester: &Requester,
         meta: Option<Arc<RequestMeta>>,
         retry: (Option<InputResponses>, Option<String>),
         target: &str,
@@ -111,8 +111,8 @@ impl Runner {
         F: Fn(Context) -> Fut,
         Fut: Future<Output = Answer<R>>,
     {
-        let context = self.context(cx, era, meta.clone());
-        if let Era::Stateless(_) = era {
+        let context = self.context(cx, requester, meta.clone());
+        if let Requester::Stateless(_) = requester {
             // The binding hashes the arguments: only worth it when a state
             // comes in or goes out, not on every call.
             let binding = std::sync::OnceLock::new();
@@ -129,7 +129,7 @@ impl Runner {
         // On the heap: the rounds hold asks and answers across awaits, which
         // would otherwise size the future of every call (copied whole when
         // it is boxed) for a path few handlers take.
-        Box::pin(self.input_rounds(cx, era, meta, target, &context, answer, &run)).await
+        Box::pin(self.input_rounds(cx, requester, meta, target, &context, answer, &run)).await
     }
 
     /// The handshake era's rounds of explicit `InputRequired`: each one's
@@ -139,7 +139,7 @@ impl Runner {
     async fn input_rounds<R, F, Fut>(
         &self,
         cx: &RequestContext,
-        era: &Era,
+        requester: &Requester,
         meta: Option<Arc<RequestMeta>>,
         target: &str,
         context: &Context,
@@ -159,7 +159,7 @@ impl Runner {
                 context.session().check_ask(&request)?;
                 responses.insert(key, context.session().send_ask(request).await?);
             }
-            let again = self.context(cx, era, meta.clone()).with_input(
+            let again = self.context(cx, requester, meta.clone()).with_input(
                 RequestInput {
                     responses: Some(responses),
                     state: input.request_state,

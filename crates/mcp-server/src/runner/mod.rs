@@ -24,6 +24,7 @@ use mcp_core::{
     Handler, IncomingNotification, IncomingRequest, NotificationContext, RequestContext,
 };
 use mcp_types::ResultOrInputRequired;
+use mcp_types::envelope::Envelope;
 use mcp_types::{
     CallToolRequestParams, CallToolResult, ClientNotification, ClientRequest, CompleteReference,
     CompleteRequestParams, CompleteResult, ErrorObject, GetPromptRequestParams, GetPromptResult,
@@ -95,10 +96,14 @@ pub(super) enum Cache {
     None,
 }
 
-/// The era of the request being served.
+/// Who sent the request being served, and so where what is known of the
+/// client lives: in the session (handshake era), or in the request's own
+/// checked envelope (stateless era).
 #[derive(Clone)]
-pub(crate) enum Era {
-    Handshake,
+pub(crate) enum Requester {
+    /// A client of this session.
+    Session,
+    /// A stateless request, its client's envelope.
     Stateless(Arc<StatelessRequest>),
 }
 
@@ -106,19 +111,24 @@ pub(crate) enum Era {
 pub(super) type Answer<R> = Result<ResultOrInputRequired<R>, ErrorObject>;
 
 impl Runner {
-    fn session(&self, cx: &RequestContext, era: &Era) -> ServerSession {
+    fn session(&self, cx: &RequestContext, requester: &Requester) -> ServerSession {
         let session = ServerSession::new(cx.peer.clone(), self.state.clone())
             .with_changes(self.registry.changes.clone())
             .with_task(self.task.clone());
-        match era {
-            Era::Handshake => session,
-            Era::Stateless(request) => session.for_stateless_request(request.clone()),
+        match requester {
+            Requester::Session => session,
+            Requester::Stateless(request) => session.for_stateless_request(request.clone()),
         }
     }
 
-    fn context(&self, cx: &RequestContext, era: &Era, meta: Option<Arc<RequestMeta>>) -> Context {
+    fn context(
+        &self,
+        cx: &RequestContext,
+        requester: &Requester,
+        meta: Option<Arc<RequestMeta>>,
+    ) -> Context {
         Context::new(
-            self.session(cx, era),
+            self.session(cx, requester),
             cx.id.clone(),
             cx.cancel.clone(),
             meta,
@@ -144,55 +154,58 @@ impl Runner {
         &self,
         request: Box<ClientRequest>,
         cx: &RequestContext,
-        era: &Era,
+        requester: &Requester,
     ) -> Result<RawJson, ErrorObject> {
         match *request {
             ClientRequest::ListTools(params) => self.shape(
-                era,
-                &self.list::<ListToolsResult>(&params, era)?,
+                requester,
+                &self.list::<ListToolsResult>(&params, requester)?,
                 Cache::List,
             ),
             ClientRequest::ListResources(params) => self.shape(
-                era,
-                &self.list::<ListResourcesResult>(&params, era)?,
+                requester,
+                &self.list::<ListResourcesResult>(&params, requester)?,
                 Cache::List,
             ),
             ClientRequest::ListResourceTemplates(params) => self.shape(
-                era,
-                &self.list::<ListResourceTemplatesResult>(&params, era)?,
+                requester,
+                &self.list::<ListResourceTemplatesResult>(&params, requester)?,
                 Cache::List,
             ),
             ClientRequest::ListPrompts(params) => self.shape(
-                era,
-                &self.list::<ListPromptsResult>(&params, era)?,
+                requester,
+                &self.list::<ListPromptsResult>(&params, requester)?,
                 Cache::List,
             ),
             ClientRequest::CallTool(params) => {
-                match self.call_intercepted(Box::new(params), cx, era).await? {
+                match self
+                    .call_intercepted(Box::new(params), cx, requester)
+                    .await?
+                {
                     crate::extension::CallOutcome::Tool(answer) => {
-                        self.shape(era, &answer, Cache::None)
+                        self.shape(requester, &answer, Cache::None)
                     }
                     crate::extension::CallOutcome::Extension(result) => {
-                        self.shape(era, &result, Cache::None)
+                        self.shape(requester, &result, Cache::None)
                     }
                 }
             }
             ClientRequest::ReadResource(params) => {
-                match self.read_resource(Box::new(params), cx, era).await? {
+                match self.read_resource(Box::new(params), cx, requester).await? {
                     ResultOrInputRequired::Complete(result) => {
-                        self.shape(era, &result, Cache::Read)
+                        self.shape(requester, &result, Cache::Read)
                     }
-                    input_required => self.shape(era, &input_required, Cache::None),
+                    input_required => self.shape(requester, &input_required, Cache::None),
                 }
             }
             ClientRequest::GetPrompt(params) => self.shape(
-                era,
-                &self.get_prompt(Box::new(params), cx, era).await?,
+                requester,
+                &self.get_prompt(Box::new(params), cx, requester).await?,
                 Cache::None,
             ),
             ClientRequest::Complete(params) => self.shape(
-                era,
-                &self.complete(Box::new(params), cx, era).await?,
+                requester,
+                &self.complete(Box::new(params), cx, requester).await?,
                 Cache::None,
             ),
             other => Err(ErrorObject::method_not_found(other.method())),
@@ -203,13 +216,13 @@ impl Runner {
     /// with `resultType`, cache hints and the server's identity statelessly.
     fn shape<T: Serialize>(
         &self,
-        era: &Era,
+        requester: &Requester,
         result: &T,
         cache: Cache,
     ) -> Result<RawJson, ErrorObject> {
-        match era {
-            Era::Handshake => to_raw(result),
-            Era::Stateless(_) => {
+        match requester {
+            Requester::Session => to_raw(result),
+            Requester::Stateless(_) => {
                 let hints = match cache {
                     Cache::List => Some(self.registry.list_cache),
                     Cache::Read => Some(self.registry.read_cache),
@@ -226,14 +239,14 @@ impl Runner {
         &self,
         params: Box<CallToolRequestParams>,
         cx: &RequestContext,
-        era: &Era,
+        requester: &Requester,
         carried: bool,
     ) -> Answer<CallToolResult> {
         let Some(&index) = self
             .registry
             .tool_index
             .get(&params.name)
-            .filter(|&&i| self.is_active(self.registry.tools[i].owner, era))
+            .filter(|&&i| self.is_active(self.registry.tools[i].owner, requester))
         else {
             return Err(ErrorObject::invalid_params(format!(
                 "unknown tool `{}`",
@@ -241,7 +254,7 @@ impl Runner {
             )));
         };
         let entry = &self.registry.tools[index];
-        if let (Era::Stateless(_), true) = (era, carried) {
+        if let (Requester::Stateless(_), true) = (requester, carried) {
             check_param_headers(
                 &entry.param_headers,
                 params.arguments.as_ref(),
@@ -261,7 +274,7 @@ impl Runner {
         let answer = self
             .run_asking(
                 cx,
-                era,
+                requester,
                 params.meta.map(Arc::new),
                 retry,
                 &params.name,
@@ -282,28 +295,28 @@ impl Runner {
         &self,
         params: Box<ReadResourceRequestParams>,
         cx: &RequestContext,
-        era: &Era,
+        requester: &Requester,
     ) -> Answer<ReadResourceResult> {
         let uri = params.uri;
         let (read, variables) = if let Some(&i) = self
             .registry
             .resource_index
             .get(&uri)
-            .filter(|&&i| self.is_active(self.registry.resources[i].owner, era))
+            .filter(|&&i| self.is_active(self.registry.resources[i].owner, requester))
         {
             (&self.registry.resources[i].read, BTreeMap::new())
         } else if let Some((entry, variables)) = self
             .registry
             .templates
             .iter()
-            .filter(|t| self.is_active(t.owner, era))
+            .filter(|t| self.is_active(t.owner, requester))
             .find_map(|t| t.matcher.match_uri(&uri).map(|v| (t, v)))
         {
             (&entry.read, variables)
         } else {
-            let era = match era {
-                Era::Handshake => mcp_types::Era::Handshake,
-                Era::Stateless(_) => mcp_types::Era::Stateless,
+            let era = match requester {
+                Requester::Session => mcp_types::Era::Handshake,
+                Requester::Stateless(_) => mcp_types::Era::Stateless,
             };
             return Err(ErrorObject::resource_not_found(&uri, era));
         };
@@ -317,7 +330,7 @@ impl Runner {
         let retry = (params.input_responses, params.request_state);
         self.run_asking(
             cx,
-            era,
+            requester,
             params.meta.map(Arc::new),
             retry,
             &target,
@@ -338,7 +351,7 @@ impl Runner {
         &self,
         params: Box<GetPromptRequestParams>,
         cx: &RequestContext,
-        era: &Era,
+        requester: &Requester,
     ) -> Answer<GetPromptResult> {
         let Some(&index) = self.registry.prompt_index.get(&params.name) else {
             return Err(ErrorObject::invalid_params(format!(
@@ -378,7 +391,7 @@ impl Runner {
         };
         self.run_asking(
             cx,
-            era,
+            requester,
             params.meta.map(Arc::new),
             retry,
             &params.name,
@@ -392,7 +405,7 @@ impl Runner {
         &self,
         params: Box<CompleteRequestParams>,
         cx: &RequestContext,
-        era: &Era,
+        requester: &Requester,
     ) -> Result<CompleteResult, ErrorObject> {
         let Some(complete) = &self.registry.completion else {
             return Err(ErrorObject::method_not_found("completion/complete"));
@@ -406,7 +419,7 @@ impl Runner {
             }
             _ => {}
         }
-        let context = self.context(cx, era, params.meta.clone().map(Arc::new));
+        let context = self.context(cx, requester, params.meta.clone().map(Arc::new));
         let completion = complete(*params, context).await?;
         Ok(CompleteResult::new(completion))
     }
@@ -427,31 +440,37 @@ impl Handler for Runner {
         request: IncomingRequest,
         cx: RequestContext,
     ) -> Result<RawJson, ErrorObject> {
-        // A request whose `_meta` names a protocol version is a stateless
-        // (2026-07-28) request; anything else follows the session.
+        // The era was decided where the request entered (its transport read
+        // its envelope); a transport that did not is read here, the same way.
+        let envelope = match &cx.transport.envelope {
+            Some(envelope) => envelope.clone(),
+            None => mcp_types::envelope::read(&request.method, request.params.as_ref(), None),
+        };
+        let revision = match envelope? {
+            Envelope::Handshake => None,
+            Envelope::Stateless(revision) => Some(revision),
+        };
         if request.method == "initialize" {
             return self.handshake(request, None, cx).await;
         }
-        // One typed parse serves both eras: the era is read from the parsed
-        // `_meta`, and the parsed request goes on to be served.
+        // One typed parse serves both eras; a stateless request's client is
+        // read from the parsed `_meta`.
         // Boxed: it is held across the awaits below, and the future of a
         // request is moved (copied) whole before it runs.
-        if let Ok(parsed) =
-            ClientRequest::parse_any_revision(&request.method, request.params.as_ref())
-                .map(Box::new)
-        {
-            return match parsed.meta().and_then(stateless::stateless_client) {
-                Some(client) => self.stateless(request, Some(parsed), cx, client?).await,
-                None => self.handshake(request, Some(parsed), cx).await,
-            };
-        }
+        let parsed = ClientRequest::parse_any_revision(&request.method, request.params.as_ref())
+            .map(Box::new)
+            .ok();
+        let Some(revision) = revision else {
+            return self.handshake(request, parsed, cx).await;
+        };
         // What the typed parse refuses (an extension's method, params that
-        // do not fit) is told apart by a scan of its `_meta`, so that its
-        // answer, or its error, is its era's own.
-        match stateless::stateless_meta(request.params.as_ref()) {
-            Some(client) => self.stateless(request, None, cx, client?).await,
-            None => self.handshake(request, None, cx).await,
-        }
+        // do not fit) has its `_meta` read on its own.
+        let meta = match &parsed {
+            Some(parsed) => parsed.meta().cloned(),
+            None => request_meta(request.params.as_ref()),
+        };
+        let client = stateless::client_of(revision, meta.as_ref())?;
+        self.stateless(request, parsed, cx, client).await
     }
 
     /// `initialize` is answered before anything the client pipelined

@@ -5,7 +5,7 @@ use mcp_types::{
     ListToolsResult, PaginatedRequestParams, Prompt, Resource, ResourceTemplate, Tool,
 };
 
-use super::{Era, Runner};
+use super::{Requester, Runner};
 use crate::registry::*;
 
 fn page<T: Clone>(
@@ -100,9 +100,9 @@ impl Runner {
     pub(super) fn list<R: Listing>(
         &self,
         params: &Option<PaginatedRequestParams>,
-        era: &Era,
+        requester: &Requester,
     ) -> Result<R, ErrorObject> {
-        let active = self.active_extensions(era);
+        let active = self.active_extensions(requester);
         let all = R::items(&self.registry, |owner| {
             owner.is_none_or(|i| active.get(i).copied().unwrap_or(false))
         });

@@ -9,10 +9,7 @@ use std::sync::Arc;
 use mcp_core::{IncomingRequest, RequestContext};
 use mcp_types::method::Method;
 use mcp_types::tasks_ext::{self, DetailedTask};
-use mcp_types::{
-    CacheScope, DiscoverResult, SubscriptionFilter, SubscriptionsListenRequestParams,
-    UnsupportedProtocolVersionData,
-};
+use mcp_types::{CacheScope, DiscoverResult, SubscriptionFilter, SubscriptionsListenRequestParams};
 use mcp_types::{
     ClientRequest, ErrorCode, ErrorObject, JsonObject, RawJson, RequestMeta, Revision, Tool,
 };
@@ -23,7 +20,7 @@ use serde_json::value::RawValue;
 use crate::session::StatelessRequest;
 use crate::tasks::TaskWatch;
 
-use super::{Era, Runner, record_span, to_raw};
+use super::{Requester, Runner, record_span, to_raw};
 
 /// A request's `params._meta`, unparsed: one borrowed scan of the params.
 fn raw_meta(params: Option<&RawJson>) -> Option<&str> {
@@ -40,57 +37,32 @@ pub(super) fn request_meta(params: Option<&RawJson>) -> Option<RequestMeta> {
     serde_json::from_str(raw_meta(params)?).ok()
 }
 
-/// The client of a stateless (2026-07-28) request, read from `_meta` by a
-/// scan of the params: for the requests the typed parse refused (an
-/// extension's method, say, which handshake-era clients send too), so the
-/// params are scanned once and only a `_meta` that names a version is
-/// built. `None` for a request of the handshake era; see [`stateless_client`].
-pub(super) fn stateless_meta(
-    params: Option<&RawJson>,
-) -> Option<Result<Arc<StatelessRequest>, ErrorObject>> {
-    #[derive(serde::Deserialize)]
-    struct Version {
-        #[serde(rename = "io.modelcontextprotocol/protocolVersion", default)]
-        protocol_version: Option<serde::de::IgnoredAny>,
-    }
-    let meta = raw_meta(params)?;
-    // A handshake request's `_meta` (a progress token, say) is only scanned.
-    serde_json::from_str::<Version>(meta)
-        .ok()?
-        .protocol_version?;
-    stateless_client(&serde_json::from_str::<RequestMeta>(meta).ok()?)
-}
-
-/// What a request's `_meta` tells of a stateless (2026-07-28) client: the
-/// revision it speaks, the client and its capabilities; `None` when it
-/// names no protocol version (the request follows the session). Copied,
-/// since the parsed request keeps its `_meta` for the handler's context.
+/// The client of a stateless request at `revision` (its transport read the
+/// envelope and checked the version): who it is and what it can do, from
+/// its `_meta`. Copied, since the parsed request keeps its `_meta` for the
+/// handler's context.
 ///
 /// Read before the request's future goes on, so that the future holds one
 /// pointer to it, not the copy.
 ///
 /// # Errors
-/// A version this server does not speak statelessly, or no
-/// `clientCapabilities`.
-pub(super) fn stateless_client(
-    meta: &RequestMeta,
-) -> Option<Result<Arc<StatelessRequest>, ErrorObject>> {
-    let version = meta.protocol_version.as_ref()?;
-    let Some(revision) = Revision::from_version(version).filter(|r| r.is_stateless()) else {
-        return Some(Err(UnsupportedProtocolVersionData::stateless(version)));
-    };
-    let Some(capabilities) = &meta.client_capabilities else {
-        return Some(Err(ErrorObject::invalid_params(format!(
+/// No `clientCapabilities` the types can read.
+pub(super) fn client_of(
+    revision: Revision,
+    meta: Option<&RequestMeta>,
+) -> Result<Arc<StatelessRequest>, ErrorObject> {
+    let Some(capabilities) = meta.and_then(|m| m.client_capabilities.as_ref()) else {
+        return Err(ErrorObject::invalid_params(format!(
             "`params._meta` must carry `{}` at protocol version {revision}",
             mcp_types::meta::CLIENT_CAPABILITIES
-        ))));
+        )));
     };
-    Some(Ok(Arc::new(StatelessRequest {
+    Ok(Arc::new(StatelessRequest {
         revision,
         capabilities: capabilities.clone(),
-        client_info: meta.client_info.clone(),
-        log_level: meta.log_level,
-    })))
+        client_info: meta.and_then(|m| m.client_info.clone()),
+        log_level: meta.and_then(|m| m.log_level),
+    }))
 }
 
 /// One `x-mcp-header` annotation of a tool (SEP-2243): the header as the
@@ -255,10 +227,10 @@ impl Runner {
         client: Arc<StatelessRequest>,
     ) -> Result<RawJson, ErrorObject> {
         let revision = client.revision;
-        let era = Era::Stateless(client);
+        let requester = Requester::Stateless(client);
         let mut request = request;
         if !self.registry.extension_requests.is_empty() {
-            if let Some(answer) = self.extension_request(&mut request, &cx, &era).await {
+            if let Some(answer) = self.extension_request(&mut request, &cx, &requester).await {
                 return answer;
             }
         }
@@ -278,10 +250,10 @@ impl Runner {
             // On the heap: a stream's future is large, and this one nests
             // in the future of every request (copied whole when it is boxed).
             ClientRequest::SubscriptionsListen(params) => {
-                Box::pin(self.listen(params, &cx, &era)).await
+                Box::pin(self.listen(params, &cx, &requester)).await
             }
             // Nothing was moved out of the box: it goes on as it is.
-            _ => self.route(parsed, &cx, &era).await,
+            _ => self.route(parsed, &cx, &requester).await,
         }
     }
 
@@ -319,11 +291,11 @@ impl Runner {
         &self,
         params: SubscriptionsListenRequestParams,
         cx: &RequestContext,
-        era: &Era,
+        requester: &Requester,
     ) -> Result<RawJson, ErrorObject> {
         let mut filter = params.notifications;
         let mut changes = self.registry.changes.subscribe();
-        let (mut tasks, snapshot) = self.watch_tasks(&mut filter, cx, era).await?;
+        let (mut tasks, snapshot) = self.watch_tasks(&mut filter, cx, requester).await?;
         let subscription = serde_json::to_value(&cx.id).unwrap_or(Value::Null);
         let meta = serde_json::json!({ mcp_types::meta::SUBSCRIPTION_ID: subscription });
         let ack = serde_json::json!({ "notifications": filter, "_meta": meta });
@@ -416,18 +388,18 @@ impl Runner {
         &self,
         filter: &mut SubscriptionFilter,
         cx: &RequestContext,
-        era: &Era,
+        requester: &Requester,
     ) -> Result<(Option<TaskWatch>, Vec<DetailedTask>), ErrorObject> {
         let Some(requested) = filter.task_ids.take() else {
             return Ok((None, Vec::new()));
         };
-        let declared = match era {
-            Era::Stateless(request) => request
+        let declared = match requester {
+            Requester::Stateless(request) => request
                 .capabilities
                 .extensions
                 .as_ref()
                 .is_some_and(|e| e.contains_key(tasks_ext::EXTENSION_ID)),
-            Era::Handshake => false,
+            Requester::Session => false,
         };
         if !declared {
             return Err(crate::tasks::missing_extension("listening for task status"));

@@ -9,7 +9,7 @@ use mcp_types::{
     ResultOrInputRequired, TaskSupport, Tool,
 };
 
-use super::{Era, Runner, to_raw};
+use super::{Requester, Runner, to_raw};
 use std::sync::Arc;
 
 use crate::tasks::{TaskRecord, TaskSeat, TaskStoreError, TaskUpdate, new_task_id};
@@ -129,7 +129,10 @@ impl Runner {
         let record = self
             .start_task(&owner, ttl, cx, move |runner, cx| {
                 Box::pin(async move {
-                    match runner.call_tool(params, &cx, &Era::Handshake, true).await {
+                    match runner
+                        .call_tool(params, &cx, &Requester::Session, true)
+                        .await
+                    {
                         Ok(ResultOrInputRequired::Complete(result)) => match to_object(&result) {
                             Ok(object) => TaskUpdate::completed(object),
                             Err(e) => TaskUpdate::failed(e),

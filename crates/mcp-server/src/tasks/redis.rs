@@ -11,8 +11,7 @@
 
 use std::sync::Arc;
 
-use mcp_transport::store::redis::{RedisConfig, bounded};
-use redis::aio::ConnectionManager;
+use mcp_transport::store::redis::{RedisConfig, RedisConnection, bounded};
 
 use super::store::{apply, cursor_after, cursor_at};
 use super::{
@@ -30,7 +29,7 @@ const CAS_ATTEMPTS: usize = 16;
 /// The Redis [`TaskStore`].
 #[derive(Clone)]
 pub struct RedisTaskStore {
-    connection: ConnectionManager,
+    connection: RedisConnection,
     config: Arc<RedisConfig>,
     max_tasks: usize,
 }

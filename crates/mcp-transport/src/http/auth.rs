@@ -381,8 +381,19 @@ impl ProtectedResource {
 /// ```
 /// # use std::sync::Arc;
 /// # use mcp_transport::http::*;
+/// # struct Echo;
+/// # impl mcp_core::Handler for Echo {
+/// #     async fn handle_request(&self, r: mcp_core::IncomingRequest, _: mcp_core::RequestContext)
+/// #         -> Result<mcp_types::RawJson, mcp_types::ErrorObject> {
+/// #         Ok(r.params.unwrap_or_else(mcp_types::RawJson::empty_object))
+/// #     }
+/// #     async fn handle_notification(&self, _: mcp_core::IncomingNotification,
+/// #         _: mcp_core::NotificationContext) {}
+/// # }
 /// # fn guard(jwks: &serde_json::Value) -> Result<(), JwksError> {
-/// let endpoint = StreamableHttpService::new(HttpServerConfig::new(), |_session| async {});
+/// let endpoint = StreamableHttpService::new(HttpServerConfig::new(), |opening| {
+///     opening.serve(Echo, mcp_core::DispatcherConfig::default())
+/// });
 /// let verifier = JwtVerifier::from_jwks(jwks)?.with_issuer("https://as.example.com");
 /// let resource = ProtectedResource::new("https://mcp.example.com/mcp", "https://as.example.com")
 ///     .with_required_scopes(["mcp"]);

@@ -54,6 +54,7 @@ pub struct HttpClientConfig {
     default_retry: Duration,
     reconnect: BackoffConfig,
     open_get_stream: bool,
+    terminate_on_close: bool,
     authorizer: Option<Arc<dyn Authorizer>>,
 }
 
@@ -69,6 +70,7 @@ impl Default for HttpClientConfig {
             default_retry: Duration::from_secs(1),
             reconnect: BackoffConfig::default(),
             open_get_stream: true,
+            terminate_on_close: true,
             authorizer: None,
         }
     }
@@ -129,6 +131,14 @@ impl HttpClientConfig {
     /// messages once the session is initialized.
     pub fn open_get_stream(mut self, enabled: bool) -> Self {
         self.open_get_stream = enabled;
+        self
+    }
+
+    /// Whether closing ends the server's session with a DELETE (on by
+    /// default). Off leaves the session to the server's idle timeout, for
+    /// a host that hands the session id on.
+    pub fn terminate_on_close(mut self, enabled: bool) -> Self {
+        self.terminate_on_close = enabled;
         self
     }
 }
@@ -382,7 +392,7 @@ impl TransportSender for HttpClientSender {
         let shared = self.shared.clone();
         shared.shutdown.cancel();
         let session = shared.lock().session_id.clone();
-        if session.is_some() {
+        if session.is_some() && shared.config.terminate_on_close {
             let no_headers = mcp_core::Headers::new();
             let delete = shared.request(Method::DELETE, Bytes::new(), &no_headers, None);
             match tokio::time::timeout(Duration::from_secs(2), delete).await {

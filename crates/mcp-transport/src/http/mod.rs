@@ -49,10 +49,14 @@ pub use client::{
 };
 #[cfg(feature = "http-client")]
 pub use legacy::{LegacySseClient, LegacySseReceiver, LegacySseSender};
+// The fuzz targets' entry points (`fuzz/`): not API, hidden from the docs.
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub use server::fuzzing;
 #[cfg(feature = "http-server")]
 pub use server::{
-    HttpBody, HttpServerConfig, PeerAddr, Responding, ServeConfig, ServiceStats, SessionReceiver,
-    SessionSender, SessionTransport, ShutdownHandle, StreamableHttpService, serve,
+    Health, HttpBody, HttpServerConfig, LIVENESS_PATH, Opening, PeerAddr, READINESS_PATH,
+    Readiness, Responding, ServeConfig, ServiceStats, ShutdownHandle, StreamableHttpService, serve,
 };
 #[cfg(feature = "rate-limit")]
 pub use server::{PeekedBody, RateLimitLayer, RateLimitService};

@@ -21,6 +21,12 @@ pub trait MessageBus: Send + Sync + 'static {
 
     /// Receives what is published on `topic` from now on.
     fn subscribe<'a>(&'a self, topic: &'a str) -> StoreFuture<'a, broadcast::Receiver<Bytes>>;
+
+    /// Whether the backend answers now (a readiness check): `Ok` by
+    /// default, for a bus in this process's memory.
+    fn ping(&self) -> StoreFuture<'_, ()> {
+        Box::pin(std::future::ready(Ok(())))
+    }
 }
 
 /// The bus of one process: a broadcast channel per topic.

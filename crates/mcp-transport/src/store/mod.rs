@@ -49,6 +49,18 @@ impl std::fmt::Debug for SharedStores {
 }
 
 impl SharedStores {
+    /// Whether the backends of the sessions and of the bus answer now
+    /// (the event store shares the session store's backend in every
+    /// backend here): what a replica's readiness reports.
+    ///
+    /// # Errors
+    /// The first backend's failure ([`Error::Store`](crate::Error::Store)
+    /// or [`Error::StoreTimeout`](crate::Error::StoreTimeout)).
+    pub async fn ping(&self) -> Result<(), crate::Error> {
+        self.sessions.ping().await?;
+        self.bus.ping().await
+    }
+
     /// In-memory stores: shared by the services of one process that are
     /// given clones of them (tests, or several listeners of one server).
     pub fn in_memory() -> Self {

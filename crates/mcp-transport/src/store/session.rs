@@ -36,6 +36,12 @@ pub trait SessionStore: Send + Sync + 'static {
 
     /// Ends session `id` for every process; `false` when it did not exist.
     fn delete<'a>(&'a self, id: &'a str) -> StoreFuture<'a, bool>;
+
+    /// Whether the backend answers now (a readiness check): `Ok` by
+    /// default, for a store in this process's memory.
+    fn ping(&self) -> StoreFuture<'_, ()> {
+        Box::pin(std::future::ready(Ok(())))
+    }
 }
 
 /// Sessions in this process's memory, each dropped once its time to live

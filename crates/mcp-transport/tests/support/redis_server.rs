@@ -63,20 +63,24 @@ impl RedisServer {
     }
 
     fn wait_until_listening(&self) {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while TcpStream::connect(("127.0.0.1", self.port)).is_err() {
-            assert!(
-                Instant::now() < deadline,
-                "redis-server did not listen on 127.0.0.1:{} within 10 s",
-                self.port
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        wait_for_port(self.port, "redis-server");
     }
 
     /// Its URL.
     pub(crate) fn url(&self) -> String {
         format!("redis://127.0.0.1:{}/", self.port)
+    }
+}
+
+/// Waits (10 s at most) until `program` listens on 127.0.0.1:`port`.
+pub(crate) fn wait_for_port(port: u16, program: &str) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            Instant::now() < deadline,
+            "{program} did not listen on 127.0.0.1:{port} within 10 s"
+        );
+        std::thread::sleep(Duration::from_millis(20));
     }
 }
 

@@ -1,13 +1,12 @@
 //! The checks a request passes before it reaches a session or an exchange:
 //! Host and Origin (DNS rebinding), the media types, the protocol version,
-//! and the stateless validation ladder.
-
-use std::borrow::Cow;
+//! and a stateless request's envelope (the ladder itself is
+//! [`mcp_types::envelope::read`]'s).
 
 use http::header::{ACCEPT, AsHeaderName, CONTENT_TYPE, HOST, HeaderName, ORIGIN};
 use http::{HeaderMap, Response, StatusCode};
-use mcp_types::{ErrorCode, ErrorObject, JsonRpcMessage, JsonRpcRequest, Revision, routing};
-use serde_json::value::RawValue;
+use mcp_types::envelope::{Envelope, RoutingHeaders};
+use mcp_types::{Era, ErrorCode, ErrorObject, JsonRpcMessage, JsonRpcRequest, Revision, routing};
 
 use super::HttpServerConfig;
 use super::body::{HttpBody, jsonrpc_error};
@@ -147,26 +146,10 @@ pub(super) fn check_post_media(headers: &HeaderMap) -> Result<(), Response<HttpB
     Ok(())
 }
 
-/// The era a request's `MCP-Protocol-Version` header names.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Era {
-    /// No header, or a handshake revision.
-    Handshake,
-    /// A stateless revision.
-    Stateless,
-    /// A version this server does not know.
-    Unknown,
-}
-
-pub(super) fn era(headers: &HeaderMap) -> Era {
-    match header_str(headers, &PROTOCOL_VERSION) {
-        None => Era::Handshake,
-        Some(version) => match Revision::from_version(version) {
-            Some(r) if r.is_handshake() => Era::Handshake,
-            Some(r) if r.is_stateless() => Era::Stateless,
-            _ => Era::Unknown,
-        },
-    }
+/// The era a request's `MCP-Protocol-Version` header names (`None` for a
+/// version this server does not know).
+pub(super) fn era(headers: &HeaderMap) -> Option<Era> {
+    Revision::era_of_header(header_str(headers, &PROTOCOL_VERSION))
 }
 
 /// Inside a session, the version header (when sent) must be a handshake one.
@@ -210,140 +193,20 @@ pub(super) fn stateless_status(answer: &JsonRpcMessage) -> StatusCode {
     }
 }
 
-/// The stateless validation ladder: the `_meta` envelope, then headers
-/// against the body, then the version (in this order, so that a header
-/// naming one version and a body another is a mismatch, not an unsupported version).
-pub(super) fn validate_stateless(
+/// A stateless POST's request read at the edge with its routing headers
+/// ([`mcp_types::envelope::read`]): its revision, or the refusal.
+pub(super) fn read_envelope(
     request: &JsonRpcRequest,
     headers: &HeaderMap,
-) -> Result<(), ErrorObject> {
-    // Borrowed and shallow, one pass over the params: the ladder reads
-    // three strings and one shape, so nothing of the params is copied or
-    // built into a tree here (the handler parses them once, typed).
-    #[derive(serde::Deserialize, Default)]
-    struct Envelope<'a> {
-        #[serde(rename = "_meta", default, borrow)]
-        meta: Option<Meta<'a>>,
-        #[serde(default, borrow)]
-        name: Option<&'a RawValue>,
-        #[serde(default, borrow)]
-        uri: Option<&'a RawValue>,
-        #[serde(default, rename = "taskId", borrow)]
-        task_id: Option<&'a RawValue>,
-    }
-    /// `_meta`'s two required keys (`mcp_types::meta::PROTOCOL_VERSION`
-    /// and `CLIENT_CAPABILITIES`), read from an object only (a derived
-    /// struct would take an array too).
-    #[derive(Default)]
-    struct Meta<'a> {
-        version: Option<&'a RawValue>,
-        capabilities: Option<&'a RawValue>,
-    }
-    impl<'de: 'a, 'a> serde::Deserialize<'de> for Meta<'a> {
-        fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-            struct Visit<'a>(std::marker::PhantomData<&'a ()>);
-            impl<'de: 'a, 'a> serde::de::Visitor<'de> for Visit<'a> {
-                type Value = Meta<'a>;
-                fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                    f.write_str("a `_meta` object")
-                }
-                fn visit_map<A: serde::de::MapAccess<'de>>(
-                    self,
-                    mut map: A,
-                ) -> Result<Self::Value, A::Error> {
-                    let mut meta = Meta::default();
-                    while let Some(mcp_types::json::JsonStr(key)) = map.next_key()? {
-                        let slot = match key.as_ref() {
-                            mcp_types::meta::PROTOCOL_VERSION => &mut meta.version,
-                            mcp_types::meta::CLIENT_CAPABILITIES => &mut meta.capabilities,
-                            _ => {
-                                map.next_value::<serde::de::IgnoredAny>()?;
-                                continue;
-                            }
-                        };
-                        // A repeated key is refused, as a derived struct does.
-                        if slot.replace(map.next_value()?).is_some() {
-                            return Err(serde::de::Error::custom("a repeated `_meta` key"));
-                        }
-                    }
-                    Ok(meta)
-                }
-            }
-            deserializer.deserialize_map(Visit(std::marker::PhantomData))
-        }
-    }
-    /// A JSON string's value, borrowed unless it holds escapes; `None` for
-    /// any other JSON.
-    fn string(raw: Option<&RawValue>) -> Option<Cow<'_, str>> {
-        serde_json::from_str::<mcp_types::json::JsonStr<'_>>(raw?.get())
-            .ok()
-            .map(|s| s.0)
-    }
-    /// Whether a value is a JSON object.
-    fn is_object(raw: &RawValue) -> bool {
-        raw.get().starts_with('{')
-    }
-    // A core method this era does not have (`initialize`, `ping`, …) is
-    // 404 + -32601 whatever else is wrong with the request. A method the
-    // core protocol does not define may be an extension's (SEP-2133): the
-    // server that serves the request decides.
-    let exists = mcp_types::MethodInfo::lookup(
-        &request.method,
-        Revision::LATEST_STATELESS,
-        mcp_types::Side::Client,
-    )
-    .is_some_and(|m| m.kind == mcp_types::MessageKind::Request);
-    // The tasks extension redefines three 2025-11-25 core methods (SEP-2663).
-    let redefined = mcp_types::tasks_ext::METHODS.contains(&request.method.as_str());
-    if !exists && !redefined && mcp_types::MethodInfo::find(&request.method).is_some() {
-        return Err(ErrorObject::method_not_found(&request.method));
-    }
-    let envelope: Envelope<'_> = match &request.params {
-        Some(params) if params.get().trim_start().starts_with('{') => {
-            params.parse().unwrap_or_default()
-        }
-        _ => Envelope::default(),
-    };
-    let meta = envelope.meta.unwrap_or_default();
-    let version = string(meta.version);
-    let capabilities_ok = meta.capabilities.is_some_and(is_object);
-    let Some(version) = version.filter(|_| capabilities_ok) else {
-        return Err(ErrorObject::invalid_params(format!(
-            "`params._meta` must carry `{}` and `{}` (an object) at this protocol version",
-            mcp_types::meta::PROTOCOL_VERSION,
-            mcp_types::meta::CLIENT_CAPABILITIES
-        )));
-    };
-    let version: &str = &version;
-    let mismatch = |what: String| Err(ErrorObject::new(ErrorCode::HEADER_MISMATCH, what));
-    let header_version = header_str(headers, &PROTOCOL_VERSION).unwrap_or("");
-    if header_version != version {
-        return mismatch(format!(
-            "the MCP-Protocol-Version header `{header_version}` differs from the body's `{version}`"
-        ));
-    }
-    let body_name = match routing::name_field(&request.method) {
-        Some("uri") => string(envelope.uri),
-        Some("taskId") => string(envelope.task_id),
-        Some(_) => string(envelope.name),
-        None => None,
-    };
+) -> Result<Envelope, ErrorObject> {
     let (methods, method_count) = header_values(headers, &METHOD);
     let (names, name_count) = header_values(headers, &NAME);
-    if let Err(what) = routing::check_method_and_name(
-        &request.method,
-        body_name.as_deref(),
-        &methods[..method_count],
-        &names[..name_count],
-    ) {
-        return mismatch(what);
-    }
-    if !Revision::from_version(version).is_some_and(|r| r.is_stateless()) {
-        return Err(mcp_types::UnsupportedProtocolVersionData::stateless(
-            version,
-        ));
-    }
-    Ok(())
+    let routing = RoutingHeaders {
+        protocol_version: header_str(headers, &PROTOCOL_VERSION),
+        methods: &methods[..method_count],
+        names: &names[..name_count],
+    };
+    mcp_types::envelope::read(&request.method, request.params.as_ref(), Some(&routing))
 }
 
 #[cfg(test)]

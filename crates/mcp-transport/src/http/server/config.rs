@@ -15,7 +15,6 @@ pub struct HttpServerConfig {
     pub(super) max_sessions: usize,
     pub(super) json_response: bool,
     pub(super) retry: Option<Duration>,
-    pub(super) inbound_queue: usize,
     pub(super) sse_queue: usize,
     pub(super) event_store: Arc<dyn EventStore>,
     pub(super) shared: Option<SharedStores>,
@@ -25,6 +24,8 @@ pub struct HttpServerConfig {
     pub(super) max_session_event_bytes: usize,
     pub(super) body_read_timeout: Duration,
     pub(super) keep_alive: Option<Duration>,
+    pub(super) health_probes: bool,
+    pub(super) readiness_reuse: Duration,
 }
 
 impl fmt::Debug for HttpServerConfig {
@@ -42,9 +43,10 @@ impl fmt::Debug for HttpServerConfig {
             .field("max_session_event_bytes", &self.max_session_event_bytes)
             .field("body_read_timeout", &self.body_read_timeout)
             .field("keep_alive", &self.keep_alive)
-            .field("inbound_queue", &self.inbound_queue)
             .field("sse_queue", &self.sse_queue)
             .field("shared", &self.shared.is_some())
+            .field("health_probes", &self.health_probes)
+            .field("readiness_reuse", &self.readiness_reuse)
             .finish_non_exhaustive()
     }
 }
@@ -58,7 +60,6 @@ impl Default for HttpServerConfig {
             max_sessions: 1024,
             json_response: false,
             retry: None,
-            inbound_queue: 64,
             sse_queue: 256,
             event_store: Arc::new(InMemoryEventStore::default()),
             shared: None,
@@ -68,6 +69,8 @@ impl Default for HttpServerConfig {
             max_session_event_bytes: 1024 * 1024,
             body_read_timeout: Duration::from_secs(30),
             keep_alive: Some(Duration::from_secs(15)),
+            health_probes: true,
+            readiness_reuse: Duration::from_millis(250),
         }
     }
 }
@@ -78,7 +81,8 @@ impl HttpServerConfig {
     /// sessions idle for at most 30 min, SSE responses with a keep-alive
     /// comment every 15 s, in-memory event store with each session's
     /// answered streams kept 60 s for resumption and at most 1024 events
-    /// and 1 MiB per session.
+    /// and 1 MiB per session; `GET /livez` and `GET /readyz` answered
+    /// (see [`health_probes`](Self::health_probes)).
     pub fn new() -> Self {
         Self::default()
     }
@@ -206,17 +210,28 @@ impl HttpServerConfig {
         self
     }
 
-    /// Messages queued from HTTP requests to a session's dispatcher
-    /// (default 64); a POST waits while the queue is full.
-    pub fn inbound_queue(mut self, messages: usize) -> Self {
-        self.inbound_queue = messages.max(1);
-        self
-    }
-
     /// Events queued per SSE connection (default 256). A client that falls
     /// further behind is disconnected and resumes from the event store.
     pub fn sse_queue(mut self, events: usize) -> Self {
         self.sse_queue = events.max(1);
+        self
+    }
+
+    /// Whether `GET` (or `HEAD`) of `/livez` and `/readyz` is answered as
+    /// a health probe instead of reaching the MCP endpoint (default on):
+    /// `/livez` 200 while the process serves, `/readyz` 200 when it takes
+    /// new work, 503 while it drains or its [`shared`](Self::shared)
+    /// stores do not answer (see [`Health`](super::Health)). Probes skip
+    /// the Host and Origin checks; they carry no data.
+    pub fn health_probes(mut self, enabled: bool) -> Self {
+        self.health_probes = enabled;
+        self
+    }
+
+    /// How long one check of the shared stores answers every readiness
+    /// probe (default 250 ms), so that probes cannot load the stores.
+    pub fn readiness_reuse(mut self, reuse: Duration) -> Self {
+        self.readiness_reuse = reuse;
         self
     }
 }

@@ -15,13 +15,17 @@
 mod body;
 mod checks;
 mod config;
+// Entry points for `fuzz/` only: not API (see the module).
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing;
+mod health;
+mod opening;
 #[cfg(feature = "rate-limit")]
 mod rate_limit;
 mod serve;
 mod session;
 mod shared;
 mod stateless;
-mod transport;
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -34,26 +38,26 @@ use std::time::{Duration, Instant};
 
 use http::{HeaderMap, Method, Request, Response, StatusCode};
 use http_body::Body;
-use mcp_core::Headers;
+use mcp_core::{Dispatcher, Headers};
 use mcp_types::{ErrorCode, JsonRpcMessage, JsonRpcPayload};
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 pub use body::HttpBody;
 pub use config::HttpServerConfig;
+pub use health::{Health, LIVENESS_PATH, READINESS_PATH, Readiness};
+pub use opening::Opening;
 #[cfg(feature = "rate-limit")]
 pub use rate_limit::{PeekedBody, RateLimitLayer, RateLimitService};
 pub use serve::{PeerAddr, ServeConfig, serve};
-pub use transport::{SessionReceiver, SessionSender, SessionTransport};
 
 use body::{jsonrpc_error, jsonrpc_error_with_id, method_not_allowed, plain_status, read_body};
-use checks::{Era, header_str};
+use checks::header_str;
+use mcp_types::Era;
 use session::Session;
 use stateless::Exchanges;
 
-type BoxFuture = Pin<Box<dyn Future<Output = ()> + Send>>;
-type SessionFactory = Arc<dyn Fn(SessionTransport) -> BoxFuture + Send + Sync>;
+type SessionFactory = Arc<dyn Fn(Opening) -> Dispatcher + Send + Sync>;
 
 /// Streamable HTTP as a `tower::Service`: the handshake era (2025-03-26 to
 /// 2025-11-25, sessions) and the stateless era (2026-07-28, one exchange
@@ -61,13 +65,12 @@ type SessionFactory = Arc<dyn Fn(SessionTransport) -> BoxFuture + Send + Sync>;
 /// axum app, or run it with [`serve`].
 ///
 /// Each `initialize` POST opens a session with a random `Mcp-Session-Id`
-/// and hands its [`SessionTransport`] to the factory, whose future (the
-/// dispatcher serving it, as `mcp-server` starts for a `Server`) the service
-/// runs and owns until the session ends. Stateless POSTs share one more
-/// transport, the hub, handed to the factory on the first of them. The
-/// factory must start an `mcp_core::Connection` on the transport it gets:
-/// the connection lends the transport its `mcp_core::Direct`, which runs
-/// each POST's request in the POST's own task. Idle sessions expire after
+/// and hands its [`Opening`] to the factory, which answers with the
+/// [`mcp_core::Dispatcher`] serving it (`mcp-server` makes one for a
+/// `Server`); the service drives it, calling each POST's request in the
+/// POST's own task, so an idle session runs no task. Stateless POSTs share
+/// one more dispatcher, asked of the factory on the first of them (an
+/// opening with no session id). Idle sessions expire after
 /// [`HttpServerConfig::idle_timeout`]; at [`HttpServerConfig::max_sessions`]
 /// the least recently used idle session makes room for a new one.
 ///
@@ -90,19 +93,18 @@ struct ServiceInner {
     factory: SessionFactory,
     sessions: Mutex<HashMap<Arc<str>, Arc<Session>>>,
     exchanges: Arc<Exchanges>,
-    /// The stateless hub's way to run a request, once its dispatcher has
-    /// started (`None`: the factory started none on the hub).
-    hub: tokio::sync::OnceCell<Option<mcp_core::Direct>>,
-    /// Dropped when the service closes, which ends the hub's dispatcher.
-    hub_inbound: Mutex<Option<mpsc::Sender<mcp_core::Inbound>>>,
-    /// The dispatchers of sessions and of the stateless hub, the session
-    /// sweeper, and the rest of stateless runs whose answer streams.
+    /// The dispatcher of every stateless exchange, made on first use.
+    stateless: std::sync::OnceLock<Dispatcher>,
+    /// What serves sessions beyond their requests (the factory's tasks),
+    /// the session sweeper, and the rest of runs whose answer streams.
     tasks: TaskTracker,
     /// Cancelled when the service drains: no new sessions, no GET streams.
     draining: CancellationToken,
     sweeper: AtomicBool,
     /// The stores shared with other servers, if any.
     shared: Option<shared::Shared>,
+    /// Answers `/livez` and `/readyz`.
+    health: Health,
 }
 
 /// What a [`StreamableHttpService`] holds, for metrics and tests.
@@ -166,36 +168,40 @@ impl ShutdownHandle {
             session.close();
         }
         self.inner.exchanges.close_all();
-        self.inner
-            .hub_inbound
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .take();
+        if let Some(stateless) = self.inner.stateless.get() {
+            stateless.close();
+        }
         self.inner.tasks.close();
         self.inner.tasks.wait().await;
     }
 }
 
 impl StreamableHttpService {
-    /// A service that starts each new session or exchange with `factory`;
-    /// the future it returns serves the transport and ends with it.
-    pub fn new<F, Fut>(config: HttpServerConfig, factory: F) -> Self
+    /// A service serving each session it opens, and its stateless
+    /// exchanges, with the dispatcher `factory` makes for the [`Opening`]
+    /// (usually `opening.serve(handler, config)`).
+    pub fn new<F>(config: HttpServerConfig, factory: F) -> Self
     where
-        F: Fn(SessionTransport) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = ()> + Send + 'static,
+        F: Fn(Opening) -> Dispatcher + Send + Sync + 'static,
     {
         let shared = config.shared.clone().map(shared::Shared::new);
+        let draining = CancellationToken::new();
+        let health = Health::new(
+            config.shared.clone(),
+            draining.clone(),
+            config.readiness_reuse,
+        );
         Self {
             inner: Arc::new(ServiceInner {
                 shared,
+                health,
                 config,
-                factory: Arc::new(move |transport| Box::pin(factory(transport))),
+                factory: Arc::new(factory),
                 sessions: Mutex::new(HashMap::new()),
                 exchanges: Arc::default(),
-                hub: tokio::sync::OnceCell::new(),
-                hub_inbound: Mutex::new(None),
+                stateless: std::sync::OnceLock::new(),
                 tasks: TaskTracker::new(),
-                draining: CancellationToken::new(),
+                draining,
                 sweeper: AtomicBool::new(false),
             }),
         }
@@ -219,6 +225,14 @@ impl StreamableHttpService {
             session.add_stats(&mut stats);
         }
         stats
+    }
+
+    /// The service's liveness and readiness, to answer probes on routes of
+    /// your own when the service is mounted at one path (served whole, it
+    /// answers `/livez` and `/readyz` itself, see
+    /// [`HttpServerConfig::health_probes`]).
+    pub fn health(&self) -> Health {
+        self.inner.health.clone()
     }
 
     /// The handle that shuts this service down.
@@ -270,33 +284,17 @@ impl ServiceInner {
         self.sessions.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Starts a dispatcher on a session or an exchange; the service owns it
-    /// until the transport ends.
-    fn start(&self, transport: SessionTransport) {
-        self.tasks.spawn((self.factory)(transport));
-    }
-
-    /// The stateless hub's [`mcp_core::Direct`], starting the hub's
-    /// dispatcher on first use.
-    async fn stateless_direct(&self) -> Option<mcp_core::Direct> {
-        self.hub
-            .get_or_init(|| async {
-                let (attached_tx, attached) = tokio::sync::oneshot::channel();
-                // The hub reads nothing; its receiver ends when the service
-                // closes.
-                let (inbound_tx, inbound_rx) = mpsc::channel(1);
-                *self.hub_inbound.lock().unwrap_or_else(|p| p.into_inner()) = Some(inbound_tx);
-                self.start(SessionTransport::hub(attached_tx, inbound_rx));
-                let direct = attached.await.ok();
-                if direct.is_none() {
-                    tracing::warn!(
-                        "the StreamableHttpService factory did not start an mcp_core::Connection \
-                         on the stateless hub's transport; stateless requests are refused"
-                    );
-                }
-                direct
+    /// The dispatcher of every stateless exchange, made on first use.
+    fn stateless_dispatcher(&self) -> Dispatcher {
+        self.stateless
+            .get_or_init(|| {
+                (self.factory)(Opening {
+                    session_id: None,
+                    outlet: Arc::new(opening::NoStream),
+                    shared: None,
+                    tasks: self.tasks.clone(),
+                })
             })
-            .await
             .clone()
     }
 
@@ -384,13 +382,23 @@ impl ServiceInner {
         fn at_once(response: Response<HttpBody>) -> Responding {
             Box::pin(std::future::ready(Ok(response)))
         }
+        if self.config.health_probes && Health::is_probe(request.method(), request.uri().path()) {
+            let method = request.method().clone();
+            let path = request.uri().path().to_owned();
+            return Box::pin(async move {
+                let answer = self.health.answer(&method, &path).await;
+                Ok(answer.unwrap_or_else(|| plain_status(StatusCode::NOT_FOUND)))
+            });
+        }
         if let Err(response) = checks::check_origin(&self.config, request.headers()) {
             return at_once(response);
         }
         match *request.method() {
             Method::POST => Box::pin(async move { Ok(self.post(request).await) }),
             // The stateless era has no GET stream and no sessions to delete.
-            Method::GET | Method::DELETE if checks::era(request.headers()) == Era::Stateless => {
+            Method::GET | Method::DELETE
+                if checks::era(request.headers()) == Some(Era::Stateless) =>
+            {
                 at_once(method_not_allowed("POST"))
             }
             Method::GET => {
@@ -418,7 +426,7 @@ impl ServiceInner {
         }
         let era = checks::era(&headers);
         let in_session = header_str(&headers, &checks::SESSION_ID).is_some();
-        if era == Era::Unknown && in_session {
+        if era.is_none() && in_session {
             // A session speaks a handshake version; an unknown one is not
             // a stateless request.
             if let Err(response) = checks::check_protocol_version(&headers) {
@@ -445,7 +453,7 @@ impl ServiceInner {
                 "an empty batch is not a valid request",
             );
         }
-        if era != Era::Handshake {
+        if era != Some(Era::Handshake) {
             // Only a stateless request carries it (a session's requests
             // share their session).
             let principal = principal_of(&parts.extensions);
@@ -593,25 +601,17 @@ impl ServiceInner {
             Some((id, record)) => (id, Some(Arc::new(record))),
             None => (session::new_session_id().into(), None),
         };
-        let (inbound_tx, inbound_rx) = mpsc::channel(self.config.inbound_queue.max(1));
         let version = restored
             .as_ref()
             .and_then(|r| mcp_types::Revision::from_version(&r.protocol_version));
         let instance = self.shared.as_ref().map(|s| s.instance.clone());
-        let session = Arc::new(Session::new(
-            id.clone(),
-            inbound_tx,
-            &self.config,
-            instance,
-            version,
-        ));
-        sessions.insert(id.clone(), session.clone());
         drop(sessions);
+        let session = Arc::new(Session::new(id.clone(), &self.config, instance, version));
         let shared = self
             .shared
             .as_ref()
             .map(|shared| crate::store::SharedSession {
-                id,
+                id: id.clone(),
                 store: shared.stores.sessions.clone(),
                 ttl: self.config.idle_timeout,
                 restored,
@@ -621,11 +621,23 @@ impl ServiceInner {
             restored = shared.as_ref().is_some_and(|s| s.restored().is_some()),
             "session opened"
         );
-        self.start(SessionTransport::session(
-            session.clone(),
-            inbound_rx,
+        let dispatcher = (self.factory)(Opening {
+            session_id: Some(id.clone()),
+            outlet: Arc::new(opening::SessionOutlet(Arc::downgrade(&session))),
             shared,
-        ));
+            tasks: self.tasks.clone(),
+        });
+        // Served before it can be found: no request meets it half made.
+        session.serve_with(dispatcher);
+        let mut sessions = self.lock_sessions();
+        if let Some(existing) = sessions.get(&id) {
+            // Restored meanwhile by a concurrent request: that one serves.
+            let existing = existing.clone();
+            drop(sessions);
+            session.close();
+            return Ok(existing);
+        }
+        sessions.insert(id, session.clone());
         Ok(session)
     }
 

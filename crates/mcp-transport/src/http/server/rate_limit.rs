@@ -44,8 +44,19 @@ use super::serve::PeerAddr;
 /// use mcp_transport::http::{HttpServerConfig, RateLimitLayer, StreamableHttpService};
 /// use tower_layer::Layer;
 ///
+/// # struct Echo;
+/// # impl mcp_core::Handler for Echo {
+/// #     async fn handle_request(&self, r: mcp_core::IncomingRequest, _: mcp_core::RequestContext)
+/// #         -> Result<mcp_types::RawJson, mcp_types::ErrorObject> {
+/// #         Ok(r.params.unwrap_or_else(mcp_types::RawJson::empty_object))
+/// #     }
+/// #     async fn handle_notification(&self, _: mcp_core::IncomingNotification,
+/// #         _: mcp_core::NotificationContext) {}
+/// # }
 /// # fn service() -> StreamableHttpService {
-/// #     StreamableHttpService::new(HttpServerConfig::default(), |_| async {})
+/// #     StreamableHttpService::new(HttpServerConfig::default(), |opening| {
+/// #         opening.serve(Echo, mcp_core::DispatcherConfig::default())
+/// #     })
 /// # }
 /// let limited = RateLimitLayer::new(RateLimit::per_second(20).with_max_concurrent(8))
 ///     .layer(service());

@@ -9,8 +9,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use http::{HeaderMap, Response, StatusCode};
 use mcp_core::{
-    Direct, DirectAnswer, Headers, Inbound, Outbound, StreamControl, TransportContext,
-    TransportError,
+    Answered, Dispatcher, Headers, Outbound, StreamControl, TransportContext, TransportError,
 };
 use mcp_types::{ErrorCode, ErrorObject, JsonRpcMessage, JsonRpcRequest, RequestId, Revision};
 use tokio::sync::{mpsc, oneshot};
@@ -29,10 +28,9 @@ use crate::store::{EventStore, Replay};
 /// dispatcher.
 pub(super) struct Session {
     pub(super) id: Arc<str>,
-    inbound: Mutex<Option<mpsc::Sender<Inbound>>>,
-    /// Runs a POST's request in the POST's own task (set when the
-    /// dispatcher starts).
-    direct: OnceLock<Direct>,
+    /// What serves the session (set as it opens): each POST's messages are
+    /// handed to it, a request called in the POST's own task.
+    dispatcher: OnceLock<Dispatcher>,
     router: Mutex<Router>,
     store: Arc<dyn EventStore>,
     retry: Option<Duration>,
@@ -148,18 +146,16 @@ pub(super) fn new_session_id() -> String {
 }
 
 impl Session {
-    /// A session whose dispatcher reads from the other end of `inbound`.
+    /// A session with no dispatcher yet ([`serve_with`](Self::serve_with)).
     pub(super) fn new(
         id: Arc<str>,
-        inbound: mpsc::Sender<Inbound>,
         config: &super::HttpServerConfig,
         instance: Option<Arc<str>>,
         version: Option<Revision>,
     ) -> Self {
         Self {
             id,
-            inbound: Mutex::new(Some(inbound)),
-            direct: OnceLock::new(),
+            dispatcher: OnceLock::new(),
             router: Mutex::new(Router {
                 streams: HashMap::new(),
                 by_key: HashMap::new(),
@@ -192,24 +188,27 @@ impl Session {
     /// Hands the dispatcher a message that reached another server (an
     /// answer routed over the bus); `false` once the session is closed.
     pub(super) async fn forward(&self, message: JsonRpcMessage) -> bool {
-        let inbound = self
-            .inbound
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
-        let Some(inbound) = inbound else {
+        let Some(dispatcher) = self.dispatcher() else {
             return false;
         };
         let context = self.context(&Headers::new(), None);
-        inbound
-            .send(Inbound::Message(message, context))
-            .await
-            .is_ok()
+        dispatcher.receive(message, context).await;
+        true
     }
 
-    /// Keeps the dispatcher's way to run a request in the POST's task.
-    pub(super) fn attach(&self, direct: Direct) {
-        let _ = self.direct.set(direct);
+    /// Keeps the dispatcher that serves the session.
+    pub(super) fn serve_with(&self, dispatcher: Dispatcher) {
+        if let Err(spare) = self.dispatcher.set(dispatcher) {
+            spare.close();
+        }
+    }
+
+    /// The session's dispatcher, while the session is open.
+    fn dispatcher(&self) -> Option<Dispatcher> {
+        if self.is_closed() {
+            return None;
+        }
+        self.dispatcher.get().cloned()
     }
 
     /// The session in logs: the first characters of its id, which is a
@@ -333,7 +332,7 @@ impl Session {
     }
 
     /// Ends the session: its streams end, its events are forgotten, and its
-    /// dispatcher sees the end of its inbound messages.
+    /// dispatcher is closed (what runs is cancelled).
     pub(super) fn close(&self) {
         let mut router = self.lock();
         router.closed = true;
@@ -345,10 +344,9 @@ impl Session {
         }
         router.streams.clear();
         drop(router);
-        self.inbound
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .take();
+        if let Some(dispatcher) = self.dispatcher.get() {
+            dispatcher.close();
+        }
     }
 
     /// Counts an event stored for `stream`.
@@ -428,25 +426,14 @@ impl Session {
             })
             .collect();
         let context_headers = to_headers(headers);
-        let Some(inbound) = self
-            .inbound
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
-        else {
+        let Some(dispatcher) = self.dispatcher() else {
             return session_not_found();
         };
         if requests.is_empty() {
             // Notifications and responses only: accepted, nothing to stream.
             for message in messages {
                 let context = self.context(&context_headers, None);
-                if inbound
-                    .send(Inbound::Message(message, context))
-                    .await
-                    .is_err()
-                {
-                    return session_not_found();
-                }
+                dispatcher.receive(message, context).await;
             }
             return plain_status(StatusCode::ACCEPTED);
         }
@@ -454,11 +441,10 @@ impl Session {
         let use_json = initialize || self.json_response;
         let primes = header_str(headers, &super::checks::PROTOCOL_VERSION)
             .is_some_and(|v| Revision::is_at_least(v, Revision::V2025_11_25));
-        if let (false, Some(direct)) = (use_json || batch, self.direct.get()) {
+        if !(use_json || batch) {
             if let Some(JsonRpcMessage::Request(request)) = messages.pop() {
-                let direct = direct.clone();
                 return self
-                    .run_directly(direct, request, &context_headers, primes, tasks)
+                    .run_directly(&dispatcher, request, &context_headers, primes, tasks)
                     .await;
             }
         }
@@ -505,13 +491,7 @@ impl Session {
         for message in messages {
             let control = matches!(message, JsonRpcMessage::Request(_)).then(|| control.clone());
             let context = self.context(&context_headers, control);
-            if inbound
-                .send(Inbound::Message(message, context))
-                .await
-                .is_err()
-            {
-                return session_not_found();
-            }
+            dispatcher.receive(message, context).await;
         }
         let session_id = initialize.then_some(&*self.id);
         match body {
@@ -550,7 +530,7 @@ impl Session {
     /// stream and the rest of the run moves to a task of the service.
     async fn run_directly(
         self: Arc<Self>,
-        direct: Direct,
+        dispatcher: &Dispatcher,
         request: JsonRpcRequest,
         headers: &Headers,
         primes: bool,
@@ -575,7 +555,7 @@ impl Session {
             session: Arc::downgrade(&self),
             stream,
         });
-        let run = direct.run(request, self.context(headers, Some(control)), None);
+        let run = dispatcher.call(request, self.context(headers, Some(control)), None);
         let mut answer = run.answer;
         // The client going away while the request runs drops this future
         // and the run with it: the request is cancelled, and its stream
@@ -590,14 +570,14 @@ impl Session {
             outcome = &mut answer => {
                 unanswered.id = None;
                 match outcome {
-                    DirectAnswer::Alone(message) => {
+                    Answered::Alone(message) => {
                         if let Some(body) = self.answer_alone(stream, &id, &message) {
                             return json_response(StatusCode::OK, body);
                         }
                         // The stream opened meanwhile: the answer goes on it.
                         self.answer_late(message, id);
                     }
-                    DirectAnswer::Cancelled => self.end_unanswered(stream, &id),
+                    Answered::Cancelled => self.end_unanswered(stream, &id),
                     // Sent: the answer follows what went before it.
                     _ => {}
                 }
@@ -607,7 +587,7 @@ impl Session {
                 unanswered.id = None;
                 let session = self.clone();
                 tasks.spawn(async move {
-                    if let DirectAnswer::Alone(message) = answer.await {
+                    if let Answered::Alone(message) = answer.await {
                         session.answer_late(message, id);
                     }
                 });
@@ -711,6 +691,9 @@ impl Session {
         let mut context = TransportContext::with_headers(headers.clone());
         context.session_id = Some(self.id.clone());
         context.stream = stream;
+        // A session's requests are of the handshake era, whatever `_meta`
+        // says: the version header decided it at the edge.
+        context.envelope = Some(Ok(mcp_types::envelope::Envelope::Handshake));
         context
     }
 

@@ -1,7 +1,7 @@
 //! One stateless (2026-07-28) exchange: a single request validated against
-//! its headers, run through the service's stateless hub ([`mcp_core::Direct`]) in the
-//! POST's own task, answered with JSON, or with SSE once the handler sends a
-//! notification first.
+//! its headers, called on the service's stateless [`mcp_core::Dispatcher`]
+//! in the POST's own task, answered with JSON, or with SSE once the handler
+//! sends a notification first.
 //!
 //! A stateless `notifications/cancelled` is a POST of its own: it reaches
 //! the exchange running that request on this server when both come from
@@ -11,10 +11,10 @@
 //! same principal: on such a server a client that guesses another's
 //! request id can cancel it.
 //!
-//! The factory serves one transport for all stateless exchanges, the hub
-//! (`SessionTransport::hub`); its dispatcher's `Direct` runs each
-//! request with the exchange as its sink, so an exchange costs no
-//! dispatcher, task or queue of its own unless the handler streams.
+//! The factory serves one dispatcher for all stateless exchanges; each
+//! request is called on it with the exchange as its own outlet, so an
+//! exchange costs no dispatcher, task or queue of its own unless the
+//! handler streams.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
@@ -22,9 +22,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http::{HeaderMap, Response, StatusCode};
-use mcp_core::{
-    CancellationToken, DirectAnswer, Outbound, RequestSink, TransportContext, TransportError,
-};
+use mcp_core::{Answered, CancellationToken, Outbound, Outlet, TransportContext, TransportError};
 use mcp_types::{
     CancelledNotificationParams, ErrorCode, JsonRpcMessage, JsonRpcNotification, RequestId,
 };
@@ -33,7 +31,7 @@ use tokio::sync::{mpsc, oneshot};
 use super::body::{
     HttpBody, json_response, jsonrpc_error, jsonrpc_error_with_id, plain_status, sse_response,
 };
-use super::checks::{stateless_status, status_for, validate_stateless};
+use super::checks::{read_envelope, stateless_status, status_for};
 use super::{ServiceInner, to_headers};
 use crate::http::sse::encode_event;
 
@@ -176,7 +174,7 @@ impl Exchange {
     }
 }
 
-impl RequestSink for Exchange {
+impl Outlet for Exchange {
     fn send(&self, message: Outbound) -> Result<(), TransportError> {
         self.route(message)
     }
@@ -264,19 +262,13 @@ pub(super) async fn exchange(
             );
         }
     };
-    if let Err(error) = validate_stateless(&request, headers) {
-        return jsonrpc_error_with_id(status_for(error.code), Some(request.id), error);
-    }
-    let Some(direct) = service.stateless_direct().await else {
-        return jsonrpc_error_with_id(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            Some(request.id),
-            mcp_types::ErrorObject::internal_error(
-                "the service's factory did not start a dispatcher (mcp_core::Connection::start) \
-                 on its transport, so stateless requests cannot be served",
-            ),
-        );
+    let envelope = match read_envelope(&request, headers) {
+        Ok(envelope) => envelope,
+        Err(error) => {
+            return jsonrpc_error_with_id(status_for(error.code), Some(request.id), error);
+        }
     };
+    let dispatcher = service.stateless_dispatcher();
     let (first_tx, mut first_rx) = oneshot::channel();
     let exchange = Arc::new(Exchange {
         cancel: OnceLock::new(),
@@ -302,14 +294,15 @@ pub(super) async fn exchange(
     let mut context = TransportContext::with_headers(to_headers(headers));
     // `requestState` is bound to it (2026-07-28 input-required results).
     context.principal = principal;
-    let sink: Arc<dyn RequestSink> = exchange.clone();
-    let run = direct.run(request, context, Some(sink));
+    context.envelope = Some(Ok(envelope));
+    let outlet: Arc<dyn Outlet> = exchange.clone();
+    let run = dispatcher.call(request, context, Some(outlet));
     let _ = exchange.cancel.set(run.cancel);
     let mut answer = run.answer;
     tokio::select! {
         biased;
         outcome = &mut answer => match outcome {
-            DirectAnswer::Alone(message) => {
+            Answered::Alone(message) => {
                 exchange.close();
                 return match message.to_vec() {
                     Ok(body) => json_response(stateless_status(&message), Bytes::from(body)),
@@ -321,7 +314,7 @@ pub(super) async fn exchange(
                 };
             }
             // Sent: the answer went to the exchange behind what came first.
-            DirectAnswer::Sent => {}
+            Answered::Sent => {}
             // Cancelled: no answer; the POST ends without one.
             _ => {
                 exchange.close();

@@ -2,19 +2,19 @@
 //! `{prefix}:bus:{digest of t}` ([`RedisConfig::key`]: a channel listing
 //! shows no topic, which may name a session). One RESP3 connection per bus
 //! carries every subscription of the process; what arrives is fanned out
-//! to the local subscribers of its channel. After a reconnection the connection manager
-//! subscribes again by itself (what was published meanwhile is lost, as
-//! pub/sub says; the bus promises at most once).
+//! to the local subscribers of its channel. After a reconnection (or a
+//! Sentinel failover) the [`RedisConnection`] subscribes again by itself
+//! (what was published meanwhile is lost, as pub/sub says; the bus promises
+//! at most once).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
-use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::{PushInfo, PushKind, Value};
 use tokio::sync::broadcast;
 
-use super::{RedisConfig, bounded};
+use super::{RedisConfig, RedisConnection, bounded, ping};
 use crate::Error;
 use crate::store::{MessageBus, StoreFuture};
 
@@ -24,7 +24,7 @@ type Topics = Arc<Mutex<HashMap<String, broadcast::Sender<Bytes>>>>;
 /// The Redis [`MessageBus`].
 #[derive(Clone)]
 pub struct RedisBus {
-    connection: ConnectionManager,
+    connection: RedisConnection,
     config: Arc<RedisConfig>,
     topics: Topics,
 }
@@ -45,13 +45,11 @@ impl RedisBus {
     pub async fn connect(config: Arc<RedisConfig>) -> Result<Self, Error> {
         let topics: Topics = Arc::default();
         let fan_out = topics.clone();
-        let push = ConnectionManagerConfig::new()
-            .set_automatic_resubscription()
-            .set_push_sender(move |push: PushInfo| {
-                deliver(&fan_out, push);
-                Ok::<(), std::convert::Infallible>(())
-            });
-        let connection = config.connect_with(Some(push)).await?;
+        let push = move |push: PushInfo| {
+            deliver(&fan_out, push);
+            Ok::<(), std::convert::Infallible>(())
+        };
+        let connection = config.connect_with(Some(Arc::new(push))).await?;
         Ok(Self {
             connection,
             config,
@@ -107,15 +105,15 @@ impl MessageBus for RedisBus {
                 topics.insert(channel.clone(), tx);
                 rx
             };
-            let mut connection = self.connection.clone();
             let subscribed = bounded(
                 &self.config,
                 "bus",
                 "subscribe",
-                connection.subscribe(&channel),
+                self.connection.subscribe(&channel),
             )
             .await;
             if let Err(error) = subscribed {
+                self.connection.forget_channel(&channel);
                 self.topics
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())
@@ -124,5 +122,9 @@ impl MessageBus for RedisBus {
             }
             Ok(receiver)
         })
+    }
+
+    fn ping(&self) -> StoreFuture<'_, ()> {
+        Box::pin(ping(&self.config, "bus", &self.connection))
     }
 }

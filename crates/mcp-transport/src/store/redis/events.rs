@@ -9,12 +9,11 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
-use redis::aio::ConnectionManager;
 use redis::streams::StreamRangeReply;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::task::AbortOnDropHandle;
 
-use super::{RedisConfig, bounded};
+use super::{RedisConfig, RedisConnection, bounded};
 use crate::Error;
 use crate::store::{EventStore, Replay, StoreFuture, parse_event_id};
 
@@ -26,7 +25,7 @@ use crate::store::{EventStore, Replay, StoreFuture, parse_event_id};
 /// while it routes a message; a replay through the same store first waits
 /// for the writes queued before it.
 pub struct RedisEventStore {
-    connection: ConnectionManager,
+    connection: RedisConnection,
     config: Arc<RedisConfig>,
     local: Mutex<HashMap<String, Local>>,
     writes: mpsc::Sender<Write>,
@@ -78,7 +77,7 @@ fn entry_seq(id: &str) -> Option<u64> {
 }
 
 impl RedisEventStore {
-    pub(crate) fn new(connection: ConnectionManager, config: Arc<RedisConfig>) -> Self {
+    pub(crate) fn new(connection: RedisConnection, config: Arc<RedisConfig>) -> Self {
         let (writes, queue) = mpsc::channel(config.write_queue);
         let writer = tokio::spawn(write_behind(connection.clone(), config.clone(), queue));
         Self {
@@ -246,7 +245,7 @@ impl EventStore for RedisEventStore {
 /// Writes what `queue` brings, a batch per round trip, until the store
 /// is dropped.
 async fn write_behind(
-    mut connection: ConnectionManager,
+    mut connection: RedisConnection,
     config: Arc<RedisConfig>,
     mut queue: mpsc::Receiver<Write>,
 ) {

@@ -6,9 +6,11 @@
 //! Every key starts with the configured prefix, so several servers (or
 //! several deployments) share one Redis; what names it (a session id, a
 //! stream, a task's owner) is a SHA-256 digest in it, never the name
-//! itself ([`RedisConfig::key`]). Each store talks through the
-//! `redis` crate's connection manager, which reconnects by itself after
-//! the connection is lost; meanwhile every operation fails within
+//! itself ([`RedisConfig::key`]). Each store talks through a
+//! [`RedisConnection`], which connects again by itself after the connection
+//! is lost, to the same Redis or, behind Redis Sentinel
+//! (`redis+sentinel://`), to the primary the sentinels name after a
+//! failover; meanwhile every operation fails within
 //! [`RedisConfig::timeout`] with [`Error::Store`] or
 //! [`Error::StoreTimeout`], never a hang.
 
@@ -16,16 +18,18 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::Duration;
 
-use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use redis::aio::AsyncPushSender;
 
 use super::SharedStores;
 use crate::Error;
 
 mod bus;
+mod connection;
 mod events;
 mod session;
 
 pub use bus::RedisBus;
+pub use connection::RedisConnection;
 pub use events::RedisEventStore;
 pub use session::RedisSessionStore;
 
@@ -43,8 +47,13 @@ pub struct RedisConfig {
 }
 
 impl RedisConfig {
-    /// Stores on the Redis at `url` (`redis://host:port/db`), with key
-    /// prefix `mcp`, operations bounded by 2 s, each stream's events kept
+    /// Stores on the Redis at `url`: `redis://[:PASSWORD@]HOST:PORT[/DB]`
+    /// for one Redis, or
+    /// `redis+sentinel://[[USER]:PASSWORD@]HOST:PORT[,HOST:PORT…]/SERVICE[/DB]`
+    /// for the primary that the Redis Sentinels at those addresses name for
+    /// `SERVICE` (the credentials and database are the data nodes', the
+    /// sentinels take none), followed to the new primary after a failover.
+    /// With key prefix `mcp`, operations bounded by 2 s, each stream's events kept
     /// 30 min after its last event (1024 events, 4 MiB at most), 4096
     /// event writes queued at most, and bus subscribers lagging after 256
     /// messages.
@@ -116,43 +125,18 @@ impl RedisConfig {
         })
     }
 
-    /// A connection manager on the configured Redis (RESP3 with `push`,
-    /// for the bus's subscriptions).
+    /// A connection to the configured Redis; with `push` (RESP3), what
+    /// its subscriptions carry goes there.
     pub(crate) async fn connect_with(
         &self,
-        push: Option<ConnectionManagerConfig>,
-    ) -> Result<ConnectionManager, Error> {
-        use redis::IntoConnectionInfo;
-        let failed = |source: redis::RedisError| Error::Store {
+        push: Option<Arc<dyn AsyncPushSender>>,
+    ) -> Result<RedisConnection, Error> {
+        let target = connection::Target::parse(&self.url).map_err(|source| Error::Store {
             store: "redis",
             operation: "connect",
             source: Box::new(source),
-        };
-        let mut info = self.url.as_str().into_connection_info().map_err(failed)?;
-        let resp3 = push.is_some();
-        if resp3 {
-            let settings = info
-                .redis_settings()
-                .clone()
-                .set_protocol(redis::ProtocolVersion::RESP3);
-            info = info.set_redis_settings(settings);
-        }
-        let client = redis::Client::open(info).map_err(failed)?;
-        let config = push
-            .unwrap_or_default()
-            .set_connection_timeout(Some(self.timeout))
-            .set_response_timeout(Some(self.timeout))
-            .set_number_of_retries(2)
-            .set_max_delay(Duration::from_secs(1));
-        let connect = client.get_connection_manager_with_config(config);
-        match tokio::time::timeout(self.timeout * 2, connect).await {
-            Ok(result) => result.map_err(failed),
-            Err(_) => Err(Error::StoreTimeout {
-                store: "redis",
-                operation: "connect",
-                after: self.timeout * 2,
-            }),
-        }
+        })?;
+        RedisConnection::open(target, self.timeout, push).await
     }
 
     /// How long one operation may take.
@@ -179,14 +163,31 @@ impl RedisConfig {
         key
     }
 
-    /// A connection (manager) on the configured Redis, for another store
-    /// that keeps its keys there; run its commands through [`bounded`].
+    /// A connection on the configured Redis (followed to the new primary
+    /// after a Sentinel failover), for another store that keeps its keys
+    /// there; run its commands through [`bounded`].
     ///
     /// # Errors
     /// [`Error::Store`] or [`Error::StoreTimeout`] when Redis cannot be reached.
-    pub async fn connection(&self) -> Result<ConnectionManager, Error> {
+    pub async fn connection(&self) -> Result<RedisConnection, Error> {
         self.connect_with(None).await
     }
+}
+
+/// `PING` on `connection`, within the configured timeout.
+pub(crate) async fn ping(
+    config: &RedisConfig,
+    store: &'static str,
+    connection: &RedisConnection,
+) -> Result<(), Error> {
+    let mut connection = connection.clone();
+    bounded(
+        config,
+        store,
+        "ping",
+        redis::cmd("PING").query_async::<()>(&mut connection),
+    )
+    .await
 }
 
 /// Runs one Redis operation within [`RedisConfig::timeout`]; its failure

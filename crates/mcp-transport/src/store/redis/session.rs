@@ -6,16 +6,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_types::SessionRecord;
-use redis::aio::ConnectionManager;
 
-use super::{RedisConfig, bounded};
+use super::{RedisConfig, RedisConnection, bounded, ping};
 use crate::Error;
 use crate::store::{SessionStore, StoreFuture};
 
 /// The Redis [`SessionStore`].
 #[derive(Clone)]
 pub struct RedisSessionStore {
-    connection: ConnectionManager,
+    connection: RedisConnection,
     config: Arc<RedisConfig>,
 }
 
@@ -32,7 +31,7 @@ fn millis(ttl: Duration) -> u64 {
 }
 
 impl RedisSessionStore {
-    pub(crate) fn new(connection: ConnectionManager, config: Arc<RedisConfig>) -> Self {
+    pub(crate) fn new(connection: RedisConnection, config: Arc<RedisConfig>) -> Self {
         Self { connection, config }
     }
 
@@ -133,5 +132,9 @@ impl SessionStore for RedisSessionStore {
             .await?;
             Ok(removed > 0)
         })
+    }
+
+    fn ping(&self) -> StoreFuture<'_, ()> {
+        Box::pin(ping(&self.config, "session", &self.connection))
     }
 }

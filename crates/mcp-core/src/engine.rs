@@ -1,6 +1,9 @@
-//! Runs the peer's requests: each in its own task owned by the connection, at
-//! most `max_concurrent_requests` at once, the excess waiting in a bounded
-//! FIFO, each inside its request span and within the optional handler timeout.
+//! Runs the peer's requests, each inside its request span, within the
+//! optional handler timeout, cancellable, at most `max_concurrent_requests`
+//! at once: queued (each in its own task owned by the connection, the
+//! excess waiting in a bounded FIFO) for a connection's read loop, or called
+//! (in the caller's own task, the answer handed back) by an owner that has
+//! no read loop (an HTTP POST).
 //!
 //! The read loop never waits for a free slot, only for room in the FIFO: a
 //! handler that waits for the answer to a request it sent the peer needs the
@@ -27,8 +30,9 @@ use std::pin::Pin;
 
 use mcp_types::JsonRpcRequest;
 
-use crate::dispatcher::{Handler, IncomingRequest, Peer, RequestContext, Shared, Tie};
-use crate::error::TransportError;
+use crate::config::DispatcherConfig;
+use crate::handler::{Handler, IncomingRequest, RequestContext};
+use crate::peer::{CallWay, Outlet, Peer, Shared};
 use crate::span::request_span;
 use crate::transport::{Outbound, TransportContext};
 
@@ -57,7 +61,7 @@ pub(crate) struct Gate {
 
 impl Gate {
     /// The gate of a connection under `config`.
-    pub(crate) fn new(config: &crate::dispatcher::DispatcherConfig) -> Self {
+    pub(crate) fn new(config: &DispatcherConfig) -> Self {
         #[cfg(feature = "rate-limit")]
         {
             Gate {
@@ -223,14 +227,21 @@ pub(crate) struct Runner<H> {
 }
 
 impl<H: Handler> Runner<H> {
-    pub(crate) fn new(handler: Arc<H>, shared: Arc<Shared>, limits: Limits, gate: Gate) -> Self {
+    /// The runner of a connection under `config`; `queued`: with the FIFO
+    /// a read loop submits to (and the task that starts its requests in
+    /// turn), else requests are only called.
+    pub(crate) fn new(
+        handler: Arc<H>,
+        shared: Arc<Shared>,
+        config: &DispatcherConfig,
+        queued: bool,
+    ) -> Self {
         let limits = Limits {
-            max_concurrent: limits.max_concurrent.max(1),
-            max_queued: limits.max_queued.max(1),
-            ..limits
+            max_concurrent: config.max_concurrent_requests.max(1),
+            max_queued: config.max_queued_requests.max(1),
+            timeout: config.request_timeout,
         };
         let permits = Arc::new(Semaphore::new(limits.max_concurrent));
-        let (queue, jobs) = mpsc::channel(limits.max_queued);
         let tasks = TaskTracker::new();
         let stop = shared.shutdown.child_token();
         let waiting = Arc::new(AtomicUsize::new(0));
@@ -240,20 +251,24 @@ impl<H: Handler> Runner<H> {
             timeout: limits.timeout,
             warned_timeout: Arc::new(AtomicBool::new(false)),
         };
-        tasks.spawn(start_in_turn(
-            jobs,
-            permits.clone(),
-            waiting.clone(),
-            tasks.clone(),
-            exec.clone(),
-        ));
+        let queue = queued.then(|| {
+            let (queue, jobs) = mpsc::channel(limits.max_queued);
+            tasks.spawn(start_in_turn(
+                jobs,
+                permits.clone(),
+                waiting.clone(),
+                tasks.clone(),
+                exec.clone(),
+            ));
+            queue
+        });
         Runner {
             exec,
             limits,
-            gate,
+            gate: Gate::new(config),
             permits,
             waiting,
-            queue: Some(queue),
+            queue,
             tasks,
             stop,
             warned_busy: Arc::new(AtomicBool::new(false)),
@@ -261,23 +276,24 @@ impl<H: Handler> Runner<H> {
         }
     }
 
-    /// Runs this connection's requests in the caller's task.
-    pub(crate) fn direct(&self) -> Direct {
-        Direct {
-            inner: Arc::new(Directly {
-                exec: self.exec.clone(),
-                gate: self.gate.clone(),
-                permits: self.permits.clone(),
-                stop: self.stop.clone(),
-                max_concurrent: self.limits.max_concurrent,
-                warned_busy: self.warned_busy.clone(),
-            }),
-        }
-    }
-
     /// The connection's handler.
     pub(crate) fn handler(&self) -> &H {
         &self.exec.handler
+    }
+
+    /// The connection's handler, shared.
+    pub(crate) fn handler_arc(&self) -> Arc<H> {
+        self.exec.handler.clone()
+    }
+
+    /// Takes no more request tasks (a runner without a queue).
+    pub(crate) fn close_tasks(&self) {
+        self.tasks.close();
+    }
+
+    /// The tracker of the request tasks, to wait on.
+    pub(crate) fn tracker(&self) -> TaskTracker {
+        self.tasks.clone()
     }
 
     /// The rate limit each request passes before it is queued.
@@ -371,7 +387,123 @@ impl<H: Handler> Runner<H> {
     /// How many requests are running or queued.
     pub(crate) fn in_progress(&self) -> usize {
         // The starter task is tracked too; it is not a request.
-        self.tasks.len().saturating_sub(1) + self.waiting.load(Ordering::Acquire)
+        let starter = usize::from(self.queue.is_some());
+        self.tasks.len().saturating_sub(starter) + self.waiting.load(Ordering::Acquire)
+    }
+
+    /// Spawns `work` as one of the connection's request tasks.
+    pub(crate) fn spawn(&self, work: impl Future<Output = ()> + Send + 'static) {
+        self.tasks.spawn(work);
+    }
+
+    /// Starts serving `request` in the caller's task: see [`Call`]. With an
+    /// `outlet`, the request is an exchange of its own: its id is not the
+    /// connection's, and what the handler sends for it goes to the outlet.
+    pub(crate) fn call(
+        &self,
+        request: JsonRpcRequest,
+        transport: TransportContext,
+        outlet: Option<Arc<dyn Outlet>>,
+    ) -> Call {
+        let cancel = self.stop.child_token();
+        let span = request_span(
+            &request.method,
+            &request.id,
+            request.params.as_ref(),
+            &transport,
+            self.exec.shared.network,
+        );
+        let exec = self.exec.clone();
+        let admission = self.gate.admit(&transport);
+        let permits = self.permits.clone();
+        let max_concurrent = self.limits.max_concurrent;
+        let warned_busy = self.warned_busy.clone();
+        let token = cancel.clone();
+        // Dropped before its end (the caller gave up on it): cancelled, so
+        // what the handler started hears of it.
+        let guard = cancel.clone().drop_guard();
+        // One async block, boxed once: the guard lives in it rather than in
+        // a second block awaiting this one, which would hold this block's
+        // state twice (as its capture and as its awaitee) and copy it twice.
+        let answer = async move {
+            let answer = 'run: {
+                let shared = exec.shared.clone();
+                let id = request.id;
+                // Held until the answer is out.
+                let _admission = match admission {
+                    Ok(admission) => admission,
+                    Err(error) => {
+                        break 'run Answered::Alone(
+                            JsonRpcErrorResponse::new(Some(id), error).into(),
+                        );
+                    }
+                };
+                let registration = if outlet.is_none() {
+                    match Registration::new(&shared, &id, &request.method, &token) {
+                        Ok(registration) => registration,
+                        Err(error) => {
+                            break 'run Answered::Alone(
+                                JsonRpcErrorResponse::new(Some(id), error).into(),
+                            );
+                        }
+                    }
+                } else {
+                    Registration::unregistered(&shared)
+                };
+                let permit = match permits.clone().try_acquire_owned() {
+                    Ok(permit) => Some(permit),
+                    Err(_) => {
+                        warn_busy(&warned_busy, max_concurrent);
+                        tokio::select! {
+                            permit = permits.acquire_owned() => permit.ok(),
+                            () = token.cancelled() => None,
+                        }
+                    }
+                };
+                let Some(_permit) = permit else {
+                    break 'run Answered::Cancelled;
+                };
+                let way = Arc::new(CallWay {
+                    sent: AtomicBool::new(false),
+                    outlet,
+                });
+                let peer = Peer {
+                    shared,
+                    related: Some(id.clone()),
+                    call: Some(way.clone()),
+                };
+                let context = RequestContext {
+                    id: id.clone(),
+                    transport,
+                    cancel: token,
+                    peer: peer.clone(),
+                };
+                let incoming = IncomingRequest {
+                    method: request.method,
+                    params: request.params,
+                };
+                let Some(message) = answer(exec, incoming, context, registration).await else {
+                    break 'run Answered::Cancelled;
+                };
+                if !way.sent.load(Ordering::Acquire) {
+                    break 'run Answered::Alone(message);
+                }
+                // Behind what was sent for it, the same way.
+                let mut out = Outbound::new(message);
+                out.related_request = Some(id);
+                if peer.send_out(out).await.is_err() {
+                    tracing::debug!("connection closed before a response could be sent");
+                }
+                Answered::Sent
+            };
+            guard.disarm();
+            answer
+        }
+        .instrument(span);
+        Call {
+            cancel,
+            answer: Box::pin(answer),
+        }
     }
 }
 
@@ -447,6 +579,9 @@ async fn answer<H: Handler>(
     let id = context.id.clone();
     let cancel = context.cancel.clone();
     let method = request.method.clone();
+    if method == "initialize" {
+        shared.session.start("server");
+    }
     let deadline = async {
         match timeout {
             Some(limit) => tokio::time::sleep(limit).await,
@@ -455,7 +590,7 @@ async fn answer<H: Handler>(
     };
     // On the heap: a handler's future is large (every await of the typed
     // layer nests in it), and a request's own future is moved whole (into
-    // its task, or into the `Box` of a `DirectRun`) before it is first
+    // its task, or into the `Box` of a `Call`) before it is first
     // polled; kept small, those moves copy a pointer, not the handler's state.
     let handled = Box::pin(handler.handle_request(request, context));
     let outcome = tokio::select! {
@@ -496,210 +631,38 @@ async fn answer<H: Handler>(
     })
 }
 
-/// Where the messages of a request run with its own sink go (a stateless
-/// HTTP exchange puts them on its POST's answer). Called from the handler's
-/// task; must not block.
-pub trait RequestSink: Send + Sync + 'static {
-    /// Takes one message sent while serving the request, or its answer.
-    ///
-    /// # Errors
-    /// [`TransportError::Closed`] when the request's stream has ended.
-    fn send(&self, message: Outbound) -> Result<(), TransportError>;
-}
-
-/// How a request run by [`Direct`] ended.
+/// How a called request ended (see [`Dispatcher::call`](crate::Dispatcher::call)).
 #[derive(Debug)]
 #[non_exhaustive]
-pub enum DirectAnswer {
-    /// Its answer, and nothing else was sent for it: the transport sends it
-    /// as it likes (HTTP: one JSON body).
+pub enum Answered {
+    /// Its answer, and nothing else was sent for it: the caller sends it as
+    /// it likes (HTTP: one JSON body).
     Alone(JsonRpcMessage),
     /// The handler sent messages for the request before answering (progress,
     /// log, a request to the peer): the answer went the same way behind them
-    /// (the connection's queue, or the sink), so they stay in order.
+    /// (the connection's way, or the request's outlet), so they stay in
+    /// order.
     Sent,
-    /// The request was cancelled (by the peer, the transport, or the
+    /// The request was cancelled (by the peer, the caller, or the
     /// connection closing): it gets no answer.
     Cancelled,
 }
 
-/// One request started by [`Direct::run`].
+/// One request started by [`Dispatcher::call`](crate::Dispatcher::call).
 #[non_exhaustive]
-pub struct DirectRun {
+pub struct Call {
     /// Cancels the request (the client went away, or sent
     /// `notifications/cancelled` some other way).
     pub cancel: CancellationToken,
-    /// Runs the request to its end; poll it in the transport's task.
-    /// Dropping it before it ends cancels the request.
-    pub answer: Pin<Box<dyn Future<Output = DirectAnswer> + Send>>,
+    /// Runs the request to its end; poll it in the caller's task. Dropping
+    /// it before it ends cancels the request.
+    pub answer: Pin<Box<dyn Future<Output = Answered> + Send>>,
 }
 
-impl std::fmt::Debug for DirectRun {
+impl std::fmt::Debug for Call {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("DirectRun")
+        f.debug_struct("Call")
             .field("cancelled", &self.cancel.is_cancelled())
             .finish()
-    }
-}
-
-/// Runs the peer's requests of one connection in the caller's task instead
-/// of the connection's read loop and a task per request: the answer comes
-/// back to the caller (an HTTP server answers the POST that carried the
-/// request without a hop through queues and tasks). The connection's
-/// limits, cancellation, timeout and request span apply as to any request.
-/// A transport gets it from [`crate::Transport::attach`].
-#[derive(Clone)]
-pub struct Direct {
-    inner: Arc<dyn RunDirect>,
-}
-
-impl std::fmt::Debug for Direct {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Direct")
-    }
-}
-
-impl Direct {
-    /// Starts serving `request`. Without a `sink` the request belongs to
-    /// the connection (its id must be unique among the running ones, a
-    /// `notifications/cancelled` read by the connection reaches it, and what
-    /// the handler sends for it goes through the connection's queue); with
-    /// one it is an exchange of its own: its id is not the connection's,
-    /// and what the handler sends for it goes to the sink.
-    pub fn run(
-        &self,
-        request: JsonRpcRequest,
-        transport: TransportContext,
-        sink: Option<Arc<dyn RequestSink>>,
-    ) -> DirectRun {
-        self.inner.run(request, transport, sink)
-    }
-}
-
-trait RunDirect: Send + Sync + 'static {
-    fn run(
-        &self,
-        request: JsonRpcRequest,
-        transport: TransportContext,
-        sink: Option<Arc<dyn RequestSink>>,
-    ) -> DirectRun;
-}
-
-/// What [`Direct`] holds of a connection's [`Runner`].
-struct Directly<H> {
-    exec: Exec<H>,
-    gate: Gate,
-    permits: Arc<Semaphore>,
-    stop: CancellationToken,
-    max_concurrent: usize,
-    warned_busy: Arc<AtomicBool>,
-}
-
-impl<H: Handler> RunDirect for Directly<H> {
-    fn run(
-        &self,
-        request: JsonRpcRequest,
-        transport: TransportContext,
-        sink: Option<Arc<dyn RequestSink>>,
-    ) -> DirectRun {
-        let cancel = self.stop.child_token();
-        let span = request_span(
-            &request.method,
-            &request.id,
-            request.params.as_ref(),
-            &transport,
-            self.exec.shared.network,
-        );
-        let exec = self.exec.clone();
-        let admission = self.gate.admit(&transport);
-        let permits = self.permits.clone();
-        let max_concurrent = self.max_concurrent;
-        let warned_busy = self.warned_busy.clone();
-        let token = cancel.clone();
-        // Dropped before its end (the transport gave up on it): cancelled,
-        // so what the handler started hears of it.
-        let guard = cancel.clone().drop_guard();
-        // One async block, boxed once: the guard lives in it rather than in
-        // a second block awaiting this one, which would hold this block's
-        // state twice (as its capture and as its awaitee) and copy it twice.
-        let answer = async move {
-            let answer = 'run: {
-                let shared = exec.shared.clone();
-                let id = request.id;
-                // Held until the answer is out.
-                let _admission = match admission {
-                    Ok(admission) => admission,
-                    Err(error) => {
-                        break 'run DirectAnswer::Alone(
-                            JsonRpcErrorResponse::new(Some(id), error).into(),
-                        );
-                    }
-                };
-                let registration = if sink.is_none() {
-                    match Registration::new(&shared, &id, &request.method, &token) {
-                        Ok(registration) => registration,
-                        Err(error) => {
-                            break 'run DirectAnswer::Alone(
-                                JsonRpcErrorResponse::new(Some(id), error).into(),
-                            );
-                        }
-                    }
-                } else {
-                    Registration::unregistered(&shared)
-                };
-                let permit = match permits.clone().try_acquire_owned() {
-                    Ok(permit) => Some(permit),
-                    Err(_) => {
-                        warn_busy(&warned_busy, max_concurrent);
-                        tokio::select! {
-                            permit = permits.acquire_owned() => permit.ok(),
-                            () = token.cancelled() => None,
-                        }
-                    }
-                };
-                let Some(_permit) = permit else {
-                    break 'run DirectAnswer::Cancelled;
-                };
-                let tie = Arc::new(Tie {
-                    sent: AtomicBool::new(false),
-                    sink,
-                });
-                let peer = Peer {
-                    shared,
-                    related: Some(id.clone()),
-                    tie: Some(tie.clone()),
-                };
-                let context = RequestContext {
-                    id: id.clone(),
-                    transport,
-                    cancel: token,
-                    peer: peer.clone(),
-                };
-                let incoming = IncomingRequest {
-                    method: request.method,
-                    params: request.params,
-                };
-                let Some(message) = answer(exec, incoming, context, registration).await else {
-                    break 'run DirectAnswer::Cancelled;
-                };
-                if !tie.sent.load(Ordering::Acquire) {
-                    break 'run DirectAnswer::Alone(message);
-                }
-                // Behind what was sent for it, the same way.
-                let mut out = Outbound::new(message);
-                out.related_request = Some(id);
-                if peer.send_out(out).await.is_err() {
-                    tracing::debug!("connection closed before a response could be sent");
-                }
-                DirectAnswer::Sent
-            };
-            guard.disarm();
-            answer
-        }
-        .instrument(span);
-        DirectRun {
-            cancel,
-            answer: Box::pin(answer),
-        }
     }
 }

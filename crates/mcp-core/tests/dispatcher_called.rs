@@ -1,18 +1,18 @@
-//! Requests run by their transport ([`mcp_core::Direct`]), and the bound on
-//! what waits to be written.
+//! A dispatcher driven by its owner ([`mcp_core::Dispatcher`]): requests
+//! called and answered to their caller, messages handed in; and the bound
+//! on what waits to be written on a connection.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcp_core::{
-    CancellationToken, Connection, Direct, DirectAnswer, DispatcherConfig, Handler, Inbound,
-    IncomingNotification, IncomingRequest, MemoryTransport, NotificationContext, Outbound,
-    RequestContext, RequestSink, Transport, TransportContext, TransportError, TransportReceiver,
-    TransportSender,
+    Answered, CancellationToken, Connection, Dispatcher, DispatcherConfig, Handler, Inbound,
+    IncomingNotification, IncomingRequest, NotificationContext, Outbound, Outlet, RequestContext,
+    Transport, TransportContext, TransportError, TransportReceiver, TransportSender,
 };
 use mcp_types::{ErrorObject, JsonRpcMessage, JsonRpcRequest, RawJson};
 use serde_json::{Value, json};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 use tokio::time::timeout;
 
 const LIMIT: Duration = Duration::from_secs(5);
@@ -54,69 +54,56 @@ impl Handler for Server {
     async fn handle_notification(&self, _: IncomingNotification, _: NotificationContext) {}
 }
 
-/// The memory transport, keeping the [`Direct`] the connection lends it.
-struct Attaching {
-    inner: MemoryTransport,
-    direct: Option<oneshot::Sender<Direct>>,
+/// Collects what is sent to the peer: a dispatcher's outlet, or a called
+/// request's own.
+#[derive(Default)]
+struct Collect(Mutex<Vec<JsonRpcMessage>>);
+
+impl Outlet for Collect {
+    fn send(&self, message: Outbound) -> Result<(), TransportError> {
+        self.0.lock().expect("lock").push(message.message);
+        Ok(())
+    }
 }
 
-impl Transport for Attaching {
-    type Sender = <MemoryTransport as Transport>::Sender;
-    type Receiver = <MemoryTransport as Transport>::Receiver;
-
-    fn split(self) -> (Self::Sender, Self::Receiver) {
-        self.inner.split()
-    }
-
-    fn attach(&mut self, direct: Direct) {
-        if let Some(tx) = self.direct.take() {
-            let _ = tx.send(direct);
-        }
+impl Collect {
+    fn taken(&self) -> Vec<JsonRpcMessage> {
+        std::mem::take(&mut *self.0.lock().expect("lock"))
     }
 }
 
 struct Served {
-    _connection: Connection,
-    direct: Direct,
+    dispatcher: Dispatcher,
+    outlet: Arc<Collect>,
     tokens: mpsc::UnboundedReceiver<CancellationToken>,
-    peer: mcp_core::MemoryReceiver,
-    /// Kept open: the peer has not finished sending.
-    _sending: mcp_core::MemorySender,
 }
 
-async fn serve() -> Served {
-    let (a, b) = MemoryTransport::pair(64);
-    let (tx, rx) = oneshot::channel();
+fn serve() -> Served {
     let (tokens_tx, tokens) = mpsc::unbounded_channel();
     let (answered, _) = mpsc::unbounded_channel();
     let server = Server {
         tokens: tokens_tx,
         answered,
     };
-    let connection = Connection::start(
-        Attaching {
-            inner: a,
-            direct: Some(tx),
-        },
+    let outlet = Arc::new(Collect::default());
+    let dispatcher = Dispatcher::new(
         server,
         DispatcherConfig::default(),
+        outlet.clone(),
+        Some("tcp"),
     );
-    let direct = rx.await.expect("the connection lends its Direct");
-    let (sending, peer) = b.split();
     Served {
-        _connection: connection,
-        direct,
+        dispatcher,
+        outlet,
         tokens,
-        peer,
-        _sending: sending,
     }
 }
 
 impl Served {
-    /// Runs request `id` of `method` directly, with no sink.
-    fn run(&self, id: i64, method: &str) -> mcp_core::DirectRun {
-        self.direct
-            .run(request(id, method), TransportContext::default(), None)
+    /// Calls request `id` of `method`, with no outlet of its own.
+    fn run(&self, id: i64, method: &str) -> mcp_core::Call {
+        self.dispatcher
+            .call(request(id, method), TransportContext::default(), None)
     }
 }
 
@@ -125,56 +112,40 @@ fn request(id: i64, method: &str) -> JsonRpcRequest {
     JsonRpcRequest::new(id, method, Some(params))
 }
 
-async fn next_message(receiver: &mut mcp_core::MemoryReceiver) -> JsonRpcMessage {
-    match timeout(LIMIT, receiver.recv()).await.expect("in time") {
-        Some(Inbound::Message(message, _)) => message,
-        other => panic!("expected a message, got {other:?}"),
-    }
-}
-
 #[tokio::test]
-async fn a_request_run_directly_is_answered_to_its_caller() {
-    let served = serve().await;
+async fn a_called_request_is_answered_to_its_caller() {
+    let served = serve();
     let run = served.run(1, "echo");
     let answer = timeout(LIMIT, run.answer).await.expect("in time");
-    let DirectAnswer::Alone(JsonRpcMessage::Response(response)) = answer else {
+    let Answered::Alone(JsonRpcMessage::Response(response)) = answer else {
         panic!("expected the answer alone, got {answer:?}");
     };
     assert_eq!(response.id, 1.into());
     let result: Value = response.result.parse().expect("json");
     assert_eq!(result, json!({"n": 1}));
+    assert!(
+        served.outlet.taken().is_empty(),
+        "nothing went to the outlet"
+    );
 }
 
 #[tokio::test]
-async fn an_answer_after_a_notification_follows_it_through_the_queue() {
-    let mut served = serve().await;
+async fn an_answer_after_a_notification_follows_it_to_the_outlet() {
+    let served = serve();
     let run = served.run(2, "note");
     let answer = timeout(LIMIT, run.answer).await.expect("in time");
-    assert!(matches!(answer, DirectAnswer::Sent), "{answer:?}");
-    let first = next_message(&mut served.peer).await;
-    assert_eq!(first.method(), Some("notifications/message"));
-    let JsonRpcMessage::Response(response) = next_message(&mut served.peer).await else {
-        panic!("expected the response second");
-    };
-    assert_eq!(response.id, 2.into());
-}
-
-/// Collects what a request run with a sink sends.
-#[derive(Default)]
-struct Collect(Mutex<Vec<JsonRpcMessage>>);
-
-impl RequestSink for Collect {
-    fn send(&self, message: Outbound) -> Result<(), TransportError> {
-        self.0.lock().expect("lock").push(message.message);
-        Ok(())
-    }
+    assert!(matches!(answer, Answered::Sent), "{answer:?}");
+    let sent = served.outlet.taken();
+    assert_eq!(sent.len(), 2, "{sent:?}");
+    assert_eq!(sent[0].method(), Some("notifications/message"));
+    assert!(matches!(&sent[1], JsonRpcMessage::Response(r) if r.id == 2.into()));
 }
 
 #[tokio::test]
-async fn with_a_sink_a_request_sends_there_and_its_id_is_its_own() {
-    let mut served = serve().await;
-    let sink = Arc::new(Collect::default());
-    // A request of the connection with id 3 runs; an exchange with the same
+async fn with_its_own_outlet_a_request_sends_there_and_its_id_is_its_own() {
+    let mut served = serve();
+    let own = Arc::new(Collect::default());
+    // A request of the dispatcher with id 3 runs; an exchange with the same
     // id is not a duplicate of it.
     let hang = served.run(3, "hang");
     let mut hang_answer = hang.answer;
@@ -182,22 +153,26 @@ async fn with_a_sink_a_request_sends_there_and_its_id_is_its_own() {
         _ = &mut hang_answer => panic!("hang answered"),
         token = served.tokens.recv() => assert!(!token.expect("a token").is_cancelled()),
     }
-    let run = served.direct.run(
+    let run = served.dispatcher.call(
         request(3, "note"),
         TransportContext::default(),
-        Some(sink.clone()),
+        Some(own.clone()),
     );
     let answer = timeout(LIMIT, run.answer).await.expect("in time");
-    assert!(matches!(answer, DirectAnswer::Sent), "{answer:?}");
-    let sent = sink.0.lock().expect("lock");
+    assert!(matches!(answer, Answered::Sent), "{answer:?}");
+    let sent = own.taken();
     assert_eq!(sent.len(), 2, "{sent:?}");
     assert_eq!(sent[0].method(), Some("notifications/message"));
     assert!(matches!(&sent[1], JsonRpcMessage::Response(r) if r.id == 3.into()));
+    assert!(
+        served.outlet.taken().is_empty(),
+        "nothing went the dispatcher's way"
+    );
 }
 
 #[tokio::test]
-async fn dropping_a_run_cancels_its_handler_and_cancel_ends_it() {
-    let mut served = serve().await;
+async fn dropping_a_call_cancels_its_handler_and_cancel_ends_it() {
+    let mut served = serve();
     let run = served.run(4, "hang");
     let mut answer = run.answer;
     let token = tokio::select! {
@@ -206,11 +181,11 @@ async fn dropping_a_run_cancels_its_handler_and_cancel_ends_it() {
     };
     drop(answer);
     assert!(token.is_cancelled());
-    // The dropped run freed its id: a new request may use it.
+    // The dropped call freed its id: a new request may use it.
     let again = served.run(4, "echo");
     let again = timeout(LIMIT, again.answer).await.expect("in time");
     assert!(
-        matches!(&again, DirectAnswer::Alone(JsonRpcMessage::Response(r)) if r.id == 4.into()),
+        matches!(&again, Answered::Alone(JsonRpcMessage::Response(r)) if r.id == 4.into()),
         "{again:?}"
     );
 
@@ -222,31 +197,125 @@ async fn dropping_a_run_cancels_its_handler_and_cancel_ends_it() {
     }
     run.cancel.cancel();
     let ended = timeout(LIMIT, answer).await.expect("in time");
-    assert!(matches!(ended, DirectAnswer::Cancelled), "{ended:?}");
+    assert!(matches!(ended, Answered::Cancelled), "{ended:?}");
 }
 
 #[tokio::test]
-async fn a_run_dropped_before_its_first_poll_is_cancelled_and_a_finished_one_is_not() {
-    let served = serve().await;
+async fn a_call_dropped_before_its_first_poll_is_cancelled_and_a_finished_one_is_not() {
+    let served = serve();
     let run = served.run(6, "hang");
     let token = run.cancel.clone();
     drop(run.answer);
     assert!(
         token.is_cancelled(),
-        "a run given up before it started is cancelled"
+        "a call given up before it started is cancelled"
     );
 
     let run = served.run(7, "echo");
     let token = run.cancel.clone();
     let answer = timeout(LIMIT, run.answer).await.expect("in time");
     assert!(
-        matches!(&answer, DirectAnswer::Alone(JsonRpcMessage::Response(r)) if r.id == 7.into()),
+        matches!(&answer, Answered::Alone(JsonRpcMessage::Response(r)) if r.id == 7.into()),
         "{answer:?}"
     );
     assert!(
         !token.is_cancelled(),
-        "a run that finished is not cancelled"
+        "a call that finished is not cancelled"
     );
+}
+
+#[tokio::test]
+async fn received_messages_are_served_and_answered_through_the_outlet() {
+    let mut served = serve();
+    // A request handed in runs in a task of the dispatcher's; its answer
+    // goes to the outlet.
+    served
+        .dispatcher
+        .receive(
+            JsonRpcMessage::Request(request(8, "hang")),
+            TransportContext::default(),
+        )
+        .await;
+    let token = timeout(LIMIT, served.tokens.recv())
+        .await
+        .expect("in time")
+        .expect("a token");
+    // Its cancellation, handed in, reaches it.
+    let cancel = mcp_types::JsonRpcNotification::new(
+        "notifications/cancelled",
+        Some(RawJson::from_serialize(&json!({"requestId": 8})).expect("json")),
+    );
+    served
+        .dispatcher
+        .receive(
+            JsonRpcMessage::Notification(cancel),
+            TransportContext::default(),
+        )
+        .await;
+    assert!(token.is_cancelled());
+    served
+        .dispatcher
+        .receive(
+            JsonRpcMessage::Request(request(9, "echo")),
+            TransportContext::default(),
+        )
+        .await;
+    // A request of ours, answered by a message handed in.
+    let peer = served.dispatcher.peer();
+    let asking = tokio::spawn(async move {
+        peer.request(
+            "ping",
+            None,
+            mcp_core::RequestOptions::new().with_timeout(LIMIT),
+        )
+        .await
+    });
+    let ping = timeout(LIMIT, async {
+        loop {
+            let found = served
+                .outlet
+                .0
+                .lock()
+                .expect("lock")
+                .iter()
+                .find_map(|m| match m {
+                    JsonRpcMessage::Request(r) if r.method == "ping" => Some(r.id.clone()),
+                    _ => None,
+                });
+            if let Some(id) = found {
+                return id;
+            }
+            tokio::task::yield_now().await;
+        }
+    })
+    .await
+    .expect("the ping went out");
+    served
+        .dispatcher
+        .receive(
+            JsonRpcMessage::Response(mcp_types::JsonRpcResultResponse::new(
+                ping,
+                RawJson::empty_object(),
+            )),
+            TransportContext::default(),
+        )
+        .await;
+    timeout(LIMIT, asking)
+        .await
+        .expect("in time")
+        .expect("no panic")
+        .expect("answered");
+    let sent = served.outlet.taken();
+    assert!(
+        sent.iter()
+            .any(|m| matches!(m, JsonRpcMessage::Response(r) if r.id == 9.into())),
+        "{sent:?}"
+    );
+    // Closing ends the dispatcher and what it runs.
+    served.dispatcher.close();
+    timeout(LIMIT, served.dispatcher.closed())
+        .await
+        .expect("closed in time");
 }
 
 /// A transport whose writes wait for the test, and whose reads come from a

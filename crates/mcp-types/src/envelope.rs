@@ -1,0 +1,344 @@
+//! The era of a request, decided once, where it enters: from the HTTP
+//! headers where the transport has them, else from `params._meta`. Every
+//! transport reads a request's [`Envelope`] with [`read`] and hands it down
+//! in the request's context; nothing above reads `_meta` for the era again.
+//!
+//! A stateless (2026-07-28) request passes the validation ladder here, in
+//! the spec's order: a core method of the other era is `-32601`; a `_meta`
+//! without the protocol version and the client's capabilities (an object)
+//! is `-32602`; headers that disagree with the body are `-32001`; a version
+//! not spoken statelessly is `-32022`.
+
+use std::borrow::Cow;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use crate::errors::UnsupportedProtocolVersionData;
+use crate::json::JsonStr;
+use crate::jsonrpc::{ErrorObject, RawJson};
+use crate::method_table::{MessageKind, MethodInfo, Side};
+use crate::revision::{Era, Revision};
+use crate::{ErrorCode, meta, routing, tasks_ext};
+
+/// What a request's envelope says of its era.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Envelope {
+    /// A request of a handshake-era session (no stateless version named).
+    Handshake,
+    /// A stateless request at this revision, its envelope checked.
+    Stateless(Revision),
+}
+
+impl Envelope {
+    /// The era.
+    pub fn era(self) -> Era {
+        match self {
+            Envelope::Handshake => Era::Handshake,
+            Envelope::Stateless(_) => Era::Stateless,
+        }
+    }
+}
+
+/// The routing headers a streamable HTTP request came with, as far as the
+/// era needs them: `MCP-Protocol-Version`, and up to two values each of
+/// `Mcp-Method` and `Mcp-Name` (two tell a repeated header).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RoutingHeaders<'a> {
+    /// `MCP-Protocol-Version`, if sent.
+    pub protocol_version: Option<&'a str>,
+    /// The `Mcp-Method` values.
+    pub methods: &'a [&'a str],
+    /// The `Mcp-Name` values.
+    pub names: &'a [&'a str],
+}
+
+impl Revision {
+    /// The era an HTTP request's `MCP-Protocol-Version` header names: none,
+    /// or a handshake revision, is the handshake era; `None` for a version
+    /// this SDK does not know.
+    pub fn era_of_header(version: Option<&str>) -> Option<Era> {
+        match version {
+            None => Some(Era::Handshake),
+            Some(version) => Revision::from_version(version).map(Revision::era),
+        }
+    }
+}
+
+/// Reads `request`'s envelope: with `headers` (streamable HTTP), the
+/// `MCP-Protocol-Version` header says the era and a stateless request must
+/// agree with its headers; without (stdio, memory), `_meta` naming a
+/// protocol version makes a request stateless.
+///
+/// A borrowed, shallow scan of the params: the version, the capabilities'
+/// shape and the routed name are read, nothing is built into a tree.
+///
+/// # Errors
+/// The refusal to answer a stateless request with (see the [module
+/// docs](self) for the ladder).
+///
+/// ```
+/// use mcp_types::envelope::{Envelope, read};
+/// use mcp_types::{RawJson, Revision};
+///
+/// let params = r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",
+///     "io.modelcontextprotocol/clientCapabilities":{}}}"#;
+/// let params = RawJson::from_string(params.into()).unwrap();
+/// assert_eq!(read("tools/list", Some(&params), None), Ok(Envelope::Stateless(Revision::V2026_07_28)));
+/// assert_eq!(read("tools/list", None, None), Ok(Envelope::Handshake));
+/// ```
+pub fn read(
+    method: &str,
+    params: Option<&RawJson>,
+    headers: Option<&RoutingHeaders<'_>>,
+) -> Result<Envelope, ErrorObject> {
+    if let Some(headers) = headers {
+        if Revision::era_of_header(headers.protocol_version) == Some(Era::Handshake) {
+            return Ok(Envelope::Handshake);
+        }
+    }
+    let fields: Fields<'_> = match params {
+        Some(params) if params.get().trim_start().starts_with('{') => {
+            params.parse().unwrap_or_default()
+        }
+        _ => Fields::default(),
+    };
+    let meta = fields.meta.unwrap_or_default();
+    let version = string(meta.version);
+    if headers.is_none() && meta.version.is_none() {
+        // Over stdio or memory, a request naming no version follows its
+        // session.
+        return Ok(Envelope::Handshake);
+    }
+    // A core method this era does not have (`initialize`, `ping`, …) is
+    // -32601 whatever else is wrong with the request. A method the core
+    // protocol does not define may be an extension's (SEP-2133): the
+    // server that serves the request decides.
+    let exists = MethodInfo::lookup(method, Revision::LATEST_STATELESS, Side::Client)
+        .is_some_and(|m| m.kind == MessageKind::Request);
+    // The tasks extension redefines three 2025-11-25 core methods (SEP-2663).
+    let redefined = tasks_ext::METHODS.contains(&method);
+    if !exists && !redefined && MethodInfo::find(method).is_some() {
+        return Err(ErrorObject::method_not_found(method));
+    }
+    let capabilities_ok = meta.capabilities.is_some_and(is_object);
+    let Some(version) = version.filter(|_| capabilities_ok) else {
+        return Err(ErrorObject::invalid_params(format!(
+            "`params._meta` must carry `{}` and `{}` (an object) at this protocol version",
+            meta::PROTOCOL_VERSION,
+            meta::CLIENT_CAPABILITIES
+        )));
+    };
+    if let Some(headers) = headers {
+        let mismatch = |what: String| Err(ErrorObject::new(ErrorCode::HEADER_MISMATCH, what));
+        let header_version = headers.protocol_version.unwrap_or("");
+        if header_version != version {
+            return mismatch(format!(
+                "the MCP-Protocol-Version header `{header_version}` differs from the body's \
+                 `{version}`"
+            ));
+        }
+        let body_name = match routing::name_field(method) {
+            Some("uri") => string(fields.uri),
+            Some("taskId") => string(fields.task_id),
+            Some(_) => string(fields.name),
+            None => None,
+        };
+        if let Err(what) = routing::check_method_and_name(
+            method,
+            body_name.as_deref(),
+            headers.methods,
+            headers.names,
+        ) {
+            return mismatch(what);
+        }
+    }
+    match Revision::from_version(&version).filter(|r| r.is_stateless()) {
+        Some(revision) => Ok(Envelope::Stateless(revision)),
+        None => Err(UnsupportedProtocolVersionData::stateless(&version)),
+    }
+}
+
+/// The members of the params the envelope reads, borrowed.
+#[derive(Deserialize, Default)]
+struct Fields<'a> {
+    #[serde(rename = "_meta", default, borrow)]
+    meta: Option<Meta<'a>>,
+    #[serde(default, borrow)]
+    name: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    uri: Option<&'a RawValue>,
+    #[serde(default, rename = "taskId", borrow)]
+    task_id: Option<&'a RawValue>,
+}
+
+/// `_meta`'s two keys of the envelope ([`meta::PROTOCOL_VERSION`] and
+/// [`meta::CLIENT_CAPABILITIES`]), read from an object only (a derived
+/// struct would take an array too).
+#[derive(Default)]
+struct Meta<'a> {
+    version: Option<&'a RawValue>,
+    capabilities: Option<&'a RawValue>,
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Meta<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visit<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> serde::de::Visitor<'de> for Visit<'a> {
+            type Value = Meta<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a `_meta` object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Self::Value, A::Error> {
+                let mut meta = Meta::default();
+                while let Some(JsonStr(key)) = map.next_key()? {
+                    let slot = match key.as_ref() {
+                        meta::PROTOCOL_VERSION => &mut meta.version,
+                        meta::CLIENT_CAPABILITIES => &mut meta.capabilities,
+                        _ => {
+                            map.next_value::<serde::de::IgnoredAny>()?;
+                            continue;
+                        }
+                    };
+                    // A repeated key is refused, as a derived struct does.
+                    if slot.replace(map.next_value()?).is_some() {
+                        return Err(serde::de::Error::custom("a repeated `_meta` key"));
+                    }
+                }
+                Ok(meta)
+            }
+        }
+        deserializer.deserialize_map(Visit(std::marker::PhantomData))
+    }
+}
+
+/// A JSON string's value, borrowed unless it holds escapes; `None` for any
+/// other JSON.
+fn string(raw: Option<&RawValue>) -> Option<Cow<'_, str>> {
+    serde_json::from_str::<JsonStr<'_>>(raw?.get())
+        .ok()
+        .map(|s| s.0)
+}
+
+/// Whether a value is a JSON object.
+fn is_object(raw: &RawValue) -> bool {
+    raw.get().starts_with('{')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Envelope, Era, ErrorCode, ErrorObject, Revision, RoutingHeaders};
+    use crate::RawJson;
+
+    /// A request's method and params, as `read` takes them.
+    struct Request(&'static str, RawJson);
+
+    fn request(method: &'static str, params: &str) -> Request {
+        Request(method, RawJson::from_string(params.into()).expect("json"))
+    }
+
+    fn read(
+        request: &Request,
+        headers: Option<&RoutingHeaders<'_>>,
+    ) -> Result<Envelope, ErrorObject> {
+        super::read(request.0, Some(&request.1), headers)
+    }
+
+    const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+
+    fn code(result: Result<Envelope, ErrorObject>) -> ErrorCode {
+        result.expect_err("refused").code
+    }
+
+    #[test]
+    fn without_headers_the_meta_says_the_era() {
+        assert_eq!(
+            read(&request("tools/list", &format!("{{{META}}}")), None),
+            Ok(Envelope::Stateless(Revision::V2026_07_28))
+        );
+        assert_eq!(
+            read(
+                &request("tools/list", r#"{"_meta":{"progressToken":1}}"#),
+                None
+            ),
+            Ok(Envelope::Handshake)
+        );
+        let no_caps = r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}"#;
+        assert_eq!(
+            code(read(&request("tools/list", no_caps), None)),
+            ErrorCode::INVALID_PARAMS
+        );
+        let old = r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25","io.modelcontextprotocol/clientCapabilities":{}}}"#;
+        assert_eq!(
+            code(read(&request("tools/list", old), None)),
+            ErrorCode::UNSUPPORTED_PROTOCOL_VERSION
+        );
+        assert_eq!(
+            code(read(&request("ping", &format!("{{{META}}}")), None)),
+            ErrorCode::METHOD_NOT_FOUND,
+            "ping is not a stateless method"
+        );
+    }
+
+    #[test]
+    fn with_headers_the_header_says_the_era_and_the_body_must_agree() {
+        let session = RoutingHeaders::default();
+        assert_eq!(
+            read(
+                &request("tools/list", &format!("{{{META}}}")),
+                Some(&session)
+            ),
+            Ok(Envelope::Handshake),
+            "no version header: a session's request"
+        );
+        let call = request("tools/call", &format!(r#"{{"name":"echo",{META}}}"#));
+        let agreeing = RoutingHeaders {
+            protocol_version: Some("2026-07-28"),
+            methods: &["tools/call"],
+            names: &["echo"],
+        };
+        assert_eq!(
+            read(&call, Some(&agreeing)),
+            Ok(Envelope::Stateless(Revision::V2026_07_28))
+        );
+        let wrong_name = RoutingHeaders {
+            names: &["other"],
+            ..agreeing
+        };
+        assert_eq!(
+            code(read(&call, Some(&wrong_name))),
+            ErrorCode::HEADER_MISMATCH
+        );
+        let wrong_version = RoutingHeaders {
+            protocol_version: Some("2099-01-01"),
+            ..agreeing
+        };
+        assert_eq!(
+            code(read(&call, Some(&wrong_version))),
+            ErrorCode::HEADER_MISMATCH,
+            "a header naming one version and the body another is a mismatch"
+        );
+        let no_meta = request("tools/call", r#"{"name":"echo"}"#);
+        assert_eq!(
+            code(read(&no_meta, Some(&agreeing))),
+            ErrorCode::INVALID_PARAMS
+        );
+    }
+
+    #[test]
+    fn the_version_header_names_an_era_or_none() {
+        assert_eq!(Revision::era_of_header(None), Some(Era::Handshake));
+        assert_eq!(
+            Revision::era_of_header(Some("2025-06-18")),
+            Some(Era::Handshake)
+        );
+        assert_eq!(
+            Revision::era_of_header(Some("2026-07-28")),
+            Some(Era::Stateless)
+        );
+        assert_eq!(Revision::era_of_header(Some("1999-01-01")), None);
+    }
+}

@@ -1,0 +1,276 @@
+//! Load for the scenarios that take Redis away: clients calling a tool on
+//! sessions they opened before, and one client opening new sessions, each
+//! call classified (served, refused with a clear error, or failed in an
+//! unclear way: a dropped connection, a body that is no error, a hang)
+//! and logged with the phase the scenario was in.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::sync::Mutex;
+
+use super::client::Session;
+
+/// Clients calling on their own session, plus one opening new sessions.
+pub(crate) const CALLERS: usize = 3;
+/// A call slower than this counts as a hang.
+pub(crate) const CALL_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// What happened to one call.
+#[derive(Debug, Clone)]
+pub(crate) enum Outcome {
+    Ok,
+    /// An error the server answered: HTTP status and the JSON-RPC error message.
+    Clear(String),
+    /// Anything else: a dropped connection, a body that is no error, a hang.
+    Unclear(String),
+}
+
+/// The phases of a scenario, as the workers see them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Phase {
+    /// Before the fault: every call must be served.
+    Warm,
+    /// From the fault until the scenario says it is over.
+    Down,
+    /// After it.
+    Back,
+}
+
+type Log = Arc<Mutex<Vec<(Phase, usize, Outcome)>>>;
+
+/// The running load.
+pub(crate) struct Load {
+    phase: Arc<Mutex<Phase>>,
+    stop: Arc<AtomicBool>,
+    log: Log,
+    workers: tokio::task::JoinSet<()>,
+}
+
+impl Load {
+    /// Opens [`CALLERS`] sessions through `address` and starts calling.
+    pub(crate) async fn start(address: SocketAddr, client: &'static str) -> Result<Self, String> {
+        let mut sessions = Vec::new();
+        for _ in 0..CALLERS {
+            sessions.push(Session::open(address, client).await?);
+        }
+        let phase = Arc::new(Mutex::new(Phase::Warm));
+        let stop = Arc::new(AtomicBool::new(false));
+        let log: Log = Arc::default();
+        let mut workers = tokio::task::JoinSet::new();
+        for (worker, session) in sessions.into_iter().enumerate() {
+            let (phase, stop, log) = (phase.clone(), stop.clone(), log.clone());
+            workers.spawn(async move {
+                let mut session = session;
+                while !stop.load(Ordering::Relaxed) {
+                    let outcome = call(&mut session).await;
+                    let now = *phase.lock().await;
+                    log.lock().await.push((now, worker, outcome));
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+            });
+        }
+        let (opener_phase, opener_stop, opener_log) = (phase.clone(), stop.clone(), log.clone());
+        workers.spawn(async move {
+            while !opener_stop.load(Ordering::Relaxed) {
+                let outcome = match tokio::time::timeout(
+                    CALL_TIMEOUT,
+                    Session::open(address, client),
+                )
+                .await
+                {
+                    Ok(Ok(session)) => {
+                        let _ = session.close().await;
+                        Outcome::Ok
+                    }
+                    Ok(Err(e)) => classify(&e),
+                    Err(_) => Outcome::Unclear("initialize hung".into()),
+                };
+                let now = *opener_phase.lock().await;
+                opener_log.lock().await.push((now, CALLERS, outcome));
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        });
+        Ok(Self {
+            phase,
+            stop,
+            log,
+            workers,
+        })
+    }
+
+    /// Moves the load to `phase`.
+    pub(crate) async fn set_phase(&self, phase: Phase) {
+        *self.phase.lock().await = phase;
+    }
+
+    /// Waits until every client's latest call of [`Phase::Back`] was served.
+    pub(crate) async fn recovered(&self, timeout: Duration) -> Result<Duration, String> {
+        let started = tokio::time::Instant::now();
+        loop {
+            let recovered = {
+                let log = self.log.lock().await;
+                (0..=CALLERS).all(|worker| {
+                    log.iter()
+                        .rev()
+                        .find(|(p, w, _)| *p == Phase::Back && *w == worker)
+                        .is_some_and(|(_, _, o)| matches!(o, Outcome::Ok))
+                })
+            };
+            if recovered {
+                return Ok(started.elapsed());
+            }
+            if started.elapsed() > timeout {
+                return Err(format!(
+                    "not every client was served again within {} s",
+                    timeout.as_secs()
+                ));
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Stops the clients and judges what they saw: every call before the
+    /// fault served, every failure after it clear, and (when `must_fail`)
+    /// at least one call refused while it lasted.
+    pub(crate) async fn finish(mut self, must_fail: bool) -> Result<Verdict, String> {
+        self.stop.store(true, Ordering::Relaxed);
+        while self.workers.join_next().await.is_some() {}
+        let log = self.log.lock().await.clone();
+        let count = |phase: Phase, ok: bool| {
+            log.iter()
+                .filter(|(p, _, o)| *p == phase && matches!(o, Outcome::Ok) == ok)
+                .count()
+        };
+        let mut problems = Vec::new();
+        if let Some((_, _, o)) = log
+            .iter()
+            .find(|(p, _, o)| *p == Phase::Warm && !matches!(o, Outcome::Ok))
+        {
+            problems.push(format!("a call failed before the fault: {o:?}"));
+        }
+        let mut errors: BTreeMap<String, usize> = BTreeMap::new();
+        for (_, _, outcome) in log.iter().filter(|(p, _, _)| *p >= Phase::Down) {
+            match outcome {
+                Outcome::Clear(message) => *errors.entry(message.clone()).or_default() += 1,
+                Outcome::Unclear(message) => {
+                    problems.push(format!("an unclear failure: {message}"));
+                }
+                Outcome::Ok => {}
+            }
+        }
+        if errors.keys().any(|m| m.starts_with("404")) {
+            problems.push(format!("a session was lost (404): {errors:?}"));
+        }
+        let verdict = Verdict {
+            before: count(Phase::Warm, true),
+            refused: count(Phase::Down, false) + count(Phase::Back, false),
+            served_during: count(Phase::Down, true),
+            errors,
+        };
+        if must_fail && count(Phase::Down, false) == 0 {
+            problems.push(format!(
+                "no call failed during the fault ({} succeeded): the replicas do not keep \
+                 their sessions in redis",
+                verdict.served_during
+            ));
+        }
+        problems.dedup();
+        if problems.is_empty() {
+            Ok(verdict)
+        } else {
+            Err(problems.join("\n  "))
+        }
+    }
+}
+
+/// What the clients saw.
+pub(crate) struct Verdict {
+    /// Calls served before the fault.
+    pub(crate) before: usize,
+    /// Calls refused (clearly) from the fault on.
+    pub(crate) refused: usize,
+    /// Calls served while the fault lasted.
+    pub(crate) served_during: usize,
+    /// The refusals, by message.
+    pub(crate) errors: BTreeMap<String, usize>,
+}
+
+impl Verdict {
+    /// `3x 503 message; ...`.
+    pub(crate) fn errors(&self) -> String {
+        let errors: Vec<String> = self
+            .errors
+            .iter()
+            .map(|(m, n)| format!("{n}x {m}"))
+            .collect();
+        errors.join("; ")
+    }
+}
+
+/// One `tools/call` on the session, classified.
+pub(crate) async fn call(session: &mut Session) -> Outcome {
+    let call = session.call(
+        "tools/call",
+        json!({"name": "test_simple_text", "arguments": {}}),
+    );
+    match tokio::time::timeout(CALL_TIMEOUT, call).await {
+        Ok(Ok(result)) if result.get("isError") != Some(&Value::Bool(true)) => Outcome::Ok,
+        Ok(Ok(result)) => Outcome::Clear(format!("tool error {result}")),
+        Ok(Err(e)) => classify(&e),
+        Err(_) => Outcome::Unclear(format!("a call hung for {} s", CALL_TIMEOUT.as_secs())),
+    }
+}
+
+/// A failed exchange is clear when the server answered with a JSON-RPC
+/// error that has a message; the message is kept, the request ids and
+/// replica names are not, so equal errors count together.
+pub(crate) fn classify(error: &str) -> Outcome {
+    let json_start = error.find('{');
+    let message = json_start
+        .and_then(|at| serde_json::from_str::<Value>(&error[at..]).ok())
+        .and_then(|v| {
+            v.pointer("/error/message")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        })
+        .filter(|m| !m.is_empty());
+    match message {
+        Some(message) => {
+            let status = error
+                .split_whitespace()
+                .find(|w| w.len() == 3 && w.chars().all(|c| c.is_ascii_digit()))
+                .unwrap_or("?");
+            Outcome::Clear(format!("{status} {message}"))
+        }
+        None => Outcome::Unclear(error.to_owned()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_json_rpc_error_is_clear_and_anything_else_is_not() {
+        let clear = classify(
+            r#"tools/call answered 503 Service Unavailable from r2: {"jsonrpc":"2.0","id":4,"error":{"code":-32603,"message":"session store unavailable"}}"#,
+        );
+        assert!(
+            matches!(&clear, Outcome::Clear(m) if m == "503 session store unavailable"),
+            "{clear:?}"
+        );
+        assert!(matches!(
+            classify("sending a request: connection reset"),
+            Outcome::Unclear(_)
+        ));
+        assert!(matches!(
+            classify(r#"answered 500: {"result":{}}"#),
+            Outcome::Unclear(_)
+        ));
+    }
+}
