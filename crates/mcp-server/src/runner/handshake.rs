@@ -4,8 +4,8 @@
 
 use mcp_core::{IncomingRequest, RequestContext};
 use mcp_types::{
-    ClientRequest, EmptyResult, ErrorCode, ErrorObject, InitializeRequestParams, InitializeResult,
-    RawJson, Revision,
+    ClientRequest, EmptyResult, ErrorObject, InitializeRequestParams, InitializeResult, RawJson,
+    Revision,
 };
 
 use super::{Requester, Runner, record_span, to_raw};
@@ -125,9 +125,10 @@ impl Runner {
             ))),
             ClientRequest::Subscribe(params) => {
                 if !self.subscribe_target_exists(&params.uri) {
-                    return Err(ErrorObject::new(
-                        ErrorCode::RESOURCE_NOT_FOUND,
-                        format!("resource `{}` not found", params.uri),
+                    // `resources/subscribe` exists in the handshake era only.
+                    return Err(ErrorObject::resource_not_found(
+                        &params.uri,
+                        mcp_types::Era::Handshake,
                     ));
                 }
                 self.state.subscribe(params.uri);
