@@ -3,6 +3,7 @@
 mod bench;
 mod cluster;
 mod conformance;
+mod guide;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -24,6 +25,7 @@ fn main() -> ExitCode {
         Some("bench-run") => bench::run(&workspace_root(), &args[1..]),
         Some("cluster") => cluster::run(&workspace_root(), &args[1..]),
         Some("conformance-judge") => conformance::run_cli(&args[1..]),
+        Some("guide") => guide::run(&workspace_root(), &args[1..]),
         Some("help") | None => {
             eprintln!(
                 "cargo xtask <task>\n\n\
@@ -52,7 +54,12 @@ fn main() -> ExitCode {
                  check, a scenario without a real check, a check skipped as\n                   \
                  not declared, a scenario of LIST (`conformance list --LEG`\n                   \
                  output) without results, or one tagged REVISION missing\n                   \
-                 from a REVISION=DIR run"
+                 from a REVISION=DIR run\n  \
+                 guide [--only TEXT]\n                   \
+                 build and run each guide chapter's Rust blocks with exactly\n                   \
+                 the dependency list the chapter shows (a scratch crate per\n                   \
+                 chapter under target/guide-check); --only TEXT checks the\n                   \
+                 chapters whose file name holds TEXT"
             );
             Ok(())
         }
