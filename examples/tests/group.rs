@@ -32,11 +32,7 @@ async fn notes_over_http() -> (String, tokio::sync::oneshot::Sender<()>) {
             "Echoes, the notes way",
             |Args(args): Args<Text>| async move { format!("notes: {}", args.text) },
         )
-        .tool(
-            "count",
-            "Counts the notes",
-            || async { "3 notes" },
-        )
+        .tool("count", "Counts the notes", || async { "3 notes" })
         .build()
         .expect("server");
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bound");

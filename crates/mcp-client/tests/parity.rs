@@ -93,29 +93,21 @@ fn server() -> Server {
             "Says which tenant the call's _meta names",
             |Meta(meta): Meta| async move { tenant(Some(&meta)) },
         )
-        .tool(
-            "weather",
-            "The weather, structured",
-            || async {
-                Json(Weather {
-                    city: "Paris".into(),
-                    celsius: 21.5,
-                })
-            },
-        )
-        .tool(
-            "sign_in",
-            "Needs a sign-in first",
-            || async {
-                Err::<String, _>(ToolError::url_elicitation_required(
-                    "sign in first",
-                    vec![ElicitRequestUrlParams::new(
-                        "Sign in to the notes service",
-                        "https://example.invalid/sign-in",
-                    )],
-                ))
-            },
-        )
+        .tool("weather", "The weather, structured", || async {
+            Json(Weather {
+                city: "Paris".into(),
+                celsius: 21.5,
+            })
+        })
+        .tool("sign_in", "Needs a sign-in first", || async {
+            Err::<String, _>(ToolError::url_elicitation_required(
+                "sign in first",
+                vec![ElicitRequestUrlParams::new(
+                    "Sign in to the notes service",
+                    "https://example.invalid/sign-in",
+                )],
+            ))
+        })
         .tool(
             "unpaired",
             "Asks the model with a conversation whose tool use goes unanswered",
