@@ -60,6 +60,17 @@ fn unpaired_conversation() -> CreateMessageRequestParams {
     )
 }
 
+/// A tool that cannot run before the user signs in (-32042).
+async fn sign_in() -> Result<String, ToolError> {
+    Err(ToolError::url_elicitation_required(
+        "sign in first",
+        vec![ElicitRequestUrlParams::new(
+            "Sign in to the notes service",
+            "https://example.invalid/sign-in",
+        )],
+    ))
+}
+
 fn server() -> Server {
     Server::builder("parity", "1.0.0")
         .request_state_key(b"the parity tests' request state key".to_vec())
@@ -99,15 +110,7 @@ fn server() -> Server {
                 celsius: 21.5,
             })
         })
-        .tool("sign_in", "Needs a sign-in first", || async {
-            Err::<String, _>(ToolError::url_elicitation_required(
-                "sign in first",
-                vec![ElicitRequestUrlParams::new(
-                    "Sign in to the notes service",
-                    "https://example.invalid/sign-in",
-                )],
-            ))
-        })
+        .tool("sign_in", "Needs a sign-in first", sign_in)
         .tool(
             "unpaired",
             "Asks the model with a conversation whose tool use goes unanswered",
