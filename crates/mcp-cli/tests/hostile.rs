@@ -111,7 +111,7 @@ async fn misbehaving(way: &str, heard: &Heard) -> Client {
 async fn answered_back(client: &Client) -> u64 {
     let answer = client
         .peer()
-        .request("ping", None, mcp_core::RequestOptions::new())
+        .request("ping", None, mcp_core::SendOptions::new())
         .await
         .expect("the server still answers");
     let answer: serde_json::Value = answer.parse().expect("JSON");

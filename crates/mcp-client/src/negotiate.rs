@@ -256,7 +256,7 @@ impl ClientSession {
         .map_err(serialize)?;
         let (params, headers) =
             stateless::stamp(method, None, &envelope, None, |_| None).map_err(serialize)?;
-        let mut options = mcp_core::RequestOptions::new();
+        let mut options = mcp_core::SendOptions::new();
         options.timeout = self.config.request_timeout;
         for (name, value) in headers.iter() {
             options.headers.append(name, value);

@@ -27,7 +27,7 @@ use serde_json::Value;
 /// ```
 #[derive(Clone, Default, Debug)]
 pub struct RequestOptions {
-    pub(crate) dispatch: mcp_core::RequestOptions,
+    pub(crate) dispatch: mcp_core::SendOptions,
     pub(crate) log_level: Option<LoggingLevel>,
     pub(crate) meta: Option<RequestMeta>,
 }

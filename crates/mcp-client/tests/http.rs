@@ -581,7 +581,7 @@ async fn closing_the_client_aborts_the_posts_still_in_flight() {
     let params = mcp_types::RawJson::from_serialize(&json!({"name": "any", "arguments": {}}))
         .expect("params");
     let call = tokio::spawn(async move {
-        peer.request("tools/call", Some(params), mcp_core::RequestOptions::new())
+        peer.request("tools/call", Some(params), mcp_core::SendOptions::new())
             .await
     });
     // Only once the POST is out does closing have something to abort.

@@ -298,7 +298,7 @@ async fn a_client_asking_for_an_unknown_revision_gets_the_latest_handshake_one()
         .request(
             "initialize",
             Some(mcp_types::RawJson::from_serialize(&params).unwrap()),
-            mcp_core::RequestOptions::new(),
+            mcp_core::SendOptions::new(),
         )
         .await
         .expect("initialized");

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use mcp_core::{
     Connection, DispatcherConfig, Handler, Headers, IncomingNotification, IncomingRequest,
-    MemoryTransport, NotificationContext, RequestContext, RequestOptions, TransportContext,
+    MemoryTransport, NotificationContext, RequestContext, SendOptions, TransportContext,
     outbound_span, request_span,
 };
 use mcp_types::{ErrorObject, RawJson, RequestId};
@@ -83,7 +83,7 @@ fn main() {
         while start.elapsed() < TIME {
             for _ in 0..1000 {
                 let answer = peer
-                    .request("tools/call", Some(params.clone()), RequestOptions::new())
+                    .request("tools/call", Some(params.clone()), SendOptions::new())
                     .await
                     .expect("answered");
                 black_box(answer);

@@ -38,7 +38,7 @@ pub use handler::{
     internal_error,
 };
 pub use memory::{MemoryReceiver, MemorySender, MemoryTransport};
-pub use options::{Progress, ProgressCallback, RequestOptions};
+pub use options::{Progress, ProgressCallback, SendOptions};
 pub use peer::{Outlet, Peer};
 pub use span::{
     SESSION_EVENT_TARGET, SPAN_TARGET, TOOL_ERROR, outbound_span, record_error, record_failure,

@@ -24,10 +24,13 @@ pub struct Progress {
 /// keep it short (hand the value to a channel for anything slow).
 pub type ProgressCallback = Arc<dyn Fn(Progress) + Send + Sync>;
 
-/// How one outbound request is sent.
+/// How one outbound request is sent, by the JSON-RPC engine. (A host's
+/// per-call options, with MCP's own `_meta` and log level, are
+/// `mcp_client::RequestOptions`, which holds one of these: one name for
+/// each job.)
 #[derive(Clone, Default)]
 #[non_exhaustive]
-pub struct RequestOptions {
+pub struct SendOptions {
     /// Give up (and cancel the request) after this long; `None` waits forever.
     pub timeout: Option<Duration>,
     /// Ask for progress and deliver it here; the dispatcher puts a fresh
@@ -39,7 +42,7 @@ pub struct RequestOptions {
     pub id: Option<RequestId>,
 }
 
-impl RequestOptions {
+impl SendOptions {
     /// Options with no timeout, no progress, no headers.
     pub fn new() -> Self {
         Self::default()
@@ -80,9 +83,9 @@ impl RequestOptions {
     }
 }
 
-impl std::fmt::Debug for RequestOptions {
+impl std::fmt::Debug for SendOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RequestOptions")
+        f.debug_struct("SendOptions")
             .field("timeout", &self.timeout)
             .field("on_progress", &self.on_progress.is_some())
             .field("headers", &self.headers)

@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use crate::error::{Error, TransportError};
-use crate::options::{Progress, ProgressCallback, RequestOptions};
+use crate::options::{Progress, ProgressCallback, SendOptions};
 use crate::pending::PendingRequests;
 use crate::span::{SessionClock, outbound_span_at, record_failure, record_outcome};
 use crate::trace_context;
@@ -382,7 +382,7 @@ impl Peer {
         &self,
         method: &str,
         params: Option<RawJson>,
-        options: RequestOptions,
+        options: SendOptions,
     ) -> Result<RawJson, Error> {
         // The id is recorded once it is chosen; arguments never are.
         let span = outbound_span_at(
@@ -401,7 +401,7 @@ impl Peer {
         &self,
         method: &str,
         params: Option<RawJson>,
-        options: RequestOptions,
+        options: SendOptions,
         span: &tracing::Span,
     ) -> Result<RawJson, Error> {
         if method == "initialize" {

@@ -6,7 +6,7 @@ use std::time::Duration;
 use mcp_core::{
     CancellationToken, Connection, DispatcherConfig, Error, Handler, Inbound, IncomingNotification,
     IncomingRequest, MemoryTransport, NotificationContext, Outbound, Progress, RequestContext,
-    RequestOptions, Transport, TransportReceiver, TransportSender,
+    SendOptions, Transport, TransportReceiver, TransportSender,
 };
 use mcp_types::{
     ErrorCode, ErrorObject, JsonRpcMessage, JsonRpcResultResponse, RawJson, RequestId,
@@ -139,7 +139,7 @@ async fn a_thousand_concurrent_requests_are_answered_out_of_order() {
             // Later requests finish first.
             let params = raw(json!({"n": n, "delay_ms": 1000 - n}));
             let answer = peer
-                .request("echo", params, RequestOptions::new())
+                .request("echo", params, SendOptions::new())
                 .await
                 .expect("answered");
             let value: Value = answer.parse().expect("JSON");
@@ -162,7 +162,7 @@ async fn a_thousand_concurrent_requests_are_answered_out_of_order() {
 async fn dropping_a_request_cancels_the_handler_on_the_other_side() {
     let (client, _server, _, mut tokens, _) = connect();
     let peer = client.peer().clone();
-    let call = tokio::spawn(async move { peer.request("hang", None, RequestOptions::new()).await });
+    let call = tokio::spawn(async move { peer.request("hang", None, SendOptions::new()).await });
     let token = timeout(LIMIT, tokens.recv())
         .await
         .expect("handler started")
@@ -225,7 +225,7 @@ async fn a_timeout_fails_the_call_and_cancels_it_on_the_wire() {
         .request(
             "hang",
             None,
-            RequestOptions::new().with_timeout(Duration::from_millis(50)),
+            SendOptions::new().with_timeout(Duration::from_millis(50)),
         )
         .await
         .expect_err("no answer");
@@ -248,7 +248,7 @@ async fn initialize_is_never_cancelled() {
         .request(
             "initialize",
             None,
-            RequestOptions::new().with_timeout(Duration::from_millis(50)),
+            SendOptions::new().with_timeout(Duration::from_millis(50)),
         )
         .await
         .expect_err("no answer");
@@ -260,7 +260,7 @@ async fn initialize_is_never_cancelled() {
     // A later round trip proves any cancel notice would have been read by now.
     client
         .peer()
-        .request("echo", raw(json!({"n": 1})), RequestOptions::new())
+        .request("echo", raw(json!({"n": 1})), SendOptions::new())
         .await
         .expect("echo");
     assert!(!token.is_cancelled());
@@ -276,7 +276,7 @@ async fn progress_reaches_the_callback_of_its_request() {
         .request(
             "progress",
             raw(json!({"other": true})),
-            RequestOptions::new().with_progress(move |p| sink.lock().expect("lock").push(p)),
+            SendOptions::new().with_progress(move |p| sink.lock().expect("lock").push(p)),
         )
         .await
         .expect("answered");
@@ -291,7 +291,7 @@ async fn progress_reaches_the_callback_of_its_request() {
 async fn closing_the_connection_fails_pending_requests_promptly() {
     let (client, server, _, mut tokens, _) = connect();
     let peer = client.peer().clone();
-    let call = tokio::spawn(async move { peer.request("hang", None, RequestOptions::new()).await });
+    let call = tokio::spawn(async move { peer.request("hang", None, SendOptions::new()).await });
     timeout(LIMIT, tokens.recv()).await.expect("started");
     server.shutdown().await;
     let err = timeout(LIMIT, call)
@@ -305,7 +305,7 @@ async fn closing_the_connection_fails_pending_requests_promptly() {
         .expect("the client side ends too");
     let err = client
         .peer()
-        .request("echo", None, RequestOptions::new())
+        .request("echo", None, SendOptions::new())
         .await
         .expect_err("closed");
     assert!(matches!(err, Error::Closed));
@@ -316,7 +316,7 @@ async fn errors_and_notifications_reach_their_targets() {
     let (client, _server, _, _, mut notes) = connect();
     let err = client
         .peer()
-        .request("fail", None, RequestOptions::new())
+        .request("fail", None, SendOptions::new())
         .await
         .expect_err("fails");
     let Error::Remote(error) = err else {
@@ -350,7 +350,7 @@ async fn a_stringified_id_matches_and_unknown_ids_are_dropped_without_harm() {
     let (mut raw_sender, mut raw_receiver) = b.split();
     let peer = client.peer().clone();
     let call =
-        tokio::spawn(async move { peer.request("anything", None, RequestOptions::new()).await });
+        tokio::spawn(async move { peer.request("anything", None, SendOptions::new()).await });
     let Some(Inbound::Message(JsonRpcMessage::Request(request), _)) =
         timeout(LIMIT, raw_receiver.recv()).await.expect("in time")
     else {
@@ -384,13 +384,13 @@ async fn a_chosen_id_that_is_pending_is_refused() {
     let (client, _server, _, mut tokens, _) = connect();
     let peer = client.peer().clone();
     let _hanging = tokio::spawn(async move {
-        peer.request("hang", None, RequestOptions::new().with_id("fixed"))
+        peer.request("hang", None, SendOptions::new().with_id("fixed"))
             .await
     });
     timeout(LIMIT, tokens.recv()).await.expect("started");
     let err = client
         .peer()
-        .request("echo", None, RequestOptions::new().with_id("fixed"))
+        .request("echo", None, SendOptions::new().with_id("fixed"))
         .await
         .expect_err("duplicate");
     assert!(matches!(err, Error::DuplicateId(_)), "{err}");
@@ -450,7 +450,7 @@ impl Handler for Controlled {
             }
             "ask" => ctx
                 .peer
-                .request("echo", raw(json!({"n": n})), RequestOptions::new())
+                .request("echo", raw(json!({"n": n})), SendOptions::new())
                 .await
                 .map_err(|e| e.to_error_object()),
             other => Err(ErrorObject::method_not_found(other)),
@@ -574,14 +574,14 @@ async fn a_handler_waiting_on_the_peer_gets_its_answer_while_requests_queue() {
     // `ask` holds the only slot and waits for the client's answer, while
     // three more requests queue behind it.
     let ask = tokio::spawn(async move {
-        peer.request("ask", raw(json!({"n": 7})), RequestOptions::new())
+        peer.request("ask", raw(json!({"n": 7})), SendOptions::new())
             .await
     });
     let mut blocked = Vec::new();
     for n in 0..3 {
         let peer = client.peer().clone();
         blocked.push(tokio::spawn(async move {
-            peer.request("block", raw(json!({"n": n})), RequestOptions::new())
+            peer.request("block", raw(json!({"n": n})), SendOptions::new())
                 .await
         }));
     }
@@ -759,7 +759,7 @@ async fn what_follows_a_barrier_waits_for_its_answer_while_answers_still_flow() 
     // read after request 2 and the notification, and goes through.
     let peer = server.peer().clone();
     let asking = tokio::spawn(async move {
-        peer.request("ping", None, RequestOptions::new().with_timeout(LIMIT))
+        peer.request("ping", None, SendOptions::new().with_timeout(LIMIT))
             .await
     });
     let JsonRpcMessage::Request(ping) = next_message(&mut receiver).await else {

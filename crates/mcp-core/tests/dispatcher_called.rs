@@ -266,7 +266,7 @@ async fn received_messages_are_served_and_answered_through_the_outlet() {
         peer.request(
             "ping",
             None,
-            mcp_core::RequestOptions::new().with_timeout(LIMIT),
+            mcp_core::SendOptions::new().with_timeout(LIMIT),
         )
         .await
     });

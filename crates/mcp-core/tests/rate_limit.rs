@@ -6,7 +6,7 @@ use std::sync::Arc;
 use mcp_core::limit::{Limiter, RateLimit};
 use mcp_core::{
     Connection, DispatcherConfig, Error, Handler, IncomingNotification, IncomingRequest,
-    MemoryTransport, NotificationContext, RequestContext, RequestOptions,
+    MemoryTransport, NotificationContext, RequestContext, SendOptions,
 };
 use mcp_types::{ErrorCode, ErrorObject, RawJson};
 
@@ -38,13 +38,13 @@ async fn a_connection_over_its_rate_is_refused_and_another_is_not() {
     let b = Connection::start(b_client, Echo, DispatcherConfig::default());
     for _ in 0..2 {
         a.peer()
-            .request("ping", None, RequestOptions::new())
+            .request("ping", None, SendOptions::new())
             .await
             .expect("within the limit");
     }
     let refused = a
         .peer()
-        .request("ping", None, RequestOptions::new())
+        .request("ping", None, SendOptions::new())
         .await
         .expect_err("over the limit");
     let Error::Remote(error) = refused else {
@@ -55,7 +55,7 @@ async fn a_connection_over_its_rate_is_refused_and_another_is_not() {
     assert!(data["retryAfterSeconds"].as_u64().is_some_and(|s| s >= 1));
     assert_eq!(data["limit"], "rate");
     b.peer()
-        .request("ping", None, RequestOptions::new())
+        .request("ping", None, SendOptions::new())
         .await
         .expect("another connection has its own allowance");
     a.shutdown().await;

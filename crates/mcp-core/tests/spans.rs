@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use mcp_core::{
     Connection, DispatcherConfig, Handler, IncomingNotification, IncomingRequest, MemoryTransport,
-    NotificationContext, RequestContext, RequestOptions,
+    NotificationContext, RequestContext, SendOptions,
 };
 use mcp_types::{ErrorObject, RawJson};
 use serde_json::{Value, json};
@@ -129,7 +129,7 @@ fn each_request_runs_in_its_span_and_each_outbound_request_has_one() {
                 client.peer().request(
                     "spanned",
                     raw(json!({"token": secret})),
-                    RequestOptions::new().with_id(41),
+                    SendOptions::new().with_id(41),
                 ),
             )
             .await

@@ -20,7 +20,7 @@
 
 use std::time::Duration;
 
-use mcp_core::RequestOptions;
+use mcp_core::SendOptions;
 use mcp_types::method::Method;
 use mcp_types::{
     CreateMessageRequestParams, CreateTaskResult, ElicitRequestParams, ListTasksResult, Task,
@@ -108,7 +108,7 @@ impl ServerSession {
     /// [`Error::Request`]: an unknown task is a remote `-32602`.
     pub async fn get_client_task(&self, task_id: &str) -> Result<Task, Error> {
         let result = self
-            .send_request::<methods::GetTask>(&TaskIdParams::new(task_id), RequestOptions::new())
+            .send_request::<methods::GetTask>(&TaskIdParams::new(task_id), SendOptions::new())
             .await?;
         Ok(result.task())
     }
@@ -126,7 +126,7 @@ impl ServerSession {
             .map_err(|source| Error::Serialize { method, source })?;
         let raw = self
             .peer()
-            .request(method, Some(params), RequestOptions::new())
+            .request(method, Some(params), SendOptions::new())
             .await?;
         raw.parse()
             .map_err(|source| Error::InvalidResult { method, source })
@@ -142,7 +142,7 @@ impl ServerSession {
     ) -> Result<ListTasksResult, Error> {
         let mut params = mcp_types::PaginatedRequestParams::default();
         params.cursor = cursor;
-        self.send_request::<methods::ListTasks>(&Some(params), RequestOptions::new())
+        self.send_request::<methods::ListTasks>(&Some(params), SendOptions::new())
             .await
     }
 
@@ -153,7 +153,7 @@ impl ServerSession {
     /// [`Error::Request`]: a task already ended is a remote `-32602`.
     pub async fn cancel_client_task(&self, task_id: &str) -> Result<Task, Error> {
         let result = self
-            .send_request::<methods::CancelTask>(&TaskIdParams::new(task_id), RequestOptions::new())
+            .send_request::<methods::CancelTask>(&TaskIdParams::new(task_id), SendOptions::new())
             .await?;
         Ok(result.task())
     }
@@ -216,7 +216,7 @@ impl ServerSession {
             })?;
         let answer = self
             .peer()
-            .request(M::NAME, Some(raw), RequestOptions::new())
+            .request(M::NAME, Some(raw), SendOptions::new())
             .await?;
         let created: CreateTaskResult = answer.parse().map_err(|source| Error::InvalidResult {
             method: M::NAME,

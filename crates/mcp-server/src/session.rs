@@ -6,7 +6,7 @@ use std::future::Future;
 use std::ops::Deref;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use mcp_core::{CancellationToken, Peer, RequestOptions, TransportContext};
+use mcp_core::{CancellationToken, Peer, SendOptions, TransportContext};
 use mcp_types::method::{Method, NotificationMethod, RequestMethod};
 use mcp_types::{
     ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
@@ -415,7 +415,7 @@ impl ServerSession {
     pub async fn send_request<M: RequestMethod>(
         &self,
         params: &M::Params,
-        options: RequestOptions,
+        options: SendOptions,
     ) -> Result<M::Result, Error> {
         let params = raw_params::<M>(params)?;
         let result = self.peer.request(M::NAME, params, options).await?;
@@ -543,7 +543,7 @@ impl ServerSession {
     /// # Errors
     /// [`Error::Request`] when the client does not answer.
     pub async fn send_ping(&self) -> Result<(), Error> {
-        self.send_request::<methods::Ping>(&None, RequestOptions::new())
+        self.send_request::<methods::Ping>(&None, SendOptions::new())
             .await
             .map(|_: EmptyResult| ())
     }
@@ -712,7 +712,7 @@ impl ServerSession {
     }
 
     async fn send_ask_now(&self, request: InputRequest) -> Result<InputResponse, Error> {
-        let options = RequestOptions::new;
+        let options = SendOptions::new;
         Ok(match request {
             InputRequest::CreateMessage(params) => InputResponse::CreateMessage(
                 self.send_request::<methods::CreateMessage>(&params, options())

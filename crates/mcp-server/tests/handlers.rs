@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use mcp_core::{
     CancellationToken, Connection, Handler, IncomingNotification, IncomingRequest, MemoryTransport,
-    NotificationContext, Peer, RequestContext, RequestOptions,
+    NotificationContext, Peer, RequestContext, SendOptions,
 };
 use mcp_server::types::{
     CompleteReference, CompleteRequestParams, ErrorCode, ErrorObject, RawJson, Resource,
@@ -61,7 +61,7 @@ impl Client {
         let params = RawJson::from_serialize(&params).expect("params serialize");
         let answer = self
             .peer()
-            .request(method, Some(params), RequestOptions::new());
+            .request(method, Some(params), SendOptions::new());
         match tokio::time::timeout(Duration::from_secs(10), answer)
             .await
             .expect("answered in time")

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use mcp_core::{
     Connection, Handler, IncomingNotification, IncomingRequest, MemoryTransport,
-    NotificationContext, RequestContext, RequestOptions,
+    NotificationContext, RequestContext, SendOptions,
 };
 use mcp_server::{Server, TasksConfig};
 use mcp_types::{ErrorObject, RawJson, TaskStatus, TaskSupport, Tool, ToolExecution};
@@ -65,7 +65,7 @@ async fn a_lagging_session_is_still_told_that_its_task_ended() {
     let peer = client.peer();
     let request = |method: &'static str, params: Value| async move {
         let answer = peer
-            .request(method, raw(params), RequestOptions::new())
+            .request(method, raw(params), SendOptions::new())
             .await
             .unwrap_or_else(|e| panic!("{method}: {e}"));
         answer.parse::<Value>().expect("json")

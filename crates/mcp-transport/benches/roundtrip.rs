@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use mcp_core::{
     Connection, DispatcherConfig, Handler, IncomingNotification, IncomingRequest, MemoryTransport,
-    NotificationContext, Peer, RequestContext, RequestOptions,
+    NotificationContext, Peer, RequestContext, SendOptions,
 };
 use mcp_transport::stdio::ServerCommand;
 use mcp_types::{ErrorObject, RawJson};
@@ -50,7 +50,7 @@ async fn drive(peer: &Peer, params: &RawJson, in_flight: usize) -> (u64, Duratio
         workers.spawn(async move {
             let mut calls = 0u64;
             while Instant::now() < deadline && calls < MAX_CALLS {
-                peer.request("echo", Some(params.clone()), RequestOptions::new())
+                peer.request("echo", Some(params.clone()), SendOptions::new())
                     .await
                     .expect("echo answered");
                 calls += 1;
@@ -111,7 +111,7 @@ async fn stdio_case(raw: bool, payload_bytes: usize, in_flight: usize) -> Row {
     for _ in 0..100 {
         connection
             .peer()
-            .request("echo", Some(params.clone()), RequestOptions::new())
+            .request("echo", Some(params.clone()), SendOptions::new())
             .await
             .expect("warm-up");
     }

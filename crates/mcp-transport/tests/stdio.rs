@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use mcp_core::{
     Connection, DispatcherConfig, Error, Handler, IncomingNotification, IncomingRequest,
-    NotificationContext, RequestContext, RequestOptions,
+    NotificationContext, RequestContext, SendOptions,
 };
 use mcp_transport::LineTransport;
 use mcp_transport::stdio::{ServerCommand, StderrSink};
@@ -56,7 +56,7 @@ async fn a_thousand_concurrent_requests_over_a_child_process() {
         calls.spawn(async move {
             let params = raw(json!({"n": n, "delay_ms": (1000 - n) % 50}));
             let answer = peer
-                .request("echo", params, RequestOptions::new())
+                .request("echo", params, SendOptions::new())
                 .await
                 .expect("answered");
             let value: Value = answer.parse().expect("JSON");
@@ -85,12 +85,9 @@ async fn a_crash_mid_request_fails_the_caller_within_a_second() {
         .expect("spawned");
     let connection = Connection::start(transport, NoHandler, DispatcherConfig::default());
     let peer = connection.peer().clone();
-    let hanging =
-        tokio::spawn(async move { peer.request("hang", None, RequestOptions::new()).await });
+    let hanging = tokio::spawn(async move { peer.request("hang", None, SendOptions::new()).await });
     let started = Instant::now();
-    let crash = connection
-        .peer()
-        .request("crash", None, RequestOptions::new());
+    let crash = connection.peer().request("crash", None, SendOptions::new());
     let err = timeout(Duration::from_secs(1), crash)
         .await
         .expect("within a second")
@@ -189,7 +186,7 @@ async fn a_16_mib_message_passes_and_an_oversized_one_is_refused_cleanly() {
         LIMIT,
         connection
             .peer()
-            .request("echo", raw(json!({"blob": big})), RequestOptions::new()),
+            .request("echo", raw(json!({"blob": big})), SendOptions::new()),
     )
     .await
     .expect("in time")
@@ -202,7 +199,7 @@ async fn a_16_mib_message_passes_and_an_oversized_one_is_refused_cleanly() {
         LIMIT,
         connection
             .peer()
-            .request("echo", raw(json!({"blob": too_big})), RequestOptions::new()),
+            .request("echo", raw(json!({"blob": too_big})), SendOptions::new()),
     )
     .await
     .expect("the refusal names the request")
@@ -214,7 +211,7 @@ async fn a_16_mib_message_passes_and_an_oversized_one_is_refused_cleanly() {
     assert!(refusal.message.contains("limit"), "{err}");
     let answer = connection
         .peer()
-        .request("echo", raw(json!({"after": 1})), RequestOptions::new())
+        .request("echo", raw(json!({"after": 1})), SendOptions::new())
         .await
         .expect("still alive");
     assert_eq!(answer.get(), r#"{"after":1}"#);
