@@ -188,11 +188,12 @@ impl Shared {
         }
     }
 
-    /// Sends a message the peer's way; `Err` when the connection is closed.
-    pub(crate) async fn send(&self, out: Outbound) -> Result<(), ()> {
+    /// Sends a message the peer's way; `Err` when it cannot go (the
+    /// connection is closed, or the outlet says why not).
+    pub(crate) async fn send(&self, out: Outbound) -> Result<(), TransportError> {
         match &self.way {
-            Way::Queue(queue) => queue.send(out).await,
-            Way::Outlet(outlet) => outlet.send(out).map_err(drop),
+            Way::Queue(queue) => queue.send(out).await.map_err(|()| TransportError::Closed),
+            Way::Outlet(outlet) => outlet.send(out),
         }
     }
 
@@ -356,15 +357,23 @@ impl Peer {
         out
     }
 
-    /// Sends `out` the peer's way, or the called request's own way.
+    /// Sends `out` the peer's way, or the called request's own way. An
+    /// outlet that cannot carry the message says why (a closed connection
+    /// is [`Error::Closed`]; any other reason is [`Error::Transport`]).
     pub(crate) async fn send_out(&self, out: Outbound) -> Result<(), Error> {
-        if let Some(call) = &self.call {
+        let method = out.message.method().unwrap_or_default().to_owned();
+        let sent = match self.call.as_ref().and_then(|call| {
             call.sent.store(true, Ordering::Release);
-            if let Some(outlet) = &call.outlet {
-                return outlet.send(out).map_err(|_| Error::Closed);
-            }
+            call.outlet.as_ref()
+        }) {
+            Some(outlet) => outlet.send(out),
+            None => self.shared.send(out).await,
+        };
+        match sent {
+            Ok(()) => Ok(()),
+            Err(TransportError::Closed) => Err(Error::Closed),
+            Err(source) => Err(Error::Transport { method, source }),
         }
-        self.shared.send(out).await.map_err(|()| Error::Closed)
     }
 
     /// Sends a request and waits for the peer's result.
@@ -463,14 +472,11 @@ impl Peer {
             None => params,
         };
         let message = JsonRpcRequest::new(id, method, params);
-        if self
-            .send_out(self.outbound(message.into(), headers))
-            .await
-            .is_err()
-        {
+        if let Err(error) = self.send_out(self.outbound(message.into(), headers)).await {
             in_flight.done = true;
             self.shared.lock().pending.take(&in_flight.id);
-            return Err(Error::Closed);
+            record_failure(span, "transport");
+            return Err(error);
         }
         let answer = match options.timeout {
             Some(timeout) => match tokio::time::timeout(timeout, rx).await {
@@ -568,6 +574,37 @@ impl Peer {
     /// This peer without the tie to an inbound request.
     pub fn unrelated(&self) -> Peer {
         Peer::new(self.shared.clone())
+    }
+
+    /// This peer tied to the inbound request `id`: what it sends is about
+    /// that request, so a transport with a stream per request (streamable
+    /// HTTP) carries it there while the request is open, and on the
+    /// standalone stream after. Inside a handler the peer is tied to its
+    /// request already; this is for traffic sent from elsewhere (a task
+    /// spawned by the handler, a queue worker).
+    pub fn related_to(&self, id: RequestId) -> Peer {
+        Peer {
+            shared: self.shared.clone(),
+            related: Some(id),
+            call: None,
+        }
+    }
+
+    /// Sends a prebuilt JSON-RPC message as it is: the low-level escape
+    /// hatch for traffic this crate does not shape (delivering queued
+    /// messages, relaying another peer's). Nothing is tracked: the answer
+    /// to a request sent this way reaches no caller (it is reported as a
+    /// [`Fault::StrayResponse`](crate::Fault::StrayResponse)), and no cancellation or
+    /// timeout applies. Use [`Peer::request`] to wait for an answer.
+    ///
+    /// # Errors
+    /// [`Error::Closed`] when the connection is closed;
+    /// [`Error::Transport`] when the transport cannot carry it.
+    pub async fn send_message(&self, message: JsonRpcMessage) -> Result<(), Error> {
+        if self.is_closed() {
+            return Err(Error::Closed);
+        }
+        self.send_out(self.outbound(message, Headers::new())).await
     }
 
     /// Whether the connection is closed.
