@@ -572,16 +572,13 @@ async fn answer<H: Handler>(
 ) -> Option<JsonRpcMessage> {
     let Exec {
         handler,
-        shared,
         timeout,
         warned_timeout,
+        ..
     } = exec;
     let id = context.id.clone();
     let cancel = context.cancel.clone();
     let method = request.method.clone();
-    if method == "initialize" {
-        shared.session.start("server");
-    }
     let deadline = async {
         match timeout {
             Some(limit) => tokio::time::sleep(limit).await,
@@ -621,9 +618,6 @@ async fn answer<H: Handler>(
         tracing::debug!("request cancelled; no response is sent");
         return None;
     };
-    if let Ok(result) = &outcome {
-        shared.session.initialized(&method, result);
-    }
     crate::span::record_outcome(&tracing::Span::current(), &method, outcome.as_ref());
     Some(match outcome {
         Ok(result) => JsonRpcResultResponse::new(id, result).into(),

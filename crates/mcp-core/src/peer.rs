@@ -18,7 +18,7 @@ use tracing::Instrument;
 use crate::error::{Error, TransportError};
 use crate::options::{Progress, ProgressCallback, RequestOptions};
 use crate::pending::PendingRequests;
-use crate::span::{SessionClock, outbound_span_at, record_failure, record_outcome};
+use crate::span::{SessionClock, SessionSide, outbound_span_at, record_failure, record_outcome};
 use crate::trace_context;
 use crate::transport::{Headers, Outbound};
 
@@ -413,9 +413,6 @@ impl Peer {
         options: RequestOptions,
         span: &tracing::Span,
     ) -> Result<RawJson, Error> {
-        if method == "initialize" {
-            self.shared.session.start("client");
-        }
         let (tx, rx) = oneshot::channel();
         let (id, progress_token) = {
             let mut state = self.shared.lock();
@@ -494,10 +491,7 @@ impl Peer {
         };
         in_flight.done = true;
         match &answer {
-            Ok(Ok(result)) => {
-                self.shared.session.initialized(method, result);
-                record_outcome(span, method, Ok(result));
-            }
+            Ok(Ok(result)) => record_outcome(span, method, Ok(result)),
             Ok(Err(Failure::Remote(error))) => record_outcome(span, method, Err(error)),
             Ok(Err(Failure::Transport(_))) => record_failure(span, "transport"),
             Err(_) => record_failure(span, "connection_closed"),
@@ -564,6 +558,23 @@ impl Peer {
             source,
         })?;
         self.notify("notifications/progress", Some(params)).await
+    }
+
+    /// Marks this connection an MCP session from now on, as `side` (the
+    /// handshake era's `initialize`, sent or received): its end is then
+    /// reported with its duration (`mcp.client.session.duration` or
+    /// `mcp.server.session.duration`). Once per connection; later calls
+    /// change nothing. The layer that speaks `initialize` calls it: this
+    /// crate knows no method.
+    pub fn begin_session(&self, side: SessionSide) {
+        self.shared.session.start(side);
+    }
+
+    /// Records the revision the session settled on, for the spans of the
+    /// requests this side sends from now on (`mcp.protocol.version`).
+    /// The first revision recorded stays.
+    pub fn settle_session(&self, revision: &str) {
+        self.shared.session.settle(revision);
     }
 
     /// The inbound request this peer's traffic is tied to, if any.

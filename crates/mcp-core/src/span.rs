@@ -277,6 +277,15 @@ fn describe(
     probe.meta
 }
 
+/// Which side of a session this end of a connection is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionSide {
+    /// The side that sent `initialize`.
+    Client,
+    /// The side that answered it.
+    Server,
+}
+
 /// When a handshake-era session began, on which side, and at which
 /// revision, so its requests' spans and its end can say so
 /// (`mcp.{client,server}.session.duration`). A connection becomes a session
@@ -288,32 +297,22 @@ pub(crate) struct SessionClock {
 }
 
 impl SessionClock {
-    /// Starts the clock once, for `side` (`client` or `server`).
-    pub(crate) fn start(&self, side: &'static str) {
+    /// Starts the clock once, for `side`.
+    pub(crate) fn start(&self, side: SessionSide) {
+        let side = match side {
+            SessionSide::Client => "client",
+            SessionSide::Server => "server",
+        };
         let mut clock = self.started.lock().unwrap_or_else(|p| p.into_inner());
         clock.get_or_insert_with(|| (side, Instant::now()));
     }
 
-    /// Notes the revision an `initialize` result settled on (read once per
-    /// session, only while a subscriber records spans).
-    pub(crate) fn initialized(&self, method: &str, result: &RawJson) {
-        if method != "initialize"
-            || self.version.get().is_some()
-            || !tracing::enabled!(target: SPAN_TARGET, tracing::Level::DEBUG)
-        {
-            return;
-        }
-        #[derive(Deserialize)]
-        struct Answer {
-            #[serde(rename = "protocolVersion")]
-            protocol_version: String,
-        }
-        if let Ok(answer) = result.parse::<Answer>() {
-            let _ = self.version.set(answer.protocol_version.into());
-        }
+    /// Notes the revision the session settled on (the first one counts).
+    pub(crate) fn settle(&self, revision: &str) {
+        let _ = self.version.set(revision.into());
     }
 
-    /// The session's revision, once `initialize` was answered.
+    /// The session's revision, once settled.
     pub(crate) fn version(&self) -> Option<&str> {
         self.version.get().map(|v| &**v)
     }
