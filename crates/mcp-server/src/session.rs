@@ -355,6 +355,40 @@ impl ServerSession {
         &self.peer
     }
 
+    /// This session with what it sends tied to the client's request `id`
+    /// (Python's `related_request_id`). Inside a handler the session is
+    /// tied to the handler's request already; this is for a session kept
+    /// past its handler (a background job reporting on the request that
+    /// started it). Over streamable HTTP what it sends goes on that
+    /// request's stream while the request is open, then on the client's
+    /// GET stream.
+    #[must_use]
+    pub fn related_to(&self, id: RequestId) -> Self {
+        Self {
+            peer: self.peer.related_to(id),
+            ..self.clone()
+        }
+    }
+
+    /// Sends a prebuilt JSON-RPC message as it is (Python's
+    /// `send_message`): the escape hatch for traffic no helper shapes, such
+    /// as delivering queued messages. Nothing is tracked: the client's
+    /// answer to a request sent this way reaches no caller, and no
+    /// capability, era or log-level check applies. Prefer the typed helpers
+    /// or [`Peer::request`] to wait for an answer.
+    ///
+    /// # Errors
+    /// [`Error::Request`] when the connection is closed or the transport
+    /// cannot carry the message (over streamable HTTP, a request tied to
+    /// no open request while the client has no GET stream:
+    /// `TransportError::NoBackChannel`).
+    pub async fn send_message(&self, message: mcp_types::JsonRpcMessage) -> Result<(), Error> {
+        self.peer
+            .send_message(message)
+            .await
+            .map_err(Error::Request)
+    }
+
     /// The client's `initialize` params, once it has sent them.
     pub fn client_params(&self) -> Option<Arc<InitializeRequestParams>> {
         self.state.lock().client.clone()

@@ -897,10 +897,15 @@ impl Session {
                 }
                 router.unsent.push_back(json);
             }
+            // A request could never be answered: its sender hears so now
+            // rather than at its timeout.
+            None if matches!(outbound.message, JsonRpcMessage::Request(_)) => {
+                return Err(TransportError::NoBackChannel);
+            }
             None => {
                 tracing::debug!(
                     method = outbound.message.method().unwrap_or(""),
-                    "no stream to carry this message (no GET stream open); dropped"
+                    "no stream to carry this notification (no GET stream open); dropped"
                 );
             }
         }
