@@ -39,9 +39,12 @@ struct State {
 #[derive(Default)]
 pub(crate) struct SessionState {
     state: Mutex<State>,
-    /// Whether the client sent `notifications/initialized`; a watch, so the
-    /// list-change forwarder can wait for it.
-    initialized: tokio::sync::watch::Sender<bool>,
+    /// Whether the client sent `notifications/initialized`.
+    initialized: std::sync::atomic::AtomicBool,
+    /// Wakes the list-change forwarder waiting for `initialized`. Kept
+    /// inline (a watch channel would be a separate allocation of a few
+    /// hundred bytes in every session).
+    initialized_notify: tokio::sync::Notify,
     /// Where the session's state is saved for other servers (an HTTP
     /// service with shared stores).
     #[cfg(feature = "http")]
@@ -64,7 +67,14 @@ impl SessionState {
     }
 
     pub(crate) fn mark_initialized(&self) {
-        self.initialized.send_replace(true);
+        self.initialized
+            .store(true, std::sync::atomic::Ordering::Release);
+        self.initialized_notify.notify_waiters();
+    }
+
+    /// Whether the client sent `notifications/initialized`.
+    fn is_initialized(&self) -> bool {
+        self.initialized.load(std::sync::atomic::Ordering::Acquire)
     }
 
     /// A request other than `ping` arrived after `initialize`: the client
@@ -74,16 +84,22 @@ impl SessionState {
     /// list changes and resource updates).
     pub(crate) fn request_after_initialize(&self) {
         #[cfg(feature = "http")]
-        if self.shared.get().is_some() && !*self.initialized.borrow() {
+        if self.shared.get().is_some() && !self.is_initialized() {
             self.mark_initialized();
         }
     }
 
     /// Resolves once the client sent `notifications/initialized`.
     pub(crate) async fn initialized(&self) {
-        let mut initialized = self.initialized.subscribe();
-        // The sender lives in `self`, so the wait cannot fail.
-        let _ = initialized.wait_for(|done| *done).await;
+        loop {
+            // Made before the flag is read: `notify_waiters` wakes every
+            // future made before it, so the wake-up cannot be missed.
+            let notified = self.initialized_notify.notified();
+            if self.is_initialized() {
+                return;
+            }
+            notified.await;
+        }
     }
 
     /// `true` the first time only: a client that sends `initialize` twice
@@ -414,7 +430,7 @@ impl ServerSession {
 
     /// Whether the client sent `notifications/initialized`.
     pub fn is_initialized(&self) -> bool {
-        *self.state.initialized.borrow()
+        self.state.is_initialized()
     }
 
     /// The level set by the client's `logging/setLevel`, if any.

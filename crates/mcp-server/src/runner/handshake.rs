@@ -64,7 +64,7 @@ impl Runner {
             _ => None,
         };
         let state = self.state.clone();
-        let initialized = async move { state.initialized().await };
+        let initialized = Box::pin(async move { state.initialized().await });
         self.tasks
             .spawn(forward(changes, session, advertised, tasks, initialized));
     }
