@@ -28,10 +28,7 @@ mod server;
 )]
 mod sse;
 
-/// The session id header.
-pub const SESSION_ID_HEADER: &str = "mcp-session-id";
-/// The protocol version header.
-pub const PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
+pub use mcp_types::routing::{PROTOCOL_VERSION_HEADER, SESSION_ID_HEADER};
 
 #[cfg(feature = "http-server")]
 pub use crate::store::{EventStore, InMemoryEventStore};
