@@ -4,6 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::edge::EndpointPath;
 use crate::store::{EventStore, InMemoryEventStore, SharedStores};
 
 /// Settings of a [`StreamableHttpService`](super::StreamableHttpService).
@@ -26,6 +27,7 @@ pub struct HttpServerConfig {
     pub(super) keep_alive: Option<Duration>,
     pub(super) health_probes: bool,
     pub(super) readiness_reuse: Duration,
+    pub(super) path: EndpointPath,
 }
 
 impl fmt::Debug for HttpServerConfig {
@@ -47,6 +49,7 @@ impl fmt::Debug for HttpServerConfig {
             .field("shared", &self.shared.is_some())
             .field("health_probes", &self.health_probes)
             .field("readiness_reuse", &self.readiness_reuse)
+            .field("path", &self.path)
             .finish_non_exhaustive()
     }
 }
@@ -71,13 +74,17 @@ impl Default for HttpServerConfig {
             keep_alive: Some(Duration::from_secs(15)),
             health_probes: true,
             readiness_reuse: Duration::from_millis(250),
+            path: EndpointPath::Default,
         }
     }
 }
 
 impl HttpServerConfig {
-    /// Localhost-safe defaults: only `Host`s (and `Origin`s) of localhost,
-    /// 127.0.0.1 and `[::1]` on any port, 4 MiB bodies read within 30 s, 1024
+    /// Localhost-safe defaults: the endpoint at `/mcp` when served whole by
+    /// [`serve`](super::serve), every other path `404` (mounted in a router,
+    /// wherever the route puts it; see [`path`](Self::path)), only `Host`s
+    /// (and `Origin`s) of localhost, 127.0.0.1 and `[::1]` on any port, no
+    /// 4 MiB bodies read within 30 s, 1024
     /// sessions idle for at most 30 min, SSE responses with a keep-alive
     /// comment every 15 s, in-memory event store with each session's
     /// answered streams kept 60 s for resumption and at most 1024 events
@@ -232,6 +239,39 @@ impl HttpServerConfig {
     /// probe (default 250 ms), so that probes cannot load the stores.
     pub fn readiness_reuse(mut self, reuse: Duration) -> Self {
         self.readiness_reuse = reuse;
+        self
+    }
+
+    /// The path of the MCP endpoint, compared exactly with the path of each
+    /// request as the service receives it; every other path is answered
+    /// `404` (the health probes aside, see
+    /// [`health_probes`](Self::health_probes)), so that OAuth discovery
+    /// probes read "no such document" and an `initialize` sent elsewhere
+    /// opens no session. A `/` is put in front if missing.
+    ///
+    /// Unset, the endpoint is [`DEFAULT_PATH`](super::DEFAULT_PATH) (`/mcp`)
+    /// when [`serve`](super::serve) (or `Server::serve_http`) runs the
+    /// service as the whole server, and wherever a router of your own
+    /// mounts it: axum's `route_service("/api/mcp", service)` has chosen the
+    /// path already, so any path the service receives is the endpoint's.
+    /// Set, it holds however the service is served (behind axum's
+    /// `nest_service("/prefix", …)`, which strips the prefix, the path the
+    /// service receives is the rest).
+    pub fn path(mut self, path: impl Into<String>) -> Self {
+        let path = path.into();
+        self.path = EndpointPath::Exactly(if path.starts_with('/') {
+            path
+        } else {
+            format!("/{path}")
+        });
+        self
+    }
+
+    /// Serves MCP at every path the service receives (the health probes
+    /// aside), even served whole by [`serve`](super::serve): what the
+    /// service did before it had a path.
+    pub fn any_path(mut self) -> Self {
+        self.path = EndpointPath::Any;
         self
     }
 }

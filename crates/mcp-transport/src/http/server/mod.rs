@@ -2,11 +2,13 @@
 //! into sessions of JSON-RPC messages for a dispatcher.
 //!
 //! One job per module: `config` the settings, `serve` the ready hyper
-//! server, `body` the response bodies and canned answers, `checks`
-//! what a request must pass (Host/Origin, media types, version, the
-//! stateless ladder), `session` the handshake-era sessions, `stateless` the
-//! stateless exchange, `transport` the `Transport` a dispatcher gets. This
-//! file is the service: it routes each request to a session or an exchange.
+//! server, `body` the response bodies and canned answers, `edge` which
+//! requests reach the endpoint (its path, 404 elsewhere), `checks` what a
+//! request must pass
+//! (Host/Origin, media types, version, the stateless ladder), `session` the
+//! handshake-era sessions, `stateless` the stateless exchange, `opening` what
+//! the factory is handed. This file is the service: it routes each request
+//! to a session or an exchange.
 
 // The `Err` of the request checks is the HTTP response to send; it is built
 // and moved once per rejected request, so boxing it would buy nothing.
@@ -15,6 +17,7 @@
 mod body;
 mod checks;
 mod config;
+mod edge;
 // Entry points for `fuzz/` only: not API (see the module).
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
@@ -45,6 +48,9 @@ use tokio_util::task::TaskTracker;
 
 pub use body::HttpBody;
 pub use config::HttpServerConfig;
+pub use edge::DEFAULT_PATH;
+#[cfg(feature = "auth-server")]
+pub(crate) use edge::is_well_known;
 pub use health::{Health, LIVENESS_PATH, READINESS_PATH, Readiness};
 pub use opening::Opening;
 #[cfg(feature = "rate-limit")]
@@ -62,7 +68,9 @@ type SessionFactory = Arc<dyn Fn(Opening) -> Dispatcher + Send + Sync>;
 /// Streamable HTTP as a `tower::Service`: the handshake era (2025-03-26 to
 /// 2025-11-25, sessions) and the stateless era (2026-07-28, one exchange
 /// per POST) on one endpoint. Mount it at the MCP endpoint of a hyper or
-/// axum app, or run it with [`serve`].
+/// axum app, or run it with [`serve`]. It serves MCP at
+/// [`HttpServerConfig::path`] (`/mcp` by default) and answers any other
+/// path `404`.
 ///
 /// Each `initialize` POST opens a session with a random `Mcp-Session-Id`
 /// and hands its [`Opening`] to the factory, which answers with the
@@ -378,10 +386,6 @@ impl ServiceInner {
         B::Data: Send,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
-        /// A response known without awaiting anything.
-        fn at_once(response: Response<HttpBody>) -> Responding {
-            Box::pin(std::future::ready(Ok(response)))
-        }
         if self.config.health_probes && Health::is_probe(request.method(), request.uri().path()) {
             let method = request.method().clone();
             let path = request.uri().path().to_owned();
@@ -389,6 +393,9 @@ impl ServiceInner {
                 let answer = self.health.answer(&method, &path).await;
                 Ok(answer.unwrap_or_else(|| plain_status(StatusCode::NOT_FOUND)))
             });
+        }
+        if !edge::is_endpoint(&self.config, &request) {
+            return at_once(edge::not_found(&self.config, request.uri().path()));
         }
         if let Err(response) = checks::check_origin(&self.config, request.headers()) {
             return at_once(response);
@@ -707,6 +714,11 @@ impl ServiceInner {
         tracing::debug!(session = %session.tag(), "session closed by the client");
         plain_status(StatusCode::OK)
     }
+}
+
+/// A response known without awaiting anything.
+fn at_once(response: Response<HttpBody>) -> Responding {
+    Box::pin(std::future::ready(Ok(response)))
 }
 
 fn shutting_down() -> Response<HttpBody> {
