@@ -4,115 +4,13 @@
 //! elsewhere opens no session), the health probes beside it, and the
 //! service mounted by a router of its own.
 
-use std::time::Duration;
-
-use mcp_core::{
-    DispatcherConfig, Handler, IncomingNotification, IncomingRequest, NotificationContext,
-    RequestContext,
-};
-use mcp_transport::http::{HttpServerConfig, ServeConfig, StreamableHttpService, serve};
-use mcp_types::{ErrorObject, RawJson};
-use serde_json::{Value, json};
-use tokio::net::TcpListener;
-use tokio::sync::oneshot;
+use mcp_transport::http::HttpServerConfig;
 
 #[path = "support/raw_http.rs"]
 mod raw_http;
-use raw_http::Answer;
-
-/// Answers `initialize` and echoes anything else.
-struct Echo;
-
-impl Handler for Echo {
-    async fn handle_request(
-        &self,
-        request: IncomingRequest,
-        _: RequestContext,
-    ) -> Result<RawJson, ErrorObject> {
-        let params: Value = request
-            .params
-            .as_ref()
-            .and_then(|p| p.parse().ok())
-            .unwrap_or(Value::Null);
-        let result = match request.method.as_str() {
-            "initialize" => json!({
-                "protocolVersion": params["protocolVersion"],
-                "capabilities": {},
-                "serverInfo": {"name": "edge", "version": "1"}
-            }),
-            _ => json!({"content": [], "echo": params}),
-        };
-        Ok(RawJson::from_serialize(&result).expect("json"))
-    }
-
-    async fn handle_notification(&self, _: IncomingNotification, _: NotificationContext) {}
-}
-
-fn service(config: HttpServerConfig) -> StreamableHttpService {
-    StreamableHttpService::new(config, |opening| {
-        opening.serve(Echo, DispatcherConfig::default())
-    })
-}
-
-/// A service served whole by `serve` on a free port.
-struct Served {
-    addr: std::net::SocketAddr,
-    service: StreamableHttpService,
-    stop: Option<oneshot::Sender<()>>,
-    served: tokio::task::JoinHandle<std::io::Result<()>>,
-}
-
-impl Served {
-    async fn start(config: HttpServerConfig) -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bound");
-        let addr = listener.local_addr().expect("addr");
-        let service = service(config);
-        let (stop, stopped) = oneshot::channel::<()>();
-        let serve_config = ServeConfig::new().service_shutdown(service.shutdown_handle());
-        let served = tokio::spawn(serve(listener, service.clone(), serve_config, async {
-            let _ = stopped.await;
-        }));
-        Self {
-            addr,
-            service,
-            stop: Some(stop),
-            served,
-        }
-    }
-
-    async fn send(&self, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> Answer {
-        raw_http::request(self.addr, method, path, headers, body).await
-    }
-
-    /// POSTs an `initialize` to `path` as a client would.
-    async fn initialize(&self, path: &str) -> Answer {
-        self.send("POST", path, MCP_POST, &initialize()).await
-    }
-
-    async fn stop(mut self) {
-        let _ = self.stop.take().expect("running").send(());
-        tokio::time::timeout(Duration::from_secs(10), &mut self.served)
-            .await
-            .expect("serve returns after shutdown")
-            .expect("joined")
-            .expect("served");
-    }
-}
-
-/// The headers of an MCP POST.
-const MCP_POST: &[(&str, &str)] = &[
-    ("Accept", "application/json, text/event-stream"),
-    ("Content-Type", "application/json"),
-];
-
-fn initialize() -> String {
-    json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "raw", "version": "1"}
-    }})
-    .to_string()
-}
+#[path = "support/served.rs"]
+mod served;
+use served::{MCP_POST, Served, initialize, service};
 
 /// A discovery probe's `GET` (with the version header the TypeScript SDK
 /// sends) gets the plain `404` a client reads as "no such document", and
@@ -192,7 +90,7 @@ async fn the_2025_03_26_default_endpoints_get_404() {
 async fn an_initialize_elsewhere_opens_no_session_and_at_the_endpoint_one() {
     let served = Served::start(HttpServerConfig::new()).await;
     for path in ["/nonexistent", "/", "/mcp/", "/MCP", "/mcp?x=1/"] {
-        let answer = served.initialize(path).await;
+        let answer = served.initialize(path, &[]).await;
         if path == "/mcp?x=1/" {
             // The query is not part of the path: this is the endpoint.
             assert_eq!(answer.status, 200, "{path}: {answer:?}");
@@ -202,7 +100,7 @@ async fn an_initialize_elsewhere_opens_no_session_and_at_the_endpoint_one() {
         assert!(answer.header("mcp-session-id").is_none(), "{path}");
     }
     assert_eq!(served.service.session_count(), 1);
-    let answer = served.initialize("/mcp").await;
+    let answer = served.initialize("/mcp", &[]).await;
     assert_eq!(answer.status, 200, "{answer:?}");
     assert!(answer.header("mcp-session-id").is_some());
     assert_eq!(served.service.session_count(), 2);
@@ -235,8 +133,8 @@ async fn the_health_probes_are_served_beside_the_endpoint_when_enabled() {
 #[tokio::test]
 async fn a_configured_path_moves_the_endpoint_and_any_path_takes_every_one() {
     let served = Served::start(HttpServerConfig::new().path("/v1/mcp")).await;
-    assert_eq!(served.initialize("/v1/mcp").await.status, 200);
-    let answer = served.initialize("/mcp").await;
+    assert_eq!(served.initialize("/v1/mcp", &[]).await.status, 200);
+    let answer = served.initialize("/mcp", &[]).await;
     assert_eq!(answer.status, 404, "{answer:?}");
     assert!(
         answer.body.contains("/v1/mcp"),
@@ -245,7 +143,7 @@ async fn a_configured_path_moves_the_endpoint_and_any_path_takes_every_one() {
     assert_eq!(served.service.session_count(), 1);
     served.stop().await;
     let served = Served::start(HttpServerConfig::new().any_path()).await;
-    assert_eq!(served.initialize("/anything").await.status, 200);
+    assert_eq!(served.initialize("/anything", &[]).await.status, 200);
     served.stop().await;
 }
 

@@ -666,6 +666,12 @@ fn metadata_answer(resource: &ProtectedResource, method: &Method) -> Response<Ht
             http::header::ACCESS_CONTROL_ALLOW_METHODS,
             HeaderValue::from_static("GET, HEAD, OPTIONS"),
         );
+        // Browser clients send the version header with their discovery
+        // requests (the TypeScript SDK does, and retries without it).
+        headers.insert(
+            http::header::ACCESS_CONTROL_ALLOW_HEADERS,
+            HeaderValue::from_static(mcp_types::routing::PROTOCOL_VERSION_HEADER),
+        );
         headers.insert(ALLOW, HeaderValue::from_static("GET, HEAD, OPTIONS"));
         return response;
     }

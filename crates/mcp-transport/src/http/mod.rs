@@ -52,9 +52,9 @@ pub use legacy::{LegacySseClient, LegacySseReceiver, LegacySseSender};
 pub use server::fuzzing;
 #[cfg(feature = "http-server")]
 pub use server::{
-    DEFAULT_PATH, Health, HttpBody, HttpServerConfig, LIVENESS_PATH, Opening, PeerAddr,
-    READINESS_PATH, Readiness, Responding, ServeConfig, ServiceStats, ShutdownHandle,
-    StreamableHttpService, serve,
+    CorsConfig, CorsLayer, CorsService, DEFAULT_PATH, Health, HttpBody, HttpServerConfig,
+    LIVENESS_PATH, Opening, PeerAddr, READINESS_PATH, Readiness, Responding, ServeConfig,
+    ServiceStats, ShutdownHandle, StreamableHttpService, serve,
 };
 #[cfg(feature = "rate-limit")]
 pub use server::{PeekedBody, RateLimitLayer, RateLimitService};

@@ -4,6 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::cors::CorsConfig;
 use super::edge::EndpointPath;
 use crate::store::{EventStore, InMemoryEventStore, SharedStores};
 
@@ -28,6 +29,7 @@ pub struct HttpServerConfig {
     pub(super) health_probes: bool,
     pub(super) readiness_reuse: Duration,
     pub(super) path: EndpointPath,
+    pub(super) cors: Option<CorsConfig>,
 }
 
 impl fmt::Debug for HttpServerConfig {
@@ -50,6 +52,7 @@ impl fmt::Debug for HttpServerConfig {
             .field("health_probes", &self.health_probes)
             .field("readiness_reuse", &self.readiness_reuse)
             .field("path", &self.path)
+            .field("cors", &self.cors)
             .finish_non_exhaustive()
     }
 }
@@ -75,6 +78,7 @@ impl Default for HttpServerConfig {
             health_probes: true,
             readiness_reuse: Duration::from_millis(250),
             path: EndpointPath::Default,
+            cors: None,
         }
     }
 }
@@ -84,7 +88,7 @@ impl HttpServerConfig {
     /// [`serve`](super::serve), every other path `404` (mounted in a router,
     /// wherever the route puts it; see [`path`](Self::path)), only `Host`s
     /// (and `Origin`s) of localhost, 127.0.0.1 and `[::1]` on any port, no
-    /// 4 MiB bodies read within 30 s, 1024
+    /// CORS, 4 MiB bodies read within 30 s, 1024
     /// sessions idle for at most 30 min, SSE responses with a keep-alive
     /// comment every 15 s, in-memory event store with each session's
     /// answered streams kept 60 s for resumption and at most 1024 events
@@ -102,7 +106,8 @@ impl HttpServerConfig {
         self
     }
 
-    /// Accepts any `Host` and `Origin`: only behind a proxy that checks them.
+    /// Accepts any `Host` and `Origin`: only behind a proxy that checks them
+    /// (with [`cors`](Self::cors) set, `Origin`s are still those of its list).
     pub fn allow_any_host(mut self) -> Self {
         self.allowed_hosts = None;
         self.allowed_origins = None;
@@ -110,6 +115,8 @@ impl HttpServerConfig {
     }
 
     /// The exact origins (`scheme://host[:port]`) accepted in `Origin`.
+    /// With [`cors`](Self::cors) set, the CORS origins are accepted too, and
+    /// these are granted CORS as well: one list decides both.
     pub fn allowed_origins<I: IntoIterator<Item = S>, S: Into<String>>(
         mut self,
         origins: I,
@@ -272,6 +279,29 @@ impl HttpServerConfig {
     /// service did before it had a path.
     pub fn any_path(mut self) -> Self {
         self.path = EndpointPath::Any;
+        self
+    }
+
+    /// CORS for browser pages on other origins (off by default): the
+    /// service answers their preflights itself (`204`, no handler reached)
+    /// and grants the listed origins the MCP request headers of both eras
+    /// and the response headers a client reads (see [`CorsConfig`]).
+    ///
+    /// The Origin check against DNS rebinding stays in force and agrees
+    /// with this list: with CORS on, an `Origin` is accepted exactly when
+    /// it is a CORS origin or one of [`allowed_origins`](Self::allowed_origins)
+    /// (which are granted CORS too), and no longer because its host is an
+    /// allowed host, so no page is let through that CORS would not grant,
+    /// and none granted CORS is refused. The `Host` check is unchanged: the
+    /// server must still be reached by a name of
+    /// [`allowed_hosts`](Self::allowed_hosts).
+    ///
+    /// In front of a `BearerGuard` or a `RateLimitLayer`, whose refusals a
+    /// page must read (the `WWW-Authenticate` of a `401`, the `Retry-After`
+    /// of a `429`), wrap the whole stack in [`CorsConfig::layer`] of the
+    /// same rules as well: the service's own CORS then steps aside.
+    pub fn cors(mut self, cors: CorsConfig) -> Self {
+        self.cors = Some(cors);
         self
     }
 }

@@ -3,8 +3,8 @@
 //!
 //! One job per module: `config` the settings, `serve` the ready hyper
 //! server, `body` the response bodies and canned answers, `edge` which
-//! requests reach the endpoint (its path, 404 elsewhere), `checks` what a
-//! request must pass
+//! requests reach the endpoint (its path, 404 elsewhere), `cors` the grant
+//! to browser pages on other origins, `checks` what a request must pass
 //! (Host/Origin, media types, version, the stateless ladder), `session` the
 //! handshake-era sessions, `stateless` the stateless exchange, `opening` what
 //! the factory is handed. This file is the service: it routes each request
@@ -17,6 +17,7 @@
 mod body;
 mod checks;
 mod config;
+mod cors;
 mod edge;
 // Entry points for `fuzz/` only: not API (see the module).
 #[cfg(feature = "fuzzing")]
@@ -48,6 +49,7 @@ use tokio_util::task::TaskTracker;
 
 pub use body::HttpBody;
 pub use config::HttpServerConfig;
+pub use cors::{CorsConfig, CorsLayer, CorsService};
 pub use edge::DEFAULT_PATH;
 #[cfg(feature = "auth-server")]
 pub(crate) use edge::is_well_known;
@@ -70,7 +72,8 @@ type SessionFactory = Arc<dyn Fn(Opening) -> Dispatcher + Send + Sync>;
 /// per POST) on one endpoint. Mount it at the MCP endpoint of a hyper or
 /// axum app, or run it with [`serve`]. It serves MCP at
 /// [`HttpServerConfig::path`] (`/mcp` by default) and answers any other
-/// path `404`.
+/// path `404`; browser pages on other origins need
+/// [`HttpServerConfig::cors`].
 ///
 /// Each `initialize` POST opens a session with a random `Mcp-Session-Id`
 /// and hands its [`Opening`] to the factory, which answers with the
@@ -113,6 +116,8 @@ struct ServiceInner {
     shared: Option<shared::Shared>,
     /// Answers `/livez` and `/readyz`.
     health: Health,
+    /// The CORS grant at the endpoint, if configured.
+    cors: Option<CorsLayer>,
 }
 
 /// What a [`StreamableHttpService`] holds, for metrics and tests.
@@ -188,10 +193,12 @@ impl StreamableHttpService {
     /// A service serving each session it opens, and its stateless
     /// exchanges, with the dispatcher `factory` makes for the [`Opening`]
     /// (usually `opening.serve(handler, config)`).
-    pub fn new<F>(config: HttpServerConfig, factory: F) -> Self
+    pub fn new<F>(mut config: HttpServerConfig, factory: F) -> Self
     where
         F: Fn(Opening) -> Dispatcher + Send + Sync + 'static,
     {
+        cors::agree(&mut config);
+        let cors = config.cors.as_ref().map(CorsConfig::layer);
         let shared = config.shared.clone().map(shared::Shared::new);
         let draining = CancellationToken::new();
         let health = Health::new(
@@ -203,6 +210,7 @@ impl StreamableHttpService {
             inner: Arc::new(ServiceInner {
                 shared,
                 health,
+                cors,
                 config,
                 factory: Arc::new(factory),
                 sessions: Mutex::new(HashMap::new()),
@@ -397,6 +405,26 @@ impl ServiceInner {
         if !edge::is_endpoint(&self.config, &request) {
             return at_once(edge::not_found(&self.config, request.uri().path()));
         }
+        match &self.cors {
+            // Behind an outer `CorsService` of the same rules, its grant
+            // stands alone.
+            Some(cors) if request.extensions().get::<cors::Applied>().is_none() => {
+                use tower_layer::Layer as _;
+                use tower_service::Service as _;
+                // Always ready: the endpoint answers each call on its own.
+                cors.layer(Endpoint(self.clone())).call(request)
+            }
+            _ => self.endpoint(request),
+        }
+    }
+
+    /// Answers a request at the endpoint (after the edge and CORS).
+    fn endpoint<B>(self: Arc<Self>, request: Request<B>) -> Responding
+    where
+        B: Body + Send + 'static,
+        B::Data: Send,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
         if let Err(response) = checks::check_origin(&self.config, request.headers()) {
             return at_once(response);
         }
@@ -719,6 +747,28 @@ impl ServiceInner {
 /// A response known without awaiting anything.
 fn at_once(response: Response<HttpBody>) -> Responding {
     Box::pin(std::future::ready(Ok(response)))
+}
+
+/// The endpoint behind the CORS layer of [`HttpServerConfig::cors`].
+struct Endpoint(Arc<ServiceInner>);
+
+impl<B> tower_service::Service<Request<B>> for Endpoint
+where
+    B: Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    type Response = Response<HttpBody>;
+    type Error = Infallible;
+    type Future = Responding;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request<B>) -> Responding {
+        self.0.clone().endpoint(request)
+    }
 }
 
 fn shutting_down() -> Response<HttpBody> {
