@@ -244,7 +244,11 @@ fn both_eras(list: fn(Era) -> &'static [&'static str]) -> impl Iterator<Item = &
     let handshake = list(Era::Handshake);
     handshake
         .iter()
-        .chain(list(Era::Stateless).iter().filter(|h| !handshake.contains(h)))
+        .chain(
+            list(Era::Stateless)
+                .iter()
+                .filter(|h| !handshake.contains(h)),
+        )
         .copied()
 }
 
