@@ -7,10 +7,9 @@
 use std::sync::Arc;
 
 use mcp_transport::http::{
-    BearerGuard, CorsConfig, HttpServerConfig, ProtectedResource, TokenClaims, TokenRejection,
-    TokenVerifier, Verification,
+    CorsConfig, HttpServerConfig, ProtectedResource, TokenClaims, TokenRejection, TokenVerifier,
+    Verification,
 };
-use tower_layer::Layer as _;
 
 #[path = "support/raw_http.rs"]
 mod raw_http;
@@ -145,11 +144,8 @@ impl TokenVerifier for Good {
 #[tokio::test]
 async fn in_front_of_a_bearer_guard_the_challenge_is_readable_and_granted_once() {
     let resource = ProtectedResource::new("http://127.0.0.1/mcp", "http://127.0.0.1:9/as");
-    let layer = cors().layer();
-    let served = Served::wrapped(HttpServerConfig::new().cors(cors()), move |service| {
-        layer.layer(BearerGuard::new(service, resource, Arc::new(Good)))
-    })
-    .await;
+    let config = HttpServerConfig::new().cors(cors());
+    let served = Served::guarded(config, cors(), resource, Arc::new(Good)).await;
     let answer = preflight(&served, PAGE).await;
     assert_eq!(
         answer.status, 204,

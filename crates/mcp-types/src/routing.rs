@@ -219,35 +219,31 @@ pub fn is_param_header(header: &str) -> bool {
         && header.bytes().skip(prefix).all(is_token_byte)
 }
 
+/// The request headers MCP defines over HTTP in every era: the media
+/// types, the bearer token of the authorization spec, the protocol version,
+/// and the W3C trace context (SEP-414).
+const REQUEST_HEADERS: [&str; 6] = [
+    "accept",
+    "content-type",
+    "authorization",
+    PROTOCOL_VERSION_HEADER,
+    crate::meta::TRACEPARENT,
+    crate::meta::TRACESTATE,
+];
+
 /// The request headers MCP defines over HTTP in `era` (lowercase; compare
-/// case-insensitively), `Mcp-Param-*` aside (see [`is_param_header`]): the
-/// media types, the bearer token of the authorization spec, the protocol
-/// version, the session id and `Last-Event-ID` of the handshake era, the
-/// routing headers of the stateless era, and the W3C trace context both
-/// eras carry (SEP-414). What a browser page needs to be allowed to send.
-pub fn request_headers(era: crate::Era) -> &'static [&'static str] {
-    match era {
-        crate::Era::Handshake => &[
-            "accept",
-            "content-type",
-            "authorization",
-            PROTOCOL_VERSION_HEADER,
-            SESSION_ID_HEADER,
-            LAST_EVENT_ID_HEADER,
-            crate::meta::TRACEPARENT,
-            crate::meta::TRACESTATE,
-        ],
-        crate::Era::Stateless => &[
-            "accept",
-            "content-type",
-            "authorization",
-            PROTOCOL_VERSION_HEADER,
-            METHOD_HEADER,
-            NAME_HEADER,
-            crate::meta::TRACEPARENT,
-            crate::meta::TRACESTATE,
-        ],
-    }
+/// case-insensitively), `Mcp-Param-*` aside (see [`is_param_header`]):
+/// those of every era (the media types, `Authorization`,
+/// `MCP-Protocol-Version`, `traceparent`, `tracestate`), then the session id
+/// and `Last-Event-ID` of the handshake era or the routing headers
+/// (`Mcp-Method`, `Mcp-Name`) of the stateless era. What a browser page
+/// needs to be allowed to send.
+pub fn request_headers(era: crate::Era) -> impl Iterator<Item = &'static str> + Clone {
+    let own: &'static [&'static str] = match era {
+        crate::Era::Handshake => &[SESSION_ID_HEADER, LAST_EVENT_ID_HEADER],
+        crate::Era::Stateless => &[METHOD_HEADER, NAME_HEADER],
+    };
+    REQUEST_HEADERS.iter().chain(own).copied()
 }
 
 /// The response headers of MCP over HTTP in `era` that a client reads
@@ -337,15 +333,18 @@ mod tests {
     #[test]
     fn the_http_headers_are_lowercase_tokens_and_params_are_apart() {
         for era in [crate::Era::Handshake, crate::Era::Stateless] {
-            for name in request_headers(era).iter().chain(response_headers(era)) {
+            let names = request_headers(era).chain(response_headers(era).iter().copied());
+            for name in names {
                 assert!(name.bytes().all(is_token_byte), "{name}");
-                assert_eq!(*name, name.to_ascii_lowercase());
+                assert_eq!(name, name.to_ascii_lowercase());
                 assert!(!is_param_header(name), "{name}");
             }
         }
-        assert!(request_headers(crate::Era::Handshake).contains(&SESSION_ID_HEADER));
-        assert!(!request_headers(crate::Era::Stateless).contains(&SESSION_ID_HEADER));
-        assert!(request_headers(crate::Era::Stateless).contains(&METHOD_HEADER));
+        let has = |era, name| request_headers(era).any(|h| h == name);
+        assert!(has(crate::Era::Handshake, SESSION_ID_HEADER));
+        assert!(!has(crate::Era::Stateless, SESSION_ID_HEADER));
+        assert!(has(crate::Era::Stateless, METHOD_HEADER));
+        assert!(has(crate::Era::Stateless, PROTOCOL_VERSION_HEADER));
         assert!(is_param_header(&param_header("Region")));
         assert!(!is_param_header("Mcp-Param-bad name"));
     }

@@ -41,10 +41,11 @@ const METHODS: [Method; 3] = [Method::GET, Method::POST, Method::DELETE];
 /// `RateLimitLayer` (feature `rate-limit`) asks for.
 const RETRY_AFTER: &str = "retry-after";
 
-/// The request extension with which an outer [`CorsService`] marks what it
-/// passes on: the service's own CORS (the same rules, given to
-/// [`HttpServerConfig::cors`] for the Origin check) steps aside instead of
-/// adding its headers a second time.
+/// The request extension with which a [`CorsService`] marks what it passes
+/// on, so that the service's own CORS does not run on it again: behind its
+/// own layer, and behind an outer one of the same rules (given to
+/// [`HttpServerConfig::cors`] too, for the Origin check), whose grant then
+/// stands alone.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Applied;
 
@@ -239,28 +240,21 @@ impl CorsConfig {
     }
 }
 
-/// The headers `list` names in either era, each once.
-fn both_eras(list: fn(Era) -> &'static [&'static str]) -> impl Iterator<Item = &'static str> {
-    let handshake = list(Era::Handshake);
+/// The request headers MCP defines in either era (some twice).
+fn mcp_request_headers() -> impl Iterator<Item = &'static str> {
+    routing::request_headers(Era::Handshake).chain(routing::request_headers(Era::Stateless))
+}
+
+/// The response headers a page may read: MCP's in either era, each once,
+/// and `Retry-After`.
+fn exposed_headers() -> impl Iterator<Item = &'static str> {
+    let handshake = routing::response_headers(Era::Handshake);
+    let stateless = routing::response_headers(Era::Stateless);
     handshake
         .iter()
-        .chain(
-            list(Era::Stateless)
-                .iter()
-                .filter(|h| !handshake.contains(h)),
-        )
+        .chain(stateless.iter().filter(|h| !handshake.contains(h)))
         .copied()
-}
-
-/// The request headers MCP defines in either era.
-fn mcp_request_headers() -> impl Iterator<Item = &'static str> {
-    both_eras(routing::request_headers)
-}
-
-/// The response headers a page may read: MCP's in either era, and
-/// `Retry-After`.
-fn exposed_headers() -> impl Iterator<Item = &'static str> {
-    both_eras(routing::response_headers).chain([RETRY_AFTER])
+        .chain([RETRY_AFTER])
 }
 
 /// `origin` as browsers serialize it, lowercase; `Err` says what is wrong.

@@ -406,13 +406,17 @@ impl ServiceInner {
             return at_once(edge::not_found(&self.config, request.uri().path()));
         }
         match &self.cors {
-            // Behind an outer `CorsService` of the same rules, its grant
-            // stands alone.
+            // A `CorsService` marks what it passes on: behind one (this
+            // service's own, below, or an outer one of the same rules) the
+            // request goes on to the endpoint.
             Some(cors) if request.extensions().get::<cors::Applied>().is_none() => {
                 use tower_layer::Layer as _;
                 use tower_service::Service as _;
-                // Always ready: the endpoint answers each call on its own.
-                cors.layer(Endpoint(self.clone())).call(request)
+                // Always ready: the service answers each call on its own.
+                let service = StreamableHttpService {
+                    inner: self.clone(),
+                };
+                cors.layer(service).call(request)
             }
             _ => self.endpoint(request),
         }
@@ -747,28 +751,6 @@ impl ServiceInner {
 /// A response known without awaiting anything.
 fn at_once(response: Response<HttpBody>) -> Responding {
     Box::pin(std::future::ready(Ok(response)))
-}
-
-/// The endpoint behind the CORS layer of [`HttpServerConfig::cors`].
-struct Endpoint(Arc<ServiceInner>);
-
-impl<B> tower_service::Service<Request<B>> for Endpoint
-where
-    B: Body + Send + 'static,
-    B::Data: Send,
-    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
-{
-    type Response = Response<HttpBody>;
-    type Error = Infallible;
-    type Future = Responding;
-
-    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, request: Request<B>) -> Responding {
-        self.0.clone().endpoint(request)
-    }
 }
 
 fn shutting_down() -> Response<HttpBody> {
