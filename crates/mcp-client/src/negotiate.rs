@@ -162,6 +162,7 @@ impl ClientSession {
             self.config.capabilities_at(requested),
             self.config.info.clone(),
         );
+        self.peer().begin_session(mcp_core::SessionSide::Client);
         let result = self
             .request::<methods::Initialize>(&params, RequestOptions::new())
             .await?;
@@ -173,6 +174,7 @@ impl ClientSession {
                 supported: revisions(&Revision::HANDSHAKE),
             });
         };
+        self.peer().settle_session(revision.as_str());
         let result = Arc::new(result);
         self.install(revision, Negotiated::Handshake(result.clone()));
         self.notify::<methods::Initialized>(&None).await?;

@@ -19,8 +19,8 @@ use crate::transport::{Inbound, Outbound};
 /// Sends the peer an error answer (to a request of its, or with no id).
 pub(crate) async fn send_error(shared: &Shared, id: Option<RequestId>, error: ErrorObject) {
     let response = JsonRpcErrorResponse::new(id, error);
-    if shared.send(Outbound::new(response.into())).await.is_err() {
-        tracing::debug!("connection closed before an error answer could be sent");
+    if let Err(error) = shared.send(Outbound::new(response.into())).await {
+        tracing::debug!(%error, "an error answer could not be sent");
     }
 }
 

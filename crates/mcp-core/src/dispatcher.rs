@@ -174,8 +174,8 @@ impl<H: Handler> Drive for Driven<H> {
                     if let Answered::Alone(answer) = call.answer.await {
                         let mut out = Outbound::new(answer);
                         out.related_request = Some(id);
-                        if shared.send(out).await.is_err() {
-                            tracing::debug!("connection closed before a response could be sent");
+                        if let Err(error) = shared.send(out).await {
+                            tracing::debug!(%error, "a response could not be sent");
                         }
                     }
                 });

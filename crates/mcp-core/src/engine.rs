@@ -491,8 +491,8 @@ impl<H: Handler> Runner<H> {
                 // Behind what was sent for it, the same way.
                 let mut out = Outbound::new(message);
                 out.related_request = Some(id);
-                if peer.send_out(out).await.is_err() {
-                    tracing::debug!("connection closed before a response could be sent");
+                if let Err(error) = peer.send_out(out).await {
+                    tracing::debug!(%error, "a response could not be sent");
                 }
                 Answered::Sent
             };
@@ -551,8 +551,8 @@ async fn run<H: Handler>(exec: Exec<H>, job: Job, _permit: OwnedSemaphorePermit)
         };
         let mut out = Outbound::new(message);
         out.related_request = Some(id);
-        if shared.send(out).await.is_err() {
-            tracing::debug!("connection closed before a response could be sent");
+        if let Err(error) = shared.send(out).await {
+            tracing::debug!(%error, "a response could not be sent");
         }
         // A barrier's answer is queued: what the peer sent after it goes on.
         drop(done);
@@ -572,16 +572,13 @@ async fn answer<H: Handler>(
 ) -> Option<JsonRpcMessage> {
     let Exec {
         handler,
-        shared,
         timeout,
         warned_timeout,
+        ..
     } = exec;
     let id = context.id.clone();
     let cancel = context.cancel.clone();
     let method = request.method.clone();
-    if method == "initialize" {
-        shared.session.start("server");
-    }
     let deadline = async {
         match timeout {
             Some(limit) => tokio::time::sleep(limit).await,
@@ -621,9 +618,6 @@ async fn answer<H: Handler>(
         tracing::debug!("request cancelled; no response is sent");
         return None;
     };
-    if let Ok(result) = &outcome {
-        shared.session.initialized(&method, result);
-    }
     crate::span::record_outcome(&tracing::Span::current(), &method, outcome.as_ref());
     Some(match outcome {
         Ok(result) => JsonRpcResultResponse::new(id, result).into(),

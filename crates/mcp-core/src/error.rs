@@ -156,6 +156,15 @@ pub enum TransportError {
         /// The limit in bytes.
         limit: usize,
     },
+    /// A request to the peer has no way to reach it: it is tied to no
+    /// open request of the peer's, and the peer opened no stream of its own
+    /// to listen on (streamable HTTP: no GET stream). It could never be
+    /// answered, so it is refused at once.
+    #[error(
+        "no stream to the client can carry this request: it is tied to no open request and the \
+         client has no GET stream open; send it from inside a handler, or once the client listens"
+    )]
+    NoBackChannel,
     /// Credentials for the request could not be obtained (an OAuth flow
     /// failed or was refused); the source says why.
     #[error("authorization failed: {0}")]

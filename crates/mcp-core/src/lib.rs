@@ -41,8 +41,9 @@ pub use memory::{MemoryReceiver, MemorySender, MemoryTransport};
 pub use options::{Progress, ProgressCallback, RequestOptions};
 pub use peer::{Outlet, Peer};
 pub use span::{
-    SESSION_EVENT_TARGET, SPAN_TARGET, TOOL_ERROR, outbound_span, record_error, record_failure,
-    record_protocol_version, record_tool_arguments, record_tool_result, request_span, session_tag,
+    SESSION_EVENT_TARGET, SPAN_TARGET, SessionSide, TOOL_ERROR, outbound_span, record_error,
+    record_failure, record_protocol_version, record_target_name, record_tool_arguments,
+    record_tool_result, request_span, session_tag,
 };
 pub use tokio_util::sync::CancellationToken;
 pub use trace_context::{Propagator, TRACEPARENT, TRACESTATE, TraceContext, set_propagator};

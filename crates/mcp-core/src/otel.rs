@@ -151,9 +151,18 @@ where
     let tracer = tracer_provider.tracer(SCOPE);
     tracing_opentelemetry::layer()
         .with_tracer(tracer)
+        // Only the semantic conventions' attributes: none of the bridge's
+        // own (`target`, `busy_ns`, `idle_ns`, code location, thread).
         .with_location(false)
         .with_threads(false)
+        .with_target(false)
+        .with_tracked_inactivity(false)
         .and_then(MetricsLayer::new(&meter_provider.meter(SCOPE)))
+}
+
+/// Renames the OpenTelemetry span behind `span`, once it has started.
+pub(crate) fn rename(span: &tracing::Span, name: String) {
+    span.context().span().update_name(name);
 }
 
 /// The filter [`init_otlp`] puts on [`layer`]: the SDK's operation spans

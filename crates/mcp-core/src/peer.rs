@@ -18,7 +18,7 @@ use tracing::Instrument;
 use crate::error::{Error, TransportError};
 use crate::options::{Progress, ProgressCallback, RequestOptions};
 use crate::pending::PendingRequests;
-use crate::span::{SessionClock, outbound_span_at, record_failure, record_outcome};
+use crate::span::{SessionClock, SessionSide, outbound_span_at, record_failure, record_outcome};
 use crate::trace_context;
 use crate::transport::{Headers, Outbound};
 
@@ -188,11 +188,12 @@ impl Shared {
         }
     }
 
-    /// Sends a message the peer's way; `Err` when the connection is closed.
-    pub(crate) async fn send(&self, out: Outbound) -> Result<(), ()> {
+    /// Sends a message the peer's way; `Err` when it cannot go (the
+    /// connection is closed, or the outlet says why not).
+    pub(crate) async fn send(&self, out: Outbound) -> Result<(), TransportError> {
         match &self.way {
-            Way::Queue(queue) => queue.send(out).await,
-            Way::Outlet(outlet) => outlet.send(out).map_err(drop),
+            Way::Queue(queue) => queue.send(out).await.map_err(|()| TransportError::Closed),
+            Way::Outlet(outlet) => outlet.send(out),
         }
     }
 
@@ -356,15 +357,23 @@ impl Peer {
         out
     }
 
-    /// Sends `out` the peer's way, or the called request's own way.
+    /// Sends `out` the peer's way, or the called request's own way. An
+    /// outlet that cannot carry the message says why (a closed connection
+    /// is [`Error::Closed`]; any other reason is [`Error::Transport`]).
     pub(crate) async fn send_out(&self, out: Outbound) -> Result<(), Error> {
-        if let Some(call) = &self.call {
+        let method = out.message.method().unwrap_or_default().to_owned();
+        let sent = match self.call.as_ref().and_then(|call| {
             call.sent.store(true, Ordering::Release);
-            if let Some(outlet) = &call.outlet {
-                return outlet.send(out).map_err(|_| Error::Closed);
-            }
+            call.outlet.as_ref()
+        }) {
+            Some(outlet) => outlet.send(out),
+            None => self.shared.send(out).await,
+        };
+        match sent {
+            Ok(()) => Ok(()),
+            Err(TransportError::Closed) => Err(Error::Closed),
+            Err(source) => Err(Error::Transport { method, source }),
         }
-        self.shared.send(out).await.map_err(|()| Error::Closed)
     }
 
     /// Sends a request and waits for the peer's result.
@@ -404,9 +413,6 @@ impl Peer {
         options: RequestOptions,
         span: &tracing::Span,
     ) -> Result<RawJson, Error> {
-        if method == "initialize" {
-            self.shared.session.start("client");
-        }
         let (tx, rx) = oneshot::channel();
         let (id, progress_token) = {
             let mut state = self.shared.lock();
@@ -463,14 +469,11 @@ impl Peer {
             None => params,
         };
         let message = JsonRpcRequest::new(id, method, params);
-        if self
-            .send_out(self.outbound(message.into(), headers))
-            .await
-            .is_err()
-        {
+        if let Err(error) = self.send_out(self.outbound(message.into(), headers)).await {
             in_flight.done = true;
             self.shared.lock().pending.take(&in_flight.id);
-            return Err(Error::Closed);
+            record_failure(span, "transport");
+            return Err(error);
         }
         let answer = match options.timeout {
             Some(timeout) => match tokio::time::timeout(timeout, rx).await {
@@ -488,10 +491,7 @@ impl Peer {
         };
         in_flight.done = true;
         match &answer {
-            Ok(Ok(result)) => {
-                self.shared.session.initialized(method, result);
-                record_outcome(span, method, Ok(result));
-            }
+            Ok(Ok(result)) => record_outcome(span, method, Ok(result)),
             Ok(Err(Failure::Remote(error))) => record_outcome(span, method, Err(error)),
             Ok(Err(Failure::Transport(_))) => record_failure(span, "transport"),
             Err(_) => record_failure(span, "connection_closed"),
@@ -560,6 +560,23 @@ impl Peer {
         self.notify("notifications/progress", Some(params)).await
     }
 
+    /// Marks this connection an MCP session from now on, as `side` (the
+    /// handshake era's `initialize`, sent or received): its end is then
+    /// reported with its duration (`mcp.client.session.duration` or
+    /// `mcp.server.session.duration`). Once per connection; later calls
+    /// change nothing. The layer that speaks `initialize` calls it: this
+    /// crate knows no method.
+    pub fn begin_session(&self, side: SessionSide) {
+        self.shared.session.start(side);
+    }
+
+    /// Records the revision the session settled on, for the spans of the
+    /// requests this side sends from now on (`mcp.protocol.version`).
+    /// The first revision recorded stays.
+    pub fn settle_session(&self, revision: &str) {
+        self.shared.session.settle(revision);
+    }
+
     /// The inbound request this peer's traffic is tied to, if any.
     pub fn related_request(&self) -> Option<&RequestId> {
         self.related.as_ref()
@@ -568,6 +585,37 @@ impl Peer {
     /// This peer without the tie to an inbound request.
     pub fn unrelated(&self) -> Peer {
         Peer::new(self.shared.clone())
+    }
+
+    /// This peer tied to the inbound request `id`: what it sends is about
+    /// that request, so a transport with a stream per request (streamable
+    /// HTTP) carries it there while the request is open, and on the
+    /// standalone stream after. Inside a handler the peer is tied to its
+    /// request already; this is for traffic sent from elsewhere (a task
+    /// spawned by the handler, a queue worker).
+    pub fn related_to(&self, id: RequestId) -> Peer {
+        Peer {
+            shared: self.shared.clone(),
+            related: Some(id),
+            call: None,
+        }
+    }
+
+    /// Sends a prebuilt JSON-RPC message as it is: the low-level escape
+    /// hatch for traffic this crate does not shape (delivering queued
+    /// messages, relaying another peer's). Nothing is tracked: the answer
+    /// to a request sent this way reaches no caller (it is reported as a
+    /// [`Fault::StrayResponse`](crate::Fault::StrayResponse)), and no cancellation or
+    /// timeout applies. Use [`Peer::request`] to wait for an answer.
+    ///
+    /// # Errors
+    /// [`Error::Closed`] when the connection is closed;
+    /// [`Error::Transport`] when the transport cannot carry it.
+    pub async fn send_message(&self, message: JsonRpcMessage) -> Result<(), Error> {
+        if self.is_closed() {
+            return Err(Error::Closed);
+        }
+        self.send_out(self.outbound(message, Headers::new())).await
     }
 
     /// Whether the connection is closed.

@@ -95,7 +95,10 @@ pub fn request_span(
     );
     if !span.is_disabled() {
         span.record("jsonrpc.request.id", tracing::field::display(id));
-        let meta = describe(&span, method, params, network);
+        // The name is the method alone: the server names the span after
+        // its target only once it knows the target (`record_target_name`),
+        // so names a client makes up never multiply span names.
+        let meta = describe(&span, method, params, network, false);
         trace_context::adopt(&span, meta.as_ref(), &transport.headers);
     }
     span
@@ -130,7 +133,8 @@ pub(crate) fn outbound_span_at(
         network
     );
     if !span.is_disabled() {
-        describe(&span, method, params, network);
+        // This side chose what it calls: its span is named after it.
+        describe(&span, method, params, network, true);
     }
     span
 }
@@ -218,13 +222,31 @@ struct Probe {
     meta: Option<trace_context::MetaContext>,
 }
 
-/// Records the target and the network attributes; answers the params'
-/// `_meta` for trace context.
+/// Names `span` after the tool or prompt its request targets
+/// (`tools/call get_weather`): on a served request, call it once the
+/// target is known to exist, so span names stay a bounded set whatever
+/// names clients send.
+pub fn record_target_name(span: &tracing::Span, method: &str, target: &str) {
+    if span.is_disabled() {
+        return;
+    }
+    let name = format!("{method} {target}");
+    span.record("otel.name", name.as_str());
+    // The bridge reads `otel.name` only until the span has started (it
+    // starts when first entered); past that the span is renamed directly.
+    #[cfg(feature = "otel")]
+    crate::otel::rename(span, name);
+}
+
+/// Records the target and the network attributes, and with `name_target`
+/// names the span after the target; answers the params' `_meta` for trace
+/// context.
 fn describe(
     span: &tracing::Span,
     method: &str,
     params: Option<&RawJson>,
     network: Option<&'static str>,
+    name_target: bool,
 ) -> Option<trace_context::MetaContext> {
     if network == Some("tcp") {
         span.record("network.protocol.name", "http");
@@ -249,10 +271,19 @@ fn describe(
         }
         _ => None,
     };
-    if let Some(target) = target {
-        span.record("otel.name", format!("{method} {target}").as_str());
+    if let (Some(target), true) = (&target, name_target) {
+        record_target_name(span, method, target);
     }
     probe.meta
+}
+
+/// Which side of a session this end of a connection is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionSide {
+    /// The side that sent `initialize`.
+    Client,
+    /// The side that answered it.
+    Server,
 }
 
 /// When a handshake-era session began, on which side, and at which
@@ -266,32 +297,22 @@ pub(crate) struct SessionClock {
 }
 
 impl SessionClock {
-    /// Starts the clock once, for `side` (`client` or `server`).
-    pub(crate) fn start(&self, side: &'static str) {
+    /// Starts the clock once, for `side`.
+    pub(crate) fn start(&self, side: SessionSide) {
+        let side = match side {
+            SessionSide::Client => "client",
+            SessionSide::Server => "server",
+        };
         let mut clock = self.started.lock().unwrap_or_else(|p| p.into_inner());
         clock.get_or_insert_with(|| (side, Instant::now()));
     }
 
-    /// Notes the revision an `initialize` result settled on (read once per
-    /// session, only while a subscriber records spans).
-    pub(crate) fn initialized(&self, method: &str, result: &RawJson) {
-        if method != "initialize"
-            || self.version.get().is_some()
-            || !tracing::enabled!(target: SPAN_TARGET, tracing::Level::DEBUG)
-        {
-            return;
-        }
-        #[derive(Deserialize)]
-        struct Answer {
-            #[serde(rename = "protocolVersion")]
-            protocol_version: String,
-        }
-        if let Ok(answer) = result.parse::<Answer>() {
-            let _ = self.version.set(answer.protocol_version.into());
-        }
+    /// Notes the revision the session settled on (the first one counts).
+    pub(crate) fn settle(&self, revision: &str) {
+        let _ = self.version.set(revision.into());
     }
 
-    /// The session's revision, once `initialize` was answered.
+    /// The session's revision, once settled.
     pub(crate) fn version(&self) -> Option<&str> {
         self.version.get().map(|v| &**v)
     }

@@ -7,6 +7,8 @@
 //! [`TaskStore`](crate::tasks::TaskStore), so a shared store and a bus that
 //! carries these names tell every replica's listeners.
 
+use std::pin::Pin;
+
 use mcp_types::ServerCapabilities;
 use tokio::sync::broadcast;
 
@@ -196,12 +198,16 @@ impl Advertised {
 /// subscribed before the session answers `initialize`, so nothing sent
 /// after that answer is missed; what comes before `initialized` waits for it.
 /// A lagging receiver recovers as [`next_changes`] says.
+///
+/// Every idle handshake-era session keeps this task waiting, so what it
+/// holds while it waits is kept small: the wait for `initialized` and each
+/// send are boxed, and take their memory only while they run.
 pub(crate) async fn forward(
     mut changes: broadcast::Receiver<ListChange>,
     session: ServerSession,
     advertised: Advertised,
     mut tasks: Option<TaskFeed>,
-    initialized: impl Future<Output = ()>,
+    initialized: Pin<Box<dyn Future<Output = ()> + Send>>,
 ) {
     let peer = session.peer().clone();
     tokio::select! {
@@ -215,7 +221,8 @@ pub(crate) async fn forward(
         };
         let Some(batch) = batch else { break };
         for change in &batch {
-            if let Err(error) = tell(&session, advertised, tasks.as_mut(), change).await {
+            let told = Box::pin(tell(&session, advertised, tasks.as_mut(), change)).await;
+            if let Err(error) = told {
                 tracing::debug!(%error, "stopped forwarding list changes: the connection closed");
                 return;
             }

@@ -39,9 +39,12 @@ struct State {
 #[derive(Default)]
 pub(crate) struct SessionState {
     state: Mutex<State>,
-    /// Whether the client sent `notifications/initialized`; a watch, so the
-    /// list-change forwarder can wait for it.
-    initialized: tokio::sync::watch::Sender<bool>,
+    /// Whether the client sent `notifications/initialized`.
+    initialized: std::sync::atomic::AtomicBool,
+    /// Wakes the list-change forwarder waiting for `initialized`. Kept
+    /// inline (a watch channel would be a separate allocation of a few
+    /// hundred bytes in every session).
+    initialized_notify: tokio::sync::Notify,
     /// Where the session's state is saved for other servers (an HTTP
     /// service with shared stores).
     #[cfg(feature = "http")]
@@ -64,7 +67,14 @@ impl SessionState {
     }
 
     pub(crate) fn mark_initialized(&self) {
-        self.initialized.send_replace(true);
+        self.initialized
+            .store(true, std::sync::atomic::Ordering::Release);
+        self.initialized_notify.notify_waiters();
+    }
+
+    /// Whether the client sent `notifications/initialized`.
+    fn is_initialized(&self) -> bool {
+        self.initialized.load(std::sync::atomic::Ordering::Acquire)
     }
 
     /// A request other than `ping` arrived after `initialize`: the client
@@ -74,16 +84,22 @@ impl SessionState {
     /// list changes and resource updates).
     pub(crate) fn request_after_initialize(&self) {
         #[cfg(feature = "http")]
-        if self.shared.get().is_some() && !*self.initialized.borrow() {
+        if self.shared.get().is_some() && !self.is_initialized() {
             self.mark_initialized();
         }
     }
 
     /// Resolves once the client sent `notifications/initialized`.
     pub(crate) async fn initialized(&self) {
-        let mut initialized = self.initialized.subscribe();
-        // The sender lives in `self`, so the wait cannot fail.
-        let _ = initialized.wait_for(|done| *done).await;
+        loop {
+            // Made before the flag is read: `notify_waiters` wakes every
+            // future made before it, so the wake-up cannot be missed.
+            let notified = self.initialized_notify.notified();
+            if self.is_initialized() {
+                return;
+            }
+            notified.await;
+        }
     }
 
     /// `true` the first time only: a client that sends `initialize` twice
@@ -355,6 +371,40 @@ impl ServerSession {
         &self.peer
     }
 
+    /// This session with what it sends tied to the client's request `id`
+    /// (Python's `related_request_id`). Inside a handler the session is
+    /// tied to the handler's request already; this is for a session kept
+    /// past its handler (a background job reporting on the request that
+    /// started it). Over streamable HTTP what it sends goes on that
+    /// request's stream while the request is open, then on the client's
+    /// GET stream.
+    #[must_use]
+    pub fn related_to(&self, id: RequestId) -> Self {
+        Self {
+            peer: self.peer.related_to(id),
+            ..self.clone()
+        }
+    }
+
+    /// Sends a prebuilt JSON-RPC message as it is (Python's
+    /// `send_message`): the escape hatch for traffic no helper shapes, such
+    /// as delivering queued messages. Nothing is tracked: the client's
+    /// answer to a request sent this way reaches no caller, and no
+    /// capability, era or log-level check applies. Prefer the typed helpers
+    /// or [`Peer::request`] to wait for an answer.
+    ///
+    /// # Errors
+    /// [`Error::Request`] when the connection is closed or the transport
+    /// cannot carry the message (over streamable HTTP, a request tied to
+    /// no open request while the client has no GET stream:
+    /// `TransportError::NoBackChannel`).
+    pub async fn send_message(&self, message: mcp_types::JsonRpcMessage) -> Result<(), Error> {
+        self.peer
+            .send_message(message)
+            .await
+            .map_err(Error::Request)
+    }
+
     /// The client's `initialize` params, once it has sent them.
     pub fn client_params(&self) -> Option<Arc<InitializeRequestParams>> {
         self.state.lock().client.clone()
@@ -380,7 +430,7 @@ impl ServerSession {
 
     /// Whether the client sent `notifications/initialized`.
     pub fn is_initialized(&self) -> bool {
-        *self.state.initialized.borrow()
+        self.state.is_initialized()
     }
 
     /// The level set by the client's `logging/setLevel`, if any.

@@ -64,7 +64,7 @@ impl Runner {
             _ => None,
         };
         let state = self.state.clone();
-        let initialized = async move { state.initialized().await };
+        let initialized = Box::pin(async move { state.initialized().await });
         self.tasks
             .spawn(forward(changes, session, advertised, tasks, initialized));
     }
@@ -109,8 +109,12 @@ impl Runner {
         }
         match *parsed {
             ClientRequest::Initialize(params) => {
+                cx.peer.begin_session(mcp_core::SessionSide::Server);
                 let result = self.initialize(params);
                 if result.is_ok() {
+                    if let Some(revision) = self.state.revision() {
+                        cx.peer.settle_session(revision.as_str());
+                    }
                     self.forward_changes(&cx.peer, self.task_owner(&cx));
                     // Stored before the answer: the client's next request
                     // may reach another server.

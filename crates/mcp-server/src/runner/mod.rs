@@ -255,6 +255,7 @@ impl Runner {
             )));
         };
         let entry = &self.registry.tools[index];
+        mcp_core::record_target_name(&tracing::Span::current(), "tools/call", &params.name);
         if let (Requester::Stateless(_), true) = (requester, carried) {
             check_param_headers(
                 &entry.param_headers,
@@ -365,6 +366,7 @@ impl Runner {
             )));
         };
         let entry = &self.registry.prompts[index];
+        mcp_core::record_target_name(&tracing::Span::current(), "prompts/get", &params.name);
         let arguments = params.arguments.unwrap_or_default();
         let missing: Vec<&str> = entry
             .prompt

@@ -76,6 +76,24 @@ struct Router {
     unsent: VecDeque<Bytes>,
 }
 
+impl Router {
+    /// Takes `id` off the requests running in the session.
+    fn forget_request(&mut self, id: &RequestId) -> Option<u64> {
+        let stream = self.by_request.remove(id);
+        free_if_empty(&mut self.by_request);
+        stream
+    }
+}
+
+/// Gives an emptied map's memory back: an idle session keeps no table for
+/// the streams and requests it no longer has (a map keeps its capacity
+/// when emptied, a few hundred bytes per session for `streams`).
+fn free_if_empty<K, V>(map: &mut HashMap<K, V>) {
+    if map.is_empty() {
+        *map = HashMap::new();
+    }
+}
+
 enum Live {
     None,
     /// A POST whose request runs and has sent nothing yet: its answer alone
@@ -253,8 +271,10 @@ impl Session {
     /// Drops a stream and its stored events.
     fn release(&self, router: &mut Router, id: u64) {
         if let Some(stream) = router.streams.remove(&id) {
+            free_if_empty(&mut router.streams);
             if let Some(key) = &stream.key {
                 router.by_key.remove(key);
+                free_if_empty(&mut router.by_key);
                 self.store.forget(key);
             }
             router.events -= stream.events;
@@ -615,7 +635,7 @@ impl Session {
         ) {
             return None;
         }
-        router.by_request.remove(id);
+        router.forget_request(id);
         router.last_active = Instant::now();
         self.release(&mut router, stream);
         Some(Bytes::from(json))
@@ -633,7 +653,7 @@ impl Session {
     /// Ends the stream of a request that was cancelled: it gets no answer.
     fn end_unanswered(&self, stream: u64, id: &RequestId) {
         let mut router = self.lock();
-        router.by_request.remove(id);
+        router.forget_request(id);
         self.open_sse(&mut router, stream);
         if let Some(s) = router.streams.get_mut(&stream) {
             s.open_requests = s.open_requests.saturating_sub(1);
@@ -867,7 +887,7 @@ impl Session {
             _ => None,
         };
         if let Some(id) = response_id {
-            let Some(stream) = router.by_request.remove(id) else {
+            let Some(stream) = router.forget_request(id) else {
                 tracing::debug!(%id, "no open request for this response; dropped");
                 return Ok(());
             };
@@ -897,10 +917,15 @@ impl Session {
                 }
                 router.unsent.push_back(json);
             }
+            // A request could never be answered: its sender hears so now
+            // rather than at its timeout.
+            None if matches!(outbound.message, JsonRpcMessage::Request(_)) => {
+                return Err(TransportError::NoBackChannel);
+            }
             None => {
                 tracing::debug!(
                     method = outbound.message.method().unwrap_or(""),
-                    "no stream to carry this message (no GET stream open); dropped"
+                    "no stream to carry this notification (no GET stream open); dropped"
                 );
             }
         }
