@@ -12,7 +12,10 @@
 //! `--bind IP` listens on that address instead of 127.0.0.1 (a replica in
 //! a network namespace) and `--allowed-host NAME` (repeatable) adds a
 //! `Host` the endpoint accepts besides localhost (the balancer's address);
-//! `GET /livez` and `GET /readyz` answer health probes;
+//! `GET /livez` and `GET /readyz` answer health probes, and every path but
+//! `/mcp` and those two gets `404`; `--cors-origin ORIGIN` (repeatable)
+//! lets browser pages on that origin call the endpoint (CORS, see
+//! docs/guide/browser.md; the browser suite in interop/browser runs with it);
 //! `--key-file PATH` seals `requestState` with the secret in that file, so
 //! replicas behind a load balancer accept each other's state; `--redis URL`
 //! shares sessions, SSE events, list changes and tasks with every replica
@@ -24,7 +27,7 @@ use std::time::Duration;
 use mcp_server::{
     Answer, Args, Context, InputRequired, ResourceRequest, Server, TasksConfig, ToolError,
 };
-use mcp_transport::http::HttpServerConfig;
+use mcp_transport::http::{CorsConfig, HttpServerConfig};
 use mcp_types::{
     BlobResourceContents, CallToolResult, CompleteRequestParams, ContentBlock,
     CreateMessageRequestParams, ElicitRequestedSchema, GetPromptResult, JsonObject, LoggingLevel,
@@ -885,6 +888,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut hosts: Vec<String> = vec!["localhost".into(), "127.0.0.1".into(), "[::1]".into()];
     let mut key = None;
     let mut redis = None;
+    let mut cors_origins: Vec<String> = Vec::new();
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -908,13 +912,17 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 key = Some(mcp_examples::read_secret(&path)?);
             }
             "--redis" => redis = Some(args.next().ok_or("--redis needs a URL")?),
+            "--cors-origin" => cors_origins.push(
+                args.next()
+                    .ok_or("--cors-origin needs an origin, e.g. http://localhost:5173")?,
+            ),
             // Read by `mcp_examples::telemetry`.
             "--otlp" => {
                 args.next();
             }
             other => {
                 return Err(format!(
-                    "unknown argument `{other}`; usage: everything-server [--port PORT] [--bind IP] [--allowed-host NAME]... [--key-file PATH] [--redis URL] [--otlp URL]"
+                    "unknown argument `{other}`; usage: everything-server [--port PORT] [--bind IP] [--allowed-host NAME]... [--cors-origin ORIGIN]... [--key-file PATH] [--redis URL] [--otlp URL]"
                 )
                 .into());
             }
@@ -924,6 +932,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut config = HttpServerConfig::new()
         .retry(Duration::from_millis(500))
         .allowed_hosts(hosts);
+    if !cors_origins.is_empty() {
+        let cors = CorsConfig::new(&cors_origins).map_err(|e| format!("--cors-origin: {e}"))?;
+        config = config.cors(cors);
+    }
     let mut tasks = TasksConfig::new().poll_interval(Duration::from_millis(200));
     if let Some(url) = redis {
         let shared = mcp_examples::redis_stores(&url).await?;

@@ -22,6 +22,8 @@ mod asking_the_client {}
 mod http {}
 #[doc = include_str!("../docs/guide/authorization.md")]
 mod authorization {}
+#[doc = include_str!("../docs/guide/browser.md")]
+mod browser {}
 #[doc = include_str!("../docs/guide/observability.md")]
 mod observability {}
 #[doc = include_str!("../docs/guide/testing.md")]

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use mcp_core::Headers;
 use mcp_types::method::Method as _;
-use mcp_types::routing::{encode_header_value, header_value, lookup, name_field};
+use mcp_types::routing::{encode_header_value, header_value, lookup, name_field, param_header};
 use mcp_types::{
     ClientCapabilities, Implementation, JsonObject, LoggingLevel, RawJson, Revision, meta, methods,
 };
@@ -109,7 +109,7 @@ pub(crate) fn stamp(
     if let (Some(routes), Some(arguments)) = (&routes, &arguments) {
         for (header, path) in routes.iter() {
             if let Some(value) = lookup(arguments, path).and_then(header_value) {
-                headers.append(format!("Mcp-Param-{header}"), value);
+                headers.append(param_header(header), value);
             }
         }
     }

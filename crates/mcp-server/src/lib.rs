@@ -108,5 +108,5 @@ pub use mcp_core::limit;
 pub use mcp_transport::http::RateLimitLayer;
 #[cfg(feature = "http")]
 pub use mcp_transport::http::{
-    HttpServerConfig, ServeConfig, ShutdownHandle, StreamableHttpService,
+    CorsConfig, HttpServerConfig, ServeConfig, ShutdownHandle, StreamableHttpService,
 };

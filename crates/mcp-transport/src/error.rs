@@ -30,6 +30,17 @@ pub enum Error {
         /// The header name as given.
         name: String,
     },
+    /// An origin given to allow browser clients (CORS) that is not one.
+    #[error(
+        "invalid origin `{origin}`: {reason}; write it as browsers send it in the Origin \
+         header, `scheme://host[:port]` (for example `http://localhost:5173`)"
+    )]
+    InvalidOrigin {
+        /// The origin as given.
+        origin: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
     /// The server could not be reached, or refused the connection's opening
     /// request (the legacy SSE stream's GET).
     #[error("could not open a connection to `{url}`: {source}")]

@@ -493,6 +493,47 @@ async fn the_metadata_document_is_served_without_a_token_at_both_paths() {
 }
 
 #[tokio::test]
+async fn any_page_may_read_the_metadata_document_with_the_version_header() {
+    let mut guard = guard(&Signer::new(), &["mcp:read"]);
+    let preflight = Request::options("/.well-known/oauth-protected-resource/mcp")
+        .header("origin", "http://localhost:5173")
+        .header("access-control-request-method", "GET")
+        .header("access-control-request-headers", "mcp-protocol-version")
+        .body(())
+        .expect("request");
+    let response = guard.call(preflight).await.expect("infallible");
+    assert_eq!(response.status(), StatusCode::NO_CONTENT);
+    let headers = response.headers();
+    assert_eq!(headers["access-control-allow-origin"], "*");
+    assert_eq!(
+        headers["access-control-allow-headers"],
+        "mcp-protocol-version"
+    );
+    assert!(!headers.contains_key("access-control-allow-credentials"));
+}
+
+#[tokio::test]
+async fn discovery_probes_for_other_documents_get_404_without_a_token() {
+    let mut guard = guard(&Signer::new(), &["mcp:read"]);
+    for path in [
+        "/.well-known/oauth-authorization-server",
+        "/.well-known/oauth-authorization-server/mcp",
+        "/.well-known/openid-configuration",
+        "/.well-known/openid-configuration/mcp",
+        "/mcp/.well-known/openid-configuration",
+    ] {
+        let request = Request::get(path).body(()).expect("request");
+        let response = guard.call(request).await.expect("infallible");
+        assert_eq!(response.status(), StatusCode::NOT_FOUND, "{path}");
+        assert!(
+            !response.headers().contains_key("www-authenticate"),
+            "{path}"
+        );
+        assert_eq!(response.headers()["access-control-allow-origin"], "*");
+    }
+}
+
+#[tokio::test]
 async fn tokens_stay_out_of_debug_output() {
     let signer = Signer::new();
     let echo = Echo::default();

@@ -20,6 +20,10 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::timeout;
 
+#[path = "support/raw_http.rs"]
+mod raw_http;
+use raw_http::{Answer, read_answer};
+
 /// Every wait in these tests is bounded by this.
 const WAIT: Duration = Duration::from_secs(10);
 
@@ -170,77 +174,21 @@ async fn start(config: HttpServerConfig, serve_config: ServeConfig) -> Running {
     }
 }
 
-/// One response read off the wire: status, head, and the body as text
-/// (chunked framing left in, which the assertions look through).
-#[derive(Debug)]
-struct Answer {
-    status: u16,
-    head: String,
-    body: String,
-}
-
-impl Answer {
-    fn header(&self, name: &str) -> Option<&str> {
-        self.head.lines().find_map(|line| {
-            let (key, value) = line.split_once(':')?;
-            key.eq_ignore_ascii_case(name).then(|| value.trim())
-        })
-    }
-
-    /// The first JSON object in the body (a JSON answer or an SSE event).
-    fn json(&self) -> Value {
-        let start = self.body.find('{').expect("a JSON object in the body");
-        let mut stream = serde_json::Deserializer::from_str(&self.body[start..]).into_iter();
-        stream.next().expect("one").expect("json")
-    }
-}
-
-/// Sends one request on a fresh connection (`Connection: close`) and reads
-/// the whole answer.
+/// Sends one request to `/mcp` on a fresh connection (`Connection: close`),
+/// with the `Accept` and `Content-Type` of an MCP POST besides `headers`,
+/// and reads the whole answer.
 async fn send(
     addr: std::net::SocketAddr,
     method: &str,
     headers: &[(&str, &str)],
     body: &str,
 ) -> Answer {
-    let mut stream = TcpStream::connect(addr).await.expect("connected");
-    let mut request = format!(
-        "{method} /mcp HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\
-         Accept: application/json, text/event-stream\r\nContent-Type: application/json\r\n\
-         Content-Length: {}\r\n",
-        body.len()
-    );
-    for (name, value) in headers {
-        request.push_str(&format!("{name}: {value}\r\n"));
-    }
-    request.push_str("\r\n");
-    request.push_str(body);
-    stream.write_all(request.as_bytes()).await.expect("sent");
-    read_answer(&mut stream).await
-}
-
-async fn read_answer(stream: &mut TcpStream) -> Answer {
-    let mut raw = Vec::new();
-    timeout(WAIT, stream.read_to_end(&mut raw))
-        .await
-        .expect("the answer ends in time")
-        .expect("read");
-    parse_answer(&raw)
-}
-
-fn parse_answer(raw: &[u8]) -> Answer {
-    let text = String::from_utf8_lossy(raw).into_owned();
-    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-    let status = head
-        .split(' ')
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| panic!("a status line in {text:?}"));
-    Answer {
-        status,
-        head: head.to_owned(),
-        body: body.to_owned(),
-    }
+    let mut all = vec![
+        ("Accept", "application/json, text/event-stream"),
+        ("Content-Type", "application/json"),
+    ];
+    all.extend_from_slice(headers);
+    raw_http::request(addr, method, "/mcp", &all, body).await
 }
 
 fn initialize(version: &str) -> String {

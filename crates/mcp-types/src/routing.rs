@@ -1,8 +1,9 @@
-//! The routable HTTP headers of the stateless era (2026-07-28): the value
-//! encoding of `Mcp-Name` and `Mcp-Param-*`, and the `x-mcp-header`
-//! annotations of a tool's input schema that name `Mcp-Param-*` headers;
-//! and what an `Mcp-Session-Id` may hold. Shared by clients (which send
-//! them) and servers (which check them).
+//! The HTTP headers of MCP: which ones each era defines (what a browser
+//! page must be allowed to send and read), the routable headers of the
+//! stateless era (2026-07-28) with the value encoding of `Mcp-Name` and
+//! `Mcp-Param-*` and the `x-mcp-header` annotations of a tool's input
+//! schema that name `Mcp-Param-*` headers, and what an `Mcp-Session-Id` may
+//! hold. Shared by clients (which send them) and servers (which check them).
 
 use std::borrow::Cow;
 use std::collections::HashSet;
@@ -177,6 +178,90 @@ pub const METHOD_HEADER: &str = "mcp-method";
 /// a stateless request.
 pub const NAME_HEADER: &str = "mcp-name";
 
+/// The prefix of the headers that carry a tool's `x-mcp-header` arguments
+/// (`Mcp-Param-{name}`), lowercase as HTTP libraries normalize it.
+pub const PARAM_HEADER_PREFIX: &str = "mcp-param-";
+
+/// The header that carries a session's id (handshake era, HTTP).
+pub const SESSION_ID_HEADER: &str = "mcp-session-id";
+/// The header that carries the protocol revision of an HTTP request
+/// (2025-06-18 and later, and every stateless request).
+pub const PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
+/// The header with which a client resumes an SSE stream (handshake era).
+pub const LAST_EVENT_ID_HEADER: &str = "last-event-id";
+
+/// The header that carries the argument a tool's schema marks with
+/// `x-mcp-header: "{name}"`: `Mcp-Param-{name}` (compare case-insensitively).
+///
+/// ```
+/// assert_eq!(mcp_types::routing::param_header("Region"), "Mcp-Param-Region");
+/// ```
+pub fn param_header(name: &str) -> String {
+    format!("Mcp-Param-{name}")
+}
+
+/// Whether `header` (any case) is an `Mcp-Param-*` header: the prefix and a
+/// name a tool's `x-mcp-header` may declare (an HTTP token) after it.
+///
+/// ```
+/// use mcp_types::routing::is_param_header;
+/// assert!(is_param_header("mcp-param-region"));
+/// assert!(is_param_header("Mcp-Param-Region"));
+/// assert!(!is_param_header("Mcp-Param-"));
+/// assert!(!is_param_header("mcp-paramregion"));
+/// ```
+pub fn is_param_header(header: &str) -> bool {
+    let prefix = PARAM_HEADER_PREFIX.len();
+    header
+        .get(..prefix)
+        .is_some_and(|p| p.eq_ignore_ascii_case(PARAM_HEADER_PREFIX))
+        && header.len() > prefix
+        && header.bytes().skip(prefix).all(is_token_byte)
+}
+
+/// The request headers MCP defines over HTTP in every era: the media
+/// types, the bearer token of the authorization spec, the protocol version,
+/// and the W3C trace context (SEP-414).
+const REQUEST_HEADERS: [&str; 6] = [
+    "accept",
+    "content-type",
+    "authorization",
+    PROTOCOL_VERSION_HEADER,
+    crate::meta::TRACEPARENT,
+    crate::meta::TRACESTATE,
+];
+
+/// The request headers MCP defines over HTTP in `era` (lowercase; compare
+/// case-insensitively), `Mcp-Param-*` aside (see [`is_param_header`]):
+/// those of every era (the media types, `Authorization`,
+/// `MCP-Protocol-Version`, `traceparent`, `tracestate`), then the session id
+/// and `Last-Event-ID` of the handshake era or the routing headers
+/// (`Mcp-Method`, `Mcp-Name`) of the stateless era. What a browser page
+/// needs to be allowed to send.
+pub fn request_headers(era: crate::Era) -> impl Iterator<Item = &'static str> + Clone {
+    let own: &'static [&'static str] = match era {
+        crate::Era::Handshake => &[SESSION_ID_HEADER, LAST_EVENT_ID_HEADER],
+        crate::Era::Stateless => &[METHOD_HEADER, NAME_HEADER],
+    };
+    REQUEST_HEADERS.iter().chain(own).copied()
+}
+
+/// The response headers of MCP over HTTP in `era` that a client reads
+/// (lowercase): the session id a handshake-era server assigns, the
+/// protocol version (which servers and gateways may echo), and the bearer
+/// challenge of the authorization spec (RFC 9728 discovery starts from
+/// it). What a browser page must be allowed to read.
+pub fn response_headers(era: crate::Era) -> &'static [&'static str] {
+    match era {
+        crate::Era::Handshake => &[
+            SESSION_ID_HEADER,
+            PROTOCOL_VERSION_HEADER,
+            "www-authenticate",
+        ],
+        crate::Era::Stateless => &[PROTOCOL_VERSION_HEADER, "www-authenticate"],
+    }
+}
+
 /// The `params` field a method's `Mcp-Name` header repeats: `name` for
 /// `tools/call` and `prompts/get`, `uri` for `resources/read`, `taskId`
 /// for the tasks extension's methods (SEP-2663); `None` for methods
@@ -243,6 +328,25 @@ mod tests {
 
     fn tool(schema: Value) -> Tool {
         Tool::new("t", schema.as_object().cloned().unwrap_or_default())
+    }
+
+    #[test]
+    fn the_http_headers_are_lowercase_tokens_and_params_are_apart() {
+        for era in [crate::Era::Handshake, crate::Era::Stateless] {
+            let names = request_headers(era).chain(response_headers(era).iter().copied());
+            for name in names {
+                assert!(name.bytes().all(is_token_byte), "{name}");
+                assert_eq!(name, name.to_ascii_lowercase());
+                assert!(!is_param_header(name), "{name}");
+            }
+        }
+        let has = |era, name| request_headers(era).any(|h| h == name);
+        assert!(has(crate::Era::Handshake, SESSION_ID_HEADER));
+        assert!(!has(crate::Era::Stateless, SESSION_ID_HEADER));
+        assert!(has(crate::Era::Stateless, METHOD_HEADER));
+        assert!(has(crate::Era::Stateless, PROTOCOL_VERSION_HEADER));
+        assert!(is_param_header(&param_header("Region")));
+        assert!(!is_param_header("Mcp-Param-bad name"));
     }
 
     #[test]

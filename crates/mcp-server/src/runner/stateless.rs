@@ -83,7 +83,7 @@ pub(crate) fn param_headers(tool: &Tool) -> Box<[ParamHeader]> {
             annotated
                 .into_iter()
                 .map(|(header, path)| ParamHeader {
-                    name: format!("mcp-param-{header}"),
+                    name: mcp_types::routing::param_header(&header),
                     header,
                     path,
                 })

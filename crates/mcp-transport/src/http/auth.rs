@@ -372,6 +372,8 @@ impl ProtectedResource {
 /// - A malformed bearer header (no token, characters outside RFC 6750's
 ///   `b64token`, several `Authorization` headers): 400 `invalid_request`.
 /// - A verifier that cannot decide ([`TokenRejection::Unavailable`]): 503.
+/// - Any other `/.well-known/` document (the authorization server metadata
+///   or OpenID configuration clients probe for): 404, without a token.
 ///
 /// Otherwise the verified [`TokenClaims`] are put in the request's
 /// extensions and the request goes to the inner service. Tokens are never
@@ -506,12 +508,17 @@ where
             if resource.is_metadata_path(path) {
                 return Ok(metadata_answer(&resource, request.method()));
             }
-            if path.starts_with(METADATA_PREFIX) {
-                return Ok(plain(
-                    StatusCode::NOT_FOUND,
-                    "not_found",
-                    "no such resource",
-                ));
+            if super::server::is_well_known(path) {
+                // Discovery probes for documents this resource does not
+                // publish (authorization server metadata, OpenID
+                // configuration): "none here", readable from any origin,
+                // never a challenge a client could take for a login.
+                let mut response = plain(StatusCode::NOT_FOUND, "not_found", "no such document");
+                response.headers_mut().insert(
+                    http::header::ACCESS_CONTROL_ALLOW_ORIGIN,
+                    HeaderValue::from_static("*"),
+                );
+                return Ok(response);
             }
             let token = match bearer_token(&request) {
                 Credentials::Missing => {
@@ -658,6 +665,12 @@ fn metadata_answer(resource: &ProtectedResource, method: &Method) -> Response<Ht
         headers.insert(
             http::header::ACCESS_CONTROL_ALLOW_METHODS,
             HeaderValue::from_static("GET, HEAD, OPTIONS"),
+        );
+        // Browser clients send the version header with their discovery
+        // requests (the TypeScript SDK does, and retries without it).
+        headers.insert(
+            http::header::ACCESS_CONTROL_ALLOW_HEADERS,
+            HeaderValue::from_static(mcp_types::routing::PROTOCOL_VERSION_HEADER),
         );
         headers.insert(ALLOW, HeaderValue::from_static("GET, HEAD, OPTIONS"));
         return response;

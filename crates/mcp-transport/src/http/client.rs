@@ -630,7 +630,7 @@ impl Shared {
             session.and(state.session_id.clone())
         };
         if let Some(value) = last_event_id.and_then(|s| HeaderValue::from_str(s).ok()) {
-            headers.insert("last-event-id", value);
+            headers.insert(mcp_types::routing::LAST_EVENT_ID_HEADER, value);
         }
         if let Some(authorizer) = &self.config.authorizer {
             for (name, value) in authorizer

@@ -28,10 +28,7 @@ mod server;
 )]
 mod sse;
 
-/// The session id header.
-pub const SESSION_ID_HEADER: &str = "mcp-session-id";
-/// The protocol version header.
-pub const PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
+pub use mcp_types::routing::{PROTOCOL_VERSION_HEADER, SESSION_ID_HEADER};
 
 #[cfg(feature = "http-server")]
 pub use crate::store::{EventStore, InMemoryEventStore};
@@ -55,8 +52,9 @@ pub use legacy::{LegacySseClient, LegacySseReceiver, LegacySseSender};
 pub use server::fuzzing;
 #[cfg(feature = "http-server")]
 pub use server::{
-    Health, HttpBody, HttpServerConfig, LIVENESS_PATH, Opening, PeerAddr, READINESS_PATH,
-    Readiness, Responding, ServeConfig, ServiceStats, ShutdownHandle, StreamableHttpService, serve,
+    CorsConfig, CorsLayer, CorsService, DEFAULT_PATH, Health, HttpBody, HttpServerConfig,
+    LIVENESS_PATH, Opening, PeerAddr, READINESS_PATH, Readiness, Responding, ServeConfig,
+    ServiceStats, ShutdownHandle, StreamableHttpService, serve,
 };
 #[cfg(feature = "rate-limit")]
 pub use server::{PeekedBody, RateLimitLayer, RateLimitService};

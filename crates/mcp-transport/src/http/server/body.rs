@@ -68,6 +68,13 @@ impl HttpBody {
     }
 }
 
+/// Empty (what a CORS preflight's answer carries).
+impl Default for HttpBody {
+    fn default() -> Self {
+        Self::empty()
+    }
+}
+
 impl fmt::Debug for HttpBody {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.kind {

@@ -23,7 +23,8 @@ pub(super) static SESSION_ID: HeaderName = HeaderName::from_static(SESSION_ID_HE
 /// `MCP-Protocol-Version`.
 pub(super) static PROTOCOL_VERSION: HeaderName = HeaderName::from_static(PROTOCOL_VERSION_HEADER);
 /// `Last-Event-ID`.
-pub(super) static LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
+pub(super) static LAST_EVENT_ID: HeaderName =
+    HeaderName::from_static(routing::LAST_EVENT_ID_HEADER);
 /// `Mcp-Method`.
 static METHOD: HeaderName = HeaderName::from_static(routing::METHOD_HEADER);
 /// `Mcp-Name`.

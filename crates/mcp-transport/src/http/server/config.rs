@@ -4,6 +4,8 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::cors::CorsConfig;
+use super::edge::EndpointPath;
 use crate::store::{EventStore, InMemoryEventStore, SharedStores};
 
 /// Settings of a [`StreamableHttpService`](super::StreamableHttpService).
@@ -26,6 +28,8 @@ pub struct HttpServerConfig {
     pub(super) keep_alive: Option<Duration>,
     pub(super) health_probes: bool,
     pub(super) readiness_reuse: Duration,
+    pub(super) path: EndpointPath,
+    pub(super) cors: Option<CorsConfig>,
 }
 
 impl fmt::Debug for HttpServerConfig {
@@ -47,6 +51,8 @@ impl fmt::Debug for HttpServerConfig {
             .field("shared", &self.shared.is_some())
             .field("health_probes", &self.health_probes)
             .field("readiness_reuse", &self.readiness_reuse)
+            .field("path", &self.path)
+            .field("cors", &self.cors)
             .finish_non_exhaustive()
     }
 }
@@ -71,13 +77,18 @@ impl Default for HttpServerConfig {
             keep_alive: Some(Duration::from_secs(15)),
             health_probes: true,
             readiness_reuse: Duration::from_millis(250),
+            path: EndpointPath::Default,
+            cors: None,
         }
     }
 }
 
 impl HttpServerConfig {
-    /// Localhost-safe defaults: only `Host`s (and `Origin`s) of localhost,
-    /// 127.0.0.1 and `[::1]` on any port, 4 MiB bodies read within 30 s, 1024
+    /// Localhost-safe defaults: the endpoint at `/mcp` when served whole by
+    /// [`serve`](super::serve), every other path `404` (mounted in a router,
+    /// wherever the route puts it; see [`path`](Self::path)), only `Host`s
+    /// (and `Origin`s) of localhost, 127.0.0.1 and `[::1]` on any port, no
+    /// CORS, 4 MiB bodies read within 30 s, 1024
     /// sessions idle for at most 30 min, SSE responses with a keep-alive
     /// comment every 15 s, in-memory event store with each session's
     /// answered streams kept 60 s for resumption and at most 1024 events
@@ -95,7 +106,8 @@ impl HttpServerConfig {
         self
     }
 
-    /// Accepts any `Host` and `Origin`: only behind a proxy that checks them.
+    /// Accepts any `Host` and `Origin`: only behind a proxy that checks them
+    /// (with [`cors`](Self::cors) set, `Origin`s are still those of its list).
     pub fn allow_any_host(mut self) -> Self {
         self.allowed_hosts = None;
         self.allowed_origins = None;
@@ -103,6 +115,8 @@ impl HttpServerConfig {
     }
 
     /// The exact origins (`scheme://host[:port]`) accepted in `Origin`.
+    /// With [`cors`](Self::cors) set, the CORS origins are accepted too, and
+    /// these are granted CORS as well: one list decides both.
     pub fn allowed_origins<I: IntoIterator<Item = S>, S: Into<String>>(
         mut self,
         origins: I,
@@ -232,6 +246,62 @@ impl HttpServerConfig {
     /// probe (default 250 ms), so that probes cannot load the stores.
     pub fn readiness_reuse(mut self, reuse: Duration) -> Self {
         self.readiness_reuse = reuse;
+        self
+    }
+
+    /// The path of the MCP endpoint, compared exactly with the path of each
+    /// request as the service receives it; every other path is answered
+    /// `404` (the health probes aside, see
+    /// [`health_probes`](Self::health_probes)), so that OAuth discovery
+    /// probes read "no such document" and an `initialize` sent elsewhere
+    /// opens no session. A `/` is put in front if missing.
+    ///
+    /// Unset, the endpoint is [`DEFAULT_PATH`](super::DEFAULT_PATH) (`/mcp`)
+    /// when [`serve`](super::serve) (or `Server::serve_http`) runs the
+    /// service as the whole server, and wherever a router of your own
+    /// mounts it: axum's `route_service("/api/mcp", service)` has chosen the
+    /// path already, so any path the service receives is the endpoint's.
+    /// Set, it holds however the service is served (behind axum's
+    /// `nest_service("/prefix", …)`, which strips the prefix, the path the
+    /// service receives is the rest).
+    pub fn path(mut self, path: impl Into<String>) -> Self {
+        let path = path.into();
+        self.path = EndpointPath::Exactly(if path.starts_with('/') {
+            path
+        } else {
+            format!("/{path}")
+        });
+        self
+    }
+
+    /// Serves MCP at every path the service receives (the health probes
+    /// aside), even served whole by [`serve`](super::serve): what the
+    /// service did before it had a path.
+    pub fn any_path(mut self) -> Self {
+        self.path = EndpointPath::Any;
+        self
+    }
+
+    /// CORS for browser pages on other origins (off by default): the
+    /// service answers their preflights itself (`204`, no handler reached)
+    /// and grants the listed origins the MCP request headers of both eras
+    /// and the response headers a client reads (see [`CorsConfig`]).
+    ///
+    /// The Origin check against DNS rebinding stays in force and agrees
+    /// with this list: with CORS on, an `Origin` is accepted exactly when
+    /// it is a CORS origin or one of [`allowed_origins`](Self::allowed_origins)
+    /// (which are granted CORS too), and no longer because its host is an
+    /// allowed host, so no page is let through that CORS would not grant,
+    /// and none granted CORS is refused. The `Host` check is unchanged: the
+    /// server must still be reached by a name of
+    /// [`allowed_hosts`](Self::allowed_hosts).
+    ///
+    /// In front of a `BearerGuard` or a `RateLimitLayer`, whose refusals a
+    /// page must read (the `WWW-Authenticate` of a `401`, the `Retry-After`
+    /// of a `429`), wrap the whole stack in [`CorsConfig::layer`] of the
+    /// same rules as well: the service's own CORS then steps aside.
+    pub fn cors(mut self, cors: CorsConfig) -> Self {
+        self.cors = Some(cors);
         self
     }
 }

@@ -2,11 +2,13 @@
 //! into sessions of JSON-RPC messages for a dispatcher.
 //!
 //! One job per module: `config` the settings, `serve` the ready hyper
-//! server, `body` the response bodies and canned answers, `checks`
-//! what a request must pass (Host/Origin, media types, version, the
-//! stateless ladder), `session` the handshake-era sessions, `stateless` the
-//! stateless exchange, `transport` the `Transport` a dispatcher gets. This
-//! file is the service: it routes each request to a session or an exchange.
+//! server, `body` the response bodies and canned answers, `edge` which
+//! requests reach the endpoint (its path, 404 elsewhere), `cors` the grant
+//! to browser pages on other origins, `checks` what a request must pass
+//! (Host/Origin, media types, version, the stateless ladder), `session` the
+//! handshake-era sessions, `stateless` the stateless exchange, `opening` what
+//! the factory is handed. This file is the service: it routes each request
+//! to a session or an exchange.
 
 // The `Err` of the request checks is the HTTP response to send; it is built
 // and moved once per rejected request, so boxing it would buy nothing.
@@ -15,6 +17,8 @@
 mod body;
 mod checks;
 mod config;
+mod cors;
+mod edge;
 // Entry points for `fuzz/` only: not API (see the module).
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
@@ -45,6 +49,10 @@ use tokio_util::task::TaskTracker;
 
 pub use body::HttpBody;
 pub use config::HttpServerConfig;
+pub use cors::{CorsConfig, CorsLayer, CorsService};
+pub use edge::DEFAULT_PATH;
+#[cfg(feature = "auth-server")]
+pub(crate) use edge::is_well_known;
 pub use health::{Health, LIVENESS_PATH, READINESS_PATH, Readiness};
 pub use opening::Opening;
 #[cfg(feature = "rate-limit")]
@@ -62,7 +70,10 @@ type SessionFactory = Arc<dyn Fn(Opening) -> Dispatcher + Send + Sync>;
 /// Streamable HTTP as a `tower::Service`: the handshake era (2025-03-26 to
 /// 2025-11-25, sessions) and the stateless era (2026-07-28, one exchange
 /// per POST) on one endpoint. Mount it at the MCP endpoint of a hyper or
-/// axum app, or run it with [`serve`].
+/// axum app, or run it with [`serve`]. It serves MCP at
+/// [`HttpServerConfig::path`] (`/mcp` by default) and answers any other
+/// path `404`; browser pages on other origins need
+/// [`HttpServerConfig::cors`].
 ///
 /// Each `initialize` POST opens a session with a random `Mcp-Session-Id`
 /// and hands its [`Opening`] to the factory, which answers with the
@@ -105,6 +116,8 @@ struct ServiceInner {
     shared: Option<shared::Shared>,
     /// Answers `/livez` and `/readyz`.
     health: Health,
+    /// The CORS grant at the endpoint, if configured.
+    cors: Option<CorsLayer>,
 }
 
 /// What a [`StreamableHttpService`] holds, for metrics and tests.
@@ -180,10 +193,12 @@ impl StreamableHttpService {
     /// A service serving each session it opens, and its stateless
     /// exchanges, with the dispatcher `factory` makes for the [`Opening`]
     /// (usually `opening.serve(handler, config)`).
-    pub fn new<F>(config: HttpServerConfig, factory: F) -> Self
+    pub fn new<F>(mut config: HttpServerConfig, factory: F) -> Self
     where
         F: Fn(Opening) -> Dispatcher + Send + Sync + 'static,
     {
+        cors::agree(&mut config);
+        let cors = config.cors.as_ref().map(CorsConfig::layer);
         let shared = config.shared.clone().map(shared::Shared::new);
         let draining = CancellationToken::new();
         let health = Health::new(
@@ -195,6 +210,7 @@ impl StreamableHttpService {
             inner: Arc::new(ServiceInner {
                 shared,
                 health,
+                cors,
                 config,
                 factory: Arc::new(factory),
                 sessions: Mutex::new(HashMap::new()),
@@ -378,10 +394,6 @@ impl ServiceInner {
         B::Data: Send,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
-        /// A response known without awaiting anything.
-        fn at_once(response: Response<HttpBody>) -> Responding {
-            Box::pin(std::future::ready(Ok(response)))
-        }
         if self.config.health_probes && Health::is_probe(request.method(), request.uri().path()) {
             let method = request.method().clone();
             let path = request.uri().path().to_owned();
@@ -390,6 +402,33 @@ impl ServiceInner {
                 Ok(answer.unwrap_or_else(|| plain_status(StatusCode::NOT_FOUND)))
             });
         }
+        if !edge::is_endpoint(&self.config, &request) {
+            return at_once(edge::not_found(&self.config, request.uri().path()));
+        }
+        match &self.cors {
+            // A `CorsService` marks what it passes on: behind one (this
+            // service's own, below, or an outer one of the same rules) the
+            // request goes on to the endpoint.
+            Some(cors) if request.extensions().get::<cors::Applied>().is_none() => {
+                use tower_layer::Layer as _;
+                use tower_service::Service as _;
+                // Always ready: the service answers each call on its own.
+                let service = StreamableHttpService {
+                    inner: self.clone(),
+                };
+                cors.layer(service).call(request)
+            }
+            _ => self.endpoint(request),
+        }
+    }
+
+    /// Answers a request at the endpoint (after the edge and CORS).
+    fn endpoint<B>(self: Arc<Self>, request: Request<B>) -> Responding
+    where
+        B: Body + Send + 'static,
+        B::Data: Send,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
         if let Err(response) = checks::check_origin(&self.config, request.headers()) {
             return at_once(response);
         }
@@ -707,6 +746,11 @@ impl ServiceInner {
         tracing::debug!(session = %session.tag(), "session closed by the client");
         plain_status(StatusCode::OK)
     }
+}
+
+/// A response known without awaiting anything.
+fn at_once(response: Response<HttpBody>) -> Responding {
+    Box::pin(std::future::ready(Ok(response)))
 }
 
 fn shutting_down() -> Response<HttpBody> {

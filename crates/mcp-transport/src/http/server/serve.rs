@@ -103,6 +103,11 @@ pub struct PeerAddr(pub std::net::SocketAddr);
 /// [`ServeConfig::shutdown_grace`], then cancels what is left and returns
 /// once every connection has ended.
 ///
+/// A [`StreamableHttpService`](super::StreamableHttpService) served here is
+/// the whole server: without [`HttpServerConfig::path`](super::HttpServerConfig::path)
+/// it serves MCP at [`DEFAULT_PATH`](super::DEFAULT_PATH) and answers every
+/// other path `404`.
+///
 /// Every accepted socket gets `TCP_NODELAY`: an MCP exchange is small
 /// request/response writes, which Nagle's algorithm would hold back for
 /// the client's delayed ACK (about 40 ms per call).
@@ -170,6 +175,9 @@ where
             let io = hyper_util::rt::TokioIo::new(stream);
             let hyper_service = hyper::service::service_fn(move |mut request: Request<_>| {
                 request.extensions_mut().insert(PeerAddr(peer));
+                // The service is the whole server: its endpoint is at
+                // `/mcp` unless configured (see `edge`).
+                request.extensions_mut().insert(super::edge::Whole);
                 // The service's own (boxed) future: no block around it to
                 // hold the request a second time.
                 service.clone().call(request)
