@@ -99,7 +99,8 @@ impl HttpServerConfig {
     }
 
     /// The host names (without port) accepted in `Host`, and in `Origin`
-    /// unless [`allowed_origins`](Self::allowed_origins) is set. This guards
+    /// unless [`allowed_origins`](Self::allowed_origins) or
+    /// [`cors`](Self::cors) is set (then `Origin`s are those lists, exactly). This guards
     /// against DNS rebinding: set it to the names the server is reached by.
     pub fn allowed_hosts<I: IntoIterator<Item = S>, S: Into<String>>(mut self, hosts: I) -> Self {
         self.allowed_hosts = Some(hosts.into_iter().map(Into::into).collect());
