@@ -354,7 +354,7 @@ impl UriTemplate {
         let work = MATCH_WORK_PER_BYTE
             .saturating_mul(uri.len())
             .saturating_add(MATCH_WORK_FLOOR);
-        Matching::new(self, uri, work).parts_from(0, 0)
+        Matching::new(self, uri, work).find()
     }
 
     /// Whether `rest` can start with part `index`: the literal that comes
@@ -473,6 +473,10 @@ struct Matching<'a> {
     /// Bit `index * (uri.len() + 1) + offset` set: the parts from `index`
     /// on are known not to match `uri[offset..]`.
     failed: Vec<u64>,
+    /// The same bits for the (index, offset) pairs known to match: each
+    /// pair is searched once whichever way it ends, so a success below an
+    /// expression whose own text does not read is not searched again.
+    matched: Vec<u64>,
 }
 
 impl<'a> Matching<'a> {
@@ -483,6 +487,7 @@ impl<'a> Matching<'a> {
             work,
             scanned: 0,
             failed: Vec::new(),
+            matched: Vec::new(),
         }
     }
 
@@ -500,68 +505,159 @@ impl<'a> Matching<'a> {
         index * (self.uri.len() + 1) + offset
     }
 
-    fn known_to_fail(&self, index: usize, offset: usize) -> bool {
-        let bit = self.bit(index, offset);
-        self.failed
-            .get(bit / 64)
+    fn is_set(bits: &[u64], bit: usize) -> bool {
+        bits.get(bit / 64)
             .is_some_and(|word| word >> (bit % 64) & 1 == 1)
     }
 
-    fn fails(&mut self, index: usize, offset: usize) -> Option<BTreeMap<String, String>> {
-        let bit = self.bit(index, offset);
-        if self.failed.is_empty() {
-            let bits = self.template.parts.len() * (self.uri.len() + 1);
-            self.failed = vec![0; bits.div_ceil(64)];
-        }
-        self.failed[bit / 64] |= 1 << (bit % 64);
-        None
+    fn known_to_fail(&self, index: usize, offset: usize) -> bool {
+        Self::is_set(&self.failed, self.bit(index, offset))
     }
 
-    /// The values the parts from `index` on capture from `uri[offset..]`,
-    /// if they match it.
-    fn parts_from(&mut self, index: usize, offset: usize) -> Option<BTreeMap<String, String>> {
+    fn known_to_match(&self, index: usize, offset: usize) -> bool {
+        Self::is_set(&self.matched, self.bit(index, offset))
+    }
+
+    /// Records whether the parts from `index` on match `uri[offset..]`.
+    fn record(&mut self, index: usize, offset: usize, matches: bool) -> Option<()> {
+        let bit = self.bit(index, offset);
+        let words = (self.template.parts.len() * (self.uri.len() + 1)).div_ceil(64);
+        let bits = if matches {
+            &mut self.matched
+        } else {
+            &mut self.failed
+        };
+        if bits.is_empty() {
+            *bits = vec![0; words];
+        }
+        bits[bit / 64] |= 1 << (bit % 64);
+        matches.then_some(())
+    }
+
+    /// The ends the expression at `index` may take in `uri[offset..]`, the
+    /// scan paid for: it reads no further than the steps left.
+    fn limit(&mut self, expr: &Expression, offset: usize) -> Option<usize> {
+        let rest = &self.uri[offset..];
+        let scan = &rest.as_bytes()[..rest.len().min(self.work)];
+        self.scanned += scan.len();
+        let limit = UriTemplate::span_limit(expr.operator, scan);
+        self.spend(limit)?;
+        Some(limit)
+    }
+
+    /// The values `uri` gives the template's variables, if it matches.
+    fn find(&mut self) -> Option<BTreeMap<String, String>> {
+        self.matches(0, 0)?;
+        Some(self.values())
+    }
+
+    /// Whether the parts from `index` on match `uri[offset..]`: a search
+    /// over where each expression ends, shortest first, each (part, offset)
+    /// searched once.
+    fn matches(&mut self, index: usize, offset: usize) -> Option<()> {
         let rest = &self.uri[offset..];
         let Some(part) = self.template.parts.get(index) else {
-            return rest.is_empty().then(BTreeMap::new);
+            return rest.is_empty().then_some(());
         };
         let expr = match part {
             Part::Literal(text) => {
                 rest.strip_prefix(text.as_str())?;
-                return self.parts_from(index + 1, offset + text.len());
+                return self.matches(index + 1, offset + text.len());
             }
             Part::Expression(expr) => expr,
         };
         if self.known_to_fail(index, offset) {
             return None;
         }
-        // Try every end the expression could have produced, shortest
-        // first. The rest is matched before this expression is read:
-        // refusing an end costs a step, reading one costs its whole text.
-        // The scan is paid for: it reads no further than the steps left.
-        let scan = &rest.as_bytes()[..rest.len().min(self.work)];
-        self.scanned += scan.len();
-        let limit = UriTemplate::span_limit(expr.operator, scan);
-        self.spend(limit)?;
+        if self.known_to_match(index, offset) {
+            return Some(());
+        }
+        let limit = self.limit(expr, offset)?;
         for end in 0..=limit {
-            if !rest.is_char_boundary(end)
-                || !self.template.may_start(index + 1, &rest[end..])
-                || self.known_to_fail(index + 1, offset + end)
-            {
-                continue;
-            }
-            self.spend(1)?;
-            let Some(later) = self.parts_from(index + 1, offset + end) else {
-                continue;
-            };
-            self.spend(end)?;
-            let mut found = BTreeMap::new();
-            if UriTemplate::read_expression(expr, &rest[..end], &mut found) {
-                // A name repeated later in the template takes the later value.
-                found.extend(later);
-                return Some(found);
+            if self.can_end(index, offset, end)? {
+                return self.record(index, offset, true);
             }
         }
-        self.fails(index, offset)
+        self.record(index, offset, false)
+    }
+
+    /// Whether the expression at `index` can end at `offset + end`: the
+    /// rest matches from there (matched before this expression is read:
+    /// refusing an end costs a step, reading one its whole text) and its
+    /// own text reads. `None` once the work is spent.
+    fn can_end(&mut self, index: usize, offset: usize, end: usize) -> Option<bool> {
+        let rest = &self.uri[offset..];
+        if !rest.is_char_boundary(end)
+            || !self.template.may_start(index + 1, &rest[end..])
+            || self.known_to_fail(index + 1, offset + end)
+        {
+            return Some(false);
+        }
+        self.spend(1)?;
+        if self.matches(index + 1, offset + end).is_none() {
+            // A spent budget ends the whole search.
+            return (self.work > 0).then_some(false);
+        }
+        self.spend(end)?;
+        let Part::Expression(expr) = &self.template.parts[index] else {
+            return Some(false);
+        };
+        Some(UriTemplate::read_expression(
+            expr,
+            &rest[..end],
+            &mut BTreeMap::new(),
+        ))
+    }
+
+    /// The values along the match [`matches`](Self::matches) found: at
+    /// each expression its first end whose rest is known to match and
+    /// whose text reads (every such pair was recorded by the search, so
+    /// this walk searches nothing again). A name repeated later in the
+    /// template takes the later value.
+    fn values(&mut self) -> BTreeMap<String, String> {
+        let mut found = BTreeMap::new();
+        let (mut index, mut offset) = (0, 0);
+        while let Some(part) = self.template.parts.get(index) {
+            match part {
+                Part::Literal(text) => offset += text.len(),
+                Part::Expression(expr) => {
+                    let rest = &self.uri[offset..];
+                    let limit = UriTemplate::span_limit(expr.operator, rest.as_bytes());
+                    let mut read = BTreeMap::new();
+                    let end = (0..=limit).find(|&end| {
+                        read.clear();
+                        rest.is_char_boundary(end)
+                            && self.template.may_start(index + 1, &rest[end..])
+                            && self.reaches_end(index + 1, offset + end)
+                            && UriTemplate::read_expression(expr, &rest[..end], &mut read)
+                    });
+                    let Some(end) = end else { break };
+                    found.append(&mut read);
+                    offset += end;
+                }
+            }
+            index += 1;
+        }
+        found
+    }
+
+    /// Whether the parts from `index` on were found to match
+    /// `uri[offset..]` (literals followed to the next expression).
+    fn reaches_end(&self, mut index: usize, mut offset: usize) -> bool {
+        loop {
+            let rest = &self.uri[offset..];
+            match self.template.parts.get(index) {
+                None => return rest.is_empty(),
+                Some(Part::Literal(text)) => {
+                    if !rest.starts_with(text.as_str()) {
+                        return false;
+                    }
+                    offset += text.len();
+                    index += 1;
+                }
+                Some(Part::Expression(_)) => return self.known_to_match(index, offset),
+            }
+        }
     }
 }
 
@@ -710,7 +806,7 @@ mod tests {
         let t = UriTemplate::parse("file:///{+path}").expect("valid");
         let uri = format!("file:///{long}");
         let m = Matching::new(&t, &uri, 3 * uri.len())
-            .parts_from(0, 0)
+            .find()
             .expect("matches in 3 steps a byte");
         assert_eq!(m["path"], long);
         assert!(t.match_uri(&format!("{uri}#")).is_none());
@@ -720,7 +816,7 @@ mod tests {
         let name = "a.txt".repeat(1 << 16);
         let uri = format!("file:///{name}.txt");
         let m = Matching::new(&t, &uri, 3 * uri.len())
-            .parts_from(0, 0)
+            .find()
             .expect("matches in 3 steps a byte");
         assert_eq!(m["name"], name);
 
@@ -730,7 +826,7 @@ mod tests {
         let uri = "3".repeat(1 << 14);
         let steps = MATCH_WORK_PER_BYTE * uri.len();
         let mut matching = Matching::new(&t, &uri, steps);
-        assert!(matching.parts_from(0, 0).is_none());
+        assert!(matching.find().is_none());
         assert!(
             matching.scanned <= steps,
             "{} bytes scanned",
@@ -755,10 +851,40 @@ mod tests {
         let t = UriTemplate::parse("{var}{+hello}{#frag}{.x}{/y}{;z}{?q}{&r}").expect("valid");
         let uri = t.expand(|name| Some(format!("{name}-x.y_z~")));
         let mut matching = Matching::new(&t, &uri, usize::MAX);
-        let m = matching.parts_from(0, 0).expect("matches its expansion");
+        let m = matching.find().expect("matches its expansion");
         assert_eq!(m["q"], "q-x.y_z~");
         let steps = usize::MAX - matching.work;
         assert!(steps < 100_000, "{steps} steps for {} bytes", uri.len());
+    }
+
+    /// Found by the `uri_template` fuzz target: below an expression whose
+    /// own text did not read, a rest that matched was searched again for
+    /// the next end, and again, until thirteen adjacent expressions spent
+    /// the step budget on their own 140-byte expansion and reported no
+    /// match. Matches are now remembered like failures.
+    #[test]
+    fn a_rest_that_matched_is_not_searched_again() {
+        let t = UriTemplate::parse(
+            "{var}{erag}{vx}{/y}{arllo}{#frag}{vx}{/y}{ar}{?q}{rag}{/.x}{/1y}{?q}",
+        )
+        .expect("valid");
+        let names: Vec<String> = t.variables().map(str::to_owned).collect();
+        let uri = t.expand(|name| {
+            let i = names.iter().position(|n| n == name)?;
+            Some(format!("v{i}-x.y_z~"))
+        });
+        assert!(t.match_uri(&uri).is_some(), "within the budget");
+        let mut matching = Matching::new(&t, &uri, usize::MAX);
+        // The template is ambiguous (adjacent expressions): any split is
+        // a match; a repeated name's values agree here.
+        let m = matching.find().expect("matches its expansion");
+        assert_eq!(m["q"], "v9-x.y_z~");
+        // Each (part, offset) searched once, each paying for the ends it
+        // scans and reads: at most about 2 x parts x bytes^2, not the
+        // million-step budget it used to exhaust.
+        let steps = usize::MAX - matching.work;
+        let bound = 2 * t.parts.len() * (uri.len() + 1).pow(2);
+        assert!(steps < bound, "{steps} steps for {} bytes", uri.len());
     }
 
     #[test]
