@@ -351,9 +351,18 @@ impl UriTemplate {
     /// one, against expressions that can each take the same text, such as
     /// `{+a}/{+b}/{+c}`) is reported as not fitting.
     pub fn match_uri(&self, uri: &str) -> Option<BTreeMap<String, String>> {
+        // The search costs about as much per expression: the budget grows
+        // with the expressions the server's author wrote (a quarter of the
+        // base per expression past four), never with what a client sends.
+        let expressions = self
+            .parts
+            .iter()
+            .filter(|p| matches!(p, Part::Expression(_)))
+            .count();
         let work = MATCH_WORK_PER_BYTE
             .saturating_mul(uri.len())
-            .saturating_add(MATCH_WORK_FLOOR);
+            .saturating_add(MATCH_WORK_FLOOR)
+            .saturating_mul(expressions.div_ceil(4).max(1));
         Matching::new(self, uri, work).find()
     }
 
@@ -874,6 +883,18 @@ mod tests {
             Some(format!("v{i}-x.y_z~"))
         });
         assert!(t.match_uri(&uri).is_some(), "within the budget");
+        // The next find: 24 adjacent expressions, within the budget their
+        // number buys.
+        let many = UriTemplate::parse(
+            "{v}{vx}{/y}{arllo}{#frag}{v}x{/y}{#fra}{vx}{/y}{arar}{erag}{vx}{/y}{arllo}{#frag}{v}x{/y}{#fra}{vx}{/y}{ar}{?q}{?q}",
+        )
+        .expect("valid");
+        let names: Vec<String> = many.variables().map(str::to_owned).collect();
+        let expansion = many.expand(|name| {
+            let i = names.iter().position(|n| n == name)?;
+            Some(format!("v{i}-x.y_z~"))
+        });
+        assert!(many.match_uri(&expansion).is_some(), "{expansion}");
         let mut matching = Matching::new(&t, &uri, usize::MAX);
         // The template is ambiguous (adjacent expressions): any split is
         // a match; a repeated name's values agree here.

@@ -90,7 +90,11 @@ struct Members {
 
 impl Members {
     fn shape(&self) -> Shape {
-        if self.answer {
+        if self.answer && self.method {
+            // Both a request's and an answer's members: neither, whichever
+            // came first (a prefix may have seen only one of them).
+            Shape::Unknown
+        } else if self.answer {
             Shape::Response
         } else if self.method && self.has_id {
             Shape::Request
@@ -321,6 +325,12 @@ mod tests {
             (br#"{"jsonrpc":"2.0","id":1,"result":{"x"#, Shape::Response),
             (br#"{"id":1,"result":{},"error":{}}"#, Shape::Response),
             (br#"{"id":null,"error":{"code":1}}"#, Shape::Response),
+            // Found by the `peek` fuzz target: its prefix looked like a
+            // request, the whole like a response.
+            (
+                br#"{"jsonrpc":"2.0","id":4,"method":{},"error":{"":"oth"}}"#,
+                Shape::Unknown,
+            ),
             (br#"{"jsonrpc":"2.0","id":1"#, Shape::Unknown),
             (b"not json", Shape::Unknown),
             (br#"{}"#, Shape::Unknown),
