@@ -17,11 +17,11 @@ use serde_json::Value;
 
 use crate::transport::Headers;
 
-/// The `_meta` key and HTTP header of the W3C trace parent (SEP-414 writes
-/// it unprefixed).
-pub const TRACEPARENT: &str = "traceparent";
-/// The `_meta` key and HTTP header of the W3C trace state.
-pub const TRACESTATE: &str = "tracestate";
+/// The `_meta` key and HTTP header of the W3C trace parent and trace state
+/// (SEP-414 writes them unprefixed): the protocol's names, from
+/// [`mcp_types::meta`], so the reserved `_meta` keys and the propagated ones
+/// cannot drift apart.
+pub use mcp_types::meta::{TRACEPARENT, TRACESTATE};
 
 /// Longest `tracestate` carried (the W3C limit is 32 members of at most 256
 /// characters; a longer one is dropped rather than cut, as the spec allows).
