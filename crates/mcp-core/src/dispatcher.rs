@@ -5,8 +5,6 @@
 //! dispatcher runs no task at all: an HTTP server keeps one per session,
 //! and one for all its stateless exchanges.
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 
 use mcp_types::{JsonRpcMessage, JsonRpcRequest};
@@ -14,11 +12,9 @@ use mcp_types::{JsonRpcMessage, JsonRpcRequest};
 use crate::config::DispatcherConfig;
 use crate::dispatch::{control, settle_reply};
 use crate::engine::{Answered, Call, Runner};
-use crate::handler::{Handler, NotificationContext};
+use crate::handler::{BoxFuture, Handler, NotificationContext};
 use crate::peer::{Outlet, Peer, Shared, Way};
 use crate::transport::{Outbound, TransportContext};
-
-type BoxFuture = Pin<Box<dyn Future<Output = ()> + Send>>;
 
 /// The dispatcher of one peer, driven by its owner rather than by a loop
 /// reading a stream: each message from the peer is handed in as it arrives,
@@ -142,10 +138,10 @@ trait Drive: Send + Sync + 'static {
         transport: TransportContext,
         outlet: Option<Arc<dyn Outlet>>,
     ) -> Call;
-    fn receive(&self, message: JsonRpcMessage, transport: TransportContext) -> BoxFuture;
+    fn receive(&self, message: JsonRpcMessage, transport: TransportContext) -> BoxFuture<()>;
     fn peer(&self) -> Peer;
     fn close(&self);
-    fn closed(&self) -> BoxFuture;
+    fn closed(&self) -> BoxFuture<()>;
 }
 
 /// What a [`Dispatcher`] holds.
@@ -164,7 +160,7 @@ impl<H: Handler> Drive for Driven<H> {
         self.runner.call(request, transport, outlet)
     }
 
-    fn receive(&self, message: JsonRpcMessage, transport: TransportContext) -> BoxFuture {
+    fn receive(&self, message: JsonRpcMessage, transport: TransportContext) -> BoxFuture<()> {
         let shared = self.shared.clone();
         match message {
             JsonRpcMessage::Request(request) => {
@@ -217,7 +213,7 @@ impl<H: Handler> Drive for Driven<H> {
         self.runner.close_tasks();
     }
 
-    fn closed(&self) -> BoxFuture {
+    fn closed(&self) -> BoxFuture<()> {
         let shared = self.shared.clone();
         let finished = self.runner.tracker();
         Box::pin(async move {

@@ -2,6 +2,7 @@
 //! of each request and notification.
 
 use std::future::Future;
+use std::pin::Pin;
 
 use mcp_types::{ErrorCode, ErrorObject, ProgressToken, RawJson, RequestId};
 use serde::Deserialize;
@@ -10,6 +11,11 @@ use tokio_util::sync::CancellationToken;
 use crate::fault::Fault;
 use crate::peer::Peer;
 use crate::transport::TransportContext;
+
+/// A boxed, sendable future: what a handler stored behind a `dyn Fn` (a
+/// registered callback, a dispatcher driven by its owner) returns, since a
+/// trait object cannot name its future's type.
+pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
 
 /// An inbound request: its method and unparsed params.
 #[derive(Debug, Clone)]

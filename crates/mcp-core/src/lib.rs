@@ -34,7 +34,7 @@ pub use engine::{Answered, Call};
 pub use error::{BoxError, Error, TransportError};
 pub use fault::Fault;
 pub use handler::{
-    Handler, IncomingNotification, IncomingRequest, NotificationContext, RequestContext,
+    BoxFuture, Handler, IncomingNotification, IncomingRequest, NotificationContext, RequestContext,
     internal_error,
 };
 pub use memory::{MemoryReceiver, MemorySender, MemoryTransport};
