@@ -923,16 +923,16 @@ impl<'de> Visitor<'de> for FieldsVisitor {
 
 impl Fields {
     fn classify(self) -> Result<JsonRpcMessage, DecodeError> {
-        // What the message meant to be, so its refusal goes the right way.
-        let shape = if self.result.is_some() || self.error.is_some() {
-            Shape::Response
-        } else if self.method.is_some() && self.id.is_some() {
-            Shape::Request
-        } else if self.method.is_some() {
-            Shape::Notification
-        } else {
-            Shape::Unknown
-        };
+        // What the message meant to be, so its refusal goes the right way:
+        // told as `peek` tells it from a prefix, so a message refused whole
+        // goes the way it would have gone cut short.
+        let shape = crate::peek::Present {
+            id: self.id.is_some(),
+            method: self.method.is_some(),
+            answer: self.result.is_some() || self.error.is_some(),
+            complete: true,
+        }
+        .shape();
         let (id, id_problem) = match self.id {
             None => (None, None),
             Some(IdField::Null) => (
@@ -1069,6 +1069,35 @@ mod tests {
 
     fn decode(text: &str) -> Result<JsonRpcMessage, DecodeError> {
         JsonRpcMessage::from_str(text)
+    }
+
+    /// A refused message's shape says where its refusal goes (an answer to
+    /// the peer's request, or a failure of ours); the decoder tells it as
+    /// `peek` does, so a message refused whole goes where it would have
+    /// gone cut short.
+    #[test]
+    fn a_refused_message_has_the_shape_peek_sees_in_it() {
+        let cases: [(&str, Shape); 6] = [
+            (r#"{"jsonrpc":"1.0","id":1,"method":"x"}"#, Shape::Request),
+            (r#"{"jsonrpc":"1.0","method":"x"}"#, Shape::Notification),
+            (r#"{"id":"a","result":{}}"#, Shape::Response),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":"m"}}"#,
+                Shape::Response,
+            ),
+            // Found by the `peek` fuzz target: a request's and an answer's
+            // members at once are neither.
+            (
+                r#"{"jsonrpc":"2.0","id":4,"method":"x","error":{"code":1,"message":""}}"#,
+                Shape::Unknown,
+            ),
+            (r#"{"jsonrpc":"2.0","id":1}"#, Shape::Unknown),
+        ];
+        for (text, shape) in cases {
+            let error = decode(text).expect_err(text);
+            assert_eq!(error.shape, shape, "{text}");
+            assert_eq!(crate::peek::peek(text.as_bytes()).shape, shape, "{text}");
+        }
     }
 
     /// Found by the `jsonrpc_message` and `sse_decoder` fuzz targets: raw

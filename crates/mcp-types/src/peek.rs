@@ -70,7 +70,7 @@ pub fn peek(prefix: &[u8]) -> Peek {
     }
     let members = scan.members();
     Peek {
-        shape: members.shape(),
+        shape: members.present.shape(),
         id: members.id,
         batch,
     }
@@ -80,23 +80,34 @@ pub fn peek(prefix: &[u8]) -> Peek {
 #[derive(Default)]
 struct Members {
     id: Option<RequestId>,
-    /// An `id` member was seen (whatever its value).
-    has_id: bool,
-    method: bool,
-    answer: bool,
-    /// The object's closing brace was reached: nothing was cut off.
-    complete: bool,
+    present: Present,
 }
 
-impl Members {
-    fn shape(&self) -> Shape {
+/// Which of the members that tell a message's [`Shape`] it has: the decoder
+/// fills it from a whole message, [`peek`] from as much as it could read,
+/// and both read the shape from it the same way ([`Present::shape`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Present {
+    /// An `id` member (whatever its value).
+    pub(crate) id: bool,
+    /// A `method` member.
+    pub(crate) method: bool,
+    /// A `result` or an `error` member.
+    pub(crate) answer: bool,
+    /// The object's closing brace was reached: nothing was cut off.
+    pub(crate) complete: bool,
+}
+
+impl Present {
+    /// What a message with these members is.
+    pub(crate) fn shape(self) -> Shape {
         if self.answer && self.method {
             // Both a request's and an answer's members: neither, whichever
             // came first (a prefix may have seen only one of them).
             Shape::Unknown
         } else if self.answer {
             Shape::Response
-        } else if self.method && self.has_id {
+        } else if self.method && self.id {
             Shape::Request
         } else if self.method && self.complete {
             Shape::Notification
@@ -144,7 +155,7 @@ impl<'a> Scanner<'a> {
         self.expect(b'{')?;
         self.whitespace();
         if self.peek()? == b'}' {
-            seen.complete = true;
+            seen.present.complete = true;
             return Some(());
         }
         loop {
@@ -155,17 +166,17 @@ impl<'a> Scanner<'a> {
             self.whitespace();
             match key {
                 b"id" => {
-                    seen.has_id = true;
+                    seen.present.id = true;
                     seen.id = self.id();
                     // A cut-off or odd id still ends as a value.
                     self.skip_value()?;
                 }
                 b"method" => {
-                    seen.method = true;
+                    seen.present.method = true;
                     self.skip_value()?;
                 }
                 b"result" | b"error" => {
-                    seen.answer = true;
+                    seen.present.answer = true;
                     self.skip_value()?;
                 }
                 _ => self.skip_value()?,
@@ -174,7 +185,7 @@ impl<'a> Scanner<'a> {
             match self.next()? {
                 b',' => {}
                 b'}' => {
-                    seen.complete = true;
+                    seen.present.complete = true;
                     return Some(());
                 }
                 _ => return None,
