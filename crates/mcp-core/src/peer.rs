@@ -341,6 +341,20 @@ impl Drop for InFlight<'_> {
     }
 }
 
+/// The caller's error for a message to the peer that could not go: a
+/// closed connection is [`Error::Closed`], any other reason is
+/// [`Error::Transport`] naming `method`. The method is copied here, on
+/// failure only, so sending allocates nothing for it.
+fn sent(method: &str, error: TransportError) -> Error {
+    match error {
+        TransportError::Closed => Error::Closed,
+        source => Error::Transport {
+            method: method.to_owned(),
+            source,
+        },
+    }
+}
+
 impl Peer {
     pub(crate) fn new(shared: Arc<Shared>) -> Self {
         Self {
@@ -357,22 +371,16 @@ impl Peer {
         out
     }
 
-    /// Sends `out` the peer's way, or the called request's own way. An
-    /// outlet that cannot carry the message says why (a closed connection
-    /// is [`Error::Closed`]; any other reason is [`Error::Transport`]).
-    pub(crate) async fn send_out(&self, out: Outbound) -> Result<(), Error> {
-        let method = out.message.method().unwrap_or_default().to_owned();
-        let sent = match self.call.as_ref().and_then(|call| {
+    /// Sends `out` the peer's way, or the called request's own way; `Err`
+    /// says why it cannot go ([`sent`] makes it the caller's [`Error`]).
+    pub(crate) async fn send_out(&self, out: Outbound) -> Result<(), TransportError> {
+        let outlet = self.call.as_ref().and_then(|call| {
             call.sent.store(true, Ordering::Release);
             call.outlet.as_ref()
-        }) {
+        });
+        match outlet {
             Some(outlet) => outlet.send(out),
             None => self.shared.send(out).await,
-        };
-        match sent {
-            Ok(()) => Ok(()),
-            Err(TransportError::Closed) => Err(Error::Closed),
-            Err(source) => Err(Error::Transport { method, source }),
         }
     }
 
@@ -386,6 +394,9 @@ impl Peer {
     /// [`Error::Remote`] when the peer answers with an error,
     /// [`Error::Timeout`] when no answer arrives in time,
     /// [`Error::ConnectionClosed`] when the connection ends first,
+    /// [`Error::Closed`] when it is closed already,
+    /// [`Error::Transport`] when the transport cannot carry the request or
+    /// its answer,
     /// [`Error::DuplicateId`] when a chosen id is still pending.
     pub async fn request(
         &self,
@@ -472,7 +483,12 @@ impl Peer {
         if let Err(error) = self.send_out(self.outbound(message.into(), headers)).await {
             in_flight.done = true;
             self.shared.lock().pending.take(&in_flight.id);
-            record_failure(span, "transport");
+            let error = sent(method, error);
+            let failure = match error {
+                Error::Closed => "connection_closed",
+                _ => "transport",
+            };
+            record_failure(span, failure);
             return Err(error);
         }
         let answer = match options.timeout {
@@ -512,7 +528,8 @@ impl Peer {
     /// Sends a notification.
     ///
     /// # Errors
-    /// [`Error::Closed`] when the connection is closed.
+    /// [`Error::Closed`] when the connection is closed;
+    /// [`Error::Transport`] when the transport cannot carry it.
     pub async fn notify(&self, method: &str, params: Option<RawJson>) -> Result<(), Error> {
         self.notify_with_headers(method, params, Headers::new())
             .await
@@ -521,7 +538,8 @@ impl Peer {
     /// Sends a notification with extra transport headers.
     ///
     /// # Errors
-    /// [`Error::Closed`] when the connection is closed.
+    /// [`Error::Closed`] when the connection is closed;
+    /// [`Error::Transport`] when the transport cannot carry it.
     pub async fn notify_with_headers(
         &self,
         method: &str,
@@ -536,13 +554,16 @@ impl Peer {
             None => params,
         };
         let message = JsonRpcNotification::new(method, params);
-        self.send_out(self.outbound(message.into(), headers)).await
+        self.send_out(self.outbound(message.into(), headers))
+            .await
+            .map_err(|error| sent(method, error))
     }
 
     /// Reports progress on a request the peer sent with `token`.
     ///
     /// # Errors
-    /// [`Error::Closed`] when the connection is closed.
+    /// [`Error::Closed`] when the connection is closed;
+    /// [`Error::Transport`] when the transport cannot carry it.
     pub async fn notify_progress(
         &self,
         token: ProgressToken,
@@ -615,7 +636,11 @@ impl Peer {
         if self.is_closed() {
             return Err(Error::Closed);
         }
-        self.send_out(self.outbound(message, Headers::new())).await
+        // Kept for the error only: this is the escape hatch, not the hot path.
+        let method = message.method().unwrap_or_default().to_owned();
+        self.send_out(self.outbound(message, Headers::new()))
+            .await
+            .map_err(|error| sent(&method, error))
     }
 
     /// Whether the connection is closed.

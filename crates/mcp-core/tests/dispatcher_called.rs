@@ -8,7 +8,7 @@ use std::time::Duration;
 use mcp_core::{
     Answered, CancellationToken, Connection, Dispatcher, DispatcherConfig, Handler, Inbound,
     IncomingNotification, IncomingRequest, NotificationContext, Outbound, Outlet, RequestContext,
-    Transport, TransportContext, TransportError, TransportReceiver, TransportSender,
+    SendOptions, Transport, TransportContext, TransportError, TransportReceiver, TransportSender,
 };
 use mcp_types::{ErrorObject, JsonRpcMessage, JsonRpcRequest, RawJson};
 use serde_json::{Value, json};
@@ -415,4 +415,75 @@ async fn reading_pauses_while_answers_wait_to_be_written() {
             "answer {id} written"
         );
     }
+}
+
+/// An outlet that refuses every message, saying `why`.
+struct Refuse(fn() -> TransportError);
+
+impl Outlet for Refuse {
+    fn send(&self, _: Outbound) -> Result<(), TransportError> {
+        Err((self.0)())
+    }
+}
+
+#[tokio::test]
+async fn an_outlet_that_cannot_carry_a_message_says_why_to_its_sender() {
+    let (tokens, _) = mpsc::unbounded_channel();
+    let (answered, _) = mpsc::unbounded_channel();
+    let refusing = Dispatcher::new(
+        Server { tokens, answered },
+        DispatcherConfig::default(),
+        Arc::new(Refuse(|| TransportError::NoBackChannel)),
+        Some("tcp"),
+    );
+    let peer = refusing.peer();
+    let refused = timeout(LIMIT, peer.request("roots/list", None, SendOptions::new()))
+        .await
+        .expect("refused at once, not at a timeout");
+    match refused {
+        Err(mcp_core::Error::Transport {
+            method,
+            source: TransportError::NoBackChannel,
+        }) => assert_eq!(method, "roots/list"),
+        other => panic!("expected the outlet's reason, got {other:?}"),
+    }
+    match peer.notify("notifications/message", None).await {
+        Err(mcp_core::Error::Transport {
+            method,
+            source: TransportError::NoBackChannel,
+        }) => assert_eq!(method, "notifications/message"),
+        other => panic!("expected the outlet's reason, got {other:?}"),
+    }
+    // The refused request is not left waiting for an answer: its id can be
+    // chosen again.
+    let again = peer
+        .request("roots/list", None, SendOptions::new().with_id(1))
+        .await;
+    assert!(
+        matches!(again, Err(mcp_core::Error::Transport { .. })),
+        "{again:?}"
+    );
+
+    // An outlet whose connection is gone is a closed connection.
+    let (tokens, _) = mpsc::unbounded_channel();
+    let (answered, _) = mpsc::unbounded_channel();
+    let closed = Dispatcher::new(
+        Server { tokens, answered },
+        DispatcherConfig::default(),
+        Arc::new(Refuse(|| TransportError::Closed)),
+        Some("tcp"),
+    );
+    let refused = closed
+        .peer()
+        .request("roots/list", None, SendOptions::new())
+        .await;
+    assert!(
+        matches!(refused, Err(mcp_core::Error::Closed)),
+        "{refused:?}"
+    );
+    let refused = closed.peer().notify("notifications/message", None).await;
+    assert!(
+        matches!(refused, Err(mcp_core::Error::Closed)),
+        "{refused:?}"
+    );
 }
