@@ -17,8 +17,9 @@
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
+use mcp_core::backoff::{Backoff, BackoffConfig};
 use redis::aio::{AsyncPushSender, ConnectionLike, MultiplexedConnection};
 use redis::sentinel::{Sentinel, SentinelNodeConnectionInfo};
 use redis::{
@@ -31,10 +32,6 @@ use crate::Error;
 
 /// The URL scheme of a Sentinel-managed primary.
 const SENTINEL_SCHEME: &str = "redis+sentinel://";
-/// The first wait between two reconnection attempts; it doubles up to
-/// [`MAX_RETRY_DELAY`].
-const MIN_RETRY_DELAY: Duration = Duration::from_millis(50);
-const MAX_RETRY_DELAY: Duration = Duration::from_secs(1);
 
 /// Where the stores connect: parsed from [`RedisConfig::new`](super::RedisConfig::new)'s URL.
 #[derive(Clone)]
@@ -394,10 +391,22 @@ fn connection_lost(error: &RedisError) -> bool {
         )
 }
 
-/// Connects again whenever the connection is lost, with a growing pause
-/// between failed attempts, until the connection is dropped.
+/// How the watcher paces its reconnections ([`mcp_core::backoff`]): from
+/// 50 ms, doubling up to 1 s while attempts fail, jittered so that the
+/// replicas of a deployment do not all reach a new primary in step, and at
+/// most 120 attempts a minute, so that a node that takes connections and
+/// loses them at once is not hammered either.
+fn reconnect_pacing() -> BackoffConfig {
+    BackoffConfig::new()
+        .with_floor(Duration::from_millis(50))
+        .with_cap(Duration::from_secs(1))
+        .with_budget(120, Duration::from_secs(60))
+}
+
+/// Connects again whenever the connection is lost, each attempt paced by
+/// [`reconnect_pacing`], until the connection is dropped.
 async fn watch(shared: Weak<Shared>, lost: Arc<tokio::sync::Notify>) {
-    let mut delay = MIN_RETRY_DELAY;
+    let mut backoff = Backoff::new(reconnect_pacing());
     loop {
         let Some(strong) = shared.upgrade() else {
             return;
@@ -407,12 +416,22 @@ async fn watch(shared: Weak<Shared>, lost: Arc<tokio::sync::Notify>) {
             let state = strong.state();
             state.current.is_none().then(|| state.channels.clone())
         };
+        // Holds no strong reference while it waits, so the last clone's
+        // drop ends this task.
+        drop(strong);
         let Some(channels) = channels else {
-            drop(strong);
-            // Holds no strong reference while it waits, so the last clone's
-            // drop ends this task.
             lost.await;
             continue;
+        };
+        match backoff.next(Instant::now(), None) {
+            Ok(wait) => tokio::time::sleep(wait).await,
+            Err(spent) => {
+                tokio::time::sleep_until(spent.until.into()).await;
+                continue;
+            }
+        }
+        let Some(strong) = shared.upgrade() else {
+            return;
         };
         let attempt = tokio::time::timeout(strong.timeout * 2, strong.connect(&channels)).await;
         match attempt {
@@ -432,22 +451,14 @@ async fn watch(shared: Weak<Shared>, lost: Arc<tokio::sync::Notify>) {
                         strong.lose(generation, error.to_string());
                     }
                 }
-                delay = MIN_RETRY_DELAY;
+                backoff.succeeded();
             }
-            Ok(Err(error)) => {
-                strong.state().last_error = Some(error.to_string());
-                drop(strong);
-                tokio::time::sleep(delay).await;
-                delay = (delay * 2).min(MAX_RETRY_DELAY);
-            }
+            Ok(Err(error)) => strong.state().last_error = Some(error.to_string()),
             Err(_) => {
                 strong.state().last_error = Some(format!(
                     "no connection within {} ms",
                     (strong.timeout * 2).as_millis()
                 ));
-                drop(strong);
-                tokio::time::sleep(delay).await;
-                delay = (delay * 2).min(MAX_RETRY_DELAY);
             }
         }
     }
