@@ -68,16 +68,15 @@ impl Target {
             Some((credentials, hosts)) => (Some(credentials), hosts),
             None => (None, authority),
         };
-        let mut node = redis::RedisConnectionInfo::default();
-        if let Some(credentials) = credentials {
-            let (user, password) = credentials.split_once(':').unwrap_or((credentials, ""));
-            if !user.is_empty() {
-                node = node.set_username(user);
-            }
-            if !password.is_empty() {
-                node = node.set_password(password);
-            }
-        }
+        // The data nodes' credentials, percent-decoded as in a `redis://`
+        // URL: read by the redis crate's own URL reader.
+        let mut node = match credentials {
+            Some(credentials) => format!("redis://{credentials}@localhost")
+                .into_connection_info()?
+                .redis_settings()
+                .clone(),
+            None => redis::RedisConnectionInfo::default(),
+        };
         let sentinels = hosts
             .split(',')
             .filter(|h| !h.is_empty())
@@ -522,6 +521,23 @@ mod tests {
         assert_eq!(node.db(), 2);
         assert_eq!(node.password(), Some("secret"));
         assert_eq!(node.username(), None);
+    }
+
+    #[test]
+    fn a_sentinel_urls_credentials_are_percent_decoded_as_in_a_redis_url() {
+        let url = "redis+sentinel://app%3Aone:p%40ss%2Fw%3Ard@10.0.0.1:26379/main";
+        let Target::Sentinel { node, .. } = Target::parse(url).expect("a sentinel URL") else {
+            panic!("not a sentinel target");
+        };
+        assert_eq!(node.username(), Some("app:one"));
+        assert_eq!(node.password(), Some("p@ss/w:rd"));
+        let Target::Direct(direct) =
+            Target::parse("redis://app%3Aone:p%40ss%2Fw%3Ard@10.0.0.1/").expect("a URL")
+        else {
+            panic!("not a direct target");
+        };
+        assert_eq!(direct.redis_settings().username(), node.username());
+        assert_eq!(direct.redis_settings().password(), node.password());
     }
 
     #[test]
