@@ -171,3 +171,33 @@ async fn in_front_of_a_bearer_guard_the_challenge_is_readable_and_granted_once()
     assert_eq!(count(&answer, "access-control-expose-headers"), 1);
     served.stop().await;
 }
+
+/// A discovery probe reaching the service with CORS on (mounted by a router
+/// that hands it every path, or with `any_path`) is a `404` anyone may read:
+/// under `/.well-known/` CORS steps aside, and the service must not take
+/// the path for its endpoint (it once sent it through its CORS again, until
+/// the stack overflowed and the process aborted).
+#[tokio::test]
+async fn with_cors_a_well_known_probe_is_not_found_however_the_service_is_reached() {
+    let probe = "/.well-known/oauth-authorization-server";
+    for config in [
+        HttpServerConfig::new().cors(cors()),
+        HttpServerConfig::new().cors(cors()).any_path(),
+    ] {
+        let mounted = served::service(config.clone());
+        let request = http::Request::get(probe)
+            .header("host", "localhost")
+            .header("origin", PAGE)
+            .body(http_body_util::Full::new(bytes::Bytes::new()))
+            .expect("a request");
+        let response = mounted.handle(request).await;
+        assert_eq!(response.status(), 404);
+        assert_eq!(response.headers()["access-control-allow-origin"], "*");
+        mounted.shutdown_handle().close().await;
+        let served = Served::start(config).await;
+        let answer = served.send("GET", probe, &[("Origin", PAGE)], "").await;
+        assert_eq!(answer.status, 404, "{answer:?}");
+        assert_eq!(answer.header("access-control-allow-origin"), Some("*"));
+        served.stop().await;
+    }
+}

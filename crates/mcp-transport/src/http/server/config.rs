@@ -277,7 +277,8 @@ impl HttpServerConfig {
 
     /// Serves MCP at every path the service receives (the health probes
     /// aside), even served whole by [`serve`](super::serve): what the
-    /// service did before it had a path.
+    /// service did before it had a path. Paths under `/.well-known/` are
+    /// still `404`: public documents live there, never the endpoint.
     pub fn any_path(mut self) -> Self {
         self.path = EndpointPath::Any;
         self

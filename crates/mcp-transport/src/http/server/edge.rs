@@ -54,9 +54,15 @@ pub(super) enum EndpointPath {
     Any,
 }
 
-/// Whether `request` is for the MCP endpoint.
+/// Whether `request` is for the MCP endpoint. A path under `/.well-known/`
+/// never is, whatever the configuration: CORS passes those on untouched
+/// (see `cors`), so one reaching the endpoint would go through the
+/// service's own CORS again and again.
 pub(super) fn is_endpoint<B>(config: &HttpServerConfig, request: &Request<B>) -> bool {
     let path = request.uri().path();
+    if is_well_known(path) {
+        return false;
+    }
     match &config.path {
         EndpointPath::Exactly(endpoint) => endpoint == path,
         EndpointPath::Any => true,
@@ -142,6 +148,20 @@ mod tests {
         let config = HttpServerConfig::new().any_path();
         assert!(is_endpoint(&config, &request("/", true)));
         assert!(is_endpoint(&config, &request("/anything/at/all", true)));
+    }
+
+    #[test]
+    fn a_well_known_path_is_never_the_endpoint() {
+        let path = "/.well-known/oauth-authorization-server";
+        for config in [
+            HttpServerConfig::new(),
+            HttpServerConfig::new().any_path(),
+            HttpServerConfig::new().path(path),
+        ] {
+            for whole in [true, false] {
+                assert!(!is_endpoint(&config, &request(path, whole)), "{config:?}");
+            }
+        }
     }
 
     #[test]

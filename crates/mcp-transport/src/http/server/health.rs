@@ -124,7 +124,7 @@ impl Health {
     /// [`LIVENESS_PATH`] or [`READINESS_PATH`]), `None` for any other
     /// request.
     pub async fn answer(&self, method: &Method, path: &str) -> Option<Response<HttpBody>> {
-        if method != Method::GET && method != Method::HEAD {
+        if !Self::is_probe(method, path) {
             return None;
         }
         let (status, text) = match path {

@@ -17,8 +17,9 @@
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
+use mcp_core::backoff::{Backoff, BackoffConfig};
 use redis::aio::{AsyncPushSender, ConnectionLike, MultiplexedConnection};
 use redis::sentinel::{Sentinel, SentinelNodeConnectionInfo};
 use redis::{
@@ -31,10 +32,6 @@ use crate::Error;
 
 /// The URL scheme of a Sentinel-managed primary.
 const SENTINEL_SCHEME: &str = "redis+sentinel://";
-/// The first wait between two reconnection attempts; it doubles up to
-/// [`MAX_RETRY_DELAY`].
-const MIN_RETRY_DELAY: Duration = Duration::from_millis(50);
-const MAX_RETRY_DELAY: Duration = Duration::from_secs(1);
 
 /// Where the stores connect: parsed from [`RedisConfig::new`](super::RedisConfig::new)'s URL.
 #[derive(Clone)]
@@ -71,16 +68,15 @@ impl Target {
             Some((credentials, hosts)) => (Some(credentials), hosts),
             None => (None, authority),
         };
-        let mut node = redis::RedisConnectionInfo::default();
-        if let Some(credentials) = credentials {
-            let (user, password) = credentials.split_once(':').unwrap_or((credentials, ""));
-            if !user.is_empty() {
-                node = node.set_username(user);
-            }
-            if !password.is_empty() {
-                node = node.set_password(password);
-            }
-        }
+        // The data nodes' credentials, percent-decoded as in a `redis://`
+        // URL: read by the redis crate's own URL reader.
+        let mut node = match credentials {
+            Some(credentials) => format!("redis://{credentials}@localhost")
+                .into_connection_info()?
+                .redis_settings()
+                .clone(),
+            None => redis::RedisConnectionInfo::default(),
+        };
         let sentinels = hosts
             .split(',')
             .filter(|h| !h.is_empty())
@@ -394,10 +390,22 @@ fn connection_lost(error: &RedisError) -> bool {
         )
 }
 
-/// Connects again whenever the connection is lost, with a growing pause
-/// between failed attempts, until the connection is dropped.
+/// How the watcher paces its reconnections ([`mcp_core::backoff`]): from
+/// 50 ms, doubling up to 1 s while attempts fail, jittered so that the
+/// replicas of a deployment do not all reach a new primary in step, and at
+/// most 120 attempts a minute, so that a node that takes connections and
+/// loses them at once is not hammered either.
+fn reconnect_pacing() -> BackoffConfig {
+    BackoffConfig::new()
+        .with_floor(Duration::from_millis(50))
+        .with_cap(Duration::from_secs(1))
+        .with_budget(120, Duration::from_secs(60))
+}
+
+/// Connects again whenever the connection is lost, each attempt paced by
+/// [`reconnect_pacing`], until the connection is dropped.
 async fn watch(shared: Weak<Shared>, lost: Arc<tokio::sync::Notify>) {
-    let mut delay = MIN_RETRY_DELAY;
+    let mut backoff = Backoff::new(reconnect_pacing());
     loop {
         let Some(strong) = shared.upgrade() else {
             return;
@@ -407,12 +415,22 @@ async fn watch(shared: Weak<Shared>, lost: Arc<tokio::sync::Notify>) {
             let state = strong.state();
             state.current.is_none().then(|| state.channels.clone())
         };
+        // Holds no strong reference while it waits, so the last clone's
+        // drop ends this task.
+        drop(strong);
         let Some(channels) = channels else {
-            drop(strong);
-            // Holds no strong reference while it waits, so the last clone's
-            // drop ends this task.
             lost.await;
             continue;
+        };
+        match backoff.next(Instant::now(), None) {
+            Ok(wait) => tokio::time::sleep(wait).await,
+            Err(spent) => {
+                tokio::time::sleep_until(spent.until.into()).await;
+                continue;
+            }
+        }
+        let Some(strong) = shared.upgrade() else {
+            return;
         };
         let attempt = tokio::time::timeout(strong.timeout * 2, strong.connect(&channels)).await;
         match attempt {
@@ -432,22 +450,14 @@ async fn watch(shared: Weak<Shared>, lost: Arc<tokio::sync::Notify>) {
                         strong.lose(generation, error.to_string());
                     }
                 }
-                delay = MIN_RETRY_DELAY;
+                backoff.succeeded();
             }
-            Ok(Err(error)) => {
-                strong.state().last_error = Some(error.to_string());
-                drop(strong);
-                tokio::time::sleep(delay).await;
-                delay = (delay * 2).min(MAX_RETRY_DELAY);
-            }
+            Ok(Err(error)) => strong.state().last_error = Some(error.to_string()),
             Err(_) => {
                 strong.state().last_error = Some(format!(
                     "no connection within {} ms",
                     (strong.timeout * 2).as_millis()
                 ));
-                drop(strong);
-                tokio::time::sleep(delay).await;
-                delay = (delay * 2).min(MAX_RETRY_DELAY);
             }
         }
     }
@@ -511,6 +521,23 @@ mod tests {
         assert_eq!(node.db(), 2);
         assert_eq!(node.password(), Some("secret"));
         assert_eq!(node.username(), None);
+    }
+
+    #[test]
+    fn a_sentinel_urls_credentials_are_percent_decoded_as_in_a_redis_url() {
+        let url = "redis+sentinel://app%3Aone:p%40ss%2Fw%3Ard@10.0.0.1:26379/main";
+        let Target::Sentinel { node, .. } = Target::parse(url).expect("a sentinel URL") else {
+            panic!("not a sentinel target");
+        };
+        assert_eq!(node.username(), Some("app:one"));
+        assert_eq!(node.password(), Some("p@ss/w:rd"));
+        let Target::Direct(direct) =
+            Target::parse("redis://app%3Aone:p%40ss%2Fw%3Ard@10.0.0.1/").expect("a URL")
+        else {
+            panic!("not a direct target");
+        };
+        assert_eq!(direct.redis_settings().username(), node.username());
+        assert_eq!(direct.redis_settings().password(), node.password());
     }
 
     #[test]
