@@ -466,12 +466,13 @@ impl Handler for Runner {
             return self.handshake(request, parsed, cx).await;
         };
         // What the typed parse refuses (an extension's method, params that
-        // do not fit) has its `_meta` read on its own.
-        let meta = match &parsed {
-            Some(parsed) => parsed.meta().cloned(),
-            None => request_meta(request.params.as_ref()),
-        };
-        let client = stateless::client_of(revision, meta.as_ref())?;
+        // do not fit) has its `_meta` read on its own. The parsed `_meta` is
+        // borrowed, and a read one dropped here: the future below holds only
+        // the client it was read into.
+        let client = match &parsed {
+            Some(parsed) => stateless::client_of(revision, parsed.meta()),
+            None => stateless::client_of(revision, request_meta(request.params.as_ref()).as_ref()),
+        }?;
         self.stateless(request, parsed, cx, client).await
     }
 
