@@ -74,11 +74,16 @@ impl Client {
 
     /// The handshake: a 2025-11-25 session.
     async fn initialize(&self) {
+        self.initialize_with(json!({})).await;
+    }
+
+    /// The handshake, the client declaring `capabilities`.
+    async fn initialize_with(&self, capabilities: Value) {
         self.request(
             "initialize",
             json!({
                 "protocolVersion": "2025-11-25",
-                "capabilities": {},
+                "capabilities": capabilities,
                 "clientInfo": {"name": "handlers", "version": "1"},
             }),
         )
@@ -341,6 +346,51 @@ async fn a_missing_resource_answers_with_the_code_of_each_era() {
         .await
         .expect("found");
     assert_eq!(fixed["contents"][0]["text"], "read me");
+}
+
+/// `resources/subscribe` finds what `resources/read` finds: an
+/// extension's resources and templates exist only for a client that
+/// declared the extension.
+#[tokio::test]
+async fn an_undeclared_extensions_resources_cannot_be_subscribed_to() {
+    const ID: &str = "com.example/notes";
+    let extension = mcp_server::extension::Extension::new(ID)
+        .expect("a valid id")
+        .resource(Resource::new("ext://fixed", "fixed"), || async { "fixed" })
+        .resource_template(
+            ResourceTemplate::new("ext://{name}/x", "by name"),
+            || async { "by name" },
+        );
+    let server = Server::builder("extended", "1")
+        .extension(extension)
+        .build()
+        .expect("a valid server");
+    let undeclared = Client::connect(&server);
+    undeclared.initialize().await;
+    let declared = Client::connect(&server);
+    declared
+        .initialize_with(json!({"extensions": {ID: {}}}))
+        .await;
+    for uri in ["ext://fixed", "ext://a/x"] {
+        let read = undeclared
+            .request("resources/read", json!({"uri": uri}))
+            .await
+            .expect_err("not read without the extension");
+        assert_eq!(read.code, ErrorCode::RESOURCE_NOT_FOUND, "{uri}");
+        let refused = undeclared
+            .request("resources/subscribe", json!({"uri": uri}))
+            .await
+            .expect_err("not subscribed to without the extension");
+        assert_eq!(refused.code, ErrorCode::RESOURCE_NOT_FOUND, "{uri}");
+        declared
+            .request("resources/read", json!({"uri": uri}))
+            .await
+            .expect("read with the extension");
+        declared
+            .request("resources/subscribe", json!({"uri": uri}))
+            .await
+            .expect("subscribed to with the extension");
+    }
 }
 
 #[tokio::test]

@@ -426,12 +426,20 @@ impl Runner {
         Ok(CompleteResult::new(completion))
     }
 
+    /// Whether `uri` names a resource this session's client can read: as
+    /// `resources/read` finds it, an inactive extension's resources and
+    /// templates left out.
     fn subscribe_target_exists(&self, uri: &str) -> bool {
-        self.registry.resource_index.contains_key(uri)
+        let requester = Requester::Session;
+        self.registry
+            .resource_index
+            .get(uri)
+            .is_some_and(|&i| self.is_active(self.registry.resources[i].owner, &requester))
             || self
                 .registry
                 .templates
                 .iter()
+                .filter(|t| self.is_active(t.owner, &requester))
                 .any(|t| t.matcher.match_uri(uri).is_some())
     }
 }
