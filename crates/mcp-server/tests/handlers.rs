@@ -272,6 +272,61 @@ async fn the_meta_and_cancellation_extractors_read_the_request() {
     assert_eq!(text(&untraced), "None cancelled=false");
 }
 
+/// Where `hold` leaves its request's cancellation token, for the test to
+/// watch once the request is gone.
+#[derive(Clone, Default)]
+struct Held(
+    std::sync::Arc<(
+        std::sync::Mutex<Option<CancellationToken>>,
+        tokio::sync::Notify,
+    )>,
+);
+
+/// Hands its token on (as a handler does for work on other tasks) and
+/// never answers.
+async fn hold(State(held): State<Held>, cancel: CancellationToken) -> String {
+    *held.0.0.lock().expect("unpoisoned") = Some(cancel);
+    held.0.1.notify_one();
+    std::future::pending().await
+}
+
+/// The token a handler extracts is the request's own: cancelling the
+/// request on the wire cancels the token the handler handed on.
+#[tokio::test]
+async fn the_extracted_token_is_cancelled_with_its_request() {
+    let held = Held::default();
+    let server = Server::builder("held", "1")
+        .with_state(held.clone())
+        .tool("hold", "Holds", hold)
+        .build()
+        .expect("a valid server");
+    let client = Client::connect(&server);
+    client.initialize().await;
+    let params = RawJson::from_serialize(&json!({"name": "hold"})).expect("params");
+    let mut call = Box::pin(
+        client
+            .peer()
+            .request("tools/call", Some(params), SendOptions::new()),
+    );
+    tokio::select! {
+        answer = &mut call => panic!("`hold` never answers: {answer:?}"),
+        () = held.0.1.notified() => {}
+    }
+    let token = held
+        .0
+        .0
+        .lock()
+        .expect("unpoisoned")
+        .clone()
+        .expect("handed on");
+    assert!(!token.is_cancelled(), "the request is still running");
+    // Dropping the call cancels it on the wire.
+    drop(call);
+    tokio::time::timeout(Duration::from_secs(10), token.cancelled())
+        .await
+        .expect("the token is cancelled with its request");
+}
+
 #[tokio::test]
 async fn bad_arguments_and_failures_are_results_the_model_reads() {
     let server = server();
