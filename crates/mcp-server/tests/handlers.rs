@@ -558,6 +558,49 @@ fn a_state_the_server_was_not_given_is_refused_at_build() {
     assert!(given.is_ok(), "the state may come after the tool");
 }
 
+/// `tally/read`: a request method of a test extension.
+enum ReadTally {}
+
+impl mcp_server::types::method::Method for ReadTally {
+    const NAME: &'static str = "tally/read";
+    const PARAMS_OPTIONAL: bool = true;
+    type Params = Option<mcp_server::types::JsonObject>;
+    fn absent_params() -> Option<Self::Params> {
+        Some(None)
+    }
+    fn is_absent(params: &Self::Params) -> bool {
+        params.is_none()
+    }
+}
+
+impl mcp_server::types::method::RequestMethod for ReadTally {
+    type Result = mcp_server::types::JsonObject;
+}
+
+#[test]
+fn a_state_an_extensions_method_takes_is_checked_at_build() {
+    async fn tally(
+        State(calls): State<Calls>,
+    ) -> Result<mcp_server::types::JsonObject, ErrorObject> {
+        let mut result = mcp_server::types::JsonObject::new();
+        result.insert("calls".into(), calls.0.load(Ordering::Relaxed).into());
+        Ok(result)
+    }
+    let extension = || {
+        mcp_server::extension::Extension::new("com.example/tally")
+            .expect("a valid id")
+            .request::<ReadTally, _, _>(tally)
+    };
+    let refused = refusal(Server::builder("x", "1").extension(extension()).build());
+    assert!(refused.contains("tally/read"), "{refused}");
+    assert!(refused.contains("with_state"), "{refused}");
+    let given = Server::builder("x", "1")
+        .extension(extension())
+        .with_state(Calls(AtomicU64::new(0)))
+        .build();
+    assert!(given.is_ok(), "the state may come after the extension");
+}
+
 #[test]
 fn arguments_read_twice_are_refused_at_build() {
     async fn twice(Args(_): Args<Add>, Args(_): Args<BTreeMap<String, i64>>) -> String {
