@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use mcp_core::{
-    CancellationToken, Connection, Handler, IncomingNotification, IncomingRequest, MemoryTransport,
+    CancellationToken, Connection, Handler, IncomingNotification, IncomingRequest,
     NotificationContext, Peer, RequestContext, SendOptions,
 };
 use mcp_server::types::{
@@ -36,19 +36,16 @@ impl Handler for Quiet {
     async fn handle_notification(&self, _: IncomingNotification, _: NotificationContext) {}
 }
 
-/// One client connection to `server`, in the era its requests choose.
+/// One client connection to `server` (served in this process, the
+/// connection owning it), in the era its requests choose.
 struct Client {
     connection: Connection,
-    _served: mcp_server::ServerConnection,
 }
 
 impl Client {
     fn connect(server: &Server) -> Self {
-        let (ours, theirs) = MemoryTransport::pair(64);
-        let served = server.serve(theirs);
         Self {
-            connection: Connection::start(ours, Quiet, Default::default()),
-            _served: served,
+            connection: Connection::start(server.in_memory(), Quiet, Default::default()),
         }
     }
 
