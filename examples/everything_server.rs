@@ -688,11 +688,17 @@ async fn elicitation(Args(args): Args<ElicitationArgs>, cx: Context) -> Result<S
         "required": ["username", "email"]
     }));
     let answer = cx.elicit_form(&args.message, requested).await?;
-    Ok(format!(
-        "User response: action={}, content={}",
+    Ok(told("User response", &answer))
+}
+
+/// An elicitation's answer as the conformance tools report it: `what`,
+/// then its action and content as JSON.
+fn told(what: &str, answer: &mcp_types::ElicitResult) -> String {
+    format!(
+        "{what}: action={}, content={}",
         serde_json::to_value(answer.action).unwrap_or_default(),
         serde_json::to_value(&answer.content).unwrap_or_default()
-    ))
+    )
 }
 
 async fn elicitation_defaults(cx: Context) -> Result<String, ToolError> {
@@ -714,11 +720,7 @@ async fn elicitation_defaults(cx: Context) -> Result<String, ToolError> {
     let answer = cx
         .elicit_form("Please review and update the form fields", requested)
         .await?;
-    Ok(format!(
-        "Elicitation completed: action={}, content={}",
-        serde_json::to_value(answer.action).unwrap_or_default(),
-        serde_json::to_value(&answer.content).unwrap_or_default()
-    ))
+    Ok(told("Elicitation completed", &answer))
 }
 
 async fn elicitation_enums(cx: Context) -> Result<String, ToolError> {

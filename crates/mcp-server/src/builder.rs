@@ -310,7 +310,7 @@ impl ServerBuilder {
     }
 
     /// Records that what `what` names takes `states`.
-    fn need(&mut self, what: impl Fn() -> String, states: &[StateNeed]) {
+    pub(crate) fn need(&mut self, what: impl Fn() -> String, states: &[StateNeed]) {
         self.needs
             .extend(states.iter().map(|&state| (what(), state)));
     }

@@ -280,14 +280,7 @@ impl Extension {
         H::Output: IntoMethodResult<M>,
         Mk: 'static,
     {
-        let handle = typed_request::<M, H, Mk>(handler);
-        self.add_request(
-            M::NAME,
-            ExtRequest {
-                handle,
-                cacheable: false,
-            },
-        )
+        self.add_typed_request::<M, H, Mk>(handler, false)
     }
 
     /// As [`request`](Self::request), for a method whose 2026-07-28
@@ -301,14 +294,26 @@ impl Extension {
         H::Output: IntoMethodResult<M>,
         Mk: 'static,
     {
+        self.add_typed_request::<M, H, Mk>(handler, true)
+    }
+
+    /// Serves `M` with `handler`; the states it takes are checked at
+    /// `build()` like every other handler's.
+    fn add_typed_request<M, H, Mk>(mut self, handler: H, cacheable: bool) -> Self
+    where
+        M: RequestMethod,
+        M::Params: Send,
+        H: Handler<Requests<M>, Mk>,
+        H::Output: IntoMethodResult<M>,
+        Mk: 'static,
+    {
+        let id = &self.entry.id;
+        self.items.need(
+            || format!("method `{}` of extension `{id}`", M::NAME),
+            crate::handler::signature_of::<Requests<M>, Mk, H>().states(),
+        );
         let handle = typed_request::<M, H, Mk>(handler);
-        self.add_request(
-            M::NAME,
-            ExtRequest {
-                handle,
-                cacheable: true,
-            },
-        )
+        self.add_request(M::NAME, ExtRequest { handle, cacheable })
     }
 
     /// Receives notification method `M` from clients that negotiated the

@@ -346,10 +346,12 @@ impl UriTemplate {
     ///
     /// Returns `None` when the URI does not fit the template. The URI is
     /// the client's, so the work is bounded: about a million steps, plus 16
-    /// per byte of the URI. Templates with a literal between expressions
-    /// need a few steps per byte; a URI that would need more (only a long
-    /// one, against expressions that can each take the same text, such as
-    /// `{+a}/{+b}/{+c}`) is reported as not fitting.
+    /// per byte of the URI, times one for every four expressions of the
+    /// template (its author's choice, never the client's). Templates with
+    /// a literal between expressions need a few steps per byte; a URI that
+    /// would need more (only a long one, against expressions that can each
+    /// take the same text, such as `{+a}/{+b}/{+c}`) is reported as not
+    /// fitting.
     pub fn match_uri(&self, uri: &str) -> Option<BTreeMap<String, String>> {
         // The search costs about as much per expression: the budget grows
         // with the expressions the server's author wrote (a quarter of the

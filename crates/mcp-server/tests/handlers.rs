@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use mcp_core::{
-    CancellationToken, Connection, Handler, IncomingNotification, IncomingRequest, MemoryTransport,
+    CancellationToken, Connection, Handler, IncomingNotification, IncomingRequest,
     NotificationContext, Peer, RequestContext, SendOptions,
 };
 use mcp_server::types::{
@@ -36,19 +36,16 @@ impl Handler for Quiet {
     async fn handle_notification(&self, _: IncomingNotification, _: NotificationContext) {}
 }
 
-/// One client connection to `server`, in the era its requests choose.
+/// One client connection to `server` (served in this process, the
+/// connection owning it), in the era its requests choose.
 struct Client {
     connection: Connection,
-    _served: mcp_server::ServerConnection,
 }
 
 impl Client {
     fn connect(server: &Server) -> Self {
-        let (ours, theirs) = MemoryTransport::pair(64);
-        let served = server.serve(theirs);
         Self {
-            connection: Connection::start(ours, Quiet, Default::default()),
-            _served: served,
+            connection: Connection::start(server.in_memory(), Quiet, Default::default()),
         }
     }
 
@@ -74,11 +71,16 @@ impl Client {
 
     /// The handshake: a 2025-11-25 session.
     async fn initialize(&self) {
+        self.initialize_with(json!({})).await;
+    }
+
+    /// The handshake, the client declaring `capabilities`.
+    async fn initialize_with(&self, capabilities: Value) {
         self.request(
             "initialize",
             json!({
                 "protocolVersion": "2025-11-25",
-                "capabilities": {},
+                "capabilities": capabilities,
                 "clientInfo": {"name": "handlers", "version": "1"},
             }),
         )
@@ -267,6 +269,61 @@ async fn the_meta_and_cancellation_extractors_read_the_request() {
     assert_eq!(text(&untraced), "None cancelled=false");
 }
 
+/// Where `hold` leaves its request's cancellation token, for the test to
+/// watch once the request is gone.
+#[derive(Clone, Default)]
+struct Held(
+    std::sync::Arc<(
+        std::sync::Mutex<Option<CancellationToken>>,
+        tokio::sync::Notify,
+    )>,
+);
+
+/// Hands its token on (as a handler does for work on other tasks) and
+/// never answers.
+async fn hold(State(held): State<Held>, cancel: CancellationToken) -> String {
+    *held.0.0.lock().expect("unpoisoned") = Some(cancel);
+    held.0.1.notify_one();
+    std::future::pending().await
+}
+
+/// The token a handler extracts is the request's own: cancelling the
+/// request on the wire cancels the token the handler handed on.
+#[tokio::test]
+async fn the_extracted_token_is_cancelled_with_its_request() {
+    let held = Held::default();
+    let server = Server::builder("held", "1")
+        .with_state(held.clone())
+        .tool("hold", "Holds", hold)
+        .build()
+        .expect("a valid server");
+    let client = Client::connect(&server);
+    client.initialize().await;
+    let params = RawJson::from_serialize(&json!({"name": "hold"})).expect("params");
+    let mut call = Box::pin(
+        client
+            .peer()
+            .request("tools/call", Some(params), SendOptions::new()),
+    );
+    tokio::select! {
+        answer = &mut call => panic!("`hold` never answers: {answer:?}"),
+        () = held.0.1.notified() => {}
+    }
+    let token = held
+        .0
+        .0
+        .lock()
+        .expect("unpoisoned")
+        .clone()
+        .expect("handed on");
+    assert!(!token.is_cancelled(), "the request is still running");
+    // Dropping the call cancels it on the wire.
+    drop(call);
+    tokio::time::timeout(Duration::from_secs(10), token.cancelled())
+        .await
+        .expect("the token is cancelled with its request");
+}
+
 #[tokio::test]
 async fn bad_arguments_and_failures_are_results_the_model_reads() {
     let server = server();
@@ -341,6 +398,51 @@ async fn a_missing_resource_answers_with_the_code_of_each_era() {
         .await
         .expect("found");
     assert_eq!(fixed["contents"][0]["text"], "read me");
+}
+
+/// `resources/subscribe` finds what `resources/read` finds: an
+/// extension's resources and templates exist only for a client that
+/// declared the extension.
+#[tokio::test]
+async fn an_undeclared_extensions_resources_cannot_be_subscribed_to() {
+    const ID: &str = "com.example/notes";
+    let extension = mcp_server::extension::Extension::new(ID)
+        .expect("a valid id")
+        .resource(Resource::new("ext://fixed", "fixed"), || async { "fixed" })
+        .resource_template(
+            ResourceTemplate::new("ext://{name}/x", "by name"),
+            || async { "by name" },
+        );
+    let server = Server::builder("extended", "1")
+        .extension(extension)
+        .build()
+        .expect("a valid server");
+    let undeclared = Client::connect(&server);
+    undeclared.initialize().await;
+    let declared = Client::connect(&server);
+    declared
+        .initialize_with(json!({"extensions": {ID: {}}}))
+        .await;
+    for uri in ["ext://fixed", "ext://a/x"] {
+        let read = undeclared
+            .request("resources/read", json!({"uri": uri}))
+            .await
+            .expect_err("not read without the extension");
+        assert_eq!(read.code, ErrorCode::RESOURCE_NOT_FOUND, "{uri}");
+        let refused = undeclared
+            .request("resources/subscribe", json!({"uri": uri}))
+            .await
+            .expect_err("not subscribed to without the extension");
+        assert_eq!(refused.code, ErrorCode::RESOURCE_NOT_FOUND, "{uri}");
+        declared
+            .request("resources/read", json!({"uri": uri}))
+            .await
+            .expect("read with the extension");
+        declared
+            .request("resources/subscribe", json!({"uri": uri}))
+            .await
+            .expect("subscribed to with the extension");
+    }
 }
 
 #[tokio::test]
@@ -451,6 +553,49 @@ fn a_state_the_server_was_not_given_is_refused_at_build() {
         .with_state(Calls(AtomicU64::new(0)))
         .build();
     assert!(given.is_ok(), "the state may come after the tool");
+}
+
+/// `tally/read`: a request method of a test extension.
+enum ReadTally {}
+
+impl mcp_server::types::method::Method for ReadTally {
+    const NAME: &'static str = "tally/read";
+    const PARAMS_OPTIONAL: bool = true;
+    type Params = Option<mcp_server::types::JsonObject>;
+    fn absent_params() -> Option<Self::Params> {
+        Some(None)
+    }
+    fn is_absent(params: &Self::Params) -> bool {
+        params.is_none()
+    }
+}
+
+impl mcp_server::types::method::RequestMethod for ReadTally {
+    type Result = mcp_server::types::JsonObject;
+}
+
+#[test]
+fn a_state_an_extensions_method_takes_is_checked_at_build() {
+    async fn tally(
+        State(calls): State<Calls>,
+    ) -> Result<mcp_server::types::JsonObject, ErrorObject> {
+        let mut result = mcp_server::types::JsonObject::new();
+        result.insert("calls".into(), calls.0.load(Ordering::Relaxed).into());
+        Ok(result)
+    }
+    let extension = || {
+        mcp_server::extension::Extension::new("com.example/tally")
+            .expect("a valid id")
+            .request::<ReadTally, _, _>(tally)
+    };
+    let refused = refusal(Server::builder("x", "1").extension(extension()).build());
+    assert!(refused.contains("tally/read"), "{refused}");
+    assert!(refused.contains("with_state"), "{refused}");
+    let given = Server::builder("x", "1")
+        .extension(extension())
+        .with_state(Calls(AtomicU64::new(0)))
+        .build();
+    assert!(given.is_ok(), "the state may come after the extension");
 }
 
 #[test]

@@ -22,7 +22,8 @@ use tokio::time::timeout;
 
 mod common;
 use common::{
-    WAIT, call, in_session, open_get, open_session, post, read_all, read_until, request, status,
+    WAIT, call, in_session, mint_session, open_get, open_session, post, read_all, read_until,
+    request, send_initialized, status,
 };
 
 /// The `requestState` secret every instance shares (as replicas must).
@@ -251,6 +252,30 @@ async fn a_resource_update_on_one_server_reaches_a_subscriber_on_the_other(
     announce_until_read(b, &mut get, &mut text, "file:///r")
         .await
         .expect("the update reaches the subscriber on the other server");
+}
+
+/// `notifications/initialized` reaching the other server: the minting one
+/// counts the session as initialized once a request follows there, so it
+/// forwards the session's resource updates (it waited for ever before).
+async fn initialized_through_the_other_server_counts_once_a_request_follows(
+    a: &Instance,
+    b: &Instance,
+) {
+    let session = mint_session(a.addr).await;
+    send_initialized(b.addr, &session).await;
+    let subscribe = json!({"jsonrpc": "2.0", "id": 1, "method": "resources/subscribe",
+                           "params": {"uri": "file:///on-a-too"}});
+    assert!(
+        post(a.addr, &session, subscribe)
+            .await
+            .contains("\"result\"")
+    );
+    let mut get = open_get(a.addr, &session, None).await;
+    let mut text = String::new();
+    read_until(&mut get, &mut text, "200 OK").await;
+    announce_until_read(a, &mut get, &mut text, "file:///on-a-too")
+        .await
+        .expect("the minting server forwards the update");
 }
 
 /// Subscriptions made through either server all count: each server merges
@@ -528,6 +553,7 @@ async fn every_scenario(
     a_session_minted_by_one_server_is_served_by_the_other(&b, &a).await;
     an_answer_through_the_other_server_reaches_the_waiting_handler(&a, &b).await;
     a_resource_update_on_one_server_reaches_a_subscriber_on_the_other(&a, &b).await;
+    initialized_through_the_other_server_counts_once_a_request_follows(&a, &b).await;
     subscriptions_made_on_either_server_all_count(&a, &b).await;
     a_stream_resumes_on_the_other_server_without_loss_or_duplicates(&a, &b).await;
     delete_on_one_server_ends_the_session_everywhere(&a, &b).await;

@@ -3,6 +3,7 @@
 //! the shared route.
 
 use mcp_core::{IncomingRequest, RequestContext};
+use mcp_types::method::Method as _;
 use mcp_types::{
     ClientRequest, EmptyResult, ErrorObject, InitializeRequestParams, InitializeResult, RawJson,
     Revision,
@@ -78,6 +79,16 @@ impl Runner {
         cx: RequestContext,
     ) -> Result<RawJson, ErrorObject> {
         let revision = self.state.revision();
+        // Any request but these after `initialize` (an extension's too,
+        // served below before the typed parse) tells that the client sent
+        // `notifications/initialized`.
+        let method = request.method.as_str();
+        if revision.is_some()
+            && method != mcp_types::methods::Initialize::NAME
+            && method != mcp_types::methods::Ping::NAME
+        {
+            self.state.request_after_initialize();
+        }
         let mut request = request;
         if revision.is_some()
             && !self.registry.extension_requests.is_empty()
@@ -99,14 +110,6 @@ impl Runner {
             record_span(revision);
         }
         let requester = Requester::Session;
-        if revision.is_some()
-            && !matches!(
-                *parsed,
-                ClientRequest::Initialize(_) | ClientRequest::Ping(_)
-            )
-        {
-            self.state.request_after_initialize();
-        }
         match *parsed {
             ClientRequest::Initialize(params) => {
                 cx.peer.begin_session(mcp_core::SessionSide::Server);

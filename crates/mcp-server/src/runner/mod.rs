@@ -426,12 +426,20 @@ impl Runner {
         Ok(CompleteResult::new(completion))
     }
 
+    /// Whether `uri` names a resource this session's client can read: as
+    /// `resources/read` finds it, an inactive extension's resources and
+    /// templates left out.
     fn subscribe_target_exists(&self, uri: &str) -> bool {
-        self.registry.resource_index.contains_key(uri)
+        let requester = Requester::Session;
+        self.registry
+            .resource_index
+            .get(uri)
+            .is_some_and(|&i| self.is_active(self.registry.resources[i].owner, &requester))
             || self
                 .registry
                 .templates
                 .iter()
+                .filter(|t| self.is_active(t.owner, &requester))
                 .any(|t| t.matcher.match_uri(uri).is_some())
     }
 }
@@ -466,12 +474,13 @@ impl Handler for Runner {
             return self.handshake(request, parsed, cx).await;
         };
         // What the typed parse refuses (an extension's method, params that
-        // do not fit) has its `_meta` read on its own.
-        let meta = match &parsed {
-            Some(parsed) => parsed.meta().cloned(),
-            None => request_meta(request.params.as_ref()),
-        };
-        let client = stateless::client_of(revision, meta.as_ref())?;
+        // do not fit) has its `_meta` read on its own. The parsed `_meta` is
+        // borrowed, and a read one dropped here: the future below holds only
+        // the client it was read into.
+        let client = match &parsed {
+            Some(parsed) => stateless::client_of(revision, parsed.meta()),
+            None => stateless::client_of(revision, request_meta(request.params.as_ref()).as_ref()),
+        }?;
         self.stateless(request, parsed, cx, client).await
     }
 

@@ -89,6 +89,13 @@ pub(crate) fn call(id: u64, name: &str) -> Value {
 
 /// Initializes a session on `addr` (declaring roots) and sends `initialized`.
 pub(crate) async fn open_session(addr: SocketAddr) -> String {
+    let session = mint_session(addr).await;
+    send_initialized(addr, &session).await;
+    session
+}
+
+/// Initializes a session on `addr` (declaring roots); its id.
+pub(crate) async fn mint_session(addr: SocketAddr) -> String {
     let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25",
         "capabilities": {"roots": {}},
@@ -96,15 +103,18 @@ pub(crate) async fn open_session(addr: SocketAddr) -> String {
     }});
     let answer = read_all(request(addr, "POST", &[], &init.to_string()).await).await;
     assert_eq!(status(&answer), 200, "{answer}");
-    let session = answer
+    answer
         .lines()
         .find_map(|l| l.strip_prefix("mcp-session-id: "))
         .expect("a session id")
         .trim()
-        .to_owned();
+        .to_owned()
+}
+
+/// Sends `notifications/initialized` in `session` to `addr`.
+pub(crate) async fn send_initialized(addr: SocketAddr, session: &str) {
     let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    assert_eq!(status(&post(addr, &session, initialized).await), 202);
-    session
+    assert_eq!(status(&post(addr, session, initialized).await), 202);
 }
 
 pub(crate) async fn open_get(
