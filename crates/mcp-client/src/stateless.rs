@@ -54,7 +54,7 @@ impl Envelope {
 pub(crate) type Routes = Arc<[(String, Vec<String>)]>;
 
 /// One JSON object's members, parsed no deeper than the top level.
-type Members<'a> = BTreeMap<String, &'a RawValue>;
+pub(crate) type Members<'a> = BTreeMap<String, &'a RawValue>;
 
 /// Adds the stateless `_meta` envelope to `params` and returns them with
 /// the headers of the request; `routes` gives the annotations of the tool
