@@ -130,8 +130,6 @@ pub(crate) fn merge_meta(
 ) -> Result<RawJson, serde_json::Error> {
     let added = to_raw_value(meta)?;
     let added: Members<'_> = serde_json::from_str(added.get())?;
-    // Declared before the members that borrow it.
-    let merged_meta;
     let mut object: Members<'_> = match &params {
         Some(raw) => raw.parse()?,
         None => Members::new(),
@@ -145,7 +143,7 @@ pub(crate) fn merge_meta(
         None => Members::new(),
     };
     merged.extend(added);
-    merged_meta = to_raw_value(&merged)?;
+    let merged_meta = to_raw_value(&merged)?;
     object.insert("_meta".into(), &merged_meta);
     RawJson::from_serialize(&object)
 }
