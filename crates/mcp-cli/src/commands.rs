@@ -417,11 +417,12 @@ async fn complete(run: &Run<'_>, args: &CompleteArgs) -> Outcome {
 async fn ping(run: &Run<'_>) -> Outcome {
     let started = Instant::now();
     // The stateless era has no `ping`: a `server/discover` round trip is
-    // its liveness check.
+    // its liveness check, sent again whatever the session negotiated with
+    // (`discover()` would answer from that and prove nothing).
     if run.client.is_stateless() {
-        run.client
-            .session()
-            .discover()
+        let session = run.client.session();
+        session
+            .send_discover(session.protocol_version())
             .await
             .map(drop)
             .map_err(failed("pinging the server (server/discover)"))?;

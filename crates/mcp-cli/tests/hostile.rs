@@ -50,6 +50,7 @@ const CHECKS: &[(&str, Check)] = checks![
     the_cli_reports_an_oversized_answer_without_waiting,
     the_cli_stops_endless_pages_with_bounded_memory,
     the_cli_reads_a_negative_cache_ttl,
+    the_cli_stateless_ping_asks_the_server_again,
 ];
 
 fn main() -> ExitCode {
@@ -641,4 +642,16 @@ async fn the_cli_reads_a_negative_cache_ttl() {
     assert_eq!(listed["tools"][0]["name"], "call", "{listed}");
     let info = mcp.json(&["info"]).await;
     assert_eq!(info["era"], "stateless", "{info}");
+}
+
+/// A stateless `ping` is a `server/discover` round trip: the answer the
+/// session negotiated with is no proof the server is still there.
+async fn the_cli_stateless_ping_asks_the_server_again() {
+    let mcp = Mcp::stdio_role("misbehaving:discover-then-exit", Era::Stateless);
+    let ran = mcp.run(&["ping"]).await;
+    assert_ne!(
+        ran.code, 0,
+        "a server gone after negotiating is no pong: {ran:?}"
+    );
+    assert!(ran.stderr.contains("pinging the server"), "{ran:?}");
 }

@@ -11,7 +11,6 @@ use mcp_types::{
 use serde_json::Value;
 
 use crate::session::parse_result;
-use crate::stateless::{self, Envelope};
 use crate::{ClientSession, Error, RequestOptions};
 
 /// How a client settles the protocol era with a server.
@@ -249,21 +248,12 @@ impl ClientSession {
                 instead: "initialize",
             });
         }
-        let serialize = |source| Error::Serialize { method, source };
-        let envelope = Envelope::new(
-            revision,
-            &self.config.info,
-            &self.config.capabilities_at(revision),
-        )
-        .map_err(serialize)?;
-        let (params, headers) =
-            stateless::stamp(method, None, &envelope, None, |_| None).map_err(serialize)?;
-        let mut options = mcp_core::SendOptions::new();
-        options.timeout = self.config.request_timeout;
-        for (name, value) in headers.iter() {
-            options.headers.append(name, value);
-        }
-        let raw = self.peer().request(method, Some(params), options).await?;
+        let envelope = self
+            .envelope_at(revision)
+            .map_err(|source| Error::Serialize { method, source })?;
+        let raw = self
+            .send_stamped(method, None, RequestOptions::new(), Some(&envelope))
+            .await?;
         parse_result(method, &raw)
     }
 

@@ -3,8 +3,10 @@
 use std::time::Duration;
 
 use mcp_core::Progress;
-use mcp_types::{JsonObject, LoggingLevel, RawJson, RequestId, RequestMeta};
-use serde_json::Value;
+use mcp_types::{LoggingLevel, RawJson, RequestId, RequestMeta};
+use serde_json::value::to_raw_value;
+
+use crate::stateless::Members;
 
 /// How one call is sent: timeout, progress, extra headers, request id,
 /// the request's `_meta`, and the log level the server should use for this
@@ -119,36 +121,37 @@ impl RequestOptions {
 }
 
 /// `params` with the members of `meta` added to its `_meta`, over those of
-/// the same name it already has.
+/// the same name it already has. As in stateless stamping, only the top
+/// level of the params and of their `_meta` is parsed: the arguments are
+/// passed on as the text they already are.
 pub(crate) fn merge_meta(
     params: Option<RawJson>,
     meta: &RequestMeta,
 ) -> Result<RawJson, serde_json::Error> {
-    let mut object: JsonObject = match &params {
+    let added = to_raw_value(meta)?;
+    let added: Members<'_> = serde_json::from_str(added.get())?;
+    let mut object: Members<'_> = match &params {
         Some(raw) => raw.parse()?,
-        None => JsonObject::new(),
+        None => Members::new(),
     };
-    let Value::Object(added) = serde_json::to_value(meta)? else {
-        return Err(serde::ser::Error::custom("`_meta` must be an object"));
-    };
-    match object
-        .entry("_meta")
-        .or_insert_with(|| Value::Object(JsonObject::new()))
-    {
-        Value::Object(existing) => existing.extend(added),
-        _ => {
-            return Err(serde::ser::Error::custom(
+    let mut merged: Members<'_> = match object.get("_meta") {
+        Some(existing) => serde_json::from_str(existing.get()).map_err(|_| {
+            serde::ser::Error::custom(
                 "the params' `_meta` is not an object, so no member can be added to it",
-            ));
-        }
-    }
+            )
+        })?,
+        None => Members::new(),
+    };
+    merged.extend(added);
+    let merged_meta = to_raw_value(&merged)?;
+    object.insert("_meta".into(), &merged_meta);
     RawJson::from_serialize(&object)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     #[test]
     fn meta_is_merged_over_the_params_own() {
@@ -165,5 +168,17 @@ mod tests {
             .parse()
             .expect("json");
         assert_eq!(merged, json!({"_meta": {"k": 3}}));
+        // The rest of the params passes as the text it is.
+        let params = RawJson::from_string(r#"{"arguments":{"deep":[1, {"x": 2.50}]}}"#.into())
+            .expect("json");
+        let merged = merge_meta(Some(params), &meta).expect("merged");
+        assert!(
+            merged.get().contains(r#"{"deep":[1, {"x": 2.50}]}"#),
+            "{}",
+            merged.get()
+        );
+        let params = RawJson::from_serialize(&json!({"_meta": [1]})).expect("json");
+        let refused = merge_meta(Some(params), &meta).expect_err("not an object");
+        assert!(refused.to_string().contains("not an object"), "{refused}");
     }
 }

@@ -312,7 +312,7 @@ impl ClientSession {
     /// whether the call may then be sent again.
     fn restart_after(&self, method: &str, error: &Error) -> Option<(RestartReason, bool)> {
         // The negotiation's own requests are never what restarts it.
-        if matches!(method, "initialize" | "server/discover") {
+        if method == methods::Initialize::NAME || method == methods::Discover::NAME {
             return None;
         }
         if let Some(TransportError::SessionExpired { reached_server }) = error.transport() {
@@ -408,6 +408,24 @@ impl ClientSession {
         params: Option<RawJson>,
         options: RequestOptions,
     ) -> Result<RawJson, Error> {
+        let envelope = self
+            .envelope()
+            .map_err(|source| Error::Serialize { method, source })?;
+        self.send_stamped(method, params, options, envelope.as_deref())
+            .await
+    }
+
+    /// Sends `method` once with the caller's `_meta` merged in and, given
+    /// a stateless `envelope`, stamped with it (its `_meta` members and
+    /// routing headers), with this session's default timeout unless
+    /// `options` sets one: no restart, whatever the answer.
+    pub(crate) async fn send_stamped(
+        &self,
+        method: &'static str,
+        params: Option<RawJson>,
+        options: RequestOptions,
+        envelope: Option<&stateless::Envelope>,
+    ) -> Result<RawJson, Error> {
         let RequestOptions {
             dispatch: mut options,
             log_level,
@@ -423,13 +441,10 @@ impl ClientSession {
             ),
             None => params,
         };
-        let envelope = self
-            .envelope()
-            .map_err(|source| Error::Serialize { method, source })?;
         let params = match envelope {
             Some(envelope) => {
                 let (params, headers) =
-                    stateless::stamp(method, params, &envelope, log_level, |tool| {
+                    stateless::stamp(method, params, envelope, log_level, |tool| {
                         self.shared.lock().routes.get(tool).cloned()
                     })
                     .map_err(|source| Error::Serialize { method, source })?;
@@ -453,13 +468,21 @@ impl ClientSession {
         if let Some(envelope) = state.envelope.as_ref().filter(|e| e.revision() == revision) {
             return Ok(Some(envelope.clone()));
         }
-        let envelope = Arc::new(stateless::Envelope::new(
+        let envelope = Arc::new(self.envelope_at(revision)?);
+        state.envelope = Some(envelope.clone());
+        Ok(Some(envelope))
+    }
+
+    /// The stateless envelope this client sends at `revision`.
+    pub(crate) fn envelope_at(
+        &self,
+        revision: Revision,
+    ) -> Result<stateless::Envelope, serde_json::Error> {
+        stateless::Envelope::new(
             revision,
             &self.config.info,
             &self.config.capabilities_at(revision),
-        )?);
-        state.envelope = Some(envelope.clone());
-        Ok(Some(envelope))
+        )
     }
 
     /// Sends a notification of method `M`.

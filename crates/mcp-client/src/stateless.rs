@@ -12,7 +12,10 @@ use std::sync::Arc;
 
 use mcp_core::Headers;
 use mcp_types::method::Method as _;
-use mcp_types::routing::{encode_header_value, header_value, lookup, name_field, param_header};
+use mcp_types::routing::{
+    METHOD_HEADER, NAME_HEADER, PROTOCOL_VERSION_HEADER, encode_header_value, header_value, lookup,
+    name_field, param_header,
+};
 use mcp_types::{
     ClientCapabilities, Implementation, JsonObject, LoggingLevel, RawJson, Revision, meta, methods,
 };
@@ -51,7 +54,7 @@ impl Envelope {
 pub(crate) type Routes = Arc<[(String, Vec<String>)]>;
 
 /// One JSON object's members, parsed no deeper than the top level.
-type Members<'a> = BTreeMap<String, &'a RawValue>;
+pub(crate) type Members<'a> = BTreeMap<String, &'a RawValue>;
 
 /// Adds the stateless `_meta` envelope to `params` and returns them with
 /// the headers of the request; `routes` gives the annotations of the tool
@@ -87,13 +90,13 @@ pub(crate) fn stamp(
         object.insert("_meta".into(), &stamped_meta);
     }
     let mut headers = Headers::new()
-        .with("MCP-Protocol-Version", envelope.revision.as_str())
-        .with("Mcp-Method", method);
+        .with(PROTOCOL_VERSION_HEADER, envelope.revision.as_str())
+        .with(METHOD_HEADER, method);
     let name = name_field(method)
         .and_then(|field| object.get(field))
         .and_then(|raw| serde_json::from_str::<String>(raw.get()).ok());
     if let Some(name) = &name {
-        headers.append("Mcp-Name", encode_header_value(name));
+        headers.append(NAME_HEADER, encode_header_value(name));
     }
     let routes = name
         .as_deref()

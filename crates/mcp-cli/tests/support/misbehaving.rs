@@ -27,6 +27,7 @@ pub const WAYS: &[&str] = &[
     "negative-ttl",
     "notification-flood",
     "stray-then-exit",
+    "discover-then-exit",
 ];
 
 /// How large the oversized answer is: past the client's 32 MiB line limit.
@@ -101,6 +102,19 @@ fn answer(
                 "resultType": "complete",
             })),
         ),
+        ("server/discover", "discover-then-exit") => {
+            // Negotiated with, then gone: whatever is asked next must fail.
+            send(
+                out,
+                result(json!({
+                    "supportedVersions": ["2026-07-28"],
+                    "capabilities": {"tools": {}},
+                    "resultType": "complete",
+                })),
+            );
+            let _ = out.flush();
+            return false;
+        }
         ("tools/list", "negative-ttl") => send(
             out,
             result(json!({
