@@ -42,6 +42,7 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<(), String> {
     chapters.sort();
     let scratch = root.join("target/guide-check");
     let mut failed = Vec::new();
+    let mut checked = 0;
     for chapter in &chapters {
         let name = chapter
             .file_stem()
@@ -73,6 +74,7 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<(), String> {
         fs::copy(root.join("Cargo.lock"), crate_dir.join("Cargo.lock"))
             .map_err(|e| format!("cannot copy Cargo.lock: {e}"))?;
         eprintln!("guide: {name}");
+        checked += 1;
         let status = Command::new(env!("CARGO"))
             .args(["test", "--doc", "--quiet", "--manifest-path"])
             .arg(crate_dir.join("Cargo.toml"))
@@ -88,10 +90,20 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<(), String> {
             ));
         }
     }
-    if failed.is_empty() {
-        Ok(())
-    } else {
+    if !failed.is_empty() {
         Err(failed.join("\n"))
+    } else if checked == 0 {
+        // A run that built nothing proves nothing: a moved guide or an
+        // `--only` that names no chapter must not pass as green.
+        Err(format!(
+            "no chapter with Rust blocks found in {}{}",
+            guide.display(),
+            only.map(|text| format!(" whose file name holds `{text}`"))
+                .unwrap_or_default()
+        ))
+    } else {
+        eprintln!("guide: {checked} chapters built and run");
+        Ok(())
     }
 }
 

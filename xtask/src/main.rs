@@ -40,14 +40,18 @@ fn main() -> ExitCode {
                  written), --no-write only prints, --only TEXT runs the rows\n                   \
                  whose name holds TEXT (never written), --skip-rmcp leaves\n                   \
                  rmcp (built from crates.io) out\n  \
-                 cluster [--only TEXT] [--no-redis] [--debug]\n                   \
+                 cluster [--only TEXT] [--no-redis] [--debug] [--netns [--runs N]]\n                   \
                  three everything-server replicas on redis-server behind\n                   \
                  haproxy (both installed with apt): the conformance suites\n                   \
                  through the balancer, a replica killed under an SSE stream,\n                   \
                  redis restarted under load; --only TEXT runs the scenarios\n                   \
                  whose name holds TEXT, --no-redis starts the replicas\n                   \
                  without shared stores (to see what needs them), --debug\n                   \
-                 runs the debug build\n  \
+                 runs the debug build; --netns puts each replica, haproxy\n                   \
+                 and each Redis node (with redis-sentinel) in a network\n                   \
+                 namespace of its own and runs the fault scenarios (Redis\n                   \
+                 failover, latency and loss, partitions) --runs N times\n                   \
+                 (default 3; needs root, iproute2 and /dev/net/tun)\n  \
                  conformance-judge server|client LIST [REVISION=]DIR...\n                   \
                  judge the conformance suite's results in each DIR (its -o\n                   \
                  folder) from their checks.json: fails on a failed or warned\n                   \

@@ -177,14 +177,20 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("xtask-rmcp-{}", std::process::id()));
         let path = dir.join("src/main.rs");
         write_if_changed(&path, "one").expect("written");
-        let first = std::fs::metadata(&path)
-            .and_then(|m| m.modified())
-            .expect("mtime");
+        // An hour back: a rewrite right after the first write could land in
+        // the same tick of the file system's clock and leave the time as it
+        // was, so only a time that no write now can give tells.
+        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+        std::fs::File::options()
+            .write(true)
+            .open(&path)
+            .and_then(|file| file.set_modified(old))
+            .expect("mtime set");
         write_if_changed(&path, "one").expect("kept");
         let second = std::fs::metadata(&path)
             .and_then(|m| m.modified())
             .expect("mtime");
-        assert_eq!(first, second);
+        assert_eq!(second, old, "an unchanged file was rewritten");
         write_if_changed(&path, "two").expect("rewritten");
         assert_eq!(std::fs::read_to_string(&path).expect("read"), "two");
         std::fs::remove_dir_all(&dir).expect("removed");

@@ -217,6 +217,21 @@ pub(crate) async fn redis_latency(
     sessions_served(&mut kept).await?;
     let after = network.wire.counts();
     network.wire.heal();
+    // The fault really was on: a call waits on Redis at least once, so its
+    // median holds at least one round trip at the shortest delay the
+    // jitter allows, and 1% of the packets to and from Redis were lost.
+    // Without these, a wire that delayed and dropped nothing would pass.
+    let shortest_round_trip = 2 * (slow.delay - slow.jitter);
+    if p50 < shortest_round_trip.as_secs_f64() * 1000.0 {
+        return Err(format!(
+            "a call's p50 was {p50:.1} ms ({base50:.1} ms without the fault), under the \
+             {} ms of one round trip to Redis on the slowed wire: the delay was not applied",
+            shortest_round_trip.as_millis()
+        ));
+    }
+    if after.lost == before.lost {
+        return Err("the wire lost no packet at 1% loss: the loss was not applied".into());
+    }
     if after.overflow > before.overflow {
         return Err(format!(
             "the wire dropped {} packets for lack of room: the emulated network was \
