@@ -4,6 +4,7 @@ mod bench;
 mod cluster;
 mod conformance;
 mod guide;
+mod layers;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -26,6 +27,7 @@ fn main() -> ExitCode {
         Some("cluster") => cluster::run(&workspace_root(), &args[1..]),
         Some("conformance-judge") => conformance::run_cli(&args[1..]),
         Some("guide") => guide::run(&workspace_root(), &args[1..]),
+        Some("layers") => layers::run(&workspace_root(), &args[1..]),
         Some("help") | None => {
             eprintln!(
                 "cargo xtask <task>\n\n\
@@ -63,7 +65,13 @@ fn main() -> ExitCode {
                  build and run each guide chapter's Rust blocks with exactly\n                   \
                  the dependency list the chapter shows (a scratch crate per\n                   \
                  chapter under target/guide-check); --only TEXT checks the\n                   \
-                 chapters whose file name holds TEXT"
+                 chapters whose file name holds TEXT\n  \
+                 layers [--crate NAME]\n                   \
+                 the file-level import graph of each crate: prints every\n                   \
+                 circle (files that import each other, directly or through\n                   \
+                 others) with the names that tie it; fails on a circle in\n                   \
+                 mcp-core, mcp-client, mcp-server, mcp-testing or\n                   \
+                 mcp-cli"
             );
             Ok(())
         }
