@@ -8,7 +8,11 @@ use std::time::{Duration, Instant};
 use mcp_transport::http::AuthChallenge;
 use url::Url;
 
-use super::*;
+use super::client::{MAX_AUTHORIZATIONS, OAuthClient};
+use super::config::Grant;
+use super::error::{AuthError, invalid_url};
+use super::metadata::{Discovered, offline_supported, parse_challenge};
+use super::pkce::{self, random_token};
 
 impl OAuthClient {
     pub(super) async fn authorize(&self, challenge: &AuthChallenge) -> Result<bool, AuthError> {

@@ -4,7 +4,9 @@
 use std::fmt;
 use std::sync::Arc;
 
-use super::*;
+use super::error::AuthError;
+use super::jose::Es256Key;
+use super::redirect::AuthorizationStep;
 
 /// How the client identifies itself to authorization servers.
 #[derive(Clone)]

@@ -249,3 +249,16 @@ pub enum AuthError {
 pub(crate) fn redacted(url: &str) -> String {
     url.split(['?', '#']).next().unwrap_or(url).to_owned()
 }
+
+/// A URL that does not parse, named by its role, redacted.
+pub(super) fn invalid_url(
+    role: &'static str,
+    url: &str,
+    source: impl std::error::Error + Send + Sync + 'static,
+) -> AuthError {
+    AuthError::InvalidUrl {
+        role,
+        url: redacted(url),
+        source: Box::new(source),
+    }
+}

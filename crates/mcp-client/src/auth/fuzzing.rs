@@ -9,12 +9,12 @@ use std::time::Instant;
 use http::StatusCode;
 use url::Url;
 
-use super::discovery::{self, ResourceMetadata, ServerMetadata};
+use super::metadata::{self, ResourceMetadata, ServerMetadata};
 use super::token::{Tokens, json_answer};
 
 /// A `WWW-Authenticate` challenge's `resource_metadata`, `scope` and `error`.
 pub fn parse_challenge(header: &str) -> [Option<String>; 3] {
-    let bearer = discovery::parse_challenge(header);
+    let bearer = metadata::parse_challenge(header);
     [bearer.resource_metadata, bearer.scope, bearer.error]
 }
 
@@ -29,7 +29,7 @@ pub fn read_resource_metadata(body: &[u8], server_url: &str) -> Result<Vec<Strin
     let resource = metadata
         .resource
         .unwrap_or_else(|| server.as_str().to_owned());
-    discovery::check_resource(&resource, &server).map_err(|e| e.to_string())?;
+    metadata::check_resource(&resource, &server).map_err(|e| e.to_string())?;
     Ok(metadata.authorization_servers)
 }
 
@@ -40,7 +40,7 @@ pub fn read_resource_metadata(body: &[u8], server_url: &str) -> Result<Vec<Strin
 /// Why the document was refused.
 pub fn read_server_metadata(body: &[u8]) -> Result<bool, String> {
     let metadata: ServerMetadata = serde_json::from_slice(body).map_err(|e| e.to_string())?;
-    Ok(discovery::offline_supported(&metadata))
+    Ok(metadata::offline_supported(&metadata))
 }
 
 /// What a token endpoint's answer gave.

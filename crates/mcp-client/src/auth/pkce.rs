@@ -4,7 +4,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use sha2::{Digest, Sha256};
 
-use super::*;
+use super::error::AuthError;
 
 pub(super) fn random_token(bytes: usize) -> Result<String, AuthError> {
     let mut buffer = vec![0u8; bytes];

@@ -15,7 +15,7 @@ use http_body_util::Full;
 use mcp_transport::http::HttpsClient;
 use url::Url;
 
-use super::*;
+use super::error::{AuthError, invalid_url, redacted};
 
 /// Where the authorization code comes back: the redirect's query.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -6,15 +6,10 @@ use http::Request;
 use http_body_util::Full;
 use serde_json::Value;
 
-use super::*;
-
-#[derive(Clone)]
-pub(super) struct Registration {
-    pub(super) client_id: String,
-    pub(super) secret: Option<String>,
-    /// `client_secret_basic`, `client_secret_post` or `none`.
-    pub(super) method: String,
-}
+use super::client::{OAuthClient, Registration};
+use super::error::{AuthError, invalid_url};
+use super::metadata::{ServerMetadata, offline_supported};
+use super::token::json_answer;
 
 impl OAuthClient {
     pub(super) async fn register(
