@@ -163,6 +163,30 @@ pub(super) fn new_session_id() -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
 }
 
+/// The id a server-to-client request of `instance` goes out with: its
+/// answer may reach another server sharing the stores, which finds the
+/// instance again with [`untag`].
+pub(super) fn tag_request_id(instance: &str, id: &RequestId) -> RequestId {
+    RequestId::String(match id {
+        RequestId::Number(n) => format!("{instance}~n{n}"),
+        RequestId::String(s) => format!("{instance}~s{s}"),
+    })
+}
+
+/// The server a tagged id names, and the id its dispatcher knows.
+pub(super) fn untag(id: &RequestId) -> Option<(&str, RequestId)> {
+    let RequestId::String(tagged) = id else {
+        return None;
+    };
+    let (instance, rest) = tagged.split_once('~')?;
+    let original = match rest.split_at_checked(1)? {
+        ("n", n) => RequestId::Number(n.parse().ok()?),
+        ("s", s) => RequestId::String(s.to_owned()),
+        _ => return None,
+    };
+    Some((instance, original))
+}
+
 impl Session {
     /// A session with no dispatcher yet ([`serve_with`](Self::serve_with)).
     pub(super) fn new(
@@ -873,7 +897,7 @@ impl Session {
             (&self.instance, &mut outbound.message)
         {
             // Its answer may reach another server, which routes it here.
-            request.id = super::shared::tag_request_id(instance, &request.id);
+            request.id = tag_request_id(instance, &request.id);
         }
         let json = outbound.message.to_vec()?;
         let json = Bytes::from(json);
