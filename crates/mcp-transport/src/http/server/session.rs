@@ -20,7 +20,7 @@ use super::body::{
     set_session_header, sse_response,
 };
 use super::checks::header_str;
-use super::{ServiceStats, to_headers};
+use super::{Sender, ServiceStats, to_headers};
 use crate::http::sse::encode_event;
 use crate::store::{EventStore, Replay};
 
@@ -233,7 +233,7 @@ impl Session {
         let Some(dispatcher) = self.dispatcher() else {
             return false;
         };
-        let context = self.context(&Headers::new(), None);
+        let context = self.context(&Headers::new(), &Sender::default(), None);
         dispatcher.receive(message, context).await;
         true
     }
@@ -454,6 +454,7 @@ impl Session {
         mut messages: Vec<JsonRpcMessage>,
         batch: bool,
         headers: &HeaderMap,
+        sender: &Sender,
         initialize: bool,
         tasks: &TaskTracker,
     ) -> Response<HttpBody> {
@@ -476,7 +477,7 @@ impl Session {
         if requests.is_empty() {
             // Notifications and responses only: accepted, nothing to stream.
             for message in messages {
-                let context = self.context(&context_headers, None);
+                let context = self.context(&context_headers, sender, None);
                 dispatcher.receive(message, context).await;
             }
             return plain_status(StatusCode::ACCEPTED);
@@ -488,7 +489,14 @@ impl Session {
         if !(use_json || batch) {
             if let Some(JsonRpcMessage::Request(request)) = messages.pop() {
                 return self
-                    .run_directly(&dispatcher, request, &context_headers, primes, tasks)
+                    .run_directly(
+                        &dispatcher,
+                        request,
+                        &context_headers,
+                        sender,
+                        primes,
+                        tasks,
+                    )
                     .await;
             }
         }
@@ -534,7 +542,7 @@ impl Session {
         });
         for message in messages {
             let control = matches!(message, JsonRpcMessage::Request(_)).then(|| control.clone());
-            let context = self.context(&context_headers, control);
+            let context = self.context(&context_headers, sender, control);
             dispatcher.receive(message, context).await;
         }
         let session_id = initialize.then_some(&*self.id);
@@ -577,6 +585,7 @@ impl Session {
         dispatcher: &Dispatcher,
         request: JsonRpcRequest,
         headers: &Headers,
+        sender: &Sender,
         primes: bool,
         tasks: &TaskTracker,
     ) -> Response<HttpBody> {
@@ -599,7 +608,7 @@ impl Session {
             session: Arc::downgrade(&self),
             stream,
         });
-        let run = dispatcher.call(request, self.context(headers, Some(control)), None);
+        let run = dispatcher.call(request, self.context(headers, sender, Some(control)), None);
         let mut answer = run.answer;
         // The client going away while the request runs drops this future
         // and the run with it: the request is cancelled, and its stream
@@ -620,6 +629,12 @@ impl Session {
                         }
                         // The stream opened meanwhile: the answer goes on it.
                         self.answer_late(message, id);
+                    }
+                    #[cfg(feature = "rate-limit")]
+                    Answered::Limited(limited) => {
+                        // It never ran, so its stream never opened.
+                        self.take_undecided(stream, &id);
+                        return super::body::too_many_requests(id, &limited);
                     }
                     Answered::Cancelled => self.end_unanswered(stream, &id),
                     // Sent: the answer follows what went before it.
@@ -652,17 +667,24 @@ impl Session {
     /// the session closed) meanwhile.
     fn answer_alone(&self, stream: u64, id: &RequestId, message: &JsonRpcMessage) -> Option<Bytes> {
         let json = message.to_vec().ok()?;
+        self.take_undecided(stream, id).then(|| Bytes::from(json))
+    }
+
+    /// Releases the stream of a request answered in the POST's own body,
+    /// and frees its id; `false` when the stream was opened (or the session
+    /// closed) meanwhile, so the answer must go on it.
+    fn take_undecided(&self, stream: u64, id: &RequestId) -> bool {
         let mut router = self.lock();
         if !matches!(
             router.streams.get(&stream).map(|s| &s.live),
             Some(Live::Undecided(_))
         ) {
-            return None;
+            return false;
         }
         router.forget_request(id);
         router.last_active = Instant::now();
         self.release(&mut router, stream);
-        Some(Bytes::from(json))
+        true
     }
 
     /// Routes an answer that could not go out alone.
@@ -730,9 +752,11 @@ impl Session {
     fn context(
         &self,
         headers: &Headers,
+        sender: &Sender,
         stream: Option<Arc<dyn StreamControl>>,
     ) -> TransportContext {
         let mut context = TransportContext::with_headers(headers.clone());
+        sender.fill(&mut context);
         context.session_id = Some(self.id.clone());
         context.stream = stream;
         // A session's requests are of the handshake era, whatever `_meta`
