@@ -1,9 +1,10 @@
 //! The dispatcher's rate limit over HTTP, on TCP on 127.0.0.1: one limiter
 //! given to the dispatchers the service opens. Inside the bearer guard a
 //! principal over its limit gets 429 with `Retry-After` and the JSON-RPC
-//! error for its request's id, another principal is unaffected, and an
-//! answer to a server request passes even over the limit; a stateless POST
-//! without a principal is limited by its peer address.
+//! error for its request's id (an `initialize` too, whose session is then
+//! not kept), another principal is unaffected, and an answer to a server
+//! request passes even over the limit; a stateless POST without a
+//! principal is limited by its peer address.
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
@@ -148,11 +149,12 @@ fn assert_limited(answer: &Answer, id: u32) {
 
 #[tokio::test]
 async fn a_principal_over_its_limit_gets_429_and_others_do_not() {
+    let service = limited_service();
     let guarded = BearerAuthLayer::new(
         ProtectedResource::new(RESOURCE, "http://127.0.0.1/as"),
         Arc::new(BySubject),
     )
-    .layer(limited_service());
+    .layer(service.clone());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
@@ -181,6 +183,16 @@ async fn a_principal_over_its_limit_gets_429_and_others_do_not() {
     );
     let refused = post(address, LOCAL, &in_session, &ping(3)).await;
     assert_limited(&refused, 3);
+    // An `initialize` over the limit is refused the same way, and the
+    // session it would have opened is not kept.
+    let refused = post(address, LOCAL, &alice, &initialize(4)).await;
+    assert_limited(&refused, 4);
+    assert!(
+        refused.header("mcp-session-id").is_none(),
+        "{}",
+        refused.head
+    );
+    assert_eq!(service.stats().sessions, 1, "only alice's first session");
 
     // An answer to a server request is not refused, even over the limit
     // (the dispatcher matches it to no request of its own and drops it).

@@ -527,9 +527,17 @@ impl ServiceInner {
             },
             None => messages,
         };
-        session
+        let response = session
+            .clone()
             .accept_post(messages, batch, &headers, &sender, initialize, &self.tasks)
-            .await
+            .await;
+        if initialize && response.status() == StatusCode::TOO_MANY_REQUESTS {
+            // The rate limit refused the `initialize` before it ran: the
+            // session it opened is not kept.
+            self.lock_sessions().remove(&session.id);
+            session.close();
+        }
+        response
     }
 
     async fn session_for(

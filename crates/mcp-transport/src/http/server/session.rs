@@ -540,6 +540,41 @@ impl Session {
             session: Arc::downgrade(&self),
             stream,
         });
+        if !batch {
+            // One request answered as JSON (an `initialize`, or a service
+            // that answers JSON): called in the POST's task, so a refusal
+            // of the rate limit is a 429, as for a request run directly.
+            if let Some(JsonRpcMessage::Request(request)) = messages.pop() {
+                let id = request.id.clone();
+                let context = self.context(&context_headers, sender, Some(control.clone()));
+                let answer = dispatcher.call(request, context, None).answer;
+                // The client going away drops this future and cancels the
+                // request: its stream and id must go too.
+                let mut unanswered = Unanswered {
+                    session: &self,
+                    stream,
+                    id: Some(id.clone()),
+                };
+                match answer.await {
+                    // Its answer goes the way of what the handler sent
+                    // first: collected into the JSON body.
+                    Answered::Alone(message) => {
+                        unanswered.id = None;
+                        self.answer_late(message, id);
+                    }
+                    #[cfg(feature = "rate-limit")]
+                    Answered::Limited(limited) => {
+                        unanswered.id = None;
+                        self.forget_stream(&mut self.lock(), stream, &id);
+                        return super::body::too_many_requests(id, &limited);
+                    }
+                    Answered::Sent => unanswered.id = None,
+                    // Cancelled: no answer (the guard ends its stream).
+                    _ => {}
+                }
+                drop(unanswered);
+            }
+        }
         for message in messages {
             let control = matches!(message, JsonRpcMessage::Request(_)).then(|| control.clone());
             let context = self.context(&context_headers, sender, control);
@@ -633,7 +668,7 @@ impl Session {
                     #[cfg(feature = "rate-limit")]
                     Answered::Limited(limited) => {
                         // It never ran, so its stream never opened.
-                        self.take_undecided(stream, &id);
+                        self.forget_stream(&mut self.lock(), stream, &id);
                         return super::body::too_many_requests(id, &limited);
                     }
                     Answered::Cancelled => self.end_unanswered(stream, &id),
@@ -681,10 +716,16 @@ impl Session {
         ) {
             return false;
         }
+        self.forget_stream(&mut router, stream, id);
+        true
+    }
+
+    /// Frees a request's id and releases its stream: nothing more goes on
+    /// it.
+    fn forget_stream(&self, router: &mut Router, stream: u64, id: &RequestId) {
         router.forget_request(id);
         router.last_active = Instant::now();
-        self.release(&mut router, stream);
-        true
+        self.release(router, stream);
     }
 
     /// Routes an answer that could not go out alone.
