@@ -133,6 +133,27 @@ fn limited_service() -> StreamableHttpService {
     })
 }
 
+/// A listener on 127.0.0.1 and its address.
+async fn listen() -> (tokio::net::TcpListener, SocketAddr) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let address = listener.local_addr().expect("address");
+    (listener, address)
+}
+
+/// Stops `serve` and checks that it stopped cleanly.
+async fn stop_server(
+    stop: tokio::sync::oneshot::Sender<()>,
+    server: tokio::task::JoinHandle<std::io::Result<()>>,
+) {
+    let _ = stop.send(());
+    server
+        .await
+        .expect("the server task")
+        .expect("the server stops cleanly");
+}
+
 /// Checks a refusal: 429, `Retry-After`, and the JSON-RPC error for `id`.
 fn assert_limited(answer: &Answer, id: u32) {
     assert_eq!(answer.status, 429, "{}{}", answer.head, answer.body);
@@ -155,10 +176,7 @@ async fn a_principal_over_its_limit_gets_429_and_others_do_not() {
         Arc::new(BySubject),
     )
     .layer(service.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let address = listener.local_addr().expect("address");
+    let (listener, address) = listen().await;
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(serve(listener, guarded, ServeConfig::new(), async {
         let _ = stopped.await;
@@ -204,19 +222,12 @@ async fn a_principal_over_its_limit_gets_429_and_others_do_not() {
     let opened = post(address, LOCAL, &bob, &initialize(1)).await;
     assert_eq!(opened.status, 200, "bob has his own allowance");
 
-    let _ = stop.send(());
-    server
-        .await
-        .expect("the server task")
-        .expect("the server stops cleanly");
+    stop_server(stop, server).await;
 }
 
 #[tokio::test]
 async fn a_stateless_post_without_a_principal_is_limited_by_its_peer_address() {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let address = listener.local_addr().expect("address");
+    let (listener, address) = listen().await;
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(serve(
         listener,
@@ -253,9 +264,5 @@ async fn a_stateless_post_without_a_principal_is_limited_by_its_peer_address() {
     let answer = post(address, other, &headers, &call(4)).await;
     assert_eq!(answer.status, 200, "127.0.0.2 has its own allowance");
 
-    let _ = stop.send(());
-    server
-        .await
-        .expect("the server task")
-        .expect("the server stops cleanly");
+    stop_server(stop, server).await;
 }
