@@ -37,12 +37,14 @@ pub struct DispatcherConfig {
     /// written, after the peer finished sending (stdio: stdin reached its
     /// end). Default 10 s; what is still running then is cancelled.
     pub eof_grace: Duration,
-    /// Per-key limits on the peer's requests (feature `rate-limit`): keyed
-    /// by the principal, else the session, else the connection; a refused
-    /// request is answered with [`ErrorCode::RATE_LIMITED`](mcp_types::ErrorCode::RATE_LIMITED).
-    /// Share one limiter between connections to limit across them. Default
-    /// `None`. Over HTTP, `mcp_transport::http::RateLimitLayer` refuses
-    /// earlier, with 429 and `Retry-After`.
+    /// Per-key limits on the peer's requests (feature `rate-limit`), the
+    /// one rate limit of the stack: every request passes it, whatever
+    /// transport or era it came by. Keyed by the principal, else the
+    /// session, else the peer address (HTTP), else the connection. A refused
+    /// request is answered with [`ErrorCode::RATE_LIMITED`](mcp_types::ErrorCode::RATE_LIMITED);
+    /// over HTTP a request posted alone gets `429 Too Many Requests` with
+    /// `Retry-After` too. Share one limiter between connections (and the
+    /// sessions of an HTTP service) to limit across them. Default `None`.
     #[cfg(feature = "rate-limit")]
     pub rate_limit: Option<Arc<crate::limit::Limiter>>,
 }

@@ -12,7 +12,7 @@ use tokio_util::task::TaskTracker;
 
 use crate::config::DispatcherConfig;
 use crate::dispatch::{control, send_error, settle_other};
-use crate::engine::{Queued, Registration, Runner};
+use crate::engine::{Queued, Registration, Runner, refusal_error};
 use crate::fault::Fault;
 use crate::handler::{
     Handler, IncomingNotification, IncomingRequest, NotificationContext, RequestContext,
@@ -320,8 +320,8 @@ async fn dispatch<H: Handler>(
         JsonRpcMessage::Request(request) => {
             let admission = match runner.gate().admit(&transport) {
                 Ok(admission) => admission,
-                Err(error) => {
-                    send_error(shared, Some(request.id), error).await;
+                Err(refusal) => {
+                    send_error(shared, Some(request.id), refusal_error(&refusal)).await;
                     return Dispatched::Continue;
                 }
             };

@@ -51,8 +51,38 @@ pub(crate) type Admission = crate::limit::Admitted;
 #[cfg(not(feature = "rate-limit"))]
 pub(crate) type Admission = ();
 
-/// The per-key rate limit of a connection (feature `rate-limit`): admits
-/// each request or refuses it with the error to answer.
+/// Why the rate limit refused a request (feature `rate-limit`); without
+/// the feature nothing is ever refused.
+#[cfg(feature = "rate-limit")]
+pub(crate) type Refusal = crate::limit::Limited;
+#[cfg(not(feature = "rate-limit"))]
+pub(crate) type Refusal = std::convert::Infallible;
+
+/// The JSON-RPC error a refused request is answered with where the
+/// transport has no status of its own to give it (stdio, in memory, a
+/// request inside an HTTP batch).
+pub(crate) fn refusal_error(refusal: &Refusal) -> ErrorObject {
+    #[cfg(feature = "rate-limit")]
+    {
+        refusal.to_error_object()
+    }
+    #[cfg(not(feature = "rate-limit"))]
+    match *refusal {}
+}
+
+/// How a called request refused by the rate limit ends: the caller maps
+/// the typed refusal to its own answer (HTTP: 429 with `Retry-After`).
+fn refused(refusal: Refusal) -> Answered {
+    #[cfg(feature = "rate-limit")]
+    {
+        Answered::Limited(refusal)
+    }
+    #[cfg(not(feature = "rate-limit"))]
+    match refusal {}
+}
+
+/// The per-key rate limit of a dispatcher (feature `rate-limit`): admits
+/// each request, whatever transport or era it came by, or refuses it.
 #[derive(Clone, Default)]
 pub(crate) struct Gate {
     #[cfg(feature = "rate-limit")]
@@ -79,24 +109,26 @@ impl Gate {
     }
 
     /// Admits a request that came with `transport`, keyed by its principal,
-    /// else its session, else this connection.
+    /// else its session, else its peer address, else this connection.
     #[cfg_attr(not(feature = "rate-limit"), allow(clippy::unnecessary_wraps))]
     pub(crate) fn admit(
         &self,
         transport: &crate::transport::TransportContext,
-    ) -> Result<Option<Admission>, ErrorObject> {
+    ) -> Result<Option<Admission>, Refusal> {
         #[cfg(feature = "rate-limit")]
         if let Some((limiter, connection)) = &self.limit {
             use crate::limit::LimitKey;
+            let fallback = transport
+                .peer_addr
+                .map_or(LimitKey::Connection(*connection), |peer| {
+                    LimitKey::Peer(peer.ip())
+                });
             let key = LimitKey::for_request(
                 transport.principal.as_ref(),
                 transport.session_id.as_ref(),
-                LimitKey::Connection(*connection),
+                fallback,
             );
-            return limiter
-                .admit(key)
-                .map(Some)
-                .map_err(|limited| limited.to_error_object());
+            return limiter.admit(key).map(Some);
         }
         let _ = transport;
         Ok(None)
@@ -432,11 +464,7 @@ impl<H: Handler> Runner<H> {
                 // Held until the answer is out.
                 let _admission = match admission {
                     Ok(admission) => admission,
-                    Err(error) => {
-                        break 'run Answered::Alone(
-                            JsonRpcErrorResponse::new(Some(id), error).into(),
-                        );
-                    }
+                    Err(refusal) => break 'run refused(refusal),
                 };
                 let registration = if outlet.is_none() {
                     match Registration::new(&shared, &id, &request.method, &token) {
@@ -640,6 +668,13 @@ pub enum Answered {
     /// The request was cancelled (by the peer, the caller, or the
     /// connection closing): it gets no answer.
     Cancelled,
+    /// The dispatcher's rate limit ([`DispatcherConfig::rate_limit`]) refused
+    /// the request before it ran (feature `rate-limit`). The caller answers
+    /// it: HTTP with `429 Too Many Requests` and `Retry-After`, elsewhere
+    /// with [`Limited::to_error_object`](crate::limit::Limited::to_error_object)
+    /// for the request's id.
+    #[cfg(feature = "rate-limit")]
+    Limited(crate::limit::Limited),
 }
 
 /// One request started by [`Dispatcher::call`](crate::Dispatcher::call).

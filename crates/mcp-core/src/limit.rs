@@ -5,10 +5,12 @@
 //! authenticated principal when there is one, else the session, else the
 //! peer's address or the connection. The rate is a GCRA (leaky bucket) from
 //! the `governor` crate; concurrency is a count per key, released when the
-//! [`Admitted`] guard drops. The same limiter serves the HTTP layer in
-//! `mcp-transport` (which answers 429 with `Retry-After`) and the server
-//! runner for stdio and in-memory connections (a JSON-RPC error), so both
-//! refuse with one error shape: [`Limited::to_error_object`].
+//! [`Admitted`] guard drops. It is applied in one place, the dispatcher's
+//! request path ([`DispatcherConfig::with_rate_limit`](crate::DispatcherConfig::with_rate_limit)),
+//! for every transport and both eras; a refusal is answered with one error
+//! shape, [`Limited::to_error_object`], and the streamable HTTP server maps
+//! the typed [`Limited`] of a request posted alone to 429 with
+//! `Retry-After`.
 //!
 //! Every table is bounded: keys in the rate table are capped at
 //! [`RateLimit::with_max_keys`]; when it is full even after forgetting keys

@@ -160,11 +160,6 @@ where
         .and_then(MetricsLayer::new(&meter_provider.meter(SCOPE)))
 }
 
-/// Renames the OpenTelemetry span behind `span`, once it has started.
-pub(crate) fn rename(span: &tracing::Span, name: String) {
-    span.context().span().update_name(name);
-}
-
 /// The filter [`init_otlp`] puts on [`layer`]: the SDK's operation spans
 /// and session events (at `debug`), and everything else at `info` and above.
 pub fn filter() -> tracing_subscriber::filter::Targets {

@@ -235,7 +235,11 @@ pub fn record_target_name(span: &tracing::Span, method: &str, target: &str) {
     // The bridge reads `otel.name` only until the span has started (it
     // starts when first entered); past that the span is renamed directly.
     #[cfg(feature = "otel")]
-    crate::otel::rename(span, name);
+    {
+        use opentelemetry::trace::TraceContextExt as _;
+        use tracing_opentelemetry::OpenTelemetrySpanExt as _;
+        span.context().span().update_name(name);
+    }
 }
 
 /// Records the target and the network attributes, and with `name_target`

@@ -2,6 +2,7 @@
 
 use std::fmt;
 use std::future::Future;
+use std::net::SocketAddr;
 use std::sync::Arc;
 
 use mcp_types::envelope::Envelope;
@@ -150,6 +151,11 @@ pub struct TransportContext {
     /// bearer token's issuer, subject and client); `None` when unknown.
     /// An identity, never a credential.
     pub principal: Option<Arc<str>>,
+    /// The address the message came from, where the transport knows it (the
+    /// streamable HTTP server fills it from the accepted socket, or from
+    /// what a proxy in front reported); `None` on stdio and in memory. The
+    /// rate limit keys on it when there is neither principal nor session.
+    pub peer_addr: Option<SocketAddr>,
     /// For a request: its era, read once by the transport it arrived on
     /// ([`mcp_types::envelope::read`]), or the refusal to answer it with;
     /// `None` from a transport that does not read it.
@@ -164,6 +170,7 @@ impl TransportContext {
             session_id: None,
             stream: None,
             principal: None,
+            peer_addr: None,
             envelope: None,
         }
     }

@@ -100,12 +100,11 @@ pub use schemars;
 
 /// Per-client rate and concurrency limits (feature `rate-limit`): give a
 /// shared [`limit::Limiter`] to [`DispatcherConfig::with_rate_limit`](mcp_core::DispatcherConfig::with_rate_limit)
-/// for every connection, or wrap the HTTP endpoint in
-/// [`RateLimitLayer`].
+/// (through [`ServerBuilder::dispatcher_config`]); the dispatcher applies it
+/// to every request, over any transport (HTTP answers a refused request
+/// `429` with `Retry-After`).
 #[cfg(feature = "rate-limit")]
 pub use mcp_core::limit;
-#[cfg(all(feature = "rate-limit", feature = "http"))]
-pub use mcp_transport::http::RateLimitLayer;
 #[cfg(feature = "http")]
 pub use mcp_transport::http::{
     CorsConfig, HttpServerConfig, ServeConfig, ShutdownHandle, StreamableHttpService,

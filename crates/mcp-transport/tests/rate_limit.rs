@@ -1,18 +1,22 @@
-//! `RateLimitLayer` over TCP on 127.0.0.1, inside the bearer guard: a
+//! The dispatcher's rate limit over HTTP, on TCP on 127.0.0.1: one limiter
+//! given to the dispatchers the service opens. Inside the bearer guard a
 //! principal over its limit gets 429 with `Retry-After` and the JSON-RPC
-//! error for its request's id; another principal is unaffected; an answer
-//! to a server request passes even over the limit.
+//! error for its request's id (an `initialize` too, whose session is then
+//! not kept), another principal is unaffected, and an answer to a server
+//! request passes even over the limit; a stateless POST without a
+//! principal is limited by its peer address.
 
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 
-use mcp_core::limit::RateLimit;
+use mcp_core::limit::{Limiter, RateLimit};
 use mcp_core::{
     DispatcherConfig, Handler, IncomingNotification, IncomingRequest, NotificationContext,
     RequestContext,
 };
 use mcp_transport::http::{
-    BearerAuthLayer, HttpServerConfig, ProtectedResource, RateLimitLayer, ServeConfig,
-    StreamableHttpService, TokenClaims, TokenRejection, TokenVerifier, Verification, serve,
+    BearerAuthLayer, HttpServerConfig, ProtectedResource, ServeConfig, StreamableHttpService,
+    TokenClaims, TokenRejection, TokenVerifier, Verification, serve,
 };
 use mcp_types::{ErrorObject, RawJson};
 use serde_json::Value;
@@ -48,19 +52,47 @@ impl Handler for Echo {
     async fn handle_notification(&self, _: IncomingNotification, _: NotificationContext) {}
 }
 
-/// One HTTP/1.1 exchange on a fresh connection: the status, the headers
-/// (lowercase) and the body.
-async fn post(address: std::net::SocketAddr, token: &str, body: &str) -> (u16, String, String) {
-    let head = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {address}\r\nAuthorization: Bearer {token}\r\n\
+/// What came back: the status, the headers and the body.
+struct Answer {
+    status: u16,
+    head: String,
+    body: String,
+}
+
+impl Answer {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.head.lines().find_map(|line| {
+            let (key, value) = line.split_once(':')?;
+            key.eq_ignore_ascii_case(name).then(|| value.trim())
+        })
+    }
+
+    /// The JSON document of the body (which may come chunked: it is
+    /// between its braces).
+    fn json(&self) -> Value {
+        let body = &self.body;
+        let json = &body[body.find('{').unwrap_or(0)..=body.rfind('}').unwrap_or(0)];
+        serde_json::from_str(json).expect("a JSON body")
+    }
+}
+
+/// One HTTP/1.1 POST on a fresh connection from `from` (a loopback
+/// address), with `headers` besides the usual ones.
+async fn post(address: SocketAddr, from: IpAddr, headers: &[(&str, &str)], body: &str) -> Answer {
+    let extra: String = headers
+        .iter()
+        .map(|(name, value)| format!("{name}: {value}\r\n"))
+        .collect();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {address}\r\n{extra}\
          Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
          Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
     );
-    let mut stream = tokio::net::TcpStream::connect(address)
-        .await
-        .expect("connect");
-    stream.write_all(head.as_bytes()).await.expect("write");
+    let socket = tokio::net::TcpSocket::new_v4().expect("a socket");
+    socket.bind(SocketAddr::new(from, 0)).expect("bind");
+    let mut stream = socket.connect(address).await.expect("connect");
+    stream.write_all(request.as_bytes()).await.expect("write");
     let mut answer = Vec::new();
     stream.read_to_end(&mut answer).await.expect("read");
     let answer = String::from_utf8_lossy(&answer).into_owned();
@@ -70,8 +102,14 @@ async fn post(address: std::net::SocketAddr, token: &str, body: &str) -> (u16, S
         .nth(1)
         .and_then(|s| s.parse().ok())
         .expect("a status line");
-    (status, head.to_ascii_lowercase(), body.to_owned())
+    Answer {
+        status,
+        head: head.to_owned(),
+        body: body.to_owned(),
+    }
 }
+
+const LOCAL: IpAddr = IpAddr::V4(std::net::Ipv4Addr::LOCALHOST);
 
 fn initialize(id: u32) -> String {
     format!(
@@ -79,60 +117,152 @@ fn initialize(id: u32) -> String {
     )
 }
 
-#[tokio::test]
-async fn a_principal_over_its_limit_gets_429_and_others_do_not() {
-    let service = StreamableHttpService::new(HttpServerConfig::default(), |opening| {
-        opening.serve(Echo, DispatcherConfig::default())
-    });
-    let limited = RateLimitLayer::new(RateLimit::per_minute(2)).layer(service);
-    let guarded = BearerAuthLayer::new(
-        ProtectedResource::new(RESOURCE, "http://127.0.0.1/as"),
-        Arc::new(BySubject),
-    )
-    .layer(limited);
+fn ping(id: u32) -> String {
+    format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#)
+}
+
+/// A service whose dispatchers, every session's and the stateless one,
+/// share one limiter of two requests a minute per client.
+fn limited_service() -> StreamableHttpService {
+    let limiter = Arc::new(Limiter::new(RateLimit::per_minute(2)));
+    StreamableHttpService::new(HttpServerConfig::default(), move |opening| {
+        opening.serve(
+            Echo,
+            DispatcherConfig::default().with_rate_limit(limiter.clone()),
+        )
+    })
+}
+
+/// A listener on 127.0.0.1 and its address.
+async fn listen() -> (tokio::net::TcpListener, SocketAddr) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
     let address = listener.local_addr().expect("address");
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(serve(listener, guarded, ServeConfig::new(), async {
-        let _ = stopped.await;
-    }));
+    (listener, address)
+}
 
-    for id in 1..=2 {
-        let (status, _, _) = post(address, "alice", &initialize(id)).await;
-        assert_eq!(status, 200, "alice's request {id} is within the limit");
-    }
-    let (status, head, body) = post(address, "alice", &initialize(3)).await;
-    assert_eq!(
-        status, 429,
-        "alice's third request in a minute: {head}{body}"
-    );
-    let retry: u64 = head
-        .lines()
-        .find_map(|l| l.strip_prefix("retry-after: "))
-        .and_then(|v| v.trim().parse().ok())
-        .expect("a Retry-After header");
-    assert!((1..=60).contains(&retry), "retry after {retry} s");
-    // The body may come chunked: the JSON document is between its braces.
-    let json = &body[body.find('{').unwrap_or(0)..=body.rfind('}').unwrap_or(0)];
-    let error: Value = serde_json::from_str(json).expect("a JSON-RPC error body");
-    assert_eq!(error["id"], 3, "the error answers the refused request");
-    assert_eq!(error["error"]["code"], -32010);
-    assert_eq!(error["error"]["data"]["retryAfterSeconds"], retry);
-
-    // An answer to a server request is not refused, even over the limit
-    // (here the service itself refuses it: no session).
-    let answer = r#"{"jsonrpc":"2.0","id":7,"result":{}}"#;
-    let (status, _, _) = post(address, "alice", answer).await;
-    assert_ne!(status, 429, "answers pass the limit");
-
-    let (status, _, _) = post(address, "bob", &initialize(1)).await;
-    assert_eq!(status, 200, "bob has his own allowance");
-
+/// Stops `serve` and checks that it stopped cleanly.
+async fn stop_server(
+    stop: tokio::sync::oneshot::Sender<()>,
+    server: tokio::task::JoinHandle<std::io::Result<()>>,
+) {
     let _ = stop.send(());
     server
         .await
         .expect("the server task")
         .expect("the server stops cleanly");
+}
+
+/// Checks a refusal: 429, `Retry-After`, and the JSON-RPC error for `id`.
+fn assert_limited(answer: &Answer, id: u32) {
+    assert_eq!(answer.status, 429, "{}{}", answer.head, answer.body);
+    let retry: u64 = answer
+        .header("retry-after")
+        .and_then(|v| v.parse().ok())
+        .expect("a Retry-After header");
+    assert!((1..=60).contains(&retry), "retry after {retry} s");
+    let error = answer.json();
+    assert_eq!(error["id"], id, "the error answers the refused request");
+    assert_eq!(error["error"]["code"], -32010);
+    assert_eq!(error["error"]["data"]["retryAfterSeconds"], retry);
+}
+
+#[tokio::test]
+async fn a_principal_over_its_limit_gets_429_and_others_do_not() {
+    let service = limited_service();
+    let guarded = BearerAuthLayer::new(
+        ProtectedResource::new(RESOURCE, "http://127.0.0.1/as"),
+        Arc::new(BySubject),
+    )
+    .layer(service.clone());
+    let (listener, address) = listen().await;
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(serve(listener, guarded, ServeConfig::new(), async {
+        let _ = stopped.await;
+    }));
+
+    let alice = [("Authorization", "Bearer alice")];
+    let opened = post(address, LOCAL, &alice, &initialize(1)).await;
+    assert_eq!(opened.status, 200, "alice's initialize is within the limit");
+    let session = opened
+        .header("mcp-session-id")
+        .expect("a session id")
+        .to_owned();
+    let in_session = [
+        ("Authorization", "Bearer alice"),
+        ("Mcp-Session-Id", session.as_str()),
+        ("MCP-Protocol-Version", "2025-11-25"),
+    ];
+    let answer = post(address, LOCAL, &in_session, &ping(2)).await;
+    assert_eq!(
+        answer.status, 200,
+        "alice's second request is within the limit"
+    );
+    let refused = post(address, LOCAL, &in_session, &ping(3)).await;
+    assert_limited(&refused, 3);
+    // An `initialize` over the limit is refused the same way, and the
+    // session it would have opened is not kept.
+    let refused = post(address, LOCAL, &alice, &initialize(4)).await;
+    assert_limited(&refused, 4);
+    assert!(
+        refused.header("mcp-session-id").is_none(),
+        "{}",
+        refused.head
+    );
+    assert_eq!(service.stats().sessions, 1, "only alice's first session");
+
+    // An answer to a server request is not refused, even over the limit
+    // (the dispatcher matches it to no request of its own and drops it).
+    let answer = r#"{"jsonrpc":"2.0","id":7,"result":{}}"#;
+    let accepted = post(address, LOCAL, &in_session, answer).await;
+    assert_eq!(accepted.status, 202, "answers pass the limit");
+
+    let bob = [("Authorization", "Bearer bob")];
+    let opened = post(address, LOCAL, &bob, &initialize(1)).await;
+    assert_eq!(opened.status, 200, "bob has his own allowance");
+
+    stop_server(stop, server).await;
+}
+
+#[tokio::test]
+async fn a_stateless_post_without_a_principal_is_limited_by_its_peer_address() {
+    let (listener, address) = listen().await;
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(serve(
+        listener,
+        limited_service(),
+        ServeConfig::new(),
+        async {
+            let _ = stopped.await;
+        },
+    ));
+    let headers = [
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", "tools/call"),
+        ("Mcp-Name", "echo"),
+    ];
+    let call = |id: u32| {
+        serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": "echo",
+            "arguments": {},
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {}
+            }
+        }})
+        .to_string()
+    };
+    for id in 1..=2 {
+        let answer = post(address, LOCAL, &headers, &call(id)).await;
+        assert_eq!(answer.status, 200, "request {id} is within the limit");
+    }
+    let refused = post(address, LOCAL, &headers, &call(3)).await;
+    assert_limited(&refused, 3);
+    // Another address on the loopback network is another client.
+    let other = IpAddr::V4(std::net::Ipv4Addr::new(127, 0, 0, 2));
+    let answer = post(address, other, &headers, &call(4)).await;
+    assert_eq!(answer.status, 200, "127.0.0.2 has its own allowance");
+
+    stop_server(stop, server).await;
 }

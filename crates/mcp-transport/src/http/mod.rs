@@ -56,5 +56,3 @@ pub use server::{
     LIVENESS_PATH, Opening, PeerAddr, READINESS_PATH, Readiness, Responding, ServeConfig,
     ServiceStats, ShutdownHandle, StreamableHttpService, serve,
 };
-#[cfg(feature = "rate-limit")]
-pub use server::{PeekedBody, RateLimitLayer, RateLimitService};

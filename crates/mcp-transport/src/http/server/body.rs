@@ -21,8 +21,7 @@ pub struct HttpBody {
     kind: BodyKind,
     /// What must live as long as the response, dropped with the body (the
     /// response was sent, or the client went away): a stateless exchange,
-    /// whose end cancels an unanswered request; a rate limit's concurrency
-    /// slot.
+    /// whose end cancels an unanswered request.
     held: Option<Box<dyn std::any::Any + Send + Sync>>,
 }
 
@@ -175,6 +174,25 @@ pub(super) fn jsonrpc_error_with_id(
     let body = serde_json::to_vec(&JsonRpcErrorResponse::new(id, error))
         .unwrap_or_else(|_| b"{}".to_vec());
     json_response(status, Bytes::from(body))
+}
+
+/// The answer to a request the dispatcher's rate limit refused: `429 Too
+/// Many Requests` with `Retry-After`, and the JSON-RPC error for its id.
+#[cfg(feature = "rate-limit")]
+pub(super) fn too_many_requests(
+    id: RequestId,
+    limited: &mcp_core::limit::Limited,
+) -> Response<HttpBody> {
+    let mut response = jsonrpc_error_with_id(
+        StatusCode::TOO_MANY_REQUESTS,
+        Some(id),
+        limited.to_error_object(),
+    );
+    response.headers_mut().insert(
+        http::header::RETRY_AFTER,
+        HeaderValue::from(limited.retry_after_secs()),
+    );
+    response
 }
 
 /// A JSON document.

@@ -298,10 +298,10 @@ impl HttpServerConfig {
     /// server must still be reached by a name of
     /// [`allowed_hosts`](Self::allowed_hosts).
     ///
-    /// In front of a `BearerGuard` or a `RateLimitLayer`, whose refusals a
-    /// page must read (the `WWW-Authenticate` of a `401`, the `Retry-After`
-    /// of a `429`), wrap the whole stack in [`CorsConfig::layer`] of the
-    /// same rules as well: the service's own CORS then steps aside.
+    /// In front of a `BearerGuard`, whose refusals a page must read (the
+    /// `WWW-Authenticate` of a `401`), wrap the whole stack in
+    /// [`CorsConfig::layer`] of the same rules as well: the service's own
+    /// CORS then steps aside.
     pub fn cors(mut self, cors: CorsConfig) -> Self {
         self.cors = Some(cors);
         self

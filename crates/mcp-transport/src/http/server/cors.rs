@@ -38,7 +38,7 @@ use crate::Error;
 const METHODS: [Method; 3] = [Method::GET, Method::POST, Method::DELETE];
 
 /// Read besides MCP's response headers: the wait a `429` of the
-/// `RateLimitLayer` (feature `rate-limit`) asks for.
+/// dispatcher's rate limit (feature `rate-limit`) asks for.
 const RETRY_AFTER: &str = "retry-after";
 
 /// The request extension with which a [`CorsService`] marks what it passes
@@ -178,9 +178,8 @@ impl CorsConfig {
     }
 
     /// These rules as a tower layer, for a stack of your own: wrap the
-    /// outermost service of the MCP endpoint (outside a `BearerGuard` or
-    /// `RateLimitLayer`, whose refusals must carry the CORS headers for a
-    /// page to read them). Give the same rules to [`HttpServerConfig::cors`]
+    /// outermost service of the MCP endpoint (outside a `BearerGuard`, whose
+    /// refusals must carry the CORS headers for a page to read them). Give the same rules to [`HttpServerConfig::cors`]
     /// too, so that the Origin check accepts these origins: behind this
     /// layer the service's own CORS steps aside.
     pub fn layer(&self) -> CorsLayer {

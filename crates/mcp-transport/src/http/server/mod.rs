@@ -24,8 +24,6 @@ mod edge;
 pub mod fuzzing;
 mod health;
 mod opening;
-#[cfg(feature = "rate-limit")]
-mod rate_limit;
 mod serve;
 mod session;
 mod shared;
@@ -55,8 +53,6 @@ pub use edge::DEFAULT_PATH;
 pub(crate) use edge::is_well_known;
 pub use health::{Health, LIVENESS_PATH, READINESS_PATH, Readiness};
 pub use opening::Opening;
-#[cfg(feature = "rate-limit")]
-pub use rate_limit::{PeekedBody, RateLimitLayer, RateLimitService};
 pub use serve::{PeerAddr, ServeConfig, serve};
 
 use body::{jsonrpc_error, jsonrpc_error_with_id, method_not_allowed, plain_status, read_body};
@@ -492,18 +488,10 @@ impl ServiceInner {
                 "an empty batch is not a valid request",
             );
         }
+        let sender = Sender::of(&parts.extensions);
         if era != Some(Era::Handshake) {
-            // Only a stateless request carries it (a session's requests
-            // share their session).
-            let principal = principal_of(&parts.extensions);
-            return stateless::exchange(
-                &self,
-                messages,
-                &headers,
-                principal,
-                self.config.keep_alive,
-            )
-            .await;
+            return stateless::exchange(&self, messages, &headers, sender, self.config.keep_alive)
+                .await;
         }
         let initialize = messages
             .iter()
@@ -539,9 +527,17 @@ impl ServiceInner {
             },
             None => messages,
         };
-        session
-            .accept_post(messages, batch, &headers, initialize, &self.tasks)
-            .await
+        let response = session
+            .clone()
+            .accept_post(messages, batch, &headers, &sender, initialize, &self.tasks)
+            .await;
+        if initialize && response.status() == StatusCode::TOO_MANY_REQUESTS {
+            // The rate limit refused the `initialize` before it ran: the
+            // session it opened is not kept.
+            self.lock_sessions().remove(&session.id);
+            session.close();
+        }
+        response
     }
 
     async fn session_for(
@@ -774,6 +770,32 @@ fn to_headers(map: &HeaderMap) -> Headers {
             .filter_map(|(name, value)| Some((name.as_str(), value.to_str().ok()?))),
     );
     headers
+}
+
+/// Who sent an HTTP request, as `serve` and the layers in front recorded
+/// it, for the `TransportContext` of each request it carries (the
+/// dispatcher's rate limit keys on it).
+#[derive(Debug, Clone, Default)]
+struct Sender {
+    /// The principal a bearer guard verified.
+    principal: Option<Arc<str>>,
+    /// The peer address `serve` (or the embedding server) recorded.
+    peer: Option<std::net::SocketAddr>,
+}
+
+impl Sender {
+    fn of(extensions: &http::Extensions) -> Self {
+        Self {
+            principal: principal_of(extensions),
+            peer: extensions.get::<PeerAddr>().map(|peer| peer.0),
+        }
+    }
+
+    /// Puts who sent it into a request's context.
+    fn fill(&self, context: &mut mcp_core::TransportContext) {
+        context.principal.clone_from(&self.principal);
+        context.peer_addr = self.peer;
+    }
 }
 
 /// The principal `BearerGuard` verified for this request: the token's

@@ -88,10 +88,11 @@ impl ServeConfig {
 }
 
 /// The address of the client that sent a request, as a request extension:
-/// [`serve`] inserts it. `RateLimitLayer` (feature `rate-limit`) keys on it
-/// when a request has neither a principal nor a session; mounted in your own
-/// server, insert it yourself (behind a proxy, from the address the proxy
-/// reports).
+/// [`serve`] inserts it, and the service copies it into each request's
+/// `TransportContext::peer_addr`, where the dispatcher's rate limit (feature
+/// `rate-limit`) keys on it when a request has neither a principal nor a
+/// session; mounted in your own server, insert it yourself (behind a proxy,
+/// from the address the proxy reports).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PeerAddr(pub std::net::SocketAddr);
 

@@ -20,7 +20,7 @@ use super::body::{
     set_session_header, sse_response,
 };
 use super::checks::header_str;
-use super::{ServiceStats, to_headers};
+use super::{Sender, ServiceStats, to_headers};
 use crate::http::sse::encode_event;
 use crate::store::{EventStore, Replay};
 
@@ -163,6 +163,30 @@ pub(super) fn new_session_id() -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
 }
 
+/// The id a server-to-client request of `instance` goes out with: its
+/// answer may reach another server sharing the stores, which finds the
+/// instance again with [`untag`].
+pub(super) fn tag_request_id(instance: &str, id: &RequestId) -> RequestId {
+    RequestId::String(match id {
+        RequestId::Number(n) => format!("{instance}~n{n}"),
+        RequestId::String(s) => format!("{instance}~s{s}"),
+    })
+}
+
+/// The server a tagged id names, and the id its dispatcher knows.
+pub(super) fn untag(id: &RequestId) -> Option<(&str, RequestId)> {
+    let RequestId::String(tagged) = id else {
+        return None;
+    };
+    let (instance, rest) = tagged.split_once('~')?;
+    let original = match rest.split_at_checked(1)? {
+        ("n", n) => RequestId::Number(n.parse().ok()?),
+        ("s", s) => RequestId::String(s.to_owned()),
+        _ => return None,
+    };
+    Some((instance, original))
+}
+
 impl Session {
     /// A session with no dispatcher yet ([`serve_with`](Self::serve_with)).
     pub(super) fn new(
@@ -209,7 +233,7 @@ impl Session {
         let Some(dispatcher) = self.dispatcher() else {
             return false;
         };
-        let context = self.context(&Headers::new(), None);
+        let context = self.context(&Headers::new(), &Sender::default(), None);
         dispatcher.receive(message, context).await;
         true
     }
@@ -430,6 +454,7 @@ impl Session {
         mut messages: Vec<JsonRpcMessage>,
         batch: bool,
         headers: &HeaderMap,
+        sender: &Sender,
         initialize: bool,
         tasks: &TaskTracker,
     ) -> Response<HttpBody> {
@@ -452,7 +477,7 @@ impl Session {
         if requests.is_empty() {
             // Notifications and responses only: accepted, nothing to stream.
             for message in messages {
-                let context = self.context(&context_headers, None);
+                let context = self.context(&context_headers, sender, None);
                 dispatcher.receive(message, context).await;
             }
             return plain_status(StatusCode::ACCEPTED);
@@ -464,7 +489,14 @@ impl Session {
         if !(use_json || batch) {
             if let Some(JsonRpcMessage::Request(request)) = messages.pop() {
                 return self
-                    .run_directly(&dispatcher, request, &context_headers, primes, tasks)
+                    .run_directly(
+                        &dispatcher,
+                        request,
+                        &context_headers,
+                        sender,
+                        primes,
+                        tasks,
+                    )
                     .await;
             }
         }
@@ -508,9 +540,44 @@ impl Session {
             session: Arc::downgrade(&self),
             stream,
         });
+        if !batch {
+            // One request answered as JSON (an `initialize`, or a service
+            // that answers JSON): called in the POST's task, so a refusal
+            // of the rate limit is a 429, as for a request run directly.
+            if let Some(JsonRpcMessage::Request(request)) = messages.pop() {
+                let id = request.id.clone();
+                let context = self.context(&context_headers, sender, Some(control.clone()));
+                let answer = dispatcher.call(request, context, None).answer;
+                // The client going away drops this future and cancels the
+                // request: its stream and id must go too.
+                let mut unanswered = Unanswered {
+                    session: &self,
+                    stream,
+                    id: Some(id.clone()),
+                };
+                match answer.await {
+                    // Its answer goes the way of what the handler sent
+                    // first: collected into the JSON body.
+                    Answered::Alone(message) => {
+                        unanswered.id = None;
+                        self.answer_late(message, id);
+                    }
+                    #[cfg(feature = "rate-limit")]
+                    Answered::Limited(limited) => {
+                        unanswered.id = None;
+                        self.forget_stream(&mut self.lock(), stream, &id);
+                        return super::body::too_many_requests(id, &limited);
+                    }
+                    Answered::Sent => unanswered.id = None,
+                    // Cancelled: no answer (the guard ends its stream).
+                    _ => {}
+                }
+                drop(unanswered);
+            }
+        }
         for message in messages {
             let control = matches!(message, JsonRpcMessage::Request(_)).then(|| control.clone());
-            let context = self.context(&context_headers, control);
+            let context = self.context(&context_headers, sender, control);
             dispatcher.receive(message, context).await;
         }
         let session_id = initialize.then_some(&*self.id);
@@ -553,6 +620,7 @@ impl Session {
         dispatcher: &Dispatcher,
         request: JsonRpcRequest,
         headers: &Headers,
+        sender: &Sender,
         primes: bool,
         tasks: &TaskTracker,
     ) -> Response<HttpBody> {
@@ -575,7 +643,7 @@ impl Session {
             session: Arc::downgrade(&self),
             stream,
         });
-        let run = dispatcher.call(request, self.context(headers, Some(control)), None);
+        let run = dispatcher.call(request, self.context(headers, sender, Some(control)), None);
         let mut answer = run.answer;
         // The client going away while the request runs drops this future
         // and the run with it: the request is cancelled, and its stream
@@ -596,6 +664,12 @@ impl Session {
                         }
                         // The stream opened meanwhile: the answer goes on it.
                         self.answer_late(message, id);
+                    }
+                    #[cfg(feature = "rate-limit")]
+                    Answered::Limited(limited) => {
+                        // It never ran, so its stream never opened.
+                        self.forget_stream(&mut self.lock(), stream, &id);
+                        return super::body::too_many_requests(id, &limited);
                     }
                     Answered::Cancelled => self.end_unanswered(stream, &id),
                     // Sent: the answer follows what went before it.
@@ -628,17 +702,30 @@ impl Session {
     /// the session closed) meanwhile.
     fn answer_alone(&self, stream: u64, id: &RequestId, message: &JsonRpcMessage) -> Option<Bytes> {
         let json = message.to_vec().ok()?;
+        self.take_undecided(stream, id).then(|| Bytes::from(json))
+    }
+
+    /// Releases the stream of a request answered in the POST's own body,
+    /// and frees its id; `false` when the stream was opened (or the session
+    /// closed) meanwhile, so the answer must go on it.
+    fn take_undecided(&self, stream: u64, id: &RequestId) -> bool {
         let mut router = self.lock();
         if !matches!(
             router.streams.get(&stream).map(|s| &s.live),
             Some(Live::Undecided(_))
         ) {
-            return None;
+            return false;
         }
+        self.forget_stream(&mut router, stream, id);
+        true
+    }
+
+    /// Frees a request's id and releases its stream: nothing more goes on
+    /// it.
+    fn forget_stream(&self, router: &mut Router, stream: u64, id: &RequestId) {
         router.forget_request(id);
         router.last_active = Instant::now();
-        self.release(&mut router, stream);
-        Some(Bytes::from(json))
+        self.release(router, stream);
     }
 
     /// Routes an answer that could not go out alone.
@@ -706,9 +793,11 @@ impl Session {
     fn context(
         &self,
         headers: &Headers,
+        sender: &Sender,
         stream: Option<Arc<dyn StreamControl>>,
     ) -> TransportContext {
         let mut context = TransportContext::with_headers(headers.clone());
+        sender.fill(&mut context);
         context.session_id = Some(self.id.clone());
         context.stream = stream;
         // A session's requests are of the handshake era, whatever `_meta`
@@ -873,7 +962,7 @@ impl Session {
             (&self.instance, &mut outbound.message)
         {
             // Its answer may reach another server, which routes it here.
-            request.id = super::shared::tag_request_id(instance, &request.id);
+            request.id = tag_request_id(instance, &request.id);
         }
         let json = outbound.message.to_vec()?;
         let json = Bytes::from(json);

@@ -13,6 +13,7 @@ use tokio::sync::{broadcast, mpsc};
 
 use super::ServiceInner;
 use super::body::{HttpBody, sse_response};
+use super::session::untag;
 use crate::http::sse::encode_event;
 use crate::store::{Replay, SharedStores};
 
@@ -52,28 +53,6 @@ impl Shared {
 struct RoutedAnswer {
     session: String,
     message: JsonRpcMessage,
-}
-
-/// The id a server-to-client request of `instance` goes out with.
-pub(super) fn tag_request_id(instance: &str, id: &RequestId) -> RequestId {
-    RequestId::String(match id {
-        RequestId::Number(n) => format!("{instance}~n{n}"),
-        RequestId::String(s) => format!("{instance}~s{s}"),
-    })
-}
-
-/// The server a tagged id names, and the id its dispatcher knows.
-fn untag(id: &RequestId) -> Option<(&str, RequestId)> {
-    let RequestId::String(tagged) = id else {
-        return None;
-    };
-    let (instance, rest) = tagged.split_once('~')?;
-    let original = match rest.split_at_checked(1)? {
-        ("n", n) => RequestId::Number(n.parse().ok()?),
-        ("s", s) => RequestId::String(s.to_owned()),
-        _ => return None,
-    };
-    Some((instance, original))
 }
 
 fn answer_id_mut(message: &mut JsonRpcMessage) -> Option<&mut RequestId> {

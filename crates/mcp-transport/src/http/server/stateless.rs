@@ -234,9 +234,10 @@ pub(super) async fn exchange(
     service: &ServiceInner,
     mut messages: Vec<JsonRpcMessage>,
     headers: &HeaderMap,
-    principal: Option<Arc<str>>,
+    sender: super::Sender,
     keep_alive: Option<Duration>,
 ) -> Response<HttpBody> {
+    let principal = sender.principal.as_deref();
     if messages.len() != 1 {
         return jsonrpc_error(
             StatusCode::BAD_REQUEST,
@@ -250,7 +251,7 @@ pub(super) async fn exchange(
             // Of the stateless client's notifications the server acts on
             // one: the cancellation of a request running in another POST.
             if notification.method == "notifications/cancelled" {
-                cancelled(service, notification, headers, principal.as_deref());
+                cancelled(service, notification, headers, principal);
             }
             return plain_status(StatusCode::ACCEPTED);
         }
@@ -275,7 +276,7 @@ pub(super) async fn exchange(
         state: Mutex::new(State::Waiting(first_tx)),
         sse_queue: service.config.sse_queue,
     });
-    let key = ExchangeKey::new(headers, principal.as_deref(), request.id.clone());
+    let key = ExchangeKey::new(headers, principal, request.id.clone());
     service
         .exchanges
         .lock()
@@ -292,10 +293,13 @@ pub(super) async fn exchange(
         exchanges: service.exchanges.clone(),
     };
     let mut context = TransportContext::with_headers(to_headers(headers));
-    // `requestState` is bound to it (2026-07-28 input-required results).
-    context.principal = principal;
+    // `requestState` is bound to the principal (2026-07-28 input-required
+    // results); the rate limit keys on it, else on the peer address.
+    sender.fill(&mut context);
     context.envelope = Some(Ok(envelope));
     let outlet: Arc<dyn Outlet> = exchange.clone();
+    #[cfg(feature = "rate-limit")]
+    let id = request.id.clone();
     let run = dispatcher.call(request, context, Some(outlet));
     let _ = exchange.cancel.set(run.cancel);
     let mut answer = run.answer;
@@ -315,6 +319,11 @@ pub(super) async fn exchange(
             }
             // Sent: the answer went to the exchange behind what came first.
             Answered::Sent => {}
+            #[cfg(feature = "rate-limit")]
+            Answered::Limited(limited) => {
+                exchange.close();
+                return super::body::too_many_requests(id, &limited);
+            }
             // Cancelled: no answer; the POST ends without one.
             _ => {
                 exchange.close();
