@@ -29,7 +29,6 @@ use http::{HeaderMap, Method, Request, Response, StatusCode};
 use mcp_types::{Era, routing};
 use tower_http::cors::{AllowHeaders, AllowMethods, AllowOrigin, ExposeHeaders, MaxAge};
 
-use super::HttpServerConfig;
 use super::edge::is_well_known;
 use crate::Error;
 
@@ -44,13 +43,13 @@ const RETRY_AFTER: &str = "retry-after";
 /// The request extension with which a [`CorsService`] marks what it passes
 /// on, so that the service's own CORS does not run on it again: behind its
 /// own layer, and behind an outer one of the same rules (given to
-/// [`HttpServerConfig::cors`] too, for the Origin check), whose grant then
+/// [`HttpServerConfig::cors`](super::HttpServerConfig::cors) too, for the Origin check), whose grant then
 /// stands alone.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Applied;
 
 /// Who may call the MCP endpoint from a web page on another origin:
-/// [`HttpServerConfig::cors`] for the service itself, or
+/// [`HttpServerConfig::cors`](super::HttpServerConfig::cors) for the service itself, or
 /// [`layer`](Self::layer) for a stack of your own.
 ///
 /// Granted to the listed origins only (exact, no wildcard): the methods
@@ -66,7 +65,7 @@ pub(super) struct Applied;
 /// and cached by the browser for [`max_age`](Self::max_age).
 ///
 /// The Origin check against DNS rebinding agrees with this list: see
-/// [`HttpServerConfig::cors`].
+/// [`HttpServerConfig::cors`](super::HttpServerConfig::cors).
 ///
 /// # Examples
 /// ```
@@ -179,7 +178,7 @@ impl CorsConfig {
 
     /// These rules as a tower layer, for a stack of your own: wrap the
     /// outermost service of the MCP endpoint (outside a `BearerGuard`, whose
-    /// refusals must carry the CORS headers for a page to read them). Give the same rules to [`HttpServerConfig::cors`]
+    /// refusals must carry the CORS headers for a page to read them). Give the same rules to [`HttpServerConfig::cors`](super::HttpServerConfig::cors)
     /// too, so that the Origin check accepts these origins: behind this
     /// layer the service's own CORS steps aside.
     pub fn layer(&self) -> CorsLayer {
@@ -299,11 +298,8 @@ fn parse_origin(origin: &str) -> Result<String, Error> {
 /// origins accepted are the CORS origins and the `allowed_origins`, and
 /// each of those is granted CORS. An `allowed_origins` entry that is not
 /// an origin stays accepted but cannot be granted, and is reported.
-pub(super) fn agree(config: &mut HttpServerConfig) {
-    let Some(cors) = &mut config.cors else {
-        return;
-    };
-    for listed in config.allowed_origins.iter().flatten() {
+pub(super) fn agree(cors: &mut CorsConfig, allowed_origins: &mut Option<Vec<String>>) {
+    for listed in allowed_origins.iter().flatten() {
         match parse_origin(listed) {
             Ok(origin) if !cors.origins.contains(&origin) => cors.origins.push(origin),
             Ok(_) => {}
@@ -313,13 +309,13 @@ pub(super) fn agree(config: &mut HttpServerConfig) {
             ),
         }
     }
-    let mut accepted = config.allowed_origins.take().unwrap_or_default();
+    let mut accepted = allowed_origins.take().unwrap_or_default();
     for origin in &cors.origins {
         if !accepted.iter().any(|a| a.eq_ignore_ascii_case(origin)) {
             accepted.push(origin.clone());
         }
     }
-    config.allowed_origins = Some(accepted);
+    *allowed_origins = Some(accepted);
 }
 
 struct Rules {
@@ -423,6 +419,7 @@ mod tests {
     use tower_service::Service as _;
 
     use super::*;
+    use crate::http::HttpServerConfig;
 
     const PAGE: &str = "http://localhost:5173";
 
@@ -658,7 +655,8 @@ mod tests {
         let mut config = HttpServerConfig::new()
             .allowed_origins(["https://app.example.com", "not an origin"])
             .cors(cors);
-        agree(&mut config);
+        let cors = config.cors.as_mut().expect("cors");
+        agree(cors, &mut config.allowed_origins);
         let accepted = config.allowed_origins.clone().expect("a list");
         assert!(accepted.iter().any(|o| o == "http://localhost:5173"));
         assert!(accepted.iter().any(|o| o == "https://app.example.com"));

@@ -8,7 +8,7 @@
 //! configured, see `cors`) answers preflights and marks the answers; then
 //! the Host/Origin check and the method's handler.
 //!
-//! Which path is the endpoint's: the one set with [`HttpServerConfig::path`];
+//! Which path is the endpoint's: the one set with [`HttpServerConfig::path`](super::HttpServerConfig::path);
 //! without one, [`DEFAULT_PATH`] when [`serve`](super::serve) serves the
 //! service as the whole server (it marks each request with [`Whole`]), and
 //! any path when the service is mounted in a router of your own (the
@@ -21,11 +21,10 @@
 use http::header::{ACCESS_CONTROL_ALLOW_ORIGIN, CACHE_CONTROL, CONTENT_TYPE};
 use http::{HeaderValue, Request, Response, StatusCode};
 
-use super::HttpServerConfig;
 use super::body::HttpBody;
 
 /// The conventional path of the MCP endpoint: where the service serves MCP
-/// when [`serve`](super::serve) runs it and no [`HttpServerConfig::path`]
+/// when [`serve`](super::serve) runs it and no [`HttpServerConfig::path`](super::HttpServerConfig::path)
 /// is set.
 pub const DEFAULT_PATH: &str = "/mcp";
 
@@ -58,12 +57,12 @@ pub(super) enum EndpointPath {
 /// never is, whatever the configuration: CORS passes those on untouched
 /// (see `cors`), so one reaching the endpoint would go through the
 /// service's own CORS again and again.
-pub(super) fn is_endpoint<B>(config: &HttpServerConfig, request: &Request<B>) -> bool {
+pub(super) fn is_endpoint<B>(endpoint: &EndpointPath, request: &Request<B>) -> bool {
     let path = request.uri().path();
     if is_well_known(path) {
         return false;
     }
-    match &config.path {
+    match endpoint {
         EndpointPath::Exactly(endpoint) => endpoint == path,
         EndpointPath::Any => true,
         EndpointPath::Default => {
@@ -78,8 +77,8 @@ pub(super) fn is_endpoint<B>(config: &HttpServerConfig, request: &Request<B>) ->
 /// Under `/.well-known/`, readable from any origin like the documents there,
 /// so that a browser client's discovery probe reads the `404` instead of
 /// failing on CORS.
-pub(super) fn not_found(config: &HttpServerConfig, path: &str) -> Response<HttpBody> {
-    let endpoint = match &config.path {
+pub(super) fn not_found(endpoint: &EndpointPath, path: &str) -> Response<HttpBody> {
+    let endpoint = match endpoint {
         EndpointPath::Exactly(endpoint) => endpoint.as_str(),
         EndpointPath::Default | EndpointPath::Any => DEFAULT_PATH,
     };
@@ -105,6 +104,7 @@ pub(super) fn not_found(config: &HttpServerConfig, path: &str) -> Response<HttpB
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::http::HttpServerConfig;
 
     fn request(path: &str, whole: bool) -> Request<()> {
         let mut request = Request::get(path).body(()).expect("a request");
@@ -117,7 +117,7 @@ mod tests {
     #[test]
     fn served_whole_the_default_endpoint_is_slash_mcp_exactly() {
         let config = HttpServerConfig::new();
-        assert!(is_endpoint(&config, &request("/mcp", true)));
+        assert!(is_endpoint(&config.path, &request("/mcp", true)));
         for other in [
             "/",
             "/mcp/",
@@ -126,7 +126,7 @@ mod tests {
             "/nonexistent",
             "/.well-known/x",
         ] {
-            assert!(!is_endpoint(&config, &request(other, true)), "{other}");
+            assert!(!is_endpoint(&config.path, &request(other, true)), "{other}");
         }
     }
 
@@ -134,7 +134,7 @@ mod tests {
     fn mounted_the_default_endpoint_is_where_the_router_put_it() {
         let config = HttpServerConfig::new();
         for path in ["/mcp", "/", "/api/v1/mcp"] {
-            assert!(is_endpoint(&config, &request(path, false)), "{path}");
+            assert!(is_endpoint(&config.path, &request(path, false)), "{path}");
         }
     }
 
@@ -142,12 +142,15 @@ mod tests {
     fn a_set_path_holds_however_served_and_any_path_takes_all() {
         let config = HttpServerConfig::new().path("v1/mcp");
         for whole in [true, false] {
-            assert!(is_endpoint(&config, &request("/v1/mcp", whole)));
-            assert!(!is_endpoint(&config, &request("/mcp", whole)));
+            assert!(is_endpoint(&config.path, &request("/v1/mcp", whole)));
+            assert!(!is_endpoint(&config.path, &request("/mcp", whole)));
         }
         let config = HttpServerConfig::new().any_path();
-        assert!(is_endpoint(&config, &request("/", true)));
-        assert!(is_endpoint(&config, &request("/anything/at/all", true)));
+        assert!(is_endpoint(&config.path, &request("/", true)));
+        assert!(is_endpoint(
+            &config.path,
+            &request("/anything/at/all", true)
+        ));
     }
 
     #[test]
@@ -159,14 +162,17 @@ mod tests {
             HttpServerConfig::new().path(path),
         ] {
             for whole in [true, false] {
-                assert!(!is_endpoint(&config, &request(path, whole)), "{config:?}");
+                assert!(
+                    !is_endpoint(&config.path, &request(path, whole)),
+                    "{config:?}"
+                );
             }
         }
     }
 
     #[test]
     fn not_found_names_the_endpoint_and_is_public_under_well_known() {
-        let response = not_found(&HttpServerConfig::new().path("/v2"), "/x");
+        let response = not_found(&HttpServerConfig::new().path("/v2").path, "/x");
         assert_eq!(response.status(), StatusCode::NOT_FOUND);
         assert_eq!(
             response.headers()[CONTENT_TYPE],
@@ -179,7 +185,7 @@ mod tests {
                 .is_none()
         );
         let probe = not_found(
-            &HttpServerConfig::new(),
+            &HttpServerConfig::new().path,
             "/.well-known/oauth-authorization-server",
         );
         assert_eq!(probe.headers()[ACCESS_CONTROL_ALLOW_ORIGIN], "*");

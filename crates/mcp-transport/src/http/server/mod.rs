@@ -193,7 +193,9 @@ impl StreamableHttpService {
     where
         F: Fn(Opening) -> Dispatcher + Send + Sync + 'static,
     {
-        cors::agree(&mut config);
+        if let Some(cors) = config.cors.as_mut() {
+            cors::agree(cors, &mut config.allowed_origins);
+        }
         let cors = config.cors.as_ref().map(CorsConfig::layer);
         let shared = config.shared.clone().map(shared::Shared::new);
         let draining = CancellationToken::new();
@@ -398,8 +400,8 @@ impl ServiceInner {
                 Ok(answer.unwrap_or_else(|| plain_status(StatusCode::NOT_FOUND)))
             });
         }
-        if !edge::is_endpoint(&self.config, &request) {
-            return at_once(edge::not_found(&self.config, request.uri().path()));
+        if !edge::is_endpoint(&self.config.path, &request) {
+            return at_once(edge::not_found(&self.config.path, request.uri().path()));
         }
         match &self.cors {
             // A `CorsService` marks what it passes on: behind one (this
