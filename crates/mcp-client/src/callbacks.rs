@@ -21,7 +21,7 @@ use mcp_types::{
 use serde::Serialize;
 
 use crate::config::{ClientConfig, RequestInfo};
-use crate::extension::BindingQueue;
+use crate::extension::bindings::BindingQueue;
 use crate::hosted::Host;
 use crate::session::{OwnerSlot, Shared};
 use crate::{ClientSession, Error};

@@ -52,12 +52,12 @@ impl ClientSession {
         let answer = self.request_raw(P::METHOD, Some(raw), options).await?;
         if P::METHOD == mcp_types::methods::CallTool::NAME {
             let revision = self.shared.lock().revision;
-            if let Some(result) =
-                self.config
-                    .extensions
-                    .claims
-                    .claimed(P::METHOD, &answer, revision)?
-            {
+            let claimed = self.config.extensions.claims.claimed(&answer, revision);
+            let claimed = claimed.map_err(|source| Error::InvalidResult {
+                method: P::METHOD,
+                source,
+            })?;
+            if let Some(result) = claimed {
                 return Err(Error::UnexpectedClaimedResult { result });
             }
         }

@@ -58,7 +58,7 @@ pub(crate) struct Shared {
     state: Mutex<State>,
     restarts: Restarts,
     /// The task states the server pushes, for the session's task watches.
-    pub(crate) task_states: crate::tasks::TaskStates,
+    pub(crate) task_states: crate::task_states::TaskStates,
 }
 
 impl Shared {
@@ -75,7 +75,7 @@ impl Shared {
 /// its own connection.
 pub(crate) struct Owner {
     connection: Connection,
-    bindings: tokio::sync::Mutex<crate::extension::Bindings>,
+    bindings: tokio::sync::Mutex<crate::extension::bindings::Bindings>,
 }
 
 /// Where the callbacks find the session they answer for: set once the
@@ -133,10 +133,10 @@ impl ClientSession {
                 backoff: tokio::sync::Mutex::new(Backoff::new(config.restarts)),
                 generation: AtomicU64::new(0),
             },
-            task_states: crate::tasks::TaskStates::new(config.task_status_queue),
+            task_states: crate::task_states::TaskStates::new(config.task_status_queue),
         });
         let config = Arc::new(config);
-        let bindings = crate::extension::Bindings::start(&config.extensions.bindings);
+        let bindings = crate::extension::bindings::Bindings::start(&config.extensions.bindings);
         let host = config.hosted_tasks.clone().map(|tasks| {
             // One store may serve many sessions: each keys its own tasks.
             let owner = format!("session:{:p}", Arc::as_ptr(&shared));
