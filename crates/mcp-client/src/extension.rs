@@ -78,8 +78,11 @@ impl ClientConfig {
         settings: JsonObject,
     ) -> Result<Self, InvalidExtensionId> {
         let id = ExtensionId::new(id)?;
-        self.extensions.declared.retain(|(known, _)| *known != id);
-        self.extensions.declared.push((id, settings));
+        self.settings
+            .extensions
+            .declared
+            .retain(|(known, _)| *known != id);
+        self.settings.extensions.declared.push((id, settings));
         Ok(self)
     }
 
@@ -90,7 +93,7 @@ impl ClientConfig {
     /// [`ExtensionConfigError`] for an invalid identifier, a core or
     /// already claimed `resultType`.
     pub fn claim<T: ResultClaim>(mut self) -> Result<Self, ExtensionConfigError> {
-        self.extensions.claims.add::<T>()?;
+        self.settings.extensions.claims.add::<T>()?;
         Ok(self)
     }
 
@@ -126,7 +129,13 @@ impl ClientConfig {
         F: Fn(M::Params) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = ()> + Send + 'static,
     {
-        if self.extensions.bindings.iter().any(|b| b.method == M::NAME) {
+        if self
+            .settings
+            .extensions
+            .bindings
+            .iter()
+            .any(|b| b.method == M::NAME)
+        {
             return Err(ExtensionConfigError::DuplicateBinding { method: M::NAME });
         }
         let handler = Arc::new(handler);
@@ -143,7 +152,7 @@ impl ClientConfig {
                 }
             })
         });
-        self.extensions.bindings.push(Binding {
+        self.settings.extensions.bindings.push(Binding {
             method: M::NAME,
             handler,
             capacity: capacity.max(1),

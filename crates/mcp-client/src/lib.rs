@@ -19,14 +19,16 @@ mod negotiate;
 mod options;
 mod server_id;
 mod session;
+mod settings;
 pub mod skills;
+mod start;
 mod stateless;
 mod task_states;
 mod tasks;
 mod validation;
 
 pub use client::Client;
-pub use config::{ClientConfig, ListLimits, RequestInfo};
+pub use config::ClientConfig;
 pub use error::{Error, ListLimit};
 pub use events::{Fault, Restart, RestartReason, SessionEvent};
 #[cfg(any(feature = "stdio", feature = "http"))]
@@ -45,10 +47,11 @@ pub use mcp_core::backoff::BackoffConfig;
 pub use mcp_core::otel;
 /// The wire types of every protocol revision (the `mcp-types` crate).
 pub use mcp_types as types;
-pub use negotiate::{Negotiated, Negotiation};
+pub use negotiate::Negotiated;
 pub use options::RequestOptions;
 pub use server_id::ServerId;
-pub use session::ClientSession;
+pub use session::{ClientSession, RequestInfo};
+pub use settings::{ListLimits, Negotiation};
 pub use task_states::{DEFAULT_TASK_STATUS_QUEUE, TaskState};
 pub use tasks::{
     DEFAULT_TASK_POLL_INTERVAL, MAX_TASK_POLL_INTERVAL, MIN_TASK_POLL_INTERVAL, TaskStart,
