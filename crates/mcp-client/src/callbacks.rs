@@ -20,10 +20,10 @@ use mcp_types::{
 };
 use serde::Serialize;
 
+use crate::error::Error;
 use crate::extension::bindings::BindingQueue;
 use crate::hosted::Host;
-use crate::session::{OwnerSlot, RequestInfo, SessionConfig, Shared};
-use crate::{ClientSession, Error};
+use crate::session::{ClientSession, OwnerSlot, RequestInfo, SessionConfig, Shared};
 use mcp_core::task_host::to_object;
 
 /// Why the host could not answer an ask.
@@ -308,7 +308,7 @@ impl Handler for Callbacks {
     }
 
     fn on_fault(&self, fault: mcp_core::Fault) {
-        self.config.emit(crate::SessionEvent::Fault(fault));
+        self.config.emit(crate::events::SessionEvent::Fault(fault));
     }
 
     async fn handle_notification(

@@ -7,6 +7,8 @@ use std::time::Duration;
 
 use mcp_core::DispatcherConfig;
 use mcp_core::backoff::BackoffConfig;
+use mcp_types::extension::{ExtensionId, InvalidExtensionId};
+use mcp_types::method::NotificationMethod;
 use mcp_types::{
     ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
     ElicitResult, ErrorObject, Implementation, JsonObject, ListRootsResult,
@@ -14,6 +16,9 @@ use mcp_types::{
 };
 
 use crate::events::SessionEvent;
+use crate::extension::bindings::{Binding, BindingFn, DEFAULT_BINDING_QUEUE};
+use crate::extension::claims::ResultClaim;
+use crate::extension::error::ExtensionConfigError;
 use crate::hosted::HostedTasks;
 use crate::session::RequestInfo;
 use crate::settings::{ListLimits, Negotiation, Settings};
@@ -267,5 +272,100 @@ impl ClientConfig {
     /// all inactive there are left out.
     pub fn capabilities_at(&self, revision: Revision) -> ClientCapabilities {
         self.settings.capabilities_at(revision)
+    }
+}
+
+impl ClientConfig {
+    /// Declares extension `id` with its `settings` (`{}` for none) under
+    /// `capabilities.extensions`.
+    ///
+    /// # Errors
+    /// [`InvalidExtensionId`] when `id` is not `vendor.prefix/name`.
+    pub fn extension(
+        mut self,
+        id: impl Into<String>,
+        settings: JsonObject,
+    ) -> Result<Self, InvalidExtensionId> {
+        let id = ExtensionId::new(id)?;
+        self.settings
+            .extensions
+            .declared
+            .retain(|(known, _)| *known != id);
+        self.settings.extensions.declared.push((id, settings));
+        Ok(self)
+    }
+
+    /// Accepts `tools/call` results of claim type `T` (and advertises its
+    /// extension where the claim is active).
+    ///
+    /// # Errors
+    /// [`ExtensionConfigError`] for an invalid identifier, a core or
+    /// already claimed `resultType`.
+    pub fn claim<T: ResultClaim>(mut self) -> Result<Self, ExtensionConfigError> {
+        self.settings.extensions.claims.add::<T>()?;
+        Ok(self)
+    }
+
+    /// Hands notification method `M` (one the core protocol does not define
+    /// at the negotiated revision) to `handler`, through a FIFO of
+    /// [`DEFAULT_BINDING_QUEUE`](crate::extension::DEFAULT_BINDING_QUEUE) notifications.
+    ///
+    /// # Errors
+    /// [`ExtensionConfigError::DuplicateBinding`] when `M` is already bound.
+    pub fn bind_notification<M, F, Fut>(self, handler: F) -> Result<Self, ExtensionConfigError>
+    where
+        M: NotificationMethod,
+        M::Params: Send,
+        F: Fn(M::Params) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        self.bind_notification_with_capacity::<M, F, Fut>(DEFAULT_BINDING_QUEUE, handler)
+    }
+
+    /// As [`bind_notification`](Self::bind_notification), with a FIFO of
+    /// `capacity` notifications (at least 1).
+    ///
+    /// # Errors
+    /// As [`bind_notification`](Self::bind_notification).
+    pub fn bind_notification_with_capacity<M, F, Fut>(
+        mut self,
+        capacity: usize,
+        handler: F,
+    ) -> Result<Self, ExtensionConfigError>
+    where
+        M: NotificationMethod,
+        M::Params: Send,
+        F: Fn(M::Params) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        if self
+            .settings
+            .extensions
+            .bindings
+            .iter()
+            .any(|b| b.method == M::NAME)
+        {
+            return Err(ExtensionConfigError::DuplicateBinding { method: M::NAME });
+        }
+        let handler = Arc::new(handler);
+        let handler: BindingFn = Arc::new(move |params| {
+            let handler = handler.clone();
+            Box::pin(async move {
+                match mcp_types::parse_params::<M>(params.as_ref()) {
+                    Ok(params) => handler(params).await,
+                    Err(e) => tracing::warn!(
+                        method = M::NAME,
+                        error = %e,
+                        "dropped a bound notification whose params do not fit"
+                    ),
+                }
+            })
+        });
+        self.settings.extensions.bindings.push(Binding {
+            method: M::NAME,
+            handler,
+            capacity: capacity.max(1),
+        });
+        Ok(self)
     }
 }

@@ -6,8 +6,8 @@ use mcp_types::{CallToolResult, Implementation, Prompt, Resource, Tool};
 use serde::Serialize;
 
 #[cfg(any(feature = "stdio", feature = "http"))]
-use crate::ClientConfig;
 use crate::client::Client;
+use crate::config::ClientConfig;
 use crate::error::Error;
 use crate::options::RequestOptions;
 use crate::server_id::ServerId;

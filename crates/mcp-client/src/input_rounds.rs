@@ -11,8 +11,9 @@ use mcp_types::{
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::session::{parse_result, to_raw};
-use crate::{ClientSession, Error, RequestOptions};
+use crate::error::Error;
+use crate::options::RequestOptions;
+use crate::session::{ClientSession, parse_result, to_raw};
 
 /// Rounds of input requests a call may go through before it is given up.
 pub(crate) const MAX_INPUT_ROUNDS: usize = 8;

@@ -10,9 +10,10 @@ use mcp_types::{
 };
 use serde_json::Value;
 
-use crate::session::parse_result;
+use crate::error::Error;
+use crate::options::RequestOptions;
+use crate::session::{ClientSession, parse_result};
 use crate::settings::Negotiation;
-use crate::{ClientSession, Error, RequestOptions};
 
 /// What negotiation settled on: what [`ClientSession::adopt`] installs
 /// again (`From` either result).

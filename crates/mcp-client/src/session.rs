@@ -16,12 +16,14 @@ use mcp_types::{
 use serde::Serialize;
 
 use crate::cache::ResultCache;
-use crate::error::SessionLoss;
+use crate::error::{Error, SessionLoss};
+use crate::events::{Restart, RestartReason, SessionEvent};
 use crate::extension::bindings::Bindings;
+use crate::options::RequestOptions;
 use crate::settings::Settings;
+use crate::stateless;
 use crate::task_states::TaskStates;
 use crate::validation::OutputSchemas;
-use crate::{Error, RequestOptions, Restart, RestartReason, SessionEvent, stateless};
 
 /// What a session knows about its server.
 pub(crate) struct State {

@@ -20,7 +20,9 @@ use mcp_types::skills::{self, GetSkill, ListSkills, SkillEntry, SkillUriParams};
 use mcp_types::{JsonObject, ResourceContents};
 use serde_json::Value;
 
-use crate::{ClientSession, Error, RequestOptions};
+use crate::error::Error;
+use crate::options::RequestOptions;
+use crate::session::ClientSession;
 
 pub(crate) mod mismatch;
 pub use mismatch::SkillMismatch;

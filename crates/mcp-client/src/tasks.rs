@@ -39,10 +39,11 @@ use serde::Serialize;
 use tokio::sync::broadcast;
 
 use crate::calls::paginated;
+use crate::error::Error;
 use crate::extension::claims::{ResultClaim, ToolOutcome};
-use crate::session::{parse_result, raw_params};
+use crate::options::RequestOptions;
+use crate::session::{ClientSession, parse_result, raw_params};
 use crate::task_states::TaskState;
-use crate::{ClientSession, Error, RequestOptions};
 
 /// The polling interval used when the server suggests none.
 pub const DEFAULT_TASK_POLL_INTERVAL: Duration = Duration::from_millis(500);
