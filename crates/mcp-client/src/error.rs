@@ -55,7 +55,7 @@ pub enum Error {
         /// The file's URI.
         uri: String,
         /// What did not match.
-        reason: crate::skills::mismatch::SkillMismatch,
+        reason: crate::skill_mismatch::SkillMismatch,
     },
     /// The server's answer does not match the method's result schema.
     #[error("the server's answer to `{method}` is not a valid result: {source}")]

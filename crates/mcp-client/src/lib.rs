@@ -20,6 +20,7 @@ mod options;
 mod server_id;
 mod session;
 mod settings;
+mod skill_mismatch;
 pub mod skills;
 mod start;
 mod stateless;

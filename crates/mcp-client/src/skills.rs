@@ -24,8 +24,7 @@ use crate::error::Error;
 use crate::options::RequestOptions;
 use crate::session::ClientSession;
 
-pub(crate) mod mismatch;
-pub use mismatch::SkillMismatch;
+pub use crate::skill_mismatch::SkillMismatch;
 
 /// A skill whose `SKILL.md` was read and verified.
 #[derive(Debug, Clone)]
