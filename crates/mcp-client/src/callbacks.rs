@@ -20,11 +20,10 @@ use mcp_types::{
 };
 use serde::Serialize;
 
-use crate::config::{ClientConfig, RequestInfo};
-use crate::extension::BindingQueue;
+use crate::error::Error;
+use crate::extension::bindings::BindingQueue;
 use crate::hosted::Host;
-use crate::session::{OwnerSlot, Shared};
-use crate::{ClientSession, Error};
+use crate::session::{ClientSession, OwnerSlot, RequestInfo, SessionConfig, Shared};
 use mcp_core::task_host::to_object;
 
 /// Why the host could not answer an ask.
@@ -51,7 +50,7 @@ impl Refusal {
 /// An answer as the JSON a task keeps.
 /// Answers one ask of the server with the config's callback.
 async fn answer(
-    config: &ClientConfig,
+    config: &SessionConfig,
     request: InputRequest,
     info: RequestInfo,
 ) -> Result<InputResponse, Refusal> {
@@ -182,7 +181,7 @@ impl ClientSession {
 /// Answers the server's requests and notifications with the config's
 /// callbacks: the session connection's handler.
 pub(crate) struct Callbacks {
-    config: Arc<ClientConfig>,
+    config: Arc<SessionConfig>,
     shared: Arc<Shared>,
     /// The FIFOs of the config's notification bindings, by method.
     bindings: HashMap<&'static str, Arc<BindingQueue>>,
@@ -194,7 +193,7 @@ pub(crate) struct Callbacks {
 
 impl Callbacks {
     pub(crate) fn new(
-        config: Arc<ClientConfig>,
+        config: Arc<SessionConfig>,
         shared: Arc<Shared>,
         bindings: HashMap<&'static str, Arc<BindingQueue>>,
         host: Option<Arc<Host>>,
@@ -309,7 +308,7 @@ impl Handler for Callbacks {
     }
 
     fn on_fault(&self, fault: mcp_core::Fault) {
-        self.config.emit(crate::SessionEvent::Fault(fault));
+        self.config.emit(crate::events::SessionEvent::Fault(fault));
     }
 
     async fn handle_notification(

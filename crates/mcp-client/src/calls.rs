@@ -16,9 +16,11 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::cache::ResultCache;
-use crate::session::{parse_result, raw_params};
+use crate::error::{Error, ListLimit};
+use crate::extension::claims::ToolOutcome;
+use crate::options::RequestOptions;
+use crate::session::{ClientSession, parse_result, raw_params};
 use crate::validation::OutputSchemas;
-use crate::{ClientSession, Error, ListLimit, RequestOptions};
 
 /// One page of a list method: its items and the cursor of the next page.
 pub(crate) trait Page {
@@ -757,5 +759,33 @@ pub(crate) fn tool_arguments(arguments: impl Serialize) -> Result<Option<JsonObj
         other => Err(serialize_error(serde::ser::Error::custom(format!(
             "tool arguments must be a JSON object, not {other}"
         )))),
+    }
+}
+
+impl ClientSession {
+    /// Whether the server listed extension `id` under
+    /// `capabilities.extensions` (once negotiated).
+    pub fn server_supports_extension(&self, id: &str) -> bool {
+        self.server_capabilities()
+            .and_then(|c| c.extensions)
+            .is_some_and(|e| e.contains_key(id))
+    }
+
+    /// Calls a tool, accepting results of the config's
+    /// [claims](crate::ClientConfig::claim) as [`ToolOutcome::Claimed`].
+    ///
+    /// # Errors
+    /// As [`call_tool`](Self::call_tool), but for claimed results.
+    pub async fn call_tool_claimed(
+        &self,
+        name: &str,
+        arguments: impl serde::Serialize,
+        options: RequestOptions,
+    ) -> Result<ToolOutcome, Error> {
+        match self.call_tool_with(name, arguments, options).await {
+            Ok(result) => Ok(ToolOutcome::Complete(result)),
+            Err(Error::UnexpectedClaimedResult { result }) => Ok(ToolOutcome::Claimed(result)),
+            Err(e) => Err(e),
+        }
     }
 }

@@ -5,7 +5,10 @@ use std::ops::Deref;
 use mcp_core::Transport;
 use mcp_types::{DiscoverResult, InitializeResult};
 
-use crate::{ClientConfig, ClientSession, Error, Negotiated};
+use crate::config::ClientConfig;
+use crate::error::Error;
+use crate::negotiate::Negotiated;
+use crate::session::ClientSession;
 
 /// What keeps the server on the other end alive, if this client owns it.
 enum Owned {

@@ -46,7 +46,7 @@ pub enum Error {
     )]
     UnexpectedClaimedResult {
         /// The claimed result, parsed into its claim's type.
-        result: crate::extension::ClaimedResult,
+        result: crate::extension::claims::ClaimedResult,
     },
     /// A skill file read from the server does not match its skill entry
     /// (SEP-2640); the content was not used.
@@ -55,7 +55,7 @@ pub enum Error {
         /// The file's URI.
         uri: String,
         /// What did not match.
-        reason: crate::skills::SkillMismatch,
+        reason: crate::skill_mismatch::SkillMismatch,
     },
     /// The server's answer does not match the method's result schema.
     #[error("the server's answer to `{method}` is not a valid result: {source}")]
@@ -176,7 +176,7 @@ pub enum Error {
     #[error("{id} is not in the group (never added, or already disconnected)")]
     UnknownServer {
         /// The id asked for.
-        id: crate::ServerId,
+        id: crate::server_id::ServerId,
     },
     /// A session group has no component of that name.
     #[error("no {kind} named `{name}` in the group")]

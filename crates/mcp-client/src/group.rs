@@ -6,18 +6,11 @@ use mcp_types::{CallToolResult, Implementation, Prompt, Resource, Tool};
 use serde::Serialize;
 
 #[cfg(any(feature = "stdio", feature = "http"))]
-use crate::ClientConfig;
-use crate::{Client, Error, RequestOptions};
-
-/// Identifies one server in a [`ClientSessionGroup`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ServerId(u64);
-
-impl std::fmt::Display for ServerId {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "server #{}", self.0)
-    }
-}
+use crate::client::Client;
+use crate::config::ClientConfig;
+use crate::error::Error;
+use crate::options::RequestOptions;
+use crate::server_id::ServerId;
 
 /// How to reach one server of a group (the Python SDK's
 /// `ServerParameters`): what [`ClientSessionGroup::connect_to_server`]

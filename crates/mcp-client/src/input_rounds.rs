@@ -11,8 +11,9 @@ use mcp_types::{
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::session::{parse_result, to_raw};
-use crate::{ClientSession, Error, RequestOptions};
+use crate::error::Error;
+use crate::options::RequestOptions;
+use crate::session::{ClientSession, parse_result, to_raw};
 
 /// Rounds of input requests a call may go through before it is given up.
 pub(crate) const MAX_INPUT_ROUNDS: usize = 8;
@@ -52,12 +53,12 @@ impl ClientSession {
         let answer = self.request_raw(P::METHOD, Some(raw), options).await?;
         if P::METHOD == mcp_types::methods::CallTool::NAME {
             let revision = self.shared.lock().revision;
-            if let Some(result) =
-                self.config
-                    .extensions
-                    .claims
-                    .claimed(P::METHOD, &answer, revision)?
-            {
+            let claimed = self.config.extensions.claims.claimed(&answer, revision);
+            let claimed = claimed.map_err(|source| Error::InvalidResult {
+                method: P::METHOD,
+                source,
+            })?;
+            if let Some(result) = claimed {
                 return Err(Error::UnexpectedClaimedResult { result });
             }
         }

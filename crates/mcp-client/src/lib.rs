@@ -17,19 +17,24 @@ mod hosted;
 mod input_rounds;
 mod negotiate;
 mod options;
+mod server_id;
 mod session;
+mod settings;
+mod skill_mismatch;
 pub mod skills;
+mod start;
 mod stateless;
+mod task_states;
 mod tasks;
 mod validation;
 
 pub use client::Client;
-pub use config::{ClientConfig, ListLimits, RequestInfo};
+pub use config::ClientConfig;
 pub use error::{Error, ListLimit};
 pub use events::{Fault, Restart, RestartReason, SessionEvent};
 #[cfg(any(feature = "stdio", feature = "http"))]
 pub use group::ServerParams;
-pub use group::{ClientSessionGroup, ListingFailure, ServerId};
+pub use group::{ClientSessionGroup, ListingFailure};
 pub use hosted::{
     DEFAULT_HOSTED_PAGE_SIZE, DEFAULT_HOSTED_POLL_INTERVAL, DEFAULT_HOSTED_TASK_TTL,
     DEFAULT_MAX_HOSTED_TASK_TTL, HostedTasks,
@@ -43,12 +48,15 @@ pub use mcp_core::backoff::BackoffConfig;
 pub use mcp_core::otel;
 /// The wire types of every protocol revision (the `mcp-types` crate).
 pub use mcp_types as types;
-pub use negotiate::{Negotiated, Negotiation};
+pub use negotiate::Negotiated;
 pub use options::RequestOptions;
-pub use session::ClientSession;
+pub use server_id::ServerId;
+pub use session::{ClientSession, RequestInfo};
+pub use settings::{ListLimits, Negotiation};
+pub use task_states::{DEFAULT_TASK_STATUS_QUEUE, TaskState};
 pub use tasks::{
-    DEFAULT_TASK_POLL_INTERVAL, DEFAULT_TASK_STATUS_QUEUE, MAX_TASK_POLL_INTERVAL,
-    MIN_TASK_POLL_INTERVAL, TaskStart, TaskState, TaskWatch, poll_interval,
+    DEFAULT_TASK_POLL_INTERVAL, MAX_TASK_POLL_INTERVAL, MIN_TASK_POLL_INTERVAL, TaskStart,
+    TaskWatch, poll_interval,
 };
 
 #[cfg(feature = "http")]

@@ -1,5 +1,5 @@
 //! Which era a session speaks: `server/discover` (2026-07-28) or the
-//! `initialize` handshake, by the configured [`Negotiation`] policy.
+//! `initialize` handshake, by the configured [`Negotiation`](crate::Negotiation) policy.
 
 use std::sync::Arc;
 
@@ -10,23 +10,10 @@ use mcp_types::{
 };
 use serde_json::Value;
 
-use crate::session::parse_result;
-use crate::{ClientSession, Error, RequestOptions};
-
-/// How a client settles the protocol era with a server.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub enum Negotiation {
-    /// The newest era both sides speak: `server/discover` first, falling
-    /// back to `initialize` when the server does not answer it as a
-    /// stateless server would (the default).
-    #[default]
-    Newest,
-    /// The stateless era (2026-07-28) or fail: `server/discover` only.
-    StatelessOnly,
-    /// The handshake era only: `initialize`, never `server/discover`.
-    HandshakeOnly,
-}
+use crate::error::Error;
+use crate::options::RequestOptions;
+use crate::session::{ClientSession, parse_result};
+use crate::settings::Negotiation;
 
 /// What negotiation settled on: what [`ClientSession::adopt`] installs
 /// again (`From` either result).

@@ -7,20 +7,23 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 use std::time::Instant;
 
 use mcp_core::backoff::Backoff;
-use mcp_core::{Connection, Peer, Transport, TransportError};
+use mcp_core::{CancellationToken, Connection, Peer, TransportError};
 use mcp_types::method::{Method, NotificationMethod, RequestMethod};
 use mcp_types::{
-    DiscoverResult, ErrorCode, Implementation, InitializeResult, LoggingLevel, RawJson, Revision,
-    ServerCapabilities, SetLevelRequestParams, SubscribeRequestParams, methods,
+    DiscoverResult, ErrorCode, Implementation, InitializeResult, LoggingLevel, RawJson, RequestId,
+    Revision, ServerCapabilities, SetLevelRequestParams, SubscribeRequestParams, methods,
 };
 use serde::Serialize;
 
 use crate::cache::ResultCache;
-use crate::callbacks::Callbacks;
-use crate::config::ClientConfig;
-use crate::error::SessionLoss;
+use crate::error::{Error, SessionLoss};
+use crate::events::{Restart, RestartReason, SessionEvent};
+use crate::extension::bindings::Bindings;
+use crate::options::RequestOptions;
+use crate::settings::Settings;
+use crate::stateless;
+use crate::task_states::TaskStates;
 use crate::validation::OutputSchemas;
-use crate::{Error, RequestOptions, Restart, RestartReason, SessionEvent, stateless};
 
 /// What a session knows about its server.
 pub(crate) struct State {
@@ -54,69 +57,20 @@ pub(crate) struct Restarts {
     generation: AtomicU64,
 }
 
+/// The settings a session keeps of its [`ClientConfig`](crate::ClientConfig).
+pub(crate) type SessionConfig = Settings<RequestInfo>;
+
 pub(crate) struct Shared {
     state: Mutex<State>,
     restarts: Restarts,
     /// The task states the server pushes, for the session's task watches.
-    pub(crate) task_states: crate::tasks::TaskStates,
+    pub(crate) task_states: TaskStates,
 }
 
 impl Shared {
-    pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
-        // Plain bookkeeping: carrying on after a panic elsewhere is safer
-        // than poisoning every later call.
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
-    }
-}
-
-/// What a session owns: its connection and the consumers of its
-/// notification bindings. Shared by the session's clones; the callbacks
-/// hold it weakly, so a session nobody holds any more is not kept alive by
-/// its own connection.
-pub(crate) struct Owner {
-    connection: Connection,
-    bindings: tokio::sync::Mutex<crate::extension::Bindings>,
-}
-
-/// Where the callbacks find the session they answer for: set once the
-/// connection runs.
-pub(crate) type OwnerSlot = Arc<OnceLock<Weak<Owner>>>;
-
-/// A session with one server: negotiate (see [`negotiate`](Self::negotiate)),
-/// then the typed calls. Server requests (sampling, elicitation, roots) and
-/// notifications reach the callbacks of the [`ClientConfig`], in either era;
-/// each callback is handed the session too
-/// ([`RequestInfo::session`](crate::RequestInfo::session)).
-///
-/// Cheap to clone: clones share one connection, and
-/// [`close`](Self::close) on any of them closes it for all.
-///
-/// [`Client`](crate::Client) connects and negotiates in one call; use a
-/// session directly to drive negotiation yourself or bring your own transport.
-#[derive(Clone)]
-pub struct ClientSession {
-    owner: Arc<Owner>,
-    pub(crate) shared: Arc<Shared>,
-    pub(crate) config: Arc<ClientConfig>,
-}
-
-impl std::fmt::Debug for ClientSession {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let state = self.shared.lock();
-        f.debug_struct("ClientSession")
-            .field("revision", &state.revision)
-            .field("stateless", &state.stateless.is_some())
-            .field("closed", &self.peer().is_closed())
-            .finish()
-    }
-}
-
-impl ClientSession {
-    /// Starts a session over `transport`. Nothing is sent until
-    /// [`negotiate`](Self::negotiate) (or `initialize`/`discover`). Must be
-    /// called within a tokio runtime.
-    pub fn new<T: Transport>(transport: T, config: ClientConfig) -> Self {
-        let shared = Arc::new(Shared {
+    /// The state of a session not yet negotiated, by `config`.
+    pub(crate) fn new(config: &SessionConfig) -> Self {
+        Self {
             state: Mutex::new(State {
                 initialized: None,
                 discovered: None,
@@ -133,43 +87,110 @@ impl ClientSession {
                 backoff: tokio::sync::Mutex::new(Backoff::new(config.restarts)),
                 generation: AtomicU64::new(0),
             },
-            task_states: crate::tasks::TaskStates::new(config.task_status_queue),
-        });
-        let config = Arc::new(config);
-        let bindings = crate::extension::Bindings::start(&config.extensions.bindings);
-        let host = config.hosted_tasks.clone().map(|tasks| {
-            // One store may serve many sessions: each keys its own tasks.
-            let owner = format!("session:{:p}", Arc::as_ptr(&shared));
-            Arc::new(crate::hosted::Host::new(tasks, owner))
-        });
-        let slot = OwnerSlot::default();
-        let handler = Callbacks::new(
-            config.clone(),
-            shared.clone(),
-            bindings.queues.clone(),
-            host,
-            slot.clone(),
-        );
-        let connection = Connection::start(transport, handler, config.dispatcher.clone());
-        let owner = Arc::new(Owner {
-            connection,
-            bindings: tokio::sync::Mutex::new(bindings),
-        });
-        // Nothing of the server's reaches a callback before the client
-        // speaks first (its first request goes out after this returns).
-        let _ = slot.set(Arc::downgrade(&owner));
-        Self {
-            owner,
-            shared,
-            config,
+            task_states: TaskStates::new(config.task_status_queue),
         }
     }
 
+    pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
+        // Plain bookkeeping: carrying on after a panic elsewhere is safer
+        // than poisoning every later call.
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// What a session owns: its connection and the consumers of its
+/// notification bindings. Shared by the session's clones; the callbacks
+/// hold it weakly, so a session nobody holds any more is not kept alive by
+/// its own connection.
+pub(crate) struct Owner {
+    connection: Connection,
+    bindings: tokio::sync::Mutex<Bindings>,
+}
+
+impl Owner {
+    pub(crate) fn new(connection: Connection, bindings: Bindings) -> Self {
+        Self {
+            connection,
+            bindings: tokio::sync::Mutex::new(bindings),
+        }
+    }
+}
+
+/// Where the callbacks find the session they answer for: set once the
+/// connection runs.
+pub(crate) type OwnerSlot = Arc<OnceLock<Weak<Owner>>>;
+
+/// About a request the server sent, for a callback that answers it (the
+/// Python SDK's `ClientRequestContext`).
+///
+/// # Examples
+/// A sampling callback that calls back into the server and reads the
+/// request's `_meta`:
+/// ```
+/// use mcp_client::ClientConfig;
+/// use mcp_types::{CreateMessageResult, ErrorObject, SamplingMessageContentBlock};
+///
+/// let config = ClientConfig::new("my-host", "1.0.0").on_sampling(|params, info| async move {
+///     let task = info.meta.as_ref().and_then(|meta| meta.related_task.as_ref());
+///     let tools = info.session.list_tools(None).await.map_err(|e| ErrorObject::internal_error(e.to_string()))?;
+///     let text = format!("{} messages, task {task:?}, {} tools", params.messages.len(), tools.tools.len());
+///     Ok(CreateMessageResult::new(SamplingMessageContentBlock::text(text), "echo-model"))
+/// });
+/// # let _ = config;
+/// ```
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct RequestInfo {
+    /// The server's id for the request; in the stateless era, the input
+    /// request's key.
+    pub id: RequestId,
+    /// Cancelled when the server cancels the request; the answer is then dropped.
+    pub cancel: CancellationToken,
+    /// The session the request came on, to call back into the server while
+    /// answering (the callback runs in its own task, so it may).
+    pub session: ClientSession,
+    /// The request's `_meta`: its progress token, the task it belongs to
+    /// (`io.modelcontextprotocol/related-task`), trace context, and any
+    /// other key the server set.
+    pub meta: Option<mcp_types::RequestMeta>,
+}
+
+/// A session with one server: negotiate (see [`negotiate`](Self::negotiate)),
+/// then the typed calls. Server requests (sampling, elicitation, roots) and
+/// notifications reach the callbacks of the
+/// [`ClientConfig`](crate::ClientConfig), in either era; each callback is
+/// handed the session too
+/// ([`RequestInfo::session`](crate::RequestInfo::session)).
+///
+/// Cheap to clone: clones share one connection, and
+/// [`close`](Self::close) on any of them closes it for all.
+///
+/// [`Client`](crate::Client) connects and negotiates in one call; use a
+/// session directly to drive negotiation yourself or bring your own transport.
+#[derive(Clone)]
+pub struct ClientSession {
+    pub(crate) owner: Arc<Owner>,
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) config: Arc<SessionConfig>,
+}
+
+impl std::fmt::Debug for ClientSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let state = self.shared.lock();
+        f.debug_struct("ClientSession")
+            .field("revision", &state.revision)
+            .field("stateless", &state.stateless.is_some())
+            .field("closed", &self.peer().is_closed())
+            .finish()
+    }
+}
+
+impl ClientSession {
     /// The session of `slot`, while anyone holds it.
     pub(crate) fn from_slot(
         slot: &OwnerSlot,
         shared: &Arc<Shared>,
-        config: &Arc<ClientConfig>,
+        config: &Arc<SessionConfig>,
     ) -> Option<Self> {
         let owner = slot.get()?.upgrade()?;
         Some(Self {

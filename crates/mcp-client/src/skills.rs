@@ -20,50 +20,11 @@ use mcp_types::skills::{self, GetSkill, ListSkills, SkillEntry, SkillUriParams};
 use mcp_types::{JsonObject, ResourceContents};
 use serde_json::Value;
 
-use crate::{ClientSession, Error, RequestOptions};
+use crate::error::Error;
+use crate::options::RequestOptions;
+use crate::session::ClientSession;
 
-/// What did not match when a skill file was verified.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[non_exhaustive]
-pub enum SkillMismatch {
-    /// The entry does not list the file (or lists no files: `"dynamic"`).
-    #[error("the skill's entry does not list this file, so it cannot be verified")]
-    NotListed,
-    /// The read returned no contents for the URI.
-    #[error("the server returned no contents for it")]
-    NoContent,
-    /// The blob is not valid base64.
-    #[error("its blob is not valid base64")]
-    InvalidBlob,
-    /// The byte length differs from the entry's `size`.
-    #[error("it is {actual} bytes, the entry says {expected}")]
-    Size {
-        /// The entry's size.
-        expected: u64,
-        /// The bytes read.
-        actual: u64,
-    },
-    /// The SHA-256 digest differs from the entry's `digest`.
-    #[error("its digest is {actual}, the entry says {expected}")]
-    Digest {
-        /// The entry's digest.
-        expected: String,
-        /// The digest of what was read.
-        actual: String,
-    },
-    /// The `SKILL.md` is not UTF-8 or its frontmatter cannot be read.
-    #[error("its frontmatter cannot be read: {reason}")]
-    Frontmatter {
-        /// Why.
-        reason: String,
-    },
-    /// A frontmatter field differs between the file and the entry.
-    #[error("frontmatter field `{field}` differs from the entry's")]
-    FrontmatterField {
-        /// The field.
-        field: String,
-    },
-}
+pub use crate::skill_mismatch::SkillMismatch;
 
 /// A skill whose `SKILL.md` was read and verified.
 #[derive(Debug, Clone)]

@@ -33,15 +33,17 @@ use mcp_types::{
     CallToolRequestParams, CallToolResult, CreateTaskResult, ErrorObject, InputRequests,
     InputResponses, ListTasksResult, Revision, SubscriptionFilter,
     SubscriptionsListenRequestParams, SubscriptionsListenResult, Task, TaskIdParams, TaskMetadata,
-    TaskStatus, TaskStatusNotificationParams, methods,
+    TaskStatus, methods,
 };
 use serde::Serialize;
 use tokio::sync::broadcast;
 
 use crate::calls::paginated;
-use crate::extension::{ResultClaim, ToolOutcome};
-use crate::session::{parse_result, raw_params};
-use crate::{ClientSession, Error, RequestOptions};
+use crate::error::Error;
+use crate::extension::claims::{ResultClaim, ToolOutcome};
+use crate::options::RequestOptions;
+use crate::session::{ClientSession, parse_result, raw_params};
+use crate::task_states::TaskState;
 
 /// The polling interval used when the server suggests none.
 pub const DEFAULT_TASK_POLL_INTERVAL: Duration = Duration::from_millis(500);
@@ -78,104 +80,6 @@ pub enum TaskStart {
     Complete(CallToolResult),
 }
 
-/// A task with what its status carries.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub struct TaskState {
-    /// The task.
-    pub task: Task,
-    /// While `input_required` (2026-07-28): what to answer through
-    /// [`update_task`](ClientSession::update_task).
-    pub input_requests: Option<InputRequests>,
-    /// Once `completed` (2026-07-28): the tool's result. In the handshake
-    /// era it comes from [`task_result`](ClientSession::task_result).
-    pub result: Option<CallToolResult>,
-    /// Once `failed` (2026-07-28): the JSON-RPC error it failed with.
-    pub error: Option<ErrorObject>,
-}
-
-impl TaskState {
-    /// A task whose status carries nothing (yet).
-    fn bare(task: Task) -> Self {
-        Self {
-            task,
-            input_requests: None,
-            result: None,
-            error: None,
-        }
-    }
-
-    /// The state a 2026-07-28 `tasks/get` or `notifications/tasks` carries.
-    fn detailed(got: tasks_ext::DetailedTask) -> Result<Self, serde_json::Error> {
-        let result = match got.result {
-            Some(result) => Some(serde_json::from_value(serde_json::Value::Object(result))?),
-            None => None,
-        };
-        Ok(Self {
-            task: got.task.into(),
-            input_requests: got.input_requests,
-            result,
-            error: got.error,
-        })
-    }
-
-    /// The state a 2025-11-25 `notifications/tasks/status` carries.
-    fn notified(params: TaskStatusNotificationParams) -> Self {
-        let mut task = Task::new(
-            params.task_id,
-            params.status,
-            params.created_at,
-            params.last_updated_at,
-        );
-        task.status_message = params.status_message;
-        task.ttl = params.ttl;
-        task.poll_interval = params.poll_interval;
-        Self::bare(task)
-    }
-}
-
-/// The default number of pushed task states a session holds for its
-/// [`TaskWatch`]es before the slowest loses the oldest
-/// ([`ClientConfig::task_status_queue`](crate::ClientConfig::task_status_queue)).
-pub const DEFAULT_TASK_STATUS_QUEUE: usize = 64;
-
-/// Where the session's connection hands the task states the server pushes,
-/// in either era, to every [`TaskWatch`].
-pub(crate) struct TaskStates {
-    tx: broadcast::Sender<TaskState>,
-}
-
-impl TaskStates {
-    pub(crate) fn new(capacity: usize) -> Self {
-        Self {
-            tx: broadcast::channel(capacity.max(1)).0,
-        }
-    }
-
-    /// A 2025-11-25 `notifications/tasks/status`.
-    pub(crate) fn status(&self, params: TaskStatusNotificationParams) {
-        // Nobody watching is not an error.
-        let _ = self.tx.send(TaskState::notified(params));
-    }
-
-    /// A 2026-07-28 `notifications/tasks` (raw: the core protocol does not
-    /// define it).
-    pub(crate) fn extension(&self, params: Option<&mcp_types::RawJson>) {
-        let parsed = params
-            .ok_or_else(|| serde::de::Error::custom("no params"))
-            .and_then(|raw| raw.parse::<tasks_ext::TaskStatusNotificationParams>())
-            .and_then(|params| TaskState::detailed(params.task));
-        match parsed {
-            Ok(state) => {
-                let _ = self.tx.send(state);
-            }
-            Err(error) => {
-                tracing::debug!(%error, "ignored a malformed notifications/tasks");
-            }
-        }
-    }
-}
-
 /// The listen request of a 2026-07-28 watch, owned by it.
 type Listening<'a> =
     Pin<Box<dyn Future<Output = Result<SubscriptionsListenResult, Error>> + Send + 'a>>;
@@ -183,7 +87,7 @@ type Listening<'a> =
 /// Task states the server pushes, for the tasks asked for
 /// ([`ClientSession::watch_tasks`]). A state may repeat; a state missed
 /// (the server need not send them, and a watch that falls
-/// [`DEFAULT_TASK_STATUS_QUEUE`] states behind loses the oldest) is
+/// [`DEFAULT_TASK_STATUS_QUEUE`](crate::DEFAULT_TASK_STATUS_QUEUE) states behind loses the oldest) is
 /// caught up by [`task_state`](ClientSession::task_state).
 ///
 /// At 2026-07-28 the watch owns its `subscriptions/listen` request:
@@ -270,7 +174,7 @@ impl ClientSession {
     /// None here: at 2026-07-28 the server's refusal comes from
     /// [`TaskWatch::next`].
     pub fn watch_tasks(&self, task_ids: &[String], options: RequestOptions) -> TaskWatch<'_> {
-        let states = self.shared.task_states.tx.subscribe();
+        let states = self.shared.task_states.subscribe();
         let listening = self.is_stateless().then(|| {
             let filter = SubscriptionFilter::new().with_task_ids(task_ids.to_vec());
             let params = SubscriptionsListenRequestParams::new(filter);

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use mcp_types::{CallToolResult, Tool};
 
-use crate::Error;
+use crate::error::Error;
 
 /// Each listed tool's compiled output schema (`None`: the tool declares none).
 #[derive(Default)]
