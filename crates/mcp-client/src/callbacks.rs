@@ -25,7 +25,7 @@ use crate::extension::BindingQueue;
 use crate::hosted::Host;
 use crate::session::{OwnerSlot, Shared};
 use crate::{ClientSession, Error};
-use mcp_core::task_host::to_object;
+use mcp_tasks::to_object;
 
 /// Why the host could not answer an ask.
 enum Refusal {
