@@ -24,7 +24,7 @@ use crate::error::Error;
 use crate::extension::bindings::BindingQueue;
 use crate::hosted::Host;
 use crate::session::{ClientSession, OwnerSlot, RequestInfo, SessionConfig, Shared};
-use mcp_core::task_host::to_object;
+use mcp_tasks::to_object;
 
 /// Why the host could not answer an ask.
 enum Refusal {

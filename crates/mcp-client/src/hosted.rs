@@ -5,7 +5,7 @@
 //! server follows it with `tasks/get`, `tasks/result`, `tasks/list` and
 //! `tasks/cancel`. The tasks run on the engine the server's tasks run on
 //! ([`TaskHost`]), their records in a
-//! [`TaskStore`](mcp_core::task_store::TaskStore) (in memory by default);
+//! [`TaskStore`](mcp_tasks::TaskStore) (in memory by default);
 //! this file only names the session's tasks and answers the server.
 //!
 //! Enabled with [`ClientConfig::host_tasks`](crate::ClientConfig::host_tasks),
@@ -17,24 +17,23 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use mcp_core::CancellationToken;
-use mcp_core::task_host::{LocalTaskChanges, TaskHost};
-use mcp_core::task_store::TaskUpdate;
+use mcp_tasks::{LocalTaskChanges, TaskHost, TaskUpdate};
 use mcp_types::{CreateTaskResult, ErrorObject, JsonObject, RawJson};
 
 /// The longest retention a server may ask for: one day.
-pub use mcp_core::task_host::DEFAULT_MAX_TASK_TTL as DEFAULT_MAX_HOSTED_TASK_TTL;
+pub use mcp_tasks::DEFAULT_MAX_TASK_TTL as DEFAULT_MAX_HOSTED_TASK_TTL;
 /// The polling interval suggested to the server: half a second.
-pub use mcp_core::task_host::DEFAULT_POLL_INTERVAL as DEFAULT_HOSTED_POLL_INTERVAL;
+pub use mcp_tasks::DEFAULT_POLL_INTERVAL as DEFAULT_HOSTED_POLL_INTERVAL;
 /// Tasks per `tasks/list` page.
-pub use mcp_core::task_host::DEFAULT_TASK_PAGE_SIZE as DEFAULT_HOSTED_PAGE_SIZE;
+pub use mcp_tasks::DEFAULT_TASK_PAGE_SIZE as DEFAULT_HOSTED_PAGE_SIZE;
 /// The default retention of a client-hosted task: one hour.
-pub use mcp_core::task_host::DEFAULT_TASK_TTL as DEFAULT_HOSTED_TASK_TTL;
+pub use mcp_tasks::DEFAULT_TASK_TTL as DEFAULT_HOSTED_TASK_TTL;
 /// How a client runs the server's task-augmented requests
 /// ([`ClientConfig::host_tasks`](crate::ClientConfig::host_tasks)): where
 /// the records live, how long they are kept, the polling interval suggested
 /// to the server, the `tasks/list` page size. The same configuration a
 /// server runs its tasks with.
-pub use mcp_core::task_host::TasksConfig as HostedTasks;
+pub use mcp_tasks::TasksConfig as HostedTasks;
 
 /// One session's hosted tasks: the shared [`TaskHost`] (records in the
 /// store, the running work owned: cancelled by `tasks/cancel`, aborted
@@ -84,7 +83,7 @@ impl Host {
                 })
             })
             .await
-            .map_err(mcp_core::task_store::TaskStoreError::into_error_object)?;
+            .map_err(mcp_tasks::TaskStoreError::into_error_object)?;
         to_raw(&CreateTaskResult::new(record.to_task()))
     }
 

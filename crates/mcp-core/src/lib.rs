@@ -5,7 +5,6 @@
 pub mod backoff;
 mod config;
 mod connection;
-pub mod contract;
 mod dispatch;
 mod dispatcher;
 mod engine;
@@ -19,8 +18,6 @@ mod options;
 mod peer;
 mod pending;
 mod span;
-pub mod task_host;
-pub mod task_store;
 mod trace_context;
 mod transport;
 

@@ -588,21 +588,3 @@ async fn two_servers_sharing_one_redis_serve_one_client_as_one() {
     };
     every_scenario(a, b, task_store().await, task_store().await).await;
 }
-
-#[tokio::test]
-async fn in_memory_task_store_meets_the_contract() {
-    let store = Arc::new(mcp_server::tasks::InMemoryTaskStore::new());
-    mcp_server::tasks::contract::task_store(store.clone(), store).await;
-}
-
-#[cfg(feature = "redis")]
-#[tokio::test]
-async fn redis_task_store_meets_the_contract() {
-    use mcp_server::tasks::RedisTaskStore;
-    use mcp_transport::store::redis::RedisConfig;
-    let redis = redis_server::RedisServer::start();
-    let config = || RedisConfig::new(redis.url()).prefix("tasks");
-    let a = RedisTaskStore::connect(config()).await.expect("connect");
-    let b = RedisTaskStore::connect(config()).await.expect("connect");
-    mcp_server::tasks::contract::task_store(Arc::new(a), Arc::new(b)).await;
-}

@@ -4,7 +4,9 @@
 
 use std::sync::Arc;
 
-use mcp_transport::store::redis::{RedisBus, RedisConfig, RedisEventStore, RedisSessionStore};
+use mcp_transport::store::redis::{
+    RedisBus, RedisConfig, RedisEventStore, RedisSessionStore, RedisTaskStore,
+};
 use mcp_transport::store::{MessageBus, SessionStore, contract};
 
 #[path = "support/redis_server.rs"]
@@ -50,6 +52,18 @@ async fn redis_bus_meets_the_contract() {
         .await
         .expect("connect");
     contract::message_bus(Arc::new(a), Arc::new(b)).await;
+}
+
+#[tokio::test]
+async fn redis_task_store_meets_the_contract() {
+    let redis = RedisServer::start();
+    let a = RedisTaskStore::connect(config(&redis))
+        .await
+        .expect("connect");
+    let b = RedisTaskStore::connect(config(&redis))
+        .await
+        .expect("connect");
+    mcp_tasks::contract::task_store(Arc::new(a), Arc::new(b)).await;
 }
 
 #[tokio::test]

@@ -3,7 +3,7 @@
 //! `tools/call`, `tasks/get`, `tasks/result`, `tasks/list`, `tasks/cancel`.
 
 use mcp_core::RequestContext;
-use mcp_core::task_host::to_object;
+use mcp_tasks::to_object;
 use mcp_types::{
     CallToolRequestParams, CreateTaskResult, ErrorCode, ErrorObject, RawJson,
     ResultOrInputRequired, TaskSupport, Tool,

@@ -43,7 +43,7 @@ use crate::changes::ListChange;
 use crate::extension::{CallOutcome, Extension, Params, ToolCall};
 use crate::runner::tasks::task_support;
 use crate::session::Context;
-use mcp_core::task_host::to_object;
+use mcp_tasks::to_object;
 
 /// What the extension's handlers share.
 struct Tasks {

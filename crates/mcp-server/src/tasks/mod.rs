@@ -6,8 +6,9 @@
 //! `tasks/list`, `tasks/cancel`) and the 2026-07-28 tasks extension.
 //!
 //! - [`store`]: the [`TaskStore`] trait, its plain-data records, the state
-//!   machine, and the bounded in-memory default with TTL expiry;
-//! - the engine is [`mcp_core::task_host::TaskHost`], which the client's
+//!   machine, and the bounded in-memory default with TTL expiry (the
+//!   `mcp-tasks` crate);
+//! - the engine is [`mcp_tasks::TaskHost`], which the client's
 //!   hosted tasks share: it owns the running work (each task's tool code
 //!   runs as a tokio task it can cancel, and aborts when the server goes
 //!   away); here the server's side of it: its changes announced on the
@@ -15,35 +16,30 @@
 //!   of a handshake-era task (`TaskSeat`).
 
 /// The contract every [`TaskStore`] backend must pass:
-/// [`mcp_core::contract`].
-pub use mcp_core::contract;
+/// [`mcp_tasks::contract`].
+pub use mcp_tasks::contract;
 mod extension;
 mod feed;
-#[cfg(feature = "redis")]
-mod redis;
 /// Where task state lives (shared with the client, which hosts 2025-11-25
-/// sampling and elicitation tasks): [`mcp_core::task_store`].
-pub use mcp_core::task_store as store;
+/// sampling and elicitation tasks): the `mcp-tasks` crate.
+pub use mcp_tasks as store;
 
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 
-use mcp_core::task_host::{TaskChangeListener, TaskChanges};
+use mcp_tasks::{TaskChangeListener, TaskChanges};
 use mcp_types::TaskStatus;
 use tokio::sync::broadcast;
 
 use crate::changes::{ListChange, ListChanges};
 
+pub use mcp_tasks::{
+    DEFAULT_MAX_TASK_TTL, DEFAULT_MAX_TASKS, DEFAULT_POLL_INTERVAL, DEFAULT_TASK_PAGE_SIZE,
+    DEFAULT_TASK_TTL, InMemoryTaskStore, StoreFuture, TaskOutcome, TaskPage, TaskRecord, TaskStore,
+    TaskStoreError, TaskUpdate, TasksConfig, can_move,
+};
 #[cfg(feature = "redis")]
-pub use self::redis::RedisTaskStore;
-pub use mcp_core::task_host::{
-    DEFAULT_MAX_TASK_TTL, DEFAULT_POLL_INTERVAL, DEFAULT_TASK_PAGE_SIZE, DEFAULT_TASK_TTL,
-    TasksConfig,
-};
-pub use store::{
-    DEFAULT_MAX_TASKS, InMemoryTaskStore, StoreFuture, TaskOutcome, TaskPage, TaskRecord,
-    TaskStore, TaskStoreError, TaskUpdate, can_move,
-};
+pub use mcp_transport::store::redis::RedisTaskStore;
 
 pub(crate) use extension::{TaskWatch, extension, missing_extension};
 pub(crate) use feed::TaskFeed;
@@ -63,12 +59,12 @@ pub(crate) fn core_capability() -> mcp_types::ServerTasksCapability {
 }
 
 /// What a task's work ends with.
-pub(crate) use mcp_core::task_host::Work;
+pub(crate) use mcp_tasks::Work;
 
 /// Runs tasks for the server, in both eras: the engine the client's hosted
 /// tasks share, announcing on the server's [`ListChanges`]
 /// ([`engine`] makes one).
-pub(crate) type TaskEngine = mcp_core::task_host::TaskHost;
+pub(crate) type TaskEngine = mcp_tasks::TaskHost;
 
 /// The server's engine for `config`: every change it makes announced on
 /// `changes` (status notifications, other replicas, and whoever waits for

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use mcp_core::contract::unique;
+use mcp_tasks::contract::unique;
 use mcp_types::{ClientCapabilities, Implementation, InitializeRequestParams, SessionRecord};
 
 use super::{EventStore, MessageBus, SessionStore};

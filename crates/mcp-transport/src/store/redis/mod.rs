@@ -1,7 +1,9 @@
 //! The Redis backends of the shared stores (feature `redis`): sessions in
 //! hashes with expiry ([`RedisSessionStore`]), events in Redis Streams
 //! ([`RedisEventStore`]: `XADD` with the event's own id, `XRANGE` to
-//! replay), the message bus on pub/sub ([`RedisBus`]).
+//! replay), the message bus on pub/sub ([`RedisBus`]), and the tasks of
+//! `mcp-tasks` ([`RedisTaskStore`]: a hash per task written by
+//! compare-and-set, a sorted set per owner).
 //!
 //! Every key starts with the configured prefix, so several servers (or
 //! several deployments) share one Redis; what names it (a session id, a
@@ -27,11 +29,13 @@ mod bus;
 mod connection;
 mod events;
 mod session;
+mod tasks;
 
 pub use bus::RedisBus;
 pub use connection::RedisConnection;
 pub use events::RedisEventStore;
 pub use session::RedisSessionStore;
+pub use tasks::RedisTaskStore;
 
 /// Where the Redis stores connect and how they keep their keys.
 #[derive(Debug, Clone)]
@@ -149,7 +153,7 @@ impl RedisConfig {
     /// hex, so a key or channel listing (`SCAN`, `PUBSUB CHANNELS`)
     /// reveals no live session id, stream or task owner, and every key has
     /// a bounded length whatever the name. Also for another store on the
-    /// same Redis, such as `mcp-server`'s tasks.
+    /// same Redis.
     pub fn key(&self, kind: &str, name: &str) -> String {
         let digest = ring::digest::digest(&ring::digest::SHA256, name.as_bytes());
         let mut key = String::with_capacity(self.prefix.len() + kind.len() + 66);

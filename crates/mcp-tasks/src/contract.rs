@@ -8,8 +8,7 @@
 //! ```no_run
 //! # async fn f() {
 //! use std::sync::Arc;
-//! use mcp_core::contract;
-//! use mcp_core::task_store::InMemoryTaskStore;
+//! use mcp_tasks::{InMemoryTaskStore, contract};
 //! let store = Arc::new(InMemoryTaskStore::new());
 //! contract::task_store(store.clone(), store).await;
 //! # }
@@ -19,7 +18,9 @@ use std::sync::Arc;
 
 use mcp_types::TaskStatus;
 
-use crate::task_store::{TaskRecord, TaskStore, TaskStoreError, TaskUpdate};
+use crate::error::TaskStoreError;
+use crate::record::{TaskRecord, TaskUpdate};
+use crate::store::TaskStore;
 
 /// A name no other run uses (the process, the clock, a counter), so a
 /// suite can run again and again against one shared backend.

@@ -1,22 +1,24 @@
-//! Tasks on Redis (feature `redis`): each task a hash
+//! Tasks on Redis (feature `redis`), the [`TaskStore`] of `mcp-tasks`
+//! beside the other shared stores: each task a hash
 //! `{prefix}:task:{digest of "{owner length}:{owner}:{task id}"}` with
 //! fields `record` (the JSON [`TaskRecord`]) and `version`, expiring with
 //! its TTL; each owner's tasks in creation order in a sorted set
 //! `{prefix}:tasks:{digest of "{owner length}:{owner}"}` (digests by
 //! [`RedisConfig::key`], so no owner, which may name a session, shows in a
 //! key listing). A transition reads the record,
-//! applies the state machine ([`apply`](super::store::apply)) here and
+//! applies the state machine ([`apply`]) here and
 //! writes it back only if its version is unchanged (a compare-and-set
 //! script), so two processes never both move a task.
 
 use std::sync::Arc;
 
-use mcp_transport::store::redis::{RedisConfig, RedisConnection, bounded};
-
-use super::store::{apply, cursor_after, cursor_at};
-use super::{
+use mcp_tasks::{
     DEFAULT_MAX_TASKS, StoreFuture, TaskPage, TaskRecord, TaskStore, TaskStoreError, TaskUpdate,
+    apply, cursor_after, cursor_at,
 };
+
+use super::{RedisConfig, RedisConnection, bounded};
+use crate::Error;
 
 /// Writes `record` as version `ARGV[3]` if the stored version is `ARGV[1]`.
 const CAS: &str = "if redis.call('HGET', KEYS[1], 'version') == ARGV[1] then \
@@ -42,12 +44,12 @@ impl std::fmt::Debug for RedisTaskStore {
     }
 }
 
-fn backend(error: mcp_transport::Error) -> TaskStoreError {
+fn backend(error: Error) -> TaskStoreError {
     TaskStoreError::Backend(Box::new(error))
 }
 
 fn unreadable(error: serde_json::Error) -> TaskStoreError {
-    backend(mcp_transport::Error::StoreData {
+    backend(Error::StoreData {
         store: "task",
         source: error,
     })
@@ -59,7 +61,7 @@ impl RedisTaskStore {
     ///
     /// # Errors
     /// When Redis cannot be reached.
-    pub async fn connect(config: RedisConfig) -> Result<Self, mcp_transport::Error> {
+    pub async fn connect(config: RedisConfig) -> Result<Self, Error> {
         let connection = config.connection().await?;
         Ok(Self {
             connection,
@@ -215,7 +217,7 @@ impl TaskStore for RedisTaskStore {
                     return Ok(record);
                 }
             }
-            Err(backend(mcp_transport::Error::StoreTimeout {
+            Err(backend(Error::StoreTimeout {
                 store: "task",
                 operation: "update a task other processes keep changing",
                 after: self.config_timeout(),

@@ -28,10 +28,9 @@ use serde_json::Value;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use crate::task_store::{
-    InMemoryTaskStore, StoreFuture, TaskOutcome, TaskPage, TaskRecord, TaskStore, TaskStoreError,
-    TaskUpdate, duration_ms, now_ms,
-};
+use crate::error::TaskStoreError;
+use crate::record::{TaskOutcome, TaskRecord, TaskUpdate, duration_ms, now_ms};
+use crate::store::{InMemoryTaskStore, StoreFuture, TaskPage, TaskStore};
 
 /// The default retention of a task from its creation: one hour.
 pub const DEFAULT_TASK_TTL: Duration = Duration::from_secs(60 * 60);
