@@ -34,6 +34,7 @@ use std::path::{Path, PathBuf};
 /// each other (the report shows where).
 const FLOORED: &[&str] = &[
     "mcp-core",
+    "mcp-tasks",
     "mcp-client",
     "mcp-server",
     "mcp-testing",

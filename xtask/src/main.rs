@@ -70,8 +70,8 @@ fn main() -> ExitCode {
                  the file-level import graph of each crate: prints every\n                   \
                  circle (files that import each other, directly or through\n                   \
                  others) with the names that tie it; fails on a circle in\n                   \
-                 mcp-core, mcp-client, mcp-server, mcp-testing or\n                   \
-                 mcp-cli"
+                 mcp-core, mcp-tasks, mcp-client, mcp-server,\n                   \
+                 mcp-testing or mcp-cli"
             );
             Ok(())
         }
