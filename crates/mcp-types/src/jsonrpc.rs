@@ -256,6 +256,8 @@ impl RawJson {
     /// # Errors
     /// When the text does not match `T`; the error names the field and line.
     pub fn parse<'a, T: Deserialize<'a>>(&'a self) -> Result<T, serde_json::Error> {
+        #[cfg(feature = "parse-count")]
+        crate::parse_count::note::<T>(self.0.get());
         serde_json::from_str(self.0.get())
     }
 

@@ -24,9 +24,13 @@ pub mod meta;
 pub mod method;
 mod method_table;
 pub mod methods;
+// Not API: counts params parses for tests (see the module).
 mod mrtr;
 mod notification;
 mod params;
+#[cfg(feature = "parse-count")]
+#[doc(hidden)]
+pub mod parse_count;
 pub mod peek;
 mod prompts;
 mod resources;

@@ -1,0 +1,113 @@
+//! A stateless (2026-07-28) `tools/call` over streamable HTTP has its params
+//! parsed into their type once (issue 30). Every parse of raw params goes
+//! through `RawJson::parse`, which, with `mcp-types`' test-only
+//! `parse-count` feature, notes the type each text holding a watched marker
+//! was parsed into.
+
+use std::net::SocketAddr;
+
+use mcp_server::{Args, Server};
+use mcp_types::parse_count;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+use tokio::time::timeout;
+
+mod common;
+use common::{WAIT, read_all, request, status};
+
+#[derive(Deserialize, JsonSchema)]
+struct EchoArgs {
+    /// The text to send back.
+    message: String,
+}
+
+async fn start() -> (
+    SocketAddr,
+    oneshot::Sender<()>,
+    tokio::task::JoinHandle<std::io::Result<()>>,
+) {
+    let server = Server::builder("parse-count", "1")
+        .tool(
+            "echo",
+            "Returns its message's length",
+            |Args(args): Args<EchoArgs>| async move {
+                // Not the message itself: an answer holding the marker would be
+                // a text holding it, and nothing here should read one.
+                args.message.len().to_string()
+            },
+        )
+        .build()
+        .expect("valid server");
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bound");
+    let addr = listener.local_addr().expect("addr");
+    let (stop, stopped) = oneshot::channel::<()>();
+    let config = mcp_transport::http::HttpServerConfig::new();
+    let served = tokio::spawn(async move {
+        server
+            .serve_http(listener, config, async {
+                let _ = stopped.await;
+            })
+            .await
+    });
+    (addr, stop, served)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stateless_tools_call_parses_its_params_once() {
+    let (addr, stop, served) = start().await;
+    // Nothing else in this process holds this text.
+    let marker = "parse-count-marker-5c1e0f";
+    let body = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
+        "name": "echo",
+        "arguments": {"message": marker},
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": {"name": "parse-count", "version": "1"}
+        }
+    }});
+    let headers = [
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", "tools/call"),
+        ("Mcp-Name", "echo"),
+    ];
+    parse_count::watch(marker);
+    let answer = read_all(request(addr, "POST", &headers, &body.to_string()).await).await;
+    let parses = parse_count::parses();
+    eprintln!("the params were parsed into {parses:?}");
+    assert_eq!(status(&answer), 200, "{answer}");
+    let length = marker.len().to_string();
+    assert!(
+        answer.contains(&format!(r#""text":"{length}""#)),
+        "the tool ran: {answer}"
+    );
+
+    // Into their type once: the router's typed read, which the handler's
+    // context and arguments come from.
+    let typed: Vec<_> = parses
+        .iter()
+        .filter(|t| t.ends_with("::CallToolRequestParams"))
+        .collect();
+    assert_eq!(typed.len(), 1, "typed parses of the params: {parses:?}");
+    // Besides it, only the edge's borrowed scan of the envelope
+    // (`mcp_types::envelope::read`: `_meta`'s version and capabilities, the
+    // routed name; nothing built), which decides the era once.
+    let others: Vec<_> = parses
+        .iter()
+        .filter(|t| !t.ends_with("::CallToolRequestParams"))
+        .collect();
+    assert!(
+        others.len() == 1 && others[0].starts_with("mcp_types::envelope::"),
+        "other reads of the params: {parses:?}"
+    );
+
+    let _ = stop.send(());
+    timeout(WAIT, served)
+        .await
+        .expect("serve returns")
+        .expect("joined")
+        .expect("served");
+}
