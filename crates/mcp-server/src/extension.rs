@@ -10,7 +10,7 @@
 //! - **tools and resources**: [`Extension::tool`], [`Extension::tool_with`],
 //!   [`Extension::tool_raw`], [`Extension::register`], [`Extension::resource`]
 //!   and [`Extension::resource_template`] take exactly what the
-//!   [`ServerBuilder`] methods of the same name take (handlers that take
+//!   [`ServerBuilder`](crate::ServerBuilder) methods of the same name take (handlers that take
 //!   [extractors](crate::handler));
 //! - **request methods**: [`Extension::request`] for a typed method marker
 //!   (a [`RequestMethod`] the extension declares: its wire name, params and
@@ -78,14 +78,13 @@ use mcp_core::{CancellationToken, RequestContext};
 use mcp_types::extension::{ExtensionId, InvalidExtensionId};
 use mcp_types::method::{NotificationMethod, RequestMethod};
 use mcp_types::{
-    CallToolRequestParams, CallToolResult, ErrorObject, Implementation, JsonObject, RawJson,
-    Resource, ResourceTemplate, ResultOrInputRequired, Tool,
+    CallToolRequestParams, CallToolResult, ErrorObject, JsonObject, RawJson, Resource,
+    ResourceTemplate, ResultOrInputRequired, Tool,
 };
 
 use crate::answer::IntoResourceResult;
-use crate::builder::ServerBuilder;
 use crate::handler::{Handler, Requests, Resources, Tools};
-use crate::registration::{ToolDefinition, boxed};
+use crate::registration::{Registrations, ToolDefinition, boxed};
 
 pub use crate::extract::Params;
 use crate::registry::BoxFuture;
@@ -125,10 +124,10 @@ pub(crate) struct ExtensionEntry {
 /// [module documentation](self).
 pub struct Extension {
     pub(crate) entry: ExtensionEntry,
-    /// The extension's tools and resources, built with the same code as the
-    /// server's own, moved into the server's registry at registration.
-    pub(crate) items: ServerBuilder,
-    pub(crate) errors: Vec<crate::Error>,
+    /// The extension's tools and resources (registered as the server's own
+    /// are), the states their handlers take and what was refused: the
+    /// builder adds them to its own at registration.
+    pub(crate) items: Registrations,
 }
 
 impl std::fmt::Debug for Extension {
@@ -160,8 +159,7 @@ impl Extension {
                 notifications: Default::default(),
                 interceptor: None,
             },
-            items: ServerBuilder::new(Implementation::new("extension", "0")),
-            errors: Vec::new(),
+            items: Registrations::default(),
         }
     }
 
@@ -184,9 +182,9 @@ impl Extension {
         self
     }
 
-    /// A tool of this extension; as [`ServerBuilder::tool`].
+    /// A tool of this extension; as [`ServerBuilder::tool`](crate::ServerBuilder::tool).
     pub fn tool<H, M>(
-        mut self,
+        self,
         name: impl Into<String>,
         description: impl Into<String>,
         handler: H,
@@ -196,57 +194,59 @@ impl Extension {
         H::Output: IntoToolResult,
         M: 'static,
     {
-        self.items = self.items.tool(name, description, handler);
-        self
+        self.register(ToolDefinition::described(name, description, handler))
     }
 
-    /// A tool of this extension described by `tool`; as [`ServerBuilder::tool_with`].
-    pub fn tool_with<H, M>(mut self, tool: Tool, handler: H) -> Self
+    /// A tool of this extension described by `tool`; as
+    /// [`ServerBuilder::tool_with`](crate::ServerBuilder::tool_with).
+    pub fn tool_with<H, M>(self, tool: Tool, handler: H) -> Self
     where
         H: Handler<Tools, M>,
         H::Output: IntoToolResult,
         M: 'static,
     {
-        self.items = self.items.tool_with(tool, handler);
-        self
+        self.register(ToolDefinition::new(tool, handler))
     }
 
-    /// A tool of this extension with its schemas as given; as [`ServerBuilder::tool_raw`].
-    pub fn tool_raw<H, M>(mut self, tool: Tool, handler: H) -> Self
+    /// A tool of this extension with its schemas as given; as
+    /// [`ServerBuilder::tool_raw`](crate::ServerBuilder::tool_raw).
+    pub fn tool_raw<H, M>(self, tool: Tool, handler: H) -> Self
     where
         H: Handler<Tools, M>,
         H::Output: IntoToolResult,
         M: 'static,
     {
-        self.items = self.items.tool_raw(tool, handler);
-        self
+        self.register(ToolDefinition::raw(tool, handler))
     }
 
-    /// A tool of this extension made beforehand; as [`ServerBuilder::register`].
+    /// A tool of this extension made beforehand; as
+    /// [`ServerBuilder::register`](crate::ServerBuilder::register).
     pub fn register(mut self, definition: ToolDefinition) -> Self {
-        self.items = self.items.register(definition);
+        self.items.register(definition);
         self
     }
 
-    /// A resource of this extension; as [`ServerBuilder::resource`].
+    /// A resource of this extension; as
+    /// [`ServerBuilder::resource`](crate::ServerBuilder::resource).
     pub fn resource<H, M>(mut self, resource: Resource, handler: H) -> Self
     where
         H: Handler<Resources, M>,
         H::Output: IntoResourceResult,
         M: 'static,
     {
-        self.items = self.items.resource(resource, handler);
+        self.items.resource(resource, handler);
         self
     }
 
-    /// A resource template of this extension; as [`ServerBuilder::resource_template`].
+    /// A resource template of this extension; as
+    /// [`ServerBuilder::resource_template`](crate::ServerBuilder::resource_template).
     pub fn resource_template<H, M>(mut self, template: ResourceTemplate, handler: H) -> Self
     where
         H: Handler<Resources, M>,
         H::Output: IntoResourceResult,
         M: 'static,
     {
-        self.items = self.items.resource_template(template, handler);
+        self.items.resource_template(template, handler);
         self
     }
 
@@ -257,7 +257,7 @@ impl Extension {
             .insert(method.to_owned(), request)
             .is_some()
         {
-            self.errors.push(crate::Error::Registration {
+            self.items.errors.push(crate::Error::Registration {
                 what: format!("method `{method}` of extension `{}`", self.entry.id),
                 reason: "the extension already serves this method".into(),
             });
@@ -344,7 +344,7 @@ impl Extension {
             .insert(M::NAME.to_owned(), handle)
             .is_some()
         {
-            self.errors.push(crate::Error::Registration {
+            self.items.errors.push(crate::Error::Registration {
                 what: format!(
                     "notification `{}` of extension `{}`",
                     M::NAME,
