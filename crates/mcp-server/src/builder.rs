@@ -452,7 +452,7 @@ impl ServerBuilder {
     }
 
     /// Called when a client sends `notifications/roots/list_changed`, with
-    /// that client's session (to call [`ServerSession::list_roots`]).
+    /// that client's session (to call [`ServerSession::send_list_roots`]).
     /// Runs in its own task, so it may send requests to the client.
     pub fn on_roots_list_changed<F, Fut>(mut self, callback: F) -> Self
     where
