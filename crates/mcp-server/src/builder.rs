@@ -57,8 +57,20 @@ pub struct ServerBuilder {
     items: Registrations,
 }
 
+impl Server {
+    /// Starts building a server named `name` at `version`.
+    pub fn builder(name: impl Into<String>, version: impl Into<String>) -> ServerBuilder {
+        ServerBuilder::new(Implementation::new(name, version))
+    }
+
+    /// Starts building a server with a full implementation description.
+    pub fn builder_with_info(info: Implementation) -> ServerBuilder {
+        ServerBuilder::new(info)
+    }
+}
+
 impl ServerBuilder {
-    pub(crate) fn new(info: Implementation) -> Self {
+    fn new(info: Implementation) -> Self {
         Self {
             registry: Registry {
                 info,
@@ -508,7 +520,7 @@ impl ServerBuilder {
             registry
                 .tool_index
                 .insert(name.clone(), registry.tools.len());
-            entry.param_headers = crate::runner::param_headers(&entry.tool);
+            entry.param_headers = param_headers(&entry.tool);
             registry.tools.push(entry);
         }
         for entry in items.resources {

@@ -512,7 +512,7 @@ impl ToolCall {
     /// (the earlier call's were). `None` when `cx` is not the context of
     /// an extension's request method.
     pub fn rerun(cx: &Context, params: CallToolRequestParams) -> Option<Self> {
-        let site = cx.call_site()?;
+        let site: &CallSite = cx.call_site()?;
         Some(Self {
             runner: site.runner.clone(),
             cx: site.cx.clone(),

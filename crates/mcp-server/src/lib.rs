@@ -26,6 +26,7 @@ mod runner;
 mod server;
 mod session;
 pub mod skills;
+mod states;
 pub mod tasks;
 mod tool_io;
 mod uri_template;

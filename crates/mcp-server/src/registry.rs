@@ -3,7 +3,6 @@
 
 use crate::answer::ResourceRequest;
 use crate::changes::ListChanges;
-use std::any::{Any, TypeId};
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::pin::Pin;
@@ -19,6 +18,7 @@ use mcp_types::{
 use crate::UriTemplate;
 use crate::request_state::StateSealer;
 use crate::session::{Context, ServerSession};
+use crate::states::AppState;
 
 pub(crate) type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
 /// A tool's handler: it reads the call's arguments where they are (the
@@ -51,41 +51,42 @@ pub(crate) type CompleteFn = Arc<
         + Sync,
 >;
 
-/// The application's states, shared by every handler.
-pub(crate) type AppState = Arc<States>;
-
-/// The states handed to [`ServerBuilder::with_state`](crate::ServerBuilder::with_state):
-/// one value per type.
-#[derive(Clone, Default)]
-pub(crate) struct States(HashMap<TypeId, Arc<dyn Any + Send + Sync>>);
-
-impl States {
-    pub(crate) fn insert<S: Send + Sync + 'static>(&mut self, state: S) {
-        self.0.insert(TypeId::of::<S>(), Arc::new(state));
-    }
-
-    pub(crate) fn contains(&self, type_id: TypeId) -> bool {
-        self.0.contains_key(&type_id)
-    }
-
-    pub(crate) fn get<S: 'static>(&self) -> Option<&S> {
-        self.0.get(&TypeId::of::<S>())?.downcast_ref()
-    }
-
-    pub(crate) fn shared<S: Send + Sync + 'static>(&self) -> Option<Arc<S>> {
-        self.0.get(&TypeId::of::<S>())?.clone().downcast().ok()
-    }
-}
-
 /// The default number of items per page of a list result.
 pub const DEFAULT_PAGE_SIZE: usize = 100;
+
+/// One `x-mcp-header` annotation of a tool (SEP-2243): the header as the
+/// schema names it, the `Mcp-Param-*` header it travels as, and the path of
+/// the argument it repeats.
+pub(crate) struct ParamHeader {
+    pub(crate) header: String,
+    pub(crate) name: String,
+    pub(crate) path: Vec<String>,
+}
+
+/// A tool's `x-mcp-header` annotations ([`mcp_types::routing::annotated_properties`]),
+/// derived once when the tool is registered; a tool whose annotations are
+/// invalid has none to check.
+pub(crate) fn param_headers(tool: &Tool) -> Box<[ParamHeader]> {
+    mcp_types::routing::annotated_properties(tool)
+        .map(|annotated| {
+            annotated
+                .into_iter()
+                .map(|(header, path)| ParamHeader {
+                    name: mcp_types::routing::param_header(&header),
+                    header,
+                    path,
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
 
 pub(crate) struct ToolEntry {
     pub(crate) tool: Tool,
     pub(crate) call: ToolFn,
     /// Its `x-mcp-header` annotations, read from its input schema once when
     /// it is registered (every stateless HTTP call checks them).
-    pub(crate) param_headers: Box<[crate::runner::ParamHeader]>,
+    pub(crate) param_headers: Box<[ParamHeader]>,
     /// The extension that contributed it (an index into `extensions`).
     pub(crate) owner: Option<usize>,
 }

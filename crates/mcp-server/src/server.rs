@@ -10,7 +10,6 @@ use mcp_types::{
 
 use crate::session::{ServerSession, SessionState};
 
-use crate::builder::ServerBuilder;
 use crate::changes::ListChanges;
 use crate::registry::Registry;
 use crate::runner::Runner;
@@ -23,17 +22,9 @@ pub struct Server {
     pub(crate) registry: Arc<Registry>,
 }
 
+// `Server::builder` and `Server::builder_with_info` live with the builder
+// (builder.rs), which sits above this file.
 impl Server {
-    /// Starts building a server named `name` at `version`.
-    pub fn builder(name: impl Into<String>, version: impl Into<String>) -> ServerBuilder {
-        ServerBuilder::new(Implementation::new(name, version))
-    }
-
-    /// Starts building a server with a full implementation description.
-    pub fn builder_with_info(info: Implementation) -> ServerBuilder {
-        ServerBuilder::new(info)
-    }
-
     /// The server's name and version.
     pub fn info(&self) -> &Implementation {
         &self.registry.info

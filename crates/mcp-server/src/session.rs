@@ -19,6 +19,7 @@ use serde_json::Value;
 
 use crate::Error;
 use crate::ask::{Asks, elicited, form_ask, rooted, sampled, url_ask};
+use crate::states::AppState;
 
 #[derive(Default)]
 struct State {
@@ -256,8 +257,16 @@ impl SessionState {
         self.lock()
             .client
             .as_ref()
-            .is_some_and(|p| crate::runner::declares(&p.capabilities, id))
+            .is_some_and(|p| declares(&p.capabilities, id))
     }
+}
+
+/// Whether `capabilities` lists extension `id`.
+pub(crate) fn declares(capabilities: &ClientCapabilities, id: &str) -> bool {
+    capabilities
+        .extensions
+        .as_ref()
+        .is_some_and(|extensions| extensions.contains_key(id))
 }
 
 /// Applies subscriptions added (`true`) and removed, in order.
@@ -361,7 +370,7 @@ impl ServerSession {
     /// `_meta` declaration.
     pub fn client_declares_extension(&self, id: &str) -> bool {
         match &self.stateless {
-            Some(request) => crate::runner::declares(&request.capabilities, id),
+            Some(request) => declares(&request.capabilities, id),
             None => self.state.client_declares_extension(id),
         }
     }
@@ -836,10 +845,13 @@ pub struct Context {
     transport: TransportContext,
     input: Option<Arc<RequestInput>>,
     asks: Arc<Asks>,
-    app_state: Option<crate::registry::AppState>,
+    app_state: Option<AppState>,
     /// Where an extension's request method is served (for
     /// [`ToolCall::rerun`](crate::extension::ToolCall::rerun)); `None` elsewhere.
-    call_site: Option<Arc<crate::extension::CallSite>>,
+    ///
+    /// Opaque here: the site names the runner, which sits above this file
+    /// (extension.rs reads it back as its `CallSite`).
+    call_site: Option<Arc<dyn std::any::Any + Send + Sync>>,
 }
 
 /// The answers and state a retried stateless request brought.
@@ -870,18 +882,18 @@ impl Context {
         }
     }
 
-    pub(crate) fn with_state(mut self, state: Option<crate::registry::AppState>) -> Self {
+    pub(crate) fn with_state(mut self, state: Option<AppState>) -> Self {
         self.app_state = state;
         self
     }
 
-    pub(crate) fn with_call_site(mut self, site: crate::extension::CallSite) -> Self {
+    pub(crate) fn with_call_site(mut self, site: impl std::any::Any + Send + Sync) -> Self {
         self.call_site = Some(Arc::new(site));
         self
     }
 
-    pub(crate) fn call_site(&self) -> Option<&crate::extension::CallSite> {
-        self.call_site.as_deref()
+    pub(crate) fn call_site<T: 'static>(&self) -> Option<&T> {
+        self.call_site.as_deref()?.downcast_ref()
     }
 
     /// The state the server was built with
@@ -985,7 +997,7 @@ impl Context {
                 .meta
                 .as_deref()
                 .and_then(|m| m.client_capabilities.as_ref())
-                .is_some_and(|c| crate::runner::declares(c, id))
+                .is_some_and(|c| declares(c, id))
     }
 
     /// The request's `_meta`, if it had one.

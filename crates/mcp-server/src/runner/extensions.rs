@@ -3,19 +3,11 @@
 //! routing of extension request and notification methods.
 
 use mcp_core::{IncomingNotification, IncomingRequest, NotificationContext, RequestContext};
-use mcp_types::{CallToolRequestParams, ClientCapabilities, ErrorObject, RawJson, Tool};
+use mcp_types::{CallToolRequestParams, ErrorObject, RawJson, Tool};
 
 use super::{Cache, Requester, Runner, request_meta};
 use crate::extension::{CallOutcome, CallSite, ToolCall};
-use crate::session::ServerSession;
-
-/// Whether `capabilities` lists extension `id`.
-pub(crate) fn declares(capabilities: &ClientCapabilities, id: &str) -> bool {
-    capabilities
-        .extensions
-        .as_ref()
-        .is_some_and(|extensions| extensions.contains_key(id))
-}
+use crate::session::{ServerSession, declares};
 
 impl Runner {
     /// Whether the client being served declared extension `id`: in

@@ -9,8 +9,8 @@ use mcp_types::{
     Revision,
 };
 
+use super::forward::{Advertised, forward};
 use super::{Requester, Runner, record_span, to_raw};
-use crate::changes::{Advertised, forward};
 use crate::session::ServerSession;
 use crate::tasks::TaskFeed;
 

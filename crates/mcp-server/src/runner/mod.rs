@@ -8,14 +8,13 @@
 //! [`pages`] pages every list.
 
 mod extensions;
+mod forward;
 mod handshake;
 mod input;
 mod pages;
 mod stateless;
 pub(crate) mod tasks;
 
-pub(crate) use extensions::declares;
-pub(crate) use stateless::{ParamHeader, param_headers};
 use stateless::{check_param_headers, request_meta};
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -11,12 +11,13 @@ use mcp_types::method::Method;
 use mcp_types::tasks_ext::{self, DetailedTask};
 use mcp_types::{CacheScope, DiscoverResult, SubscriptionFilter, SubscriptionsListenRequestParams};
 use mcp_types::{
-    ClientRequest, ErrorCode, ErrorObject, JsonObject, RawJson, RequestMeta, Revision, Tool,
+    ClientRequest, ErrorCode, ErrorObject, JsonObject, RawJson, RequestMeta, Revision,
 };
 use serde::Serialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use crate::registry::ParamHeader;
 use crate::session::StatelessRequest;
 use crate::tasks::TaskWatch;
 
@@ -63,33 +64,6 @@ pub(super) fn client_of(
         client_info: meta.and_then(|m| m.client_info.clone()),
         log_level: meta.and_then(|m| m.log_level),
     }))
-}
-
-/// One `x-mcp-header` annotation of a tool (SEP-2243): the header as the
-/// schema names it, the `Mcp-Param-*` header it travels as, and the path of
-/// the argument it repeats.
-pub(crate) struct ParamHeader {
-    header: String,
-    name: String,
-    path: Vec<String>,
-}
-
-/// A tool's `x-mcp-header` annotations ([`mcp_types::routing::annotated_properties`]),
-/// derived once when the tool is registered; a tool whose annotations are
-/// invalid has none to check.
-pub(crate) fn param_headers(tool: &Tool) -> Box<[ParamHeader]> {
-    mcp_types::routing::annotated_properties(tool)
-        .map(|annotated| {
-            annotated
-                .into_iter()
-                .map(|(header, path)| ParamHeader {
-                    name: mcp_types::routing::param_header(&header),
-                    header,
-                    path,
-                })
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 /// SEP-2243: over HTTP, each `x-mcp-header` argument of a stateless
