@@ -74,7 +74,7 @@
 use std::future::Future;
 use std::sync::Arc;
 
-use mcp_core::{CancellationToken, RequestContext};
+use mcp_core::{BoxFuture, CancellationToken, RequestContext};
 use mcp_types::extension::{ExtensionId, InvalidExtensionId};
 use mcp_types::method::{NotificationMethod, RequestMethod};
 use mcp_types::{
@@ -87,7 +87,6 @@ use crate::handler::{Handler, Requests, Resources, Tools};
 use crate::registration::{Registrations, ToolDefinition, boxed};
 
 pub use crate::extract::Params;
-use crate::registry::BoxFuture;
 use crate::runner::{Requester, Runner};
 use crate::session::Context;
 use crate::tool_io::IntoToolResult;

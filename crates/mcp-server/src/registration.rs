@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use std::future::Future;
 use std::sync::Arc;
 
+use mcp_core::BoxFuture;
 use mcp_types::{
     CompleteRequestParams, Era, JsonObject, Resource, ResourceContents, ResourceTemplate,
     ResultOrInputRequired, Tool,
@@ -16,7 +17,7 @@ use mcp_types::{
 use crate::answer::{IntoCompletionResult, IntoPromptResult, IntoResourceResult, ResourceRequest};
 use crate::handler::{Completions, Handler, Prompts, Resources, StateNeed, Tools, signature_of};
 use crate::registry::{
-    BoxFuture, CompleteFn, PromptFn, ResourceEntry, ResourceFn, TemplateEntry, ToolEntry, ToolFn,
+    CompleteFn, PromptFn, ResourceEntry, ResourceFn, TemplateEntry, ToolEntry, ToolFn,
 };
 use crate::session::Context;
 use crate::tool_io::{IntoToolResult, empty_input_schema};

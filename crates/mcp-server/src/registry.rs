@@ -4,23 +4,24 @@
 use crate::answer::ResourceRequest;
 use crate::changes::ListChanges;
 use std::collections::{BTreeMap, HashMap};
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 
-use mcp_core::DispatcherConfig;
-use mcp_types::{CacheScope, ResultOrInputRequired};
+use mcp_core::{BoxFuture, DispatcherConfig};
+use mcp_types::{
+    CacheScope, PromptsCapability, ResourcesCapability, ResultOrInputRequired, ServerCapabilities,
+    ToolsCapability,
+};
 use mcp_types::{
     CallToolResult, CompleteRequestParams, Completion, ErrorObject, GetPromptResult,
     Implementation, JsonObject, Prompt, Resource, ResourceContents, ResourceTemplate, Tool,
 };
+use serde_json::Value;
 
 use crate::UriTemplate;
 use crate::request_state::StateSealer;
 use crate::session::{Context, ServerSession};
 use crate::states::AppState;
 
-pub(crate) type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
 /// A tool's handler: it reads the call's arguments where they are (the
 /// runner keeps them, to retry the call and to bind its `requestState`).
 pub(crate) type ToolFn = Arc<
@@ -151,4 +152,44 @@ pub(crate) struct Registry {
     pub(crate) extension_requests: HashMap<String, usize>,
     /// Which extension receives each extension notification method.
     pub(crate) extension_notifications: HashMap<String, usize>,
+}
+
+impl Registry {
+    /// The capabilities a server with these registrations advertises (see
+    /// [`Server::capabilities`](crate::Server::capabilities)).
+    pub(crate) fn capabilities(&self) -> ServerCapabilities {
+        let r = self;
+        let list_changed = r.list_changed.then_some(true);
+        let mut capabilities = ServerCapabilities::new();
+        // Log messages can always be sent through the context.
+        capabilities.logging = Some(JsonObject::new());
+        if !r.tools.is_empty() {
+            let mut tools = ToolsCapability::new();
+            tools.list_changed = list_changed;
+            capabilities.tools = Some(tools);
+        }
+        if !r.resources.is_empty() || !r.templates.is_empty() {
+            let mut resources = ResourcesCapability::new();
+            resources.subscribe = Some(true);
+            resources.list_changed = list_changed;
+            capabilities.resources = Some(resources);
+        }
+        if !r.prompts.is_empty() {
+            let mut prompts = PromptsCapability::new();
+            prompts.list_changed = list_changed;
+            capabilities.prompts = Some(prompts);
+        }
+        if r.completion.is_some() {
+            capabilities.completions = Some(JsonObject::new());
+        }
+        if !r.extensions.is_empty() {
+            let extensions = r
+                .extensions
+                .iter()
+                .map(|e| (e.id.to_string(), Value::Object(e.settings.clone())))
+                .collect();
+            capabilities.extensions = Some(extensions);
+        }
+        capabilities
+    }
 }

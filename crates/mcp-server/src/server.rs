@@ -3,17 +3,13 @@
 use std::sync::Arc;
 
 use mcp_core::{Connection, Transport};
-use mcp_types::{
-    Implementation, JsonObject, PromptsCapability, ResourcesCapability, ServerCapabilities, Tool,
-    ToolsCapability,
-};
+use mcp_types::{Implementation, ServerCapabilities, Tool};
 
 use crate::session::{ServerSession, SessionState};
 
 use crate::changes::ListChanges;
 use crate::registry::Registry;
 use crate::runner::Runner;
-use serde_json::Value;
 
 /// An MCP server: what it offers, ready to serve any number of connections.
 /// Cheap to clone.
@@ -42,39 +38,7 @@ impl Server {
 
     /// The capabilities this server declares, from what is registered.
     pub fn capabilities(&self) -> ServerCapabilities {
-        let r = &self.registry;
-        let list_changed = r.list_changed.then_some(true);
-        let mut capabilities = ServerCapabilities::new();
-        // Log messages can always be sent through the context.
-        capabilities.logging = Some(JsonObject::new());
-        if !r.tools.is_empty() {
-            let mut tools = ToolsCapability::new();
-            tools.list_changed = list_changed;
-            capabilities.tools = Some(tools);
-        }
-        if !r.resources.is_empty() || !r.templates.is_empty() {
-            let mut resources = ResourcesCapability::new();
-            resources.subscribe = Some(true);
-            resources.list_changed = list_changed;
-            capabilities.resources = Some(resources);
-        }
-        if !r.prompts.is_empty() {
-            let mut prompts = PromptsCapability::new();
-            prompts.list_changed = list_changed;
-            capabilities.prompts = Some(prompts);
-        }
-        if r.completion.is_some() {
-            capabilities.completions = Some(JsonObject::new());
-        }
-        if !r.extensions.is_empty() {
-            let extensions = r
-                .extensions
-                .iter()
-                .map(|e| (e.id.to_string(), Value::Object(e.settings.clone())))
-                .collect();
-            capabilities.extensions = Some(extensions);
-        }
-        capabilities
+        self.registry.capabilities()
     }
 
     /// Serves one client over `transport`. The connection runs in the

@@ -38,7 +38,6 @@ use crate::session::{Context, ServerSession, SessionState, StatelessRequest};
 
 use crate::answer::*;
 use crate::registry::*;
-use crate::server::Server;
 
 /// Serves one connection (or, stateless, each request) with a registry.
 #[derive(Clone)]
@@ -134,12 +133,6 @@ impl Runner {
             cx.transport.clone(),
         )
         .with_state(self.registry.state.clone())
-    }
-
-    fn server(&self) -> Server {
-        Server {
-            registry: self.registry.clone(),
-        }
     }
 
     /// The requests both eras serve alike, from parsed params to the
@@ -545,7 +538,7 @@ impl Runner {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Args;
+    use crate::{Args, Server};
     use mcp_core::{Connection, DispatcherConfig};
     use schemars::JsonSchema;
 

@@ -217,7 +217,7 @@ impl Runner {
                     .rev()
                     .map(|r| r.as_str().to_owned())
                     .collect();
-                let mut result = DiscoverResult::new(supported, self.server().capabilities());
+                let mut result = DiscoverResult::new(supported, self.registry.capabilities());
                 result.instructions = self.registry.instructions.clone();
                 self.stamp(&result, Some(self.registry.list_cache))
             }
