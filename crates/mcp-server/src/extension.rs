@@ -74,49 +74,20 @@
 use std::future::Future;
 use std::sync::Arc;
 
-use mcp_core::{BoxFuture, CancellationToken, RequestContext};
+use mcp_core::BoxFuture;
 use mcp_types::extension::{ExtensionId, InvalidExtensionId};
 use mcp_types::method::{NotificationMethod, RequestMethod};
-use mcp_types::{
-    CallToolRequestParams, CallToolResult, ErrorObject, JsonObject, RawJson, Resource,
-    ResourceTemplate, ResultOrInputRequired, Tool,
-};
+use mcp_types::{ErrorObject, JsonObject, RawJson, Resource, ResourceTemplate, Tool};
 
 use crate::answer::IntoResourceResult;
 use crate::handler::{Handler, Requests, Resources, Tools};
 use crate::registration::{Registrations, ToolDefinition, boxed};
 
 pub use crate::extract::Params;
-use crate::runner::{Requester, Runner};
+use crate::registry::{ExtNotificationFn, ExtRequest, ExtRequestFn, ExtensionEntry};
 use crate::session::Context;
+pub use crate::tool_call::{CallOutcome, ToolCall};
 use crate::tool_io::IntoToolResult;
-
-/// What an extension's request handler is given back to the runner: the
-/// result, or a protocol error.
-pub(crate) type ExtRequestFn =
-    Arc<dyn Fn(Option<RawJson>, Context) -> BoxFuture<Result<RawJson, ErrorObject>> + Send + Sync>;
-pub(crate) type ExtNotificationFn =
-    Arc<dyn Fn(Option<RawJson>, crate::ServerSession) -> BoxFuture<()> + Send + Sync>;
-pub(crate) type InterceptFn =
-    Arc<dyn Fn(ToolCall, Context) -> BoxFuture<Result<CallOutcome, ErrorObject>> + Send + Sync>;
-
-/// One request method an extension serves.
-#[derive(Clone)]
-pub(crate) struct ExtRequest {
-    pub(crate) handle: ExtRequestFn,
-    /// Whether its 2026-07-28 results carry the list cache hints.
-    pub(crate) cacheable: bool,
-}
-
-/// A registered extension, as the runner serves it.
-pub(crate) struct ExtensionEntry {
-    pub(crate) id: ExtensionId,
-    pub(crate) settings: JsonObject,
-    pub(crate) client_must_declare: bool,
-    pub(crate) requests: std::collections::HashMap<String, ExtRequest>,
-    pub(crate) notifications: std::collections::HashMap<String, ExtNotificationFn>,
-    pub(crate) interceptor: Option<InterceptFn>,
-}
 
 /// An extension of the protocol, registered with
 /// [`ServerBuilder::extension`](crate::ServerBuilder::extension). See the
@@ -397,138 +368,25 @@ where
     H::Output: IntoMethodResult<M>,
     Mk: 'static,
 {
-    Arc::new(move |params, cx| {
-        let params = match mcp_types::parse_params::<M>(params.as_ref()) {
-            Ok(params) => params,
-            Err(e) => {
-                let refused = Err(ErrorObject::invalid_params(e.to_string()));
-                return Box::pin(std::future::ready(refused));
-            }
-        };
-        boxed(
-            handler.call(&params, &cx),
-            |output| {
-                let result = output.into_method_result()?;
-                RawJson::from_serialize(&result).map_err(|e| {
-                    ErrorObject::internal_error(format!("could not serialize the result: {e}"))
-                })
-            },
-            Err,
-        )
-    })
-}
-
-/// How an interceptor answers a `tools/call`.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-// Moved once per call, never stored in bulk: boxing would only add an allocation.
-#[allow(clippy::large_enum_variant)]
-pub enum CallOutcome {
-    /// The tool's own answer (a result, or a request for input).
-    Tool(ResultOrInputRequired<CallToolResult>),
-    /// A result of the extension's own shape (for example a task handle
-    /// with `"resultType": "task"`), sent as given; at 2026-07-28 it gets
-    /// `resultType: "complete"` only if it names none.
-    Extension(JsonObject),
-}
-
-/// A `tools/call` on its way to the tool, as an interceptor sees it.
-/// [`proceed`](Self::proceed) hands it on. It owns what it needs (no
-/// borrow of the request), so an interceptor may run it later in a task it
-/// owns; a clone runs the same call again (`proceed` consumes it).
-#[derive(Clone)]
-pub struct ToolCall {
-    pub(crate) runner: Runner,
-    pub(crate) cx: RequestContext,
-    pub(crate) requester: Requester,
-    pub(crate) params: Box<CallToolRequestParams>,
-    /// The index of the next interceptor to run.
-    pub(crate) next: usize,
-    /// Whether the request in `cx` carries this call, so its routing
-    /// headers must agree with the arguments; a call run again from what
-    /// an extension kept ([`ToolCall::rerun`]) is not that request's (its
-    /// own request's headers were checked when it was first made).
-    pub(crate) carried: bool,
-}
-
-/// Where an extension's request method is served: what
-/// [`ToolCall::rerun`] needs to run a call there.
-#[derive(Clone)]
-pub(crate) struct CallSite {
-    pub(crate) runner: Runner,
-    pub(crate) cx: RequestContext,
-    pub(crate) requester: Requester,
-    /// The index of the extension serving the request.
-    pub(crate) extension: usize,
-}
-
-impl std::fmt::Debug for ToolCall {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ToolCall")
-            .field("name", &self.params.name)
-            .finish_non_exhaustive()
-    }
-}
-
-impl ToolCall {
-    /// The call's params as the client sent them.
-    pub fn params(&self) -> &CallToolRequestParams {
-        &self.params
-    }
-
-    /// The called tool's name.
-    pub fn name(&self) -> &str {
-        &self.params.name
-    }
-
-    /// The called tool as registered (`None` if no such tool is visible to
-    /// this client, which `proceed` answers with `-32602`).
-    pub fn tool(&self) -> Option<&Tool> {
-        self.runner.visible_tool(&self.params.name, &self.requester)
-    }
-
-    /// The params to run the tool with, for an interceptor that changes
-    /// them (drops its own `_meta` keys, say) before proceeding.
-    pub fn params_mut(&mut self) -> &mut CallToolRequestParams {
-        &mut self.params
-    }
-
-    /// Runs the tool under `cancel` instead of the request's own token:
-    /// for an interceptor that lets the tool outlive the request (a task)
-    /// and cancels it itself.
-    pub fn with_cancel(mut self, cancel: CancellationToken) -> Self {
-        self.cx.cancel = cancel;
-        self
-    }
-
-    /// A `tools/call` of `params` run again from what an extension kept of
-    /// an earlier call (a task's record, say), served in the context of
-    /// the extension request `cx` belongs to: the same owner, principal and
-    /// era as that request. It enters the interceptor chain after the
-    /// extension's own interceptor, as the earlier call's `proceed` did, so
-    /// any process of the server can resume a call another began. Its
-    /// arguments are not checked against this request's routing headers
-    /// (the earlier call's were). `None` when `cx` is not the context of
-    /// an extension's request method.
-    pub fn rerun(cx: &Context, params: CallToolRequestParams) -> Option<Self> {
-        let site: &CallSite = cx.call_site()?;
-        Some(Self {
-            runner: site.runner.clone(),
-            cx: site.cx.clone(),
-            requester: site.requester.clone(),
-            params: Box::new(params),
-            next: site.extension + 1,
-            carried: false,
-        })
-    }
-
-    /// Hands the call on: to the next extension's interceptor, then to the tool.
-    ///
-    /// # Errors
-    /// The protocol error of the tool or of a later interceptor (an unknown
-    /// tool is `-32602`).
-    pub async fn proceed(self) -> Result<CallOutcome, ErrorObject> {
-        let runner = self.runner.clone();
-        runner.call_next(self).await
-    }
+    Arc::new(
+        move |params, cx| -> BoxFuture<Result<RawJson, ErrorObject>> {
+            let params = match mcp_types::parse_params::<M>(params.as_ref()) {
+                Ok(params) => params,
+                Err(e) => {
+                    let refused = Err(ErrorObject::invalid_params(e.to_string()));
+                    return Box::pin(std::future::ready(refused));
+                }
+            };
+            boxed(
+                handler.call(&params, &cx),
+                |output| {
+                    let result = output.into_method_result()?;
+                    RawJson::from_serialize(&result).map_err(|e| {
+                        ErrorObject::internal_error(format!("could not serialize the result: {e}"))
+                    })
+                },
+                Err,
+            )
+        },
+    )
 }

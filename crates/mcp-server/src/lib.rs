@@ -28,6 +28,7 @@ mod session;
 pub mod skills;
 mod states;
 pub mod tasks;
+mod tool_call;
 mod tool_io;
 mod uri_template;
 

@@ -7,6 +7,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use mcp_core::{BoxFuture, DispatcherConfig};
+use mcp_types::RawJson;
+use mcp_types::extension::ExtensionId;
 use mcp_types::{
     CacheScope, PromptsCapability, ResourcesCapability, ResultOrInputRequired, ServerCapabilities,
     ToolsCapability,
@@ -21,6 +23,7 @@ use crate::UriTemplate;
 use crate::request_state::StateSealer;
 use crate::session::{Context, ServerSession};
 use crate::states::AppState;
+use crate::tool_call::{CallOutcome, ToolCall};
 
 /// A tool's handler: it reads the call's arguments where they are (the
 /// runner keeps them, to retry the call and to bind its `requestState`).
@@ -51,6 +54,33 @@ pub(crate) type CompleteFn = Arc<
         + Send
         + Sync,
 >;
+
+/// What an extension's request handler is given back to the runner: the
+/// result, or a protocol error.
+pub(crate) type ExtRequestFn =
+    Arc<dyn Fn(Option<RawJson>, Context) -> BoxFuture<Result<RawJson, ErrorObject>> + Send + Sync>;
+pub(crate) type ExtNotificationFn =
+    Arc<dyn Fn(Option<RawJson>, ServerSession) -> BoxFuture<()> + Send + Sync>;
+pub(crate) type InterceptFn =
+    Arc<dyn Fn(ToolCall, Context) -> BoxFuture<Result<CallOutcome, ErrorObject>> + Send + Sync>;
+
+/// One request method an extension serves.
+#[derive(Clone)]
+pub(crate) struct ExtRequest {
+    pub(crate) handle: ExtRequestFn,
+    /// Whether its 2026-07-28 results carry the list cache hints.
+    pub(crate) cacheable: bool,
+}
+
+/// A registered extension, as the runner serves it.
+pub(crate) struct ExtensionEntry {
+    pub(crate) id: ExtensionId,
+    pub(crate) settings: JsonObject,
+    pub(crate) client_must_declare: bool,
+    pub(crate) requests: std::collections::HashMap<String, ExtRequest>,
+    pub(crate) notifications: std::collections::HashMap<String, ExtNotificationFn>,
+    pub(crate) interceptor: Option<InterceptFn>,
+}
 
 /// The default number of items per page of a list result.
 pub const DEFAULT_PAGE_SIZE: usize = 100;
@@ -147,7 +177,7 @@ pub(crate) struct Registry {
     /// The task engine, when the server runs tasks ([`ServerBuilder::tasks`](crate::ServerBuilder::tasks)).
     pub(crate) tasks: Option<Arc<crate::tasks::TaskEngine>>,
     /// The registered extensions, in registration order.
-    pub(crate) extensions: Vec<crate::extension::ExtensionEntry>,
+    pub(crate) extensions: Vec<ExtensionEntry>,
     /// Which extension serves each extension request method.
     pub(crate) extension_requests: HashMap<String, usize>,
     /// Which extension receives each extension notification method.

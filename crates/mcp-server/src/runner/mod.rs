@@ -174,10 +174,10 @@ impl Runner {
                     .call_intercepted(Box::new(params), cx, requester)
                     .await?
                 {
-                    crate::extension::CallOutcome::Tool(answer) => {
+                    crate::tool_call::CallOutcome::Tool(answer) => {
                         self.shape(requester, &answer, Cache::None)
                     }
-                    crate::extension::CallOutcome::Extension(result) => {
+                    crate::tool_call::CallOutcome::Extension(result) => {
                         self.shape(requester, &result, Cache::None)
                     }
                 }
