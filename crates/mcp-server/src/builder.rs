@@ -510,37 +510,42 @@ impl ServerBuilder {
             });
         }
         for mut entry in items.tools {
-            let name = &entry.tool.name;
-            if registry.tool_index.contains_key(name) {
-                return Err(Error::Registration {
-                    what: format!("tool `{name}`"),
-                    reason: "a tool with this name is already registered".into(),
-                });
-            }
-            registry
-                .tool_index
-                .insert(name.clone(), registry.tools.len());
             entry.param_headers = param_headers(&entry.tool);
-            registry.tools.push(entry);
+            let name = entry.tool.name.clone();
+            let (entries, index) = (&mut registry.tools, &mut registry.tool_index);
+            add_unique(entries, index, name, entry, "tool", "name")?;
         }
         for entry in items.resources {
-            let uri = &entry.resource.uri;
-            if registry.resource_index.contains_key(uri) {
-                return Err(Error::Registration {
-                    what: format!("resource `{uri}`"),
-                    reason: "a resource with this URI is already registered".into(),
-                });
-            }
-            registry
-                .resource_index
-                .insert(uri.clone(), registry.resources.len());
-            registry.resources.push(entry);
+            let uri = entry.resource.uri.clone();
+            let (entries, index) = (&mut registry.resources, &mut registry.resource_index);
+            add_unique(entries, index, uri, entry, "resource", "URI")?;
         }
         registry.templates = items.templates;
         Ok(Server {
             registry: Arc::new(registry),
         })
     }
+}
+
+/// Adds `entry` to `entries`, indexed by `key`; refused when another
+/// `kind` has that `key` (its name or URI, says `named`).
+fn add_unique<T>(
+    entries: &mut Vec<T>,
+    index: &mut HashMap<String, usize>,
+    key: String,
+    entry: T,
+    kind: &str,
+    named: &str,
+) -> Result<(), Error> {
+    if index.contains_key(&key) {
+        return Err(Error::Registration {
+            what: format!("{kind} `{key}`"),
+            reason: format!("a {kind} with this {named} is already registered"),
+        });
+    }
+    index.insert(key, entries.len());
+    entries.push(entry);
+    Ok(())
 }
 
 fn duration_ms(duration: std::time::Duration) -> u64 {
