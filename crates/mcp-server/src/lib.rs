@@ -5,6 +5,7 @@
 mod answer;
 pub mod apps;
 pub mod ask;
+mod asking;
 mod builder;
 mod changes;
 mod client_tasks;
