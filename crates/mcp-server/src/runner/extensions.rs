@@ -9,7 +9,8 @@ use mcp_core::{
 };
 use mcp_types::{CallToolRequestParams, ErrorObject, RawJson, Tool};
 
-use super::{Cache, Requester, Runner, request_meta};
+use super::envelope::request_meta;
+use super::{Cache, Requester, Runner};
 use crate::session::{ServerSession, declares};
 use crate::tool_call::{CallChain, CallOutcome, CallSite, ToolCall};
 

@@ -7,6 +7,7 @@
 //! hints). [`input`] runs handlers that ask the client, in either era;
 //! [`pages`] pages every list.
 
+mod envelope;
 mod extensions;
 mod forward;
 mod handshake;
@@ -15,7 +16,7 @@ mod pages;
 mod stateless;
 pub(crate) mod tasks;
 
-use stateless::{check_param_headers, request_meta};
+use envelope::{check_param_headers, request_meta};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -470,8 +471,8 @@ impl Handler for Runner {
         // borrowed, and a read one dropped here: the future below holds only
         // the client it was read into.
         let client = match &parsed {
-            Some(parsed) => stateless::client_of(revision, parsed.meta()),
-            None => stateless::client_of(revision, request_meta(request.params.as_ref()).as_ref()),
+            Some(parsed) => envelope::client_of(revision, parsed.meta()),
+            None => envelope::client_of(revision, request_meta(request.params.as_ref()).as_ref()),
         }?;
         self.stateless(request, parsed, cx, client).await
     }
