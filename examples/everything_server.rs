@@ -270,7 +270,7 @@ fn everything_server(tasks: TasksConfig) -> mcp_server::ServerBuilder {
             "test_trigger_tool_change",
             "Announces a tool list change to listening clients",
             |cx: Context| async move {
-                if let Some(changes) = cx.list_changes() {
+                if let Some(changes) = cx.session().list_changes() {
                     changes.tools_changed();
                 }
                 "tools/list_changed sent"
@@ -280,7 +280,7 @@ fn everything_server(tasks: TasksConfig) -> mcp_server::ServerBuilder {
             "test_trigger_prompt_change",
             "Announces a prompt list change to listening clients",
             |cx: Context| async move {
-                if let Some(changes) = cx.list_changes() {
+                if let Some(changes) = cx.session().list_changes() {
                     changes.prompts_changed();
                 }
                 "prompts/list_changed sent"
@@ -401,7 +401,7 @@ fn everything_server(tasks: TasksConfig) -> mcp_server::ServerBuilder {
             "test_input_required_result_capabilities",
             "Asks only for what the client can do",
             |cx: Context| async move {
-                let capabilities = cx.client_capabilities().unwrap_or_default();
+                let capabilities = cx.session().client_capabilities().unwrap_or_default();
                 let answered = cx.input_responses().is_some_and(|r| !r.is_empty());
                 if answered {
                     return Answer::Complete("inputs received".to_owned());
@@ -658,7 +658,8 @@ async fn logging(cx: Context) -> Result<&'static str, ToolError> {
         if i > 0 {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
-        cx.send_log_message(LoggingLevel::Info, message, Some("everything-server"))
+        cx.session()
+            .send_log_message(LoggingLevel::Info, message, Some("everything-server"))
             .await?;
     }
     Ok("Logging tool completed")
@@ -755,7 +756,7 @@ async fn elicitation_enums(cx: Context) -> Result<String, ToolError> {
 async fn missing_capability(cx: Context) -> Result<&'static str, ToolError> {
     let mut sampling = ClientCapabilities::new();
     sampling.sampling = Some(SamplingCapability::new());
-    if !cx.check_client_capability(&sampling) {
+    if !cx.session().check_client_capability(&sampling) {
         return Err(ToolError::protocol(
             MissingRequiredClientCapabilityData::new(sampling)
                 .into_error("this tool needs the client's sampling capability"),
@@ -828,7 +829,7 @@ async fn multi_input(cx: Context) -> Result<String, ToolError> {
 async fn resource_ticks(Args(args): Args<TicksArgs>, cx: Context) -> Result<String, ToolError> {
     for i in 1..=args.count.min(1000) {
         tokio::time::sleep(Duration::from_millis(args.interval_ms.min(10_000))).await;
-        if let Some(changes) = cx.list_changes() {
+        if let Some(changes) = cx.session().list_changes() {
             changes.resource_updated(format!("test://template/{i}/data"));
         }
         cx.report_progress(f64::from(i), Some(f64::from(args.count)), None)

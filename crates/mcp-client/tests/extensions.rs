@@ -116,7 +116,8 @@ fn server() -> Server {
         .tool("print", "Prints a receipt", |cx: Context| async move {
             let params = serde_json::value::to_raw_value(&json!({"receipt": "r-7"}))
                 .map(mcp_types::RawJson::from);
-            cx.peer()
+            cx.session()
+                .peer()
                 .notify(Printed::NAME, params.ok())
                 .await
                 .map(|()| "printed".to_owned())

@@ -127,7 +127,7 @@ async fn sign_in(cx: Context) -> Result<String, ToolError> {
     let answer = cx
         .elicit_url("Sign in", "https://example.com/auth", "e-1")
         .await?;
-    cx.send_elicit_complete("e-1").await?;
+    cx.session().send_elicit_complete("e-1").await?;
     Ok(format!("{:?}", answer.action))
 }
 
@@ -151,7 +151,7 @@ async fn roots(cx: Context) -> Result<String, ToolError> {
 }
 
 async fn ping_back(cx: Context) -> Result<&'static str, ToolError> {
-    cx.send_ping().await?;
+    cx.session().send_ping().await?;
     Ok("pong")
 }
 
@@ -810,7 +810,7 @@ async fn a_cancelled_call_cancels_the_servers_handler() {
 async fn roots_changes_and_elicitation_completion_reach_the_other_side() {
     let (roots_tx, mut roots_rx) = mpsc::unbounded_channel();
     async fn sign_in(cx: Context) -> Result<&'static str, ToolError> {
-        cx.send_elicit_complete("e-9").await?;
+        cx.session().send_elicit_complete("e-9").await?;
         Ok("sent")
     }
     let server = Server::builder("roots", "1")
@@ -818,7 +818,7 @@ async fn roots_changes_and_elicitation_completion_reach_the_other_side() {
         .on_roots_list_changed(move |session| {
             let roots_tx = roots_tx.clone();
             async move {
-                let roots = session.list_roots().await.expect("roots/list");
+                let roots = session.send_list_roots().await.expect("roots/list");
                 let _ = roots_tx.send(roots.roots[0].uri.clone());
             }
         })

@@ -117,12 +117,22 @@ async fn delegate_elicitation(cx: Context) -> Result<String, ToolError> {
         name_form(),
     ));
     let task = cx
+        .session()
         .elicit_as_task(&params, Some(Duration::from_secs(60)))
         .await
         .map_err(tool_error)?;
-    let listed = cx.list_client_tasks(None).await.map_err(tool_error)?;
-    let answer: ElicitResult = cx.wait_for_client_task(&task).await.map_err(tool_error)?;
+    let listed = cx
+        .session()
+        .list_client_tasks(None)
+        .await
+        .map_err(tool_error)?;
+    let answer: ElicitResult = cx
+        .session()
+        .wait_for_client_task(&task)
+        .await
+        .map_err(tool_error)?;
     let done = cx
+        .session()
         .get_client_task(&task.task_id)
         .await
         .map_err(tool_error)?;
@@ -139,10 +149,15 @@ async fn delegate_elicitation(cx: Context) -> Result<String, ToolError> {
 async fn delegate_sampling(cx: Context) -> Result<String, ToolError> {
     let params = CreateMessageRequestParams::new(vec![SamplingMessage::user_text("Hi")], 10);
     let task = cx
+        .session()
         .create_message_as_task(&params, None)
         .await
         .map_err(tool_error)?;
-    let answer: CreateMessageResult = cx.wait_for_client_task(&task).await.map_err(tool_error)?;
+    let answer: CreateMessageResult = cx
+        .session()
+        .wait_for_client_task(&task)
+        .await
+        .map_err(tool_error)?;
     let text = answer.content.blocks()[0]
         .as_text()
         .unwrap_or("")
@@ -153,16 +168,22 @@ async fn delegate_sampling(cx: Context) -> Result<String, ToolError> {
 async fn delegate_and_cancel(cx: Context) -> Result<String, ToolError> {
     let params =
         ElicitRequestParams::Form(ElicitRequestFormParams::new("never answered", name_form()));
-    let task = cx.elicit_as_task(&params, None).await.map_err(tool_error)?;
+    let task = cx
+        .session()
+        .elicit_as_task(&params, None)
+        .await
+        .map_err(tool_error)?;
     let cancelled = cx
+        .session()
         .cancel_client_task(&task.task_id)
         .await
         .map_err(tool_error)?;
     let polled = cx
+        .session()
         .get_client_task(&task.task_id)
         .await
         .map_err(tool_error)?;
-    let again = cx.cancel_client_task(&task.task_id).await;
+    let again = cx.session().cancel_client_task(&task.task_id).await;
     let code = again.err().and_then(|e| match e {
         mcp_server::Error::Request(mcp_core::Error::Remote(e)) => Some(e.code),
         _ => None,

@@ -67,7 +67,7 @@ impl Apps {
     /// Serves `html` as the view at `uri` (which must start with `ui://`).
     pub fn html(mut self, uri: &str, name: &str, html: impl Into<String>) -> Self {
         if !uri.starts_with(SCHEME) || uri.len() == SCHEME.len() {
-            self.extension.errors.push(Error::Registration {
+            self.extension.items.errors.push(Error::Registration {
                 what: format!("app view `{uri}`"),
                 reason: "an app view's URI starts with `ui://`".into(),
             });
@@ -93,7 +93,7 @@ impl Apps {
         M: 'static,
     {
         if !self.extension.items.has_resource(view_uri) {
-            self.extension.errors.push(Error::Registration {
+            self.extension.items.errors.push(Error::Registration {
                 what: format!("app tool `{}`", tool.name),
                 reason: format!("no view `{view_uri}` is registered; call `html` first"),
             });

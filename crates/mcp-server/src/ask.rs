@@ -1,7 +1,7 @@
 //! Asking the client for input (elicitation, sampling, roots) the same way in
 //! either protocol era.
 //!
-//! A handler asks through its [`Context`] and awaits the answer:
+//! A handler asks through its [`Context`](crate::Context) and awaits the answer:
 //!
 //! - **Handshake era** (up to 2025-11-25): the ask is a server-to-client
 //!   request sent mid-call; the handler resumes when the client answers.
@@ -22,21 +22,20 @@ use std::sync::{Mutex, MutexGuard};
 
 use mcp_types::method::Method;
 use mcp_types::{
-    CreateMessageRequestParams, CreateMessageResult, ElicitAction, ElicitRequestFormParams,
-    ElicitRequestParams, ElicitRequestUrlParams, ElicitRequestedSchema, ElicitResult, InputRequest,
-    InputRequests, InputResponse, InputResponses, JsonObject, ListRootsResult, methods,
+    CreateMessageResult, ElicitRequestFormParams, ElicitRequestParams, ElicitRequestUrlParams,
+    ElicitRequestedSchema, ElicitResult, InputRequest, InputRequests, InputResponse,
+    InputResponses, JsonObject, ListRootsResult, methods,
 };
 use schemars::JsonSchema;
-use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use crate::{Context, Error};
+use crate::Error;
 
 /// The prefix of the keys the SDK gives its own asks, apart from keys a
 /// handler picks for an explicit [`InputRequired`](crate::InputRequired).
 const ASK_KEY_PREFIX: &str = "mcp.ask.";
 
-/// The user's answer to a typed form ([`Context::elicit`]).
+/// The user's answer to a typed form ([`Context::elicit`](crate::Context::elicit)).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Elicitation<T> {
     /// The user filled in the form and submitted it.
@@ -48,7 +47,8 @@ pub enum Elicitation<T> {
 }
 
 /// The asks of one request: answers known so far, and what this run asked
-/// that has no answer yet. Shared by the clones of a request's [`Context`].
+/// that has no answer yet. Shared by the clones of a request's
+/// [`Context`](crate::Context).
 #[derive(Debug, Default)]
 pub(crate) struct Asks {
     book: Mutex<Book>,
@@ -95,7 +95,7 @@ impl Asks {
     }
 
     /// The key of the next ask, and its answer if the client gave one.
-    fn next(&self) -> (String, Option<InputResponse>) {
+    pub(crate) fn next(&self) -> (String, Option<InputResponse>) {
         let mut book = self.lock();
         let key = format!("{ASK_KEY_PREFIX}{}", book.next);
         book.next += 1;
@@ -103,7 +103,7 @@ impl Asks {
         (key, answer)
     }
 
-    fn pend(&self, key: String, request: InputRequest) {
+    pub(crate) fn pend(&self, key: String, request: InputRequest) {
         self.lock().pending.insert(key, request);
     }
 
@@ -118,162 +118,8 @@ impl Asks {
     }
 }
 
-impl Context {
-    /// Asks the user to fill in a form shaped like `T` and reads the answer
-    /// into `T`. `T`'s schema must be a flat object of primitive fields
-    /// (strings, numbers, booleans, enums), as elicitation allows.
-    ///
-    /// Works in either era (see the [module docs](crate::ask)): in the
-    /// stateless era the handler may run again before this returns.
-    ///
-    /// # Examples
-    /// ```
-    /// use mcp_server::{Context, Elicitation, Server, ToolError};
-    ///
-    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
-    /// struct Name { name: String }
-    ///
-    /// async fn greet(cx: Context) -> Result<String, ToolError> {
-    ///     Ok(match cx.elicit::<Name>("What is your name?").await? {
-    ///         Elicitation::Accepted(Name { name }) => format!("hello {name}"),
-    ///         Elicitation::Declined | Elicitation::Cancelled => "hello, stranger".into(),
-    ///     })
-    /// }
-    ///
-    /// let server = Server::builder("greeter", "1.0.0")
-    ///     .tool("greet", "Greets the user by name", greet)
-    ///     .build();
-    /// assert!(server.is_ok());
-    /// ```
-    ///
-    /// # Errors
-    /// [`Error::InvalidElicitationSchema`] when `T` is not a flat form;
-    /// [`Error::InvalidElicitationAnswer`] when the submitted values do not
-    /// fit `T`; as [`elicit_form`](Self::elicit_form) otherwise.
-    ///
-    /// # Cancel safety
-    /// Dropping the future (the handler's own future, when the call is cancelled)
-    /// cancels the ask: in the handshake era the client is sent
-    /// `notifications/cancelled`; in the stateless era nothing was sent yet.
-    pub async fn elicit<T: DeserializeOwned + JsonSchema>(
-        &self,
-        message: &str,
-    ) -> Result<Elicitation<T>, Error> {
-        let schema = elicitation_schema::<T>()?;
-        let answer = self.elicit_form(message, schema).await?;
-        match answer.action {
-            ElicitAction::Accept => {
-                let content = serde_json::to_value(answer.content.unwrap_or_default())
-                    .map_err(|source| Error::InvalidElicitationAnswer { source })?;
-                serde_json::from_value(content)
-                    .map(Elicitation::Accepted)
-                    .map_err(|source| Error::InvalidElicitationAnswer { source })
-            }
-            ElicitAction::Decline => Ok(Elicitation::Declined),
-            // Cancel, and any action a newer revision adds: not an answer.
-            _ => Ok(Elicitation::Cancelled),
-        }
-    }
-
-    /// Asks the user to fill in a form (`elicitation/create`, form mode), in
-    /// either era (see the [module docs](crate::ask)).
-    ///
-    /// # Errors
-    /// [`Error::MissingClientCapability`] (or, stateless,
-    /// [`Error::MissingRequiredClientCapability`]) when the client cannot
-    /// elicit forms; [`Error::AwaitingInput`] in the stateless era until the
-    /// client answered (return it with `?`); [`Error::Request`] when the
-    /// client fails.
-    ///
-    /// # Cancel safety
-    /// Dropping the future (the handler's own future, when the call is cancelled)
-    /// cancels the ask: in the handshake era the client is sent
-    /// `notifications/cancelled`; in the stateless era nothing was sent yet.
-    pub async fn elicit_form(
-        &self,
-        message: &str,
-        requested_schema: ElicitRequestedSchema,
-    ) -> Result<ElicitResult, Error> {
-        elicited(self.ask(form_ask(message, requested_schema)).await?)
-    }
-
-    /// Asks the user to visit `url` (`elicitation/create`, URL mode), in
-    /// either era, for interactions that must not pass through the client,
-    /// such as signing in.
-    ///
-    /// # Errors
-    /// As [`elicit_form`](Self::elicit_form), for the `elicitation.url` capability.
-    ///
-    /// # Cancel safety
-    /// Dropping the future (the handler's own future, when the call is cancelled)
-    /// cancels the ask: in the handshake era the client is sent
-    /// `notifications/cancelled`; in the stateless era nothing was sent yet.
-    pub async fn elicit_url(
-        &self,
-        message: &str,
-        url: &str,
-        elicitation_id: &str,
-    ) -> Result<ElicitResult, Error> {
-        elicited(self.ask(url_ask(message, url, elicitation_id)).await?)
-    }
-
-    /// Asks the client's model for a completion (`sampling/createMessage`),
-    /// in either era. Checked first against what the client declared:
-    /// sampling itself, and `sampling.tools` when `params` offers tools.
-    ///
-    /// # Errors
-    /// As [`elicit_form`](Self::elicit_form), for the `sampling` capability.
-    ///
-    /// # Cancel safety
-    /// Dropping the future (the handler's own future, when the call is cancelled)
-    /// cancels the ask: in the handshake era the client is sent
-    /// `notifications/cancelled`; in the stateless era nothing was sent yet.
-    pub async fn create_message(
-        &self,
-        params: &CreateMessageRequestParams,
-    ) -> Result<CreateMessageResult, Error> {
-        sampled(
-            self.ask(InputRequest::CreateMessage(params.clone()))
-                .await?,
-        )
-    }
-
-    /// Asks for the client's roots (`roots/list`), in either era.
-    ///
-    /// # Errors
-    /// As [`elicit_form`](Self::elicit_form), for the `roots` capability.
-    ///
-    /// # Cancel safety
-    /// Dropping the future (the handler's own future, when the call is cancelled)
-    /// cancels the ask: in the handshake era the client is sent
-    /// `notifications/cancelled`; in the stateless era nothing was sent yet.
-    pub async fn list_roots(&self) -> Result<ListRootsResult, Error> {
-        rooted(self.ask(InputRequest::list_roots()).await?)
-    }
-
-    /// One ask: sent now in the handshake era; in the stateless era
-    /// answered from what the client sent, or recorded for the
-    /// `input_required` result.
-    async fn ask(&self, request: InputRequest) -> Result<InputResponse, Error> {
-        self.session().check_ask(&request)?;
-        if !self.is_stateless() {
-            return self.session().send_ask(request).await;
-        }
-        let (key, answer) = self.asks().next();
-        match answer {
-            Some(answer) if answers(&request, &answer) => Ok(answer),
-            Some(_) => Err(Error::InputMismatch { key }),
-            None => {
-                let method = request.method();
-                self.asks().pend(key, request);
-                Err(Error::AwaitingInput { method })
-            }
-        }
-    }
-}
-
 /// Whether `answer` is of the kind `request` asks for.
-fn answers(request: &InputRequest, answer: &InputResponse) -> bool {
+pub(crate) fn answers(request: &InputRequest, answer: &InputResponse) -> bool {
     matches!(
         (request, answer),
         (InputRequest::Elicit(_), InputResponse::Elicit(_))
@@ -331,7 +177,7 @@ fn mismatch(method: &'static str) -> Error {
 }
 
 /// The flat form schema of `T` for `elicitation/create`.
-fn elicitation_schema<T: JsonSchema>() -> Result<ElicitRequestedSchema, Error> {
+pub(crate) fn elicitation_schema<T: JsonSchema>() -> Result<ElicitRequestedSchema, Error> {
     let invalid = |reason: String| Error::InvalidElicitationSchema {
         type_name: std::any::type_name::<T>(),
         reason,

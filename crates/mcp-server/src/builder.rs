@@ -11,12 +11,12 @@ use mcp_types::{
 };
 use serde_json::Value;
 
-use crate::handler::{Completions, Handler, Prompts, Resources, StateNeed, Tools, signature_of};
-use crate::registration::{ToolDefinition, completion_fn, prompt_fn, resource_fn};
+use crate::Error;
+use crate::handler::{Completions, Handler, Prompts, Resources, Tools, signature_of};
+use crate::registration::{Registrations, ToolDefinition, completion_fn, prompt_fn};
 use crate::request_state::StateSealer;
 use crate::session::ServerSession;
 use crate::tool_io::IntoToolResult;
-use crate::{Error, UriTemplate};
 
 use crate::answer::*;
 use crate::changes::ListChanges;
@@ -51,14 +51,26 @@ use crate::server::Server;
 /// ```
 pub struct ServerBuilder {
     registry: Registry,
-    errors: Vec<Error>,
-    /// The states the handlers take, by what registered them: checked
-    /// against the server's at `build()`.
-    needs: Vec<(String, StateNeed)>,
+    /// The tools, resources and templates registered so far (the server's
+    /// own and its extensions'), indexed into `registry` by `build()`, with
+    /// the states their handlers take and the registrations refused.
+    items: Registrations,
+}
+
+impl Server {
+    /// Starts building a server named `name` at `version`.
+    pub fn builder(name: impl Into<String>, version: impl Into<String>) -> ServerBuilder {
+        ServerBuilder::new(Implementation::new(name, version))
+    }
+
+    /// Starts building a server with a full implementation description.
+    pub fn builder_with_info(info: Implementation) -> ServerBuilder {
+        ServerBuilder::new(info)
+    }
 }
 
 impl ServerBuilder {
-    pub(crate) fn new(info: Implementation) -> Self {
+    fn new(info: Implementation) -> Self {
         Self {
             registry: Registry {
                 info,
@@ -87,8 +99,7 @@ impl ServerBuilder {
                 extension_requests: HashMap::new(),
                 extension_notifications: HashMap::new(),
             },
-            errors: Vec::new(),
-            needs: Vec::new(),
+            items: Registrations::default(),
         }
     }
 
@@ -229,7 +240,7 @@ impl ServerBuilder {
     /// Call it once: a second call is refused by `build()`.
     pub fn tasks(mut self, config: crate::tasks::TasksConfig) -> Self {
         if self.registry.tasks.is_some() {
-            self.errors.push(Error::Registration {
+            self.items.errors.push(Error::Registration {
                 what: "tasks".into(),
                 reason: "`ServerBuilder::tasks` was called twice; configure tasks once".into(),
             });
@@ -260,9 +271,7 @@ impl ServerBuilder {
         H::Output: IntoToolResult,
         M: 'static,
     {
-        let mut tool = Tool::new(name, JsonObject::new());
-        tool.description = Some(description.into());
-        self.tool_with(tool, handler)
+        self.register(ToolDefinition::described(name, description, handler))
     }
 
     /// Registers a tool described by `tool` (title, annotations, icons…).
@@ -294,50 +303,8 @@ impl ServerBuilder {
     /// Registers a tool and its handler made beforehand, such as the
     /// `add_tool()` that `#[tool]` generates for `async fn add`.
     pub fn register(mut self, definition: ToolDefinition) -> Self {
-        let ToolDefinition {
-            tool,
-            call,
-            states,
-            refusal,
-        } = definition;
-        if let Some(refusal) = refusal {
-            self.errors.push(refusal);
-            return self;
-        }
-        self.need(|| format!("tool `{}`", tool.name), &states);
-        self.add_tool(tool, call);
+        self.items.register(definition);
         self
-    }
-
-    /// Records that what `what` names takes `states`.
-    pub(crate) fn need(&mut self, what: impl Fn() -> String, states: &[StateNeed]) {
-        self.needs
-            .extend(states.iter().map(|&state| (what(), state)));
-    }
-
-    fn add_tool(&mut self, tool: Tool, call: ToolFn) {
-        self.add_tool_of(ToolEntry {
-            tool,
-            call,
-            param_headers: Box::default(),
-            owner: None,
-        });
-    }
-
-    fn add_tool_of(&mut self, mut entry: ToolEntry) {
-        entry.param_headers = crate::runner::param_headers(&entry.tool);
-        let tool = &entry.tool;
-        if self.registry.tool_index.contains_key(&tool.name) {
-            self.errors.push(Error::Registration {
-                what: format!("tool `{}`", tool.name),
-                reason: "a tool with this name is already registered".into(),
-            });
-            return;
-        }
-        self.registry
-            .tool_index
-            .insert(tool.name.clone(), self.registry.tools.len());
-        self.registry.tools.push(entry);
     }
 
     /// Registers a resource at a fixed URI, served by `handler` (a plain
@@ -350,55 +317,19 @@ impl ServerBuilder {
         H::Output: IntoResourceResult,
         M: 'static,
     {
-        let signature = signature_of::<Resources, M, H>();
-        self.need(
-            || format!("resource `{}`", resource.uri),
-            signature.states(),
-        );
-        let read = resource_fn(handler, resource.mime_type.clone());
-        self.add_resource_of(ResourceEntry {
-            resource,
-            read,
-            owner: None,
-        });
+        self.items.resource(resource, handler);
         self
-    }
-
-    /// Whether a resource at `uri` is registered.
-    pub(crate) fn has_resource(&self, uri: &str) -> bool {
-        self.registry.resource_index.contains_key(uri)
-    }
-
-    fn add_resource_of(&mut self, entry: ResourceEntry) {
-        let uri = &entry.resource.uri;
-        if self.registry.resource_index.contains_key(uri) {
-            self.errors.push(Error::Registration {
-                what: format!("resource `{uri}`"),
-                reason: "a resource with this URI is already registered".into(),
-            });
-            return;
-        }
-        self.registry
-            .resource_index
-            .insert(uri.clone(), self.registry.resources.len());
-        self.registry.resources.push(entry);
     }
 
     /// Registers an extension (SEP-2133): advertises it under
     /// `capabilities.extensions` and serves its tools, resources, methods
     /// and `tools/call` interceptor; see [`crate::extension`].
     pub fn extension(mut self, extension: crate::extension::Extension) -> Self {
-        let crate::extension::Extension {
-            entry,
-            items,
-            errors,
-        } = extension;
+        let crate::extension::Extension { entry, items } = extension;
         let what = format!("extension `{}`", entry.id);
-        self.errors.extend(errors);
-        self.errors.extend(items.errors);
-        self.needs.extend(items.needs);
         if self.registry.extensions.iter().any(|e| e.id == entry.id) {
-            self.errors.push(Error::Registration {
+            self.items.errors.extend(items.errors);
+            self.items.errors.push(Error::Registration {
                 what,
                 reason: "an extension with this identifier is already registered".into(),
             });
@@ -413,7 +344,7 @@ impl ServerBuilder {
             )
             .is_some();
             if core || self.registry.extension_requests.contains_key(method) {
-                self.errors.push(Error::Registration {
+                self.items.errors.push(Error::Registration {
                     what: format!("method `{method}` of {what}"),
                     reason: "the core protocol or another extension already defines it; \
                              intercept `tools/call` instead of redefining a core method"
@@ -430,25 +361,7 @@ impl ServerBuilder {
                 .extension_notifications
                 .insert(method.clone(), index);
         }
-        let items = items.registry;
-        for tool in items.tools {
-            self.add_tool_of(ToolEntry {
-                owner: Some(index),
-                ..tool
-            });
-        }
-        for resource in items.resources {
-            self.add_resource_of(ResourceEntry {
-                owner: Some(index),
-                ..resource
-            });
-        }
-        for template in items.templates {
-            self.registry.templates.push(TemplateEntry {
-                owner: Some(index),
-                ..template
-            });
-        }
+        self.items.contribute(items, index);
         self.registry.extensions.push(entry);
         self
     }
@@ -463,25 +376,7 @@ impl ServerBuilder {
         H::Output: IntoResourceResult,
         M: 'static,
     {
-        let what = || format!("resource template `{}`", template.uri_template);
-        let matcher = match UriTemplate::parse(&template.uri_template) {
-            Ok(matcher) => matcher,
-            Err(e) => {
-                self.errors.push(Error::Registration {
-                    what: what(),
-                    reason: e.to_string(),
-                });
-                return self;
-            }
-        };
-        self.need(what, signature_of::<Resources, M, H>().states());
-        let read = resource_fn(handler, template.mime_type.clone());
-        self.registry.templates.push(TemplateEntry {
-            template,
-            matcher,
-            read,
-            owner: None,
-        });
+        self.items.resource_template(template, handler);
         self
     }
 
@@ -512,7 +407,7 @@ impl ServerBuilder {
             }
             Err(reason) => {
                 let mut this = self;
-                this.errors.push(Error::Registration {
+                this.items.errors.push(Error::Registration {
                     what: format!("prompt `{}`", prompt.name),
                     reason,
                 });
@@ -533,13 +428,14 @@ impl ServerBuilder {
     {
         let what = || format!("prompt `{}`", prompt.name);
         if self.registry.prompt_index.contains_key(&prompt.name) {
-            self.errors.push(Error::Registration {
+            self.items.errors.push(Error::Registration {
                 what: what(),
                 reason: "a prompt with this name is already registered".into(),
             });
             return self;
         }
-        self.need(what, signature_of::<Prompts, M, H>().states());
+        self.items
+            .need(what, signature_of::<Prompts, M, H>().states());
         let get = prompt_fn(handler);
         self.registry
             .prompt_index
@@ -559,7 +455,7 @@ impl ServerBuilder {
         H::Output: IntoCompletionResult,
         M: 'static,
     {
-        self.need(
+        self.items.need(
             || "the completion handler".to_owned(),
             signature_of::<Completions, M, H>().states(),
         );
@@ -568,7 +464,7 @@ impl ServerBuilder {
     }
 
     /// Called when a client sends `notifications/roots/list_changed`, with
-    /// that client's session (to call [`ServerSession::list_roots`]).
+    /// that client's session (to call [`ServerSession::send_list_roots`]).
     /// Runs in its own task, so it may send requests to the client.
     pub fn on_roots_list_changed<F, Fut>(mut self, callback: F) -> Self
     where
@@ -591,11 +487,15 @@ impl ServerBuilder {
     /// template that does not parse, or a handler that takes a
     /// [`State<S>`](crate::State) the server was given no `S` for.
     pub fn build(self) -> Result<Server, Error> {
-        if let Some(error) = self.errors.into_iter().next() {
+        let Self {
+            mut registry,
+            items,
+        } = self;
+        if let Some(error) = items.errors.into_iter().next() {
             return Err(error);
         }
-        let states = self.registry.state.as_deref();
-        if let Some((what, state)) = self
+        let states = registry.state.as_deref();
+        if let Some((what, state)) = items
             .needs
             .into_iter()
             .find(|(_, state)| !states.is_some_and(|s| s.contains(state.type_id)))
@@ -609,10 +509,43 @@ impl ServerBuilder {
                 ),
             });
         }
+        for mut entry in items.tools {
+            entry.param_headers = param_headers(&entry.tool);
+            let name = entry.tool.name.clone();
+            let (entries, index) = (&mut registry.tools, &mut registry.tool_index);
+            add_unique(entries, index, name, entry, "tool", "name")?;
+        }
+        for entry in items.resources {
+            let uri = entry.resource.uri.clone();
+            let (entries, index) = (&mut registry.resources, &mut registry.resource_index);
+            add_unique(entries, index, uri, entry, "resource", "URI")?;
+        }
+        registry.templates = items.templates;
         Ok(Server {
-            registry: Arc::new(self.registry),
+            registry: Arc::new(registry),
         })
     }
+}
+
+/// Adds `entry` to `entries`, indexed by `key`; refused when another
+/// `kind` has that `key` (its name or URI, says `named`).
+fn add_unique<T>(
+    entries: &mut Vec<T>,
+    index: &mut HashMap<String, usize>,
+    key: String,
+    entry: T,
+    kind: &str,
+    named: &str,
+) -> Result<(), Error> {
+    if index.contains_key(&key) {
+        return Err(Error::Registration {
+            what: format!("{kind} `{key}`"),
+            reason: format!("a {kind} with this {named} is already registered"),
+        });
+    }
+    index.insert(key, entries.len());
+    entries.push(entry);
+    Ok(())
 }
 
 fn duration_ms(duration: std::time::Duration) -> u64 {

@@ -11,8 +11,9 @@
 //! use mcp_server::types::{CreateMessageRequestParams, CreateMessageResult, SamplingMessage};
 //!
 //! let params = CreateMessageRequestParams::new(vec![SamplingMessage::user_text("Summarize")], 100);
-//! let task = cx.create_message_as_task(&params, None).await?;
-//! let answer: CreateMessageResult = cx.wait_for_client_task(&task).await?;
+//! let session = cx.session();
+//! let task = session.create_message_as_task(&params, None).await?;
+//! let answer: CreateMessageResult = session.wait_for_client_task(&task).await?;
 //! # let _ = answer;
 //! # Ok(())
 //! # }

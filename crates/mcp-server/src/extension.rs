@@ -10,7 +10,7 @@
 //! - **tools and resources**: [`Extension::tool`], [`Extension::tool_with`],
 //!   [`Extension::tool_raw`], [`Extension::register`], [`Extension::resource`]
 //!   and [`Extension::resource_template`] take exactly what the
-//!   [`ServerBuilder`] methods of the same name take (handlers that take
+//!   [`ServerBuilder`](crate::ServerBuilder) methods of the same name take (handlers that take
 //!   [extractors](crate::handler));
 //! - **request methods**: [`Extension::request`] for a typed method marker
 //!   (a [`RequestMethod`] the extension declares: its wire name, params and
@@ -74,61 +74,30 @@
 use std::future::Future;
 use std::sync::Arc;
 
-use mcp_core::{CancellationToken, RequestContext};
+use mcp_core::BoxFuture;
 use mcp_types::extension::{ExtensionId, InvalidExtensionId};
 use mcp_types::method::{NotificationMethod, RequestMethod};
-use mcp_types::{
-    CallToolRequestParams, CallToolResult, ErrorObject, Implementation, JsonObject, RawJson,
-    Resource, ResourceTemplate, ResultOrInputRequired, Tool,
-};
+use mcp_types::{ErrorObject, JsonObject, RawJson, Resource, ResourceTemplate, Tool};
 
 use crate::answer::IntoResourceResult;
-use crate::builder::ServerBuilder;
 use crate::handler::{Handler, Requests, Resources, Tools};
-use crate::registration::{ToolDefinition, boxed};
+use crate::registration::{Registrations, ToolDefinition, boxed};
 
 pub use crate::extract::Params;
-use crate::registry::BoxFuture;
-use crate::runner::{Requester, Runner};
+use crate::registry::{ExtNotificationFn, ExtRequest, ExtRequestFn, ExtensionEntry};
 use crate::session::Context;
+pub use crate::tool_call::{CallOutcome, ToolCall};
 use crate::tool_io::IntoToolResult;
-
-/// What an extension's request handler is given back to the runner: the
-/// result, or a protocol error.
-pub(crate) type ExtRequestFn =
-    Arc<dyn Fn(Option<RawJson>, Context) -> BoxFuture<Result<RawJson, ErrorObject>> + Send + Sync>;
-pub(crate) type ExtNotificationFn =
-    Arc<dyn Fn(Option<RawJson>, crate::ServerSession) -> BoxFuture<()> + Send + Sync>;
-pub(crate) type InterceptFn =
-    Arc<dyn Fn(ToolCall, Context) -> BoxFuture<Result<CallOutcome, ErrorObject>> + Send + Sync>;
-
-/// One request method an extension serves.
-#[derive(Clone)]
-pub(crate) struct ExtRequest {
-    pub(crate) handle: ExtRequestFn,
-    /// Whether its 2026-07-28 results carry the list cache hints.
-    pub(crate) cacheable: bool,
-}
-
-/// A registered extension, as the runner serves it.
-pub(crate) struct ExtensionEntry {
-    pub(crate) id: ExtensionId,
-    pub(crate) settings: JsonObject,
-    pub(crate) client_must_declare: bool,
-    pub(crate) requests: std::collections::HashMap<String, ExtRequest>,
-    pub(crate) notifications: std::collections::HashMap<String, ExtNotificationFn>,
-    pub(crate) interceptor: Option<InterceptFn>,
-}
 
 /// An extension of the protocol, registered with
 /// [`ServerBuilder::extension`](crate::ServerBuilder::extension). See the
 /// [module documentation](self).
 pub struct Extension {
     pub(crate) entry: ExtensionEntry,
-    /// The extension's tools and resources, built with the same code as the
-    /// server's own, moved into the server's registry at registration.
-    pub(crate) items: ServerBuilder,
-    pub(crate) errors: Vec<crate::Error>,
+    /// The extension's tools and resources (registered as the server's own
+    /// are), the states their handlers take and what was refused: the
+    /// builder adds them to its own at registration.
+    pub(crate) items: Registrations,
 }
 
 impl std::fmt::Debug for Extension {
@@ -160,8 +129,7 @@ impl Extension {
                 notifications: Default::default(),
                 interceptor: None,
             },
-            items: ServerBuilder::new(Implementation::new("extension", "0")),
-            errors: Vec::new(),
+            items: Registrations::default(),
         }
     }
 
@@ -184,9 +152,9 @@ impl Extension {
         self
     }
 
-    /// A tool of this extension; as [`ServerBuilder::tool`].
+    /// A tool of this extension; as [`ServerBuilder::tool`](crate::ServerBuilder::tool).
     pub fn tool<H, M>(
-        mut self,
+        self,
         name: impl Into<String>,
         description: impl Into<String>,
         handler: H,
@@ -196,57 +164,59 @@ impl Extension {
         H::Output: IntoToolResult,
         M: 'static,
     {
-        self.items = self.items.tool(name, description, handler);
-        self
+        self.register(ToolDefinition::described(name, description, handler))
     }
 
-    /// A tool of this extension described by `tool`; as [`ServerBuilder::tool_with`].
-    pub fn tool_with<H, M>(mut self, tool: Tool, handler: H) -> Self
+    /// A tool of this extension described by `tool`; as
+    /// [`ServerBuilder::tool_with`](crate::ServerBuilder::tool_with).
+    pub fn tool_with<H, M>(self, tool: Tool, handler: H) -> Self
     where
         H: Handler<Tools, M>,
         H::Output: IntoToolResult,
         M: 'static,
     {
-        self.items = self.items.tool_with(tool, handler);
-        self
+        self.register(ToolDefinition::new(tool, handler))
     }
 
-    /// A tool of this extension with its schemas as given; as [`ServerBuilder::tool_raw`].
-    pub fn tool_raw<H, M>(mut self, tool: Tool, handler: H) -> Self
+    /// A tool of this extension with its schemas as given; as
+    /// [`ServerBuilder::tool_raw`](crate::ServerBuilder::tool_raw).
+    pub fn tool_raw<H, M>(self, tool: Tool, handler: H) -> Self
     where
         H: Handler<Tools, M>,
         H::Output: IntoToolResult,
         M: 'static,
     {
-        self.items = self.items.tool_raw(tool, handler);
-        self
+        self.register(ToolDefinition::raw(tool, handler))
     }
 
-    /// A tool of this extension made beforehand; as [`ServerBuilder::register`].
+    /// A tool of this extension made beforehand; as
+    /// [`ServerBuilder::register`](crate::ServerBuilder::register).
     pub fn register(mut self, definition: ToolDefinition) -> Self {
-        self.items = self.items.register(definition);
+        self.items.register(definition);
         self
     }
 
-    /// A resource of this extension; as [`ServerBuilder::resource`].
+    /// A resource of this extension; as
+    /// [`ServerBuilder::resource`](crate::ServerBuilder::resource).
     pub fn resource<H, M>(mut self, resource: Resource, handler: H) -> Self
     where
         H: Handler<Resources, M>,
         H::Output: IntoResourceResult,
         M: 'static,
     {
-        self.items = self.items.resource(resource, handler);
+        self.items.resource(resource, handler);
         self
     }
 
-    /// A resource template of this extension; as [`ServerBuilder::resource_template`].
+    /// A resource template of this extension; as
+    /// [`ServerBuilder::resource_template`](crate::ServerBuilder::resource_template).
     pub fn resource_template<H, M>(mut self, template: ResourceTemplate, handler: H) -> Self
     where
         H: Handler<Resources, M>,
         H::Output: IntoResourceResult,
         M: 'static,
     {
-        self.items = self.items.resource_template(template, handler);
+        self.items.resource_template(template, handler);
         self
     }
 
@@ -257,7 +227,7 @@ impl Extension {
             .insert(method.to_owned(), request)
             .is_some()
         {
-            self.errors.push(crate::Error::Registration {
+            self.items.errors.push(crate::Error::Registration {
                 what: format!("method `{method}` of extension `{}`", self.entry.id),
                 reason: "the extension already serves this method".into(),
             });
@@ -344,7 +314,7 @@ impl Extension {
             .insert(M::NAME.to_owned(), handle)
             .is_some()
         {
-            self.errors.push(crate::Error::Registration {
+            self.items.errors.push(crate::Error::Registration {
                 what: format!(
                     "notification `{}` of extension `{}`",
                     M::NAME,
@@ -398,138 +368,25 @@ where
     H::Output: IntoMethodResult<M>,
     Mk: 'static,
 {
-    Arc::new(move |params, cx| {
-        let params = match mcp_types::parse_params::<M>(params.as_ref()) {
-            Ok(params) => params,
-            Err(e) => {
-                let refused = Err(ErrorObject::invalid_params(e.to_string()));
-                return Box::pin(std::future::ready(refused));
-            }
-        };
-        boxed(
-            handler.call(&params, &cx),
-            |output| {
-                let result = output.into_method_result()?;
-                RawJson::from_serialize(&result).map_err(|e| {
-                    ErrorObject::internal_error(format!("could not serialize the result: {e}"))
-                })
-            },
-            Err,
-        )
-    })
-}
-
-/// How an interceptor answers a `tools/call`.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-// Moved once per call, never stored in bulk: boxing would only add an allocation.
-#[allow(clippy::large_enum_variant)]
-pub enum CallOutcome {
-    /// The tool's own answer (a result, or a request for input).
-    Tool(ResultOrInputRequired<CallToolResult>),
-    /// A result of the extension's own shape (for example a task handle
-    /// with `"resultType": "task"`), sent as given; at 2026-07-28 it gets
-    /// `resultType: "complete"` only if it names none.
-    Extension(JsonObject),
-}
-
-/// A `tools/call` on its way to the tool, as an interceptor sees it.
-/// [`proceed`](Self::proceed) hands it on. It owns what it needs (no
-/// borrow of the request), so an interceptor may run it later in a task it
-/// owns; a clone runs the same call again (`proceed` consumes it).
-#[derive(Clone)]
-pub struct ToolCall {
-    pub(crate) runner: Runner,
-    pub(crate) cx: RequestContext,
-    pub(crate) requester: Requester,
-    pub(crate) params: Box<CallToolRequestParams>,
-    /// The index of the next interceptor to run.
-    pub(crate) next: usize,
-    /// Whether the request in `cx` carries this call, so its routing
-    /// headers must agree with the arguments; a call run again from what
-    /// an extension kept ([`ToolCall::rerun`]) is not that request's (its
-    /// own request's headers were checked when it was first made).
-    pub(crate) carried: bool,
-}
-
-/// Where an extension's request method is served: what
-/// [`ToolCall::rerun`] needs to run a call there.
-#[derive(Clone)]
-pub(crate) struct CallSite {
-    pub(crate) runner: Runner,
-    pub(crate) cx: RequestContext,
-    pub(crate) requester: Requester,
-    /// The index of the extension serving the request.
-    pub(crate) extension: usize,
-}
-
-impl std::fmt::Debug for ToolCall {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ToolCall")
-            .field("name", &self.params.name)
-            .finish_non_exhaustive()
-    }
-}
-
-impl ToolCall {
-    /// The call's params as the client sent them.
-    pub fn params(&self) -> &CallToolRequestParams {
-        &self.params
-    }
-
-    /// The called tool's name.
-    pub fn name(&self) -> &str {
-        &self.params.name
-    }
-
-    /// The called tool as registered (`None` if no such tool is visible to
-    /// this client, which `proceed` answers with `-32602`).
-    pub fn tool(&self) -> Option<&Tool> {
-        self.runner.visible_tool(&self.params.name, &self.requester)
-    }
-
-    /// The params to run the tool with, for an interceptor that changes
-    /// them (drops its own `_meta` keys, say) before proceeding.
-    pub fn params_mut(&mut self) -> &mut CallToolRequestParams {
-        &mut self.params
-    }
-
-    /// Runs the tool under `cancel` instead of the request's own token:
-    /// for an interceptor that lets the tool outlive the request (a task)
-    /// and cancels it itself.
-    pub fn with_cancel(mut self, cancel: CancellationToken) -> Self {
-        self.cx.cancel = cancel;
-        self
-    }
-
-    /// A `tools/call` of `params` run again from what an extension kept of
-    /// an earlier call (a task's record, say), served in the context of
-    /// the extension request `cx` belongs to: the same owner, principal and
-    /// era as that request. It enters the interceptor chain after the
-    /// extension's own interceptor, as the earlier call's `proceed` did, so
-    /// any process of the server can resume a call another began. Its
-    /// arguments are not checked against this request's routing headers
-    /// (the earlier call's were). `None` when `cx` is not the context of
-    /// an extension's request method.
-    pub fn rerun(cx: &Context, params: CallToolRequestParams) -> Option<Self> {
-        let site = cx.call_site()?;
-        Some(Self {
-            runner: site.runner.clone(),
-            cx: site.cx.clone(),
-            requester: site.requester.clone(),
-            params: Box::new(params),
-            next: site.extension + 1,
-            carried: false,
-        })
-    }
-
-    /// Hands the call on: to the next extension's interceptor, then to the tool.
-    ///
-    /// # Errors
-    /// The protocol error of the tool or of a later interceptor (an unknown
-    /// tool is `-32602`).
-    pub async fn proceed(self) -> Result<CallOutcome, ErrorObject> {
-        let runner = self.runner.clone();
-        runner.call_next(self).await
-    }
+    Arc::new(
+        move |params, cx| -> BoxFuture<Result<RawJson, ErrorObject>> {
+            let params = match mcp_types::parse_params::<M>(params.as_ref()) {
+                Ok(params) => params,
+                Err(e) => {
+                    let refused = Err(ErrorObject::invalid_params(e.to_string()));
+                    return Box::pin(std::future::ready(refused));
+                }
+            };
+            boxed(
+                handler.call(&params, &cx),
+                |output| {
+                    let result = output.into_method_result()?;
+                    RawJson::from_serialize(&result).map_err(|e| {
+                        ErrorObject::internal_error(format!("could not serialize the result: {e}"))
+                    })
+                },
+                Err,
+            )
+        },
+    )
 }

@@ -5,6 +5,7 @@
 mod answer;
 pub mod apps;
 pub mod ask;
+mod asking;
 mod builder;
 mod changes;
 mod client_tasks;
@@ -26,7 +27,9 @@ mod runner;
 mod server;
 mod session;
 pub mod skills;
+mod states;
 pub mod tasks;
+mod tool_call;
 mod tool_io;
 mod uri_template;
 

@@ -1,21 +1,27 @@
 //! A handler made into what the registry stores: its extractors read and
-//! its future boxed once, its answer converted; and [`ToolDefinition`], a
-//! tool with its handler (what `#[tool]` generates).
+//! its future boxed once, its answer converted; [`ToolDefinition`], a
+//! tool with its handler (what `#[tool]` generates); and [`Registrations`],
+//! the plain value of tools, resources and templates that a builder or an
+//! extension collects (an extension contributes its own to the builder's).
 
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::sync::Arc;
 
+use mcp_core::BoxFuture;
 use mcp_types::{
-    CompleteRequestParams, Era, JsonObject, ResourceContents, ResultOrInputRequired, Tool,
+    CompleteRequestParams, Era, JsonObject, Resource, ResourceContents, ResourceTemplate,
+    ResultOrInputRequired, Tool,
 };
 
-use crate::Error;
 use crate::answer::{IntoCompletionResult, IntoPromptResult, IntoResourceResult, ResourceRequest};
 use crate::handler::{Completions, Handler, Prompts, Resources, StateNeed, Tools, signature_of};
-use crate::registry::{BoxFuture, CompleteFn, PromptFn, ResourceFn, ToolFn};
+use crate::registry::{
+    CompleteFn, PromptFn, ResourceEntry, ResourceFn, TemplateEntry, ToolEntry, ToolFn,
+};
 use crate::session::Context;
 use crate::tool_io::{IntoToolResult, empty_input_schema};
+use crate::{Error, UriTemplate};
 
 /// A tool and its handler, ready for
 /// [`ServerBuilder::register`](crate::ServerBuilder::register): what the
@@ -88,6 +94,23 @@ impl ToolDefinition {
         definition
     }
 
+    /// A tool named `name` and described by `description`, served by
+    /// `handler` (its schemas as [`new`](Self::new) makes them).
+    pub(crate) fn described<H, M>(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        handler: H,
+    ) -> Self
+    where
+        H: Handler<Tools, M>,
+        H::Output: IntoToolResult,
+        M: 'static,
+    {
+        let mut tool = Tool::new(name, JsonObject::new());
+        tool.description = Some(description.into());
+        Self::new(tool, handler)
+    }
+
     /// `tool` exactly as described (its schemas are sent as given), served
     /// by `handler`: for schemas no Rust type describes, or tools defined
     /// at run time; the handler reads the arguments with
@@ -115,6 +138,128 @@ impl ToolDefinition {
     /// The tool, to add a title, annotations or icons before registering.
     pub fn tool_mut(&mut self) -> &mut Tool {
         &mut self.tool
+    }
+}
+
+/// What a [`ServerBuilder`](crate::ServerBuilder) or an
+/// [`Extension`](crate::extension::Extension) registered, in order: tools,
+/// resources and templates, the states their handlers take, and the
+/// registrations refused (reported by `build()`). Names and URIs are
+/// checked unique when the server is built, across the server's own and
+/// every extension's.
+#[derive(Default)]
+pub(crate) struct Registrations {
+    pub(crate) tools: Vec<ToolEntry>,
+    pub(crate) resources: Vec<ResourceEntry>,
+    pub(crate) templates: Vec<TemplateEntry>,
+    /// The states the handlers take, by what registered them.
+    pub(crate) needs: Vec<(String, StateNeed)>,
+    pub(crate) errors: Vec<Error>,
+}
+
+impl Registrations {
+    /// Records that what `what` names takes `states`.
+    pub(crate) fn need(&mut self, what: impl Fn() -> String, states: &[StateNeed]) {
+        self.needs
+            .extend(states.iter().map(|&state| (what(), state)));
+    }
+
+    /// Adds a tool made beforehand.
+    pub(crate) fn register(&mut self, definition: ToolDefinition) {
+        let ToolDefinition {
+            tool,
+            call,
+            states,
+            refusal,
+        } = definition;
+        if let Some(refusal) = refusal {
+            self.errors.push(refusal);
+            return;
+        }
+        self.need(|| format!("tool `{}`", tool.name), &states);
+        self.tools.push(ToolEntry {
+            tool,
+            call,
+            param_headers: Box::default(),
+            owner: None,
+        });
+    }
+
+    /// Adds a resource at a fixed URI.
+    pub(crate) fn resource<H, M>(&mut self, resource: Resource, handler: H)
+    where
+        H: Handler<Resources, M>,
+        H::Output: IntoResourceResult,
+        M: 'static,
+    {
+        self.need(
+            || format!("resource `{}`", resource.uri),
+            signature_of::<Resources, M, H>().states(),
+        );
+        let read = resource_fn(handler, resource.mime_type.clone());
+        self.resources.push(ResourceEntry {
+            resource,
+            read,
+            owner: None,
+        });
+    }
+
+    /// Adds a resource template (refused when it does not parse).
+    pub(crate) fn resource_template<H, M>(&mut self, template: ResourceTemplate, handler: H)
+    where
+        H: Handler<Resources, M>,
+        H::Output: IntoResourceResult,
+        M: 'static,
+    {
+        let what = || format!("resource template `{}`", template.uri_template);
+        let matcher = match UriTemplate::parse(&template.uri_template) {
+            Ok(matcher) => matcher,
+            Err(e) => {
+                self.errors.push(Error::Registration {
+                    what: what(),
+                    reason: e.to_string(),
+                });
+                return;
+            }
+        };
+        self.need(what, signature_of::<Resources, M, H>().states());
+        let read = resource_fn(handler, template.mime_type.clone());
+        self.templates.push(TemplateEntry {
+            template,
+            matcher,
+            read,
+            owner: None,
+        });
+    }
+
+    /// Whether a resource at `uri` was added.
+    pub(crate) fn has_resource(&self, uri: &str) -> bool {
+        self.resources.iter().any(|r| r.resource.uri == uri)
+    }
+
+    /// Adds what `other` registered, as contributed by extension `owner`.
+    pub(crate) fn contribute(&mut self, other: Registrations, owner: usize) {
+        let owner = Some(owner);
+        self.errors.extend(other.errors);
+        self.needs.extend(other.needs);
+        self.tools.extend(
+            other
+                .tools
+                .into_iter()
+                .map(|tool| ToolEntry { owner, ..tool }),
+        );
+        self.resources.extend(
+            other
+                .resources
+                .into_iter()
+                .map(|resource| ResourceEntry { owner, ..resource }),
+        );
+        self.templates.extend(
+            other
+                .templates
+                .into_iter()
+                .map(|template| TemplateEntry { owner, ..template }),
+        );
     }
 }
 

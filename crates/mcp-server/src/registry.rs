@@ -3,24 +3,28 @@
 
 use crate::answer::ResourceRequest;
 use crate::changes::ListChanges;
-use std::any::{Any, TypeId};
 use std::collections::{BTreeMap, HashMap};
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 
-use mcp_core::DispatcherConfig;
-use mcp_types::{CacheScope, ResultOrInputRequired};
+use mcp_core::{BoxFuture, DispatcherConfig};
+use mcp_types::RawJson;
+use mcp_types::extension::ExtensionId;
+use mcp_types::{
+    CacheScope, PromptsCapability, ResourcesCapability, ResultOrInputRequired, ServerCapabilities,
+    ToolsCapability,
+};
 use mcp_types::{
     CallToolResult, CompleteRequestParams, Completion, ErrorObject, GetPromptResult,
     Implementation, JsonObject, Prompt, Resource, ResourceContents, ResourceTemplate, Tool,
 };
+use serde_json::Value;
 
 use crate::UriTemplate;
 use crate::request_state::StateSealer;
 use crate::session::{Context, ServerSession};
+use crate::states::AppState;
+use crate::tool_call::{CallOutcome, ToolCall};
 
-pub(crate) type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
 /// A tool's handler: it reads the call's arguments where they are (the
 /// runner keeps them, to retry the call and to bind its `requestState`).
 pub(crate) type ToolFn = Arc<
@@ -51,41 +55,69 @@ pub(crate) type CompleteFn = Arc<
         + Sync,
 >;
 
-/// The application's states, shared by every handler.
-pub(crate) type AppState = Arc<States>;
+/// What an extension's request handler is given back to the runner: the
+/// result, or a protocol error.
+pub(crate) type ExtRequestFn =
+    Arc<dyn Fn(Option<RawJson>, Context) -> BoxFuture<Result<RawJson, ErrorObject>> + Send + Sync>;
+pub(crate) type ExtNotificationFn =
+    Arc<dyn Fn(Option<RawJson>, ServerSession) -> BoxFuture<()> + Send + Sync>;
+pub(crate) type InterceptFn =
+    Arc<dyn Fn(ToolCall, Context) -> BoxFuture<Result<CallOutcome, ErrorObject>> + Send + Sync>;
 
-/// The states handed to [`ServerBuilder::with_state`](crate::ServerBuilder::with_state):
-/// one value per type.
-#[derive(Clone, Default)]
-pub(crate) struct States(HashMap<TypeId, Arc<dyn Any + Send + Sync>>);
+/// One request method an extension serves.
+#[derive(Clone)]
+pub(crate) struct ExtRequest {
+    pub(crate) handle: ExtRequestFn,
+    /// Whether its 2026-07-28 results carry the list cache hints.
+    pub(crate) cacheable: bool,
+}
 
-impl States {
-    pub(crate) fn insert<S: Send + Sync + 'static>(&mut self, state: S) {
-        self.0.insert(TypeId::of::<S>(), Arc::new(state));
-    }
-
-    pub(crate) fn contains(&self, type_id: TypeId) -> bool {
-        self.0.contains_key(&type_id)
-    }
-
-    pub(crate) fn get<S: 'static>(&self) -> Option<&S> {
-        self.0.get(&TypeId::of::<S>())?.downcast_ref()
-    }
-
-    pub(crate) fn shared<S: Send + Sync + 'static>(&self) -> Option<Arc<S>> {
-        self.0.get(&TypeId::of::<S>())?.clone().downcast().ok()
-    }
+/// A registered extension, as the runner serves it.
+pub(crate) struct ExtensionEntry {
+    pub(crate) id: ExtensionId,
+    pub(crate) settings: JsonObject,
+    pub(crate) client_must_declare: bool,
+    pub(crate) requests: std::collections::HashMap<String, ExtRequest>,
+    pub(crate) notifications: std::collections::HashMap<String, ExtNotificationFn>,
+    pub(crate) interceptor: Option<InterceptFn>,
 }
 
 /// The default number of items per page of a list result.
 pub const DEFAULT_PAGE_SIZE: usize = 100;
+
+/// One `x-mcp-header` annotation of a tool (SEP-2243): the header as the
+/// schema names it, the `Mcp-Param-*` header it travels as, and the path of
+/// the argument it repeats.
+pub(crate) struct ParamHeader {
+    pub(crate) header: String,
+    pub(crate) name: String,
+    pub(crate) path: Vec<String>,
+}
+
+/// A tool's `x-mcp-header` annotations ([`mcp_types::routing::annotated_properties`]),
+/// derived once when the tool is registered; a tool whose annotations are
+/// invalid has none to check.
+pub(crate) fn param_headers(tool: &Tool) -> Box<[ParamHeader]> {
+    mcp_types::routing::annotated_properties(tool)
+        .map(|annotated| {
+            annotated
+                .into_iter()
+                .map(|(header, path)| ParamHeader {
+                    name: mcp_types::routing::param_header(&header),
+                    header,
+                    path,
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
 
 pub(crate) struct ToolEntry {
     pub(crate) tool: Tool,
     pub(crate) call: ToolFn,
     /// Its `x-mcp-header` annotations, read from its input schema once when
     /// it is registered (every stateless HTTP call checks them).
-    pub(crate) param_headers: Box<[crate::runner::ParamHeader]>,
+    pub(crate) param_headers: Box<[ParamHeader]>,
     /// The extension that contributed it (an index into `extensions`).
     pub(crate) owner: Option<usize>,
 }
@@ -145,9 +177,49 @@ pub(crate) struct Registry {
     /// The task engine, when the server runs tasks ([`ServerBuilder::tasks`](crate::ServerBuilder::tasks)).
     pub(crate) tasks: Option<Arc<crate::tasks::TaskEngine>>,
     /// The registered extensions, in registration order.
-    pub(crate) extensions: Vec<crate::extension::ExtensionEntry>,
+    pub(crate) extensions: Vec<ExtensionEntry>,
     /// Which extension serves each extension request method.
     pub(crate) extension_requests: HashMap<String, usize>,
     /// Which extension receives each extension notification method.
     pub(crate) extension_notifications: HashMap<String, usize>,
+}
+
+impl Registry {
+    /// The capabilities a server with these registrations advertises (see
+    /// [`Server::capabilities`](crate::Server::capabilities)).
+    pub(crate) fn capabilities(&self) -> ServerCapabilities {
+        let r = self;
+        let list_changed = r.list_changed.then_some(true);
+        let mut capabilities = ServerCapabilities::new();
+        // Log messages can always be sent through the context.
+        capabilities.logging = Some(JsonObject::new());
+        if !r.tools.is_empty() {
+            let mut tools = ToolsCapability::new();
+            tools.list_changed = list_changed;
+            capabilities.tools = Some(tools);
+        }
+        if !r.resources.is_empty() || !r.templates.is_empty() {
+            let mut resources = ResourcesCapability::new();
+            resources.subscribe = Some(true);
+            resources.list_changed = list_changed;
+            capabilities.resources = Some(resources);
+        }
+        if !r.prompts.is_empty() {
+            let mut prompts = PromptsCapability::new();
+            prompts.list_changed = list_changed;
+            capabilities.prompts = Some(prompts);
+        }
+        if r.completion.is_some() {
+            capabilities.completions = Some(JsonObject::new());
+        }
+        if !r.extensions.is_empty() {
+            let extensions = r
+                .extensions
+                .iter()
+                .map(|e| (e.id.to_string(), Value::Object(e.settings.clone())))
+                .collect();
+            capabilities.extensions = Some(extensions);
+        }
+        capabilities
+    }
 }

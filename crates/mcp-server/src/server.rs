@@ -3,18 +3,13 @@
 use std::sync::Arc;
 
 use mcp_core::{Connection, Transport};
-use mcp_types::{
-    Implementation, JsonObject, PromptsCapability, ResourcesCapability, ServerCapabilities, Tool,
-    ToolsCapability,
-};
+use mcp_types::{Implementation, ServerCapabilities, Tool};
 
 use crate::session::{ServerSession, SessionState};
 
-use crate::builder::ServerBuilder;
 use crate::changes::ListChanges;
 use crate::registry::Registry;
 use crate::runner::Runner;
-use serde_json::Value;
 
 /// An MCP server: what it offers, ready to serve any number of connections.
 /// Cheap to clone.
@@ -23,17 +18,9 @@ pub struct Server {
     pub(crate) registry: Arc<Registry>,
 }
 
+// `Server::builder` and `Server::builder_with_info` live with the builder
+// (builder.rs), which sits above this file.
 impl Server {
-    /// Starts building a server named `name` at `version`.
-    pub fn builder(name: impl Into<String>, version: impl Into<String>) -> ServerBuilder {
-        ServerBuilder::new(Implementation::new(name, version))
-    }
-
-    /// Starts building a server with a full implementation description.
-    pub fn builder_with_info(info: Implementation) -> ServerBuilder {
-        ServerBuilder::new(info)
-    }
-
     /// The server's name and version.
     pub fn info(&self) -> &Implementation {
         &self.registry.info
@@ -51,39 +38,7 @@ impl Server {
 
     /// The capabilities this server declares, from what is registered.
     pub fn capabilities(&self) -> ServerCapabilities {
-        let r = &self.registry;
-        let list_changed = r.list_changed.then_some(true);
-        let mut capabilities = ServerCapabilities::new();
-        // Log messages can always be sent through the context.
-        capabilities.logging = Some(JsonObject::new());
-        if !r.tools.is_empty() {
-            let mut tools = ToolsCapability::new();
-            tools.list_changed = list_changed;
-            capabilities.tools = Some(tools);
-        }
-        if !r.resources.is_empty() || !r.templates.is_empty() {
-            let mut resources = ResourcesCapability::new();
-            resources.subscribe = Some(true);
-            resources.list_changed = list_changed;
-            capabilities.resources = Some(resources);
-        }
-        if !r.prompts.is_empty() {
-            let mut prompts = PromptsCapability::new();
-            prompts.list_changed = list_changed;
-            capabilities.prompts = Some(prompts);
-        }
-        if r.completion.is_some() {
-            capabilities.completions = Some(JsonObject::new());
-        }
-        if !r.extensions.is_empty() {
-            let extensions = r
-                .extensions
-                .iter()
-                .map(|e| (e.id.to_string(), Value::Object(e.settings.clone())))
-                .collect();
-            capabilities.extensions = Some(extensions);
-        }
-        capabilities
+        self.registry.capabilities()
     }
 
     /// Serves one client over `transport`. The connection runs in the

@@ -3,7 +3,6 @@
 
 use std::collections::HashSet;
 use std::future::Future;
-use std::ops::Deref;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use mcp_core::{CancellationToken, Peer, SendOptions, TransportContext};
@@ -20,6 +19,7 @@ use serde_json::Value;
 
 use crate::Error;
 use crate::ask::{Asks, elicited, form_ask, rooted, sampled, url_ask};
+use crate::states::AppState;
 
 #[derive(Default)]
 struct State {
@@ -257,8 +257,16 @@ impl SessionState {
         self.lock()
             .client
             .as_ref()
-            .is_some_and(|p| crate::runner::declares(&p.capabilities, id))
+            .is_some_and(|p| declares(&p.capabilities, id))
     }
+}
+
+/// Whether `capabilities` lists extension `id`.
+pub(crate) fn declares(capabilities: &ClientCapabilities, id: &str) -> bool {
+    capabilities
+        .extensions
+        .as_ref()
+        .is_some_and(|extensions| extensions.contains_key(id))
 }
 
 /// Applies subscriptions added (`true`) and removed, in order.
@@ -286,9 +294,9 @@ pub(crate) struct StatelessRequest {
 /// A handle on one client's session: what it declared at initialization, and
 /// every request and notification a server may send it. Cheap to clone.
 ///
-/// Inside a handler, [`Context`] derefs to the session, and what it sends is
-/// related to the request being handled (so a streamable HTTP transport can
-/// put it on that request's stream).
+/// Inside a handler, [`Context::session`] is the session, and what it sends
+/// is related to the request being handled (so a streamable HTTP transport
+/// can put it on that request's stream).
 #[derive(Clone)]
 pub struct ServerSession {
     peer: Peer,
@@ -356,12 +364,13 @@ impl ServerSession {
     }
 
     /// Whether the client declared extension `id` (SEP-2133) under
-    /// `capabilities.extensions`: in `initialize`, or in this stateless
-    /// request's `_meta`. An extension such as Apps degrades to plain
-    /// results when this is `false`.
-    pub fn client_supports_extension(&self, id: &str) -> bool {
+    /// `capabilities.extensions` for the session: in `initialize`, or in
+    /// this stateless request's `_meta`. Inside a handler,
+    /// [`Context::client_supports_extension`] also reads the request's own
+    /// `_meta` declaration.
+    pub fn client_declares_extension(&self, id: &str) -> bool {
         match &self.stateless {
-            Some(request) => crate::runner::declares(&request.capabilities, id),
+            Some(request) => declares(&request.capabilities, id),
             None => self.state.client_declares_extension(id),
         }
     }
@@ -598,7 +607,8 @@ impl ServerSession {
             .map(|_: EmptyResult| ())
     }
 
-    /// Asks the client's model for a completion (`sampling/createMessage`).
+    /// Sends `sampling/createMessage` to the client (handshake era): asks
+    /// its model for a completion.
     ///
     /// Checked first against what the client declared: sampling itself, and
     /// `sampling.tools` when `params` offers tools or a tool choice. Inside a
@@ -608,7 +618,7 @@ impl ServerSession {
     /// [`Error::MissingClientCapability`] before anything is sent;
     /// [`Error::NoServerRequests`] in the stateless era; [`Error::Request`]
     /// when the client refuses or fails.
-    pub async fn create_message(
+    pub async fn send_create_message(
         &self,
         params: &CreateMessageRequestParams,
     ) -> Result<CreateMessageResult, Error> {
@@ -618,14 +628,14 @@ impl ServerSession {
         )
     }
 
-    /// Asks the user to fill in a form (`elicitation/create`, form mode).
-    /// Inside a handler, [`Context::elicit_form`] asks in either era.
+    /// Sends `elicitation/create` (form mode) to the client (handshake
+    /// era): asks the user to fill in a form. Inside a handler, [`Context::elicit_form`] asks in either era.
     ///
     /// # Errors
     /// [`Error::MissingClientCapability`] when the client cannot elicit
     /// forms; [`Error::NoServerRequests`] in the stateless era;
     /// [`Error::Request`] when it fails.
-    pub async fn elicit_form(
+    pub async fn send_elicit_form(
         &self,
         message: &str,
         requested_schema: ElicitRequestedSchema,
@@ -636,15 +646,15 @@ impl ServerSession {
         )
     }
 
-    /// Asks the user to visit `url` (`elicitation/create`, URL mode), for
-    /// interactions that must not pass through the client, such as signing
+    /// Sends `elicitation/create` (URL mode) to the client (handshake era):
+    /// asks the user to visit `url`, for interactions that must not pass through the client, such as signing
     /// in. Inside a handler, [`Context::elicit_url`] asks in either era.
     ///
     /// # Errors
     /// [`Error::MissingClientCapability`] when the client cannot elicit URLs;
     /// [`Error::NoServerRequests`] in the stateless era; [`Error::Request`]
     /// when it fails.
-    pub async fn elicit_url(
+    pub async fn send_elicit_url(
         &self,
         message: &str,
         url: &str,
@@ -656,14 +666,15 @@ impl ServerSession {
         )
     }
 
-    /// Asks for the client's roots (`roots/list`). Inside a handler,
+    /// Sends `roots/list` to the client (handshake era): asks for its
+    /// roots. Inside a handler,
     /// [`Context::list_roots`] asks in either era.
     ///
     /// # Errors
     /// [`Error::MissingClientCapability`] when the client has no roots;
     /// [`Error::NoServerRequests`] in the stateless era; [`Error::Request`]
     /// when it fails.
-    pub async fn list_roots(&self) -> Result<ListRootsResult, Error> {
+    pub async fn send_list_roots(&self) -> Result<ListRootsResult, Error> {
         rooted(self.request_input(InputRequest::list_roots()).await?)
     }
 
@@ -820,9 +831,11 @@ fn raw_params<M: Method>(params: &M::Params) -> Result<Option<RawJson>, Error> {
         })
 }
 
-/// What a handler knows about the request it is serving, and the session to
-/// talk back to the client. Derefs to [`ServerSession`]: what it sends is
-/// related to this request.
+/// What a handler knows about the request it is serving, and how it talks
+/// back to the client about it: progress, log messages, and asks that work
+/// in either era. The [`session`](Self::session) it belongs to (a
+/// [`ServerSession`], whose sends are related to this request) serves the
+/// rest.
 #[derive(Clone)]
 pub struct Context {
     session: ServerSession,
@@ -832,10 +845,13 @@ pub struct Context {
     transport: TransportContext,
     input: Option<Arc<RequestInput>>,
     asks: Arc<Asks>,
-    app_state: Option<crate::registry::AppState>,
+    app_state: Option<AppState>,
     /// Where an extension's request method is served (for
     /// [`ToolCall::rerun`](crate::extension::ToolCall::rerun)); `None` elsewhere.
-    call_site: Option<Arc<crate::extension::CallSite>>,
+    ///
+    /// Opaque here: the site names the runner, which sits above this file
+    /// (extension.rs reads it back as its `CallSite`).
+    call_site: Option<Arc<dyn std::any::Any + Send + Sync>>,
 }
 
 /// The answers and state a retried stateless request brought.
@@ -866,18 +882,18 @@ impl Context {
         }
     }
 
-    pub(crate) fn with_state(mut self, state: Option<crate::registry::AppState>) -> Self {
+    pub(crate) fn with_state(mut self, state: Option<AppState>) -> Self {
         self.app_state = state;
         self
     }
 
-    pub(crate) fn with_call_site(mut self, site: crate::extension::CallSite) -> Self {
+    pub(crate) fn with_call_site(mut self, site: impl std::any::Any + Send + Sync) -> Self {
         self.call_site = Some(Arc::new(site));
         self
     }
 
-    pub(crate) fn call_site(&self) -> Option<&crate::extension::CallSite> {
-        self.call_site.as_deref()
+    pub(crate) fn call_site<T: 'static>(&self) -> Option<&T> {
+        self.call_site.as_deref()?.downcast_ref()
     }
 
     /// The state the server was built with
@@ -972,16 +988,16 @@ impl Context {
     }
 
     /// Whether the client declared extension `id`: for its session or
-    /// this stateless request (as [`ServerSession::client_supports_extension`]),
+    /// this stateless request (as [`ServerSession::client_declares_extension`]),
     /// or in this request's own `_meta` client capabilities (a per-request
     /// opt-in within a session that did not declare it).
     pub fn client_supports_extension(&self, id: &str) -> bool {
-        self.session.client_supports_extension(id)
+        self.session.client_declares_extension(id)
             || self
                 .meta
                 .as_deref()
                 .and_then(|m| m.client_capabilities.as_ref())
-                .is_some_and(|c| crate::runner::declares(c, id))
+                .is_some_and(|c| declares(c, id))
     }
 
     /// The request's `_meta`, if it had one.
@@ -1040,13 +1056,12 @@ impl Context {
     pub fn session(&self) -> &ServerSession {
         &self.session
     }
-}
 
-impl Deref for Context {
-    type Target = ServerSession;
-
-    fn deref(&self) -> &ServerSession {
-        &self.session
+    /// Whether this is a stateless (2026-07-28) request, where the server
+    /// cannot send requests to the client and asks for input in its result
+    /// instead (as [`ServerSession::is_stateless`]).
+    pub fn is_stateless(&self) -> bool {
+        self.session.is_stateless()
     }
 }
 

@@ -85,7 +85,7 @@ async fn a_kept_session_has_a_back_channel_only_while_the_client_listens() {
     let session = kept.session.lock().expect("lock").take().expect("kept");
 
     // No GET stream and no open request: refused at once, not at a timeout.
-    match session.list_roots().await {
+    match session.send_list_roots().await {
         Err(Error::Request(mcp_core::Error::Transport {
             source: TransportError::NoBackChannel,
             ..
@@ -99,7 +99,7 @@ async fn a_kept_session_has_a_back_channel_only_while_the_client_listens() {
     read_until(&mut get, &mut seen, "\r\n\r\n").await;
     assert_eq!(status(&seen), 200, "{seen}");
     let asking = session.clone();
-    let roots = tokio::spawn(async move { asking.list_roots().await });
+    let roots = tokio::spawn(async move { asking.send_list_roots().await });
     read_until(&mut get, &mut seen, "roots/list").await;
     let asked = event_with(&seen, "roots/list");
     let reply = json!({"jsonrpc": "2.0", "id": asked["id"],

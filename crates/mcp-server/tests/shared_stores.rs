@@ -78,8 +78,12 @@ async fn delete(
 }
 
 async fn whoami(cx: Context) -> String {
-    let name = cx.client_info().map(|i| i.name).unwrap_or_default();
-    format!("{name} {:?}", cx.log_level())
+    let name = cx
+        .session()
+        .client_info()
+        .map(|i| i.name)
+        .unwrap_or_default();
+    format!("{name} {:?}", cx.session().log_level())
 }
 
 async fn roots(cx: Context) -> Result<String, ToolError> {

@@ -2,20 +2,17 @@
 //! for the client being served, the `tools/call` interceptor chain, and the
 //! routing of extension request and notification methods.
 
-use mcp_core::{IncomingNotification, IncomingRequest, NotificationContext, RequestContext};
-use mcp_types::{CallToolRequestParams, ClientCapabilities, ErrorObject, RawJson, Tool};
+use std::sync::Arc;
 
-use super::{Cache, Requester, Runner, request_meta};
-use crate::extension::{CallOutcome, CallSite, ToolCall};
-use crate::session::ServerSession;
+use mcp_core::{
+    BoxFuture, IncomingNotification, IncomingRequest, NotificationContext, RequestContext,
+};
+use mcp_types::{CallToolRequestParams, ErrorObject, RawJson, Tool};
 
-/// Whether `capabilities` lists extension `id`.
-pub(crate) fn declares(capabilities: &ClientCapabilities, id: &str) -> bool {
-    capabilities
-        .extensions
-        .as_ref()
-        .is_some_and(|extensions| extensions.contains_key(id))
-}
+use super::envelope::request_meta;
+use super::{Cache, Requester, Runner};
+use crate::session::{ServerSession, declares};
+use crate::tool_call::{CallChain, CallOutcome, CallSite, ToolCall};
 
 impl Runner {
     /// Whether the client being served declared extension `id`: in
@@ -77,19 +74,33 @@ impl Runner {
         // On the heap: the chain of interceptors is a large future, and
         // this one nests in the future of every call (copied whole when it
         // is boxed), with or without interceptors.
-        Box::pin(self.call_next(ToolCall {
-            runner: self.clone(),
-            cx: cx.clone(),
-            requester: requester.clone(),
-            params,
-            next: 0,
-            carried: true,
-        }))
+        Box::pin(self.call_next(
+            ToolCall {
+                chain: self.chain(requester),
+                cx: cx.clone(),
+                params,
+                next: 0,
+                carried: true,
+            },
+            requester,
+        ))
         .await
     }
 
+    /// This runner serving `requester`, as a call is handed on to it.
+    fn chain(&self, requester: &Requester) -> Arc<dyn CallChain> {
+        Arc::new(Served {
+            runner: self.clone(),
+            requester: requester.clone(),
+        })
+    }
+
     /// Runs the next interceptor after `call.next`, or the tool.
-    pub(crate) async fn call_next(&self, mut call: ToolCall) -> Result<CallOutcome, ErrorObject> {
+    async fn call_next(
+        &self,
+        mut call: ToolCall,
+        requester: &Requester,
+    ) -> Result<CallOutcome, ErrorObject> {
         let next = self
             .registry
             .extensions
@@ -101,11 +112,11 @@ impl Runner {
             Some((index, interceptor)) => {
                 call.next = index + 1;
                 let meta = call.params.meta.clone().map(std::sync::Arc::new);
-                let context = self.context(&call.cx, &call.requester, meta);
+                let context = self.context(&call.cx, requester, meta);
                 interceptor(call, context).await
             }
             None => self
-                .call_tool(call.params, &call.cx, &call.requester, call.carried)
+                .call_tool(call.params, &call.cx, requester, call.carried)
                 .await
                 .map(CallOutcome::Tool),
         }
@@ -136,9 +147,8 @@ impl Runner {
         let context = self
             .context(cx, requester, meta.map(std::sync::Arc::new))
             .with_call_site(CallSite {
-                runner: self.clone(),
+                chain: self.chain(requester),
                 cx: cx.clone(),
-                requester: requester.clone(),
                 extension: index,
             });
         let result = match (served.handle)(params, context).await {
@@ -185,5 +195,22 @@ impl Runner {
             .with_changes(self.registry.changes.clone());
         handler(notification.params.clone(), session).await;
         true
+    }
+}
+
+/// A runner serving one client: what a [`ToolCall`] is handed on to.
+struct Served {
+    runner: Runner,
+    requester: Requester,
+}
+
+impl CallChain for Served {
+    fn visible_tool(&self, name: &str) -> Option<&Tool> {
+        self.runner.visible_tool(name, &self.requester)
+    }
+
+    fn call_next(&self, call: ToolCall) -> BoxFuture<Result<CallOutcome, ErrorObject>> {
+        let (runner, requester) = (self.runner.clone(), self.requester.clone());
+        Box::pin(async move { runner.call_next(call, &requester).await })
     }
 }

@@ -9,8 +9,8 @@ use mcp_types::{
     Revision,
 };
 
+use super::forward::{Advertised, forward};
 use super::{Requester, Runner, record_span, to_raw};
-use crate::changes::{Advertised, forward};
 use crate::session::ServerSession;
 use crate::tasks::TaskFeed;
 
@@ -31,7 +31,7 @@ impl Runner {
         super::record_span(revision);
         self.state.set_client(params, revision);
         let r = &self.registry;
-        let mut capabilities = self.server().capabilities();
+        let mut capabilities = self.registry.capabilities();
         // The core `tasks` capability exists in 2025-11-25 only (the
         // 2026-07-28 extension replaces it).
         if r.tasks.is_some() && revision >= Revision::V2025_11_25 {
@@ -55,7 +55,7 @@ impl Runner {
         // notifications go on its GET stream.
         let session = ServerSession::new(peer.unrelated(), self.state.clone())
             .with_changes(self.registry.changes.clone());
-        let advertised = Advertised::from(&self.server().capabilities());
+        let advertised = Advertised::from(&self.registry.capabilities());
         // `notifications/tasks/status` exists at 2025-11-25 only, like the
         // core `tasks` capability.
         let tasks = match (&self.registry.tasks, self.state.revision()) {

@@ -7,16 +7,16 @@
 //! hints). [`input`] runs handlers that ask the client, in either era;
 //! [`pages`] pages every list.
 
+mod envelope;
 mod extensions;
+mod forward;
 mod handshake;
 mod input;
 mod pages;
 mod stateless;
 pub(crate) mod tasks;
 
-pub(crate) use extensions::declares;
-pub(crate) use stateless::{ParamHeader, param_headers};
-use stateless::{check_param_headers, request_meta};
+use envelope::{check_param_headers, request_meta};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -39,7 +39,6 @@ use crate::session::{Context, ServerSession, SessionState, StatelessRequest};
 
 use crate::answer::*;
 use crate::registry::*;
-use crate::server::Server;
 
 /// Serves one connection (or, stateless, each request) with a registry.
 #[derive(Clone)]
@@ -137,12 +136,6 @@ impl Runner {
         .with_state(self.registry.state.clone())
     }
 
-    fn server(&self) -> Server {
-        Server {
-            registry: self.registry.clone(),
-        }
-    }
-
     /// The requests both eras serve alike, from parsed params to the
     /// registry; the era shapes the result ([`Runner::shape`]).
     ///
@@ -182,10 +175,10 @@ impl Runner {
                     .call_intercepted(Box::new(params), cx, requester)
                     .await?
                 {
-                    crate::extension::CallOutcome::Tool(answer) => {
+                    crate::tool_call::CallOutcome::Tool(answer) => {
                         self.shape(requester, &answer, Cache::None)
                     }
-                    crate::extension::CallOutcome::Extension(result) => {
+                    crate::tool_call::CallOutcome::Extension(result) => {
                         self.shape(requester, &result, Cache::None)
                     }
                 }
@@ -478,8 +471,8 @@ impl Handler for Runner {
         // borrowed, and a read one dropped here: the future below holds only
         // the client it was read into.
         let client = match &parsed {
-            Some(parsed) => stateless::client_of(revision, parsed.meta()),
-            None => stateless::client_of(revision, request_meta(request.params.as_ref()).as_ref()),
+            Some(parsed) => envelope::client_of(revision, parsed.meta()),
+            None => envelope::client_of(revision, request_meta(request.params.as_ref()).as_ref()),
         }?;
         self.stateless(request, parsed, cx, client).await
     }
@@ -546,7 +539,7 @@ impl Runner {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Args;
+    use crate::{Args, Server};
     use mcp_core::{Connection, DispatcherConfig};
     use schemars::JsonSchema;
 

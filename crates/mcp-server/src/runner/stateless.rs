@@ -10,9 +10,7 @@ use mcp_core::{IncomingRequest, RequestContext};
 use mcp_types::method::Method;
 use mcp_types::tasks_ext::{self, DetailedTask};
 use mcp_types::{CacheScope, DiscoverResult, SubscriptionFilter, SubscriptionsListenRequestParams};
-use mcp_types::{
-    ClientRequest, ErrorCode, ErrorObject, JsonObject, RawJson, RequestMeta, Revision, Tool,
-};
+use mcp_types::{ClientRequest, ErrorObject, RawJson, Revision};
 use serde::Serialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -21,127 +19,6 @@ use crate::session::StatelessRequest;
 use crate::tasks::TaskWatch;
 
 use super::{Requester, Runner, record_span, to_raw};
-
-/// A request's `params._meta`, unparsed: one borrowed scan of the params.
-fn raw_meta(params: Option<&RawJson>) -> Option<&str> {
-    #[derive(serde::Deserialize)]
-    struct Probe<'a> {
-        #[serde(rename = "_meta", default, borrow)]
-        meta: Option<&'a RawValue>,
-    }
-    Some(params?.parse::<Probe<'_>>().ok()?.meta?.get())
-}
-
-/// A request's (or notification's) `params._meta`, typed.
-pub(super) fn request_meta(params: Option<&RawJson>) -> Option<RequestMeta> {
-    serde_json::from_str(raw_meta(params)?).ok()
-}
-
-/// The client of a stateless request at `revision` (its transport read the
-/// envelope and checked the version): who it is and what it can do, from
-/// its `_meta`. Copied, since the parsed request keeps its `_meta` for the
-/// handler's context.
-///
-/// Read before the request's future goes on, so that the future holds one
-/// pointer to it, not the copy.
-///
-/// # Errors
-/// No `clientCapabilities` the types can read.
-pub(super) fn client_of(
-    revision: Revision,
-    meta: Option<&RequestMeta>,
-) -> Result<Arc<StatelessRequest>, ErrorObject> {
-    let Some(capabilities) = meta.and_then(|m| m.client_capabilities.as_ref()) else {
-        return Err(ErrorObject::invalid_params(format!(
-            "`params._meta` must carry `{}` at protocol version {revision}",
-            mcp_types::meta::CLIENT_CAPABILITIES
-        )));
-    };
-    Ok(Arc::new(StatelessRequest {
-        revision,
-        capabilities: capabilities.clone(),
-        client_info: meta.and_then(|m| m.client_info.clone()),
-        log_level: meta.and_then(|m| m.log_level),
-    }))
-}
-
-/// One `x-mcp-header` annotation of a tool (SEP-2243): the header as the
-/// schema names it, the `Mcp-Param-*` header it travels as, and the path of
-/// the argument it repeats.
-pub(crate) struct ParamHeader {
-    header: String,
-    name: String,
-    path: Vec<String>,
-}
-
-/// A tool's `x-mcp-header` annotations ([`mcp_types::routing::annotated_properties`]),
-/// derived once when the tool is registered; a tool whose annotations are
-/// invalid has none to check.
-pub(crate) fn param_headers(tool: &Tool) -> Box<[ParamHeader]> {
-    mcp_types::routing::annotated_properties(tool)
-        .map(|annotated| {
-            annotated
-                .into_iter()
-                .map(|(header, path)| ParamHeader {
-                    name: mcp_types::routing::param_header(&header),
-                    header,
-                    path,
-                })
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-/// SEP-2243: over HTTP, each `x-mcp-header` argument of a stateless
-/// `tools/call` travels as `Mcp-Param-*` too, and the two must agree; a
-/// header without its value, a value without its header, or an undecodable
-/// header is `-32020`.
-pub(super) fn check_param_headers(
-    annotated: &[ParamHeader],
-    arguments: Option<&JsonObject>,
-    headers: &mcp_core::Headers,
-) -> Result<(), ErrorObject> {
-    // Nothing to check for a tool without annotations; only HTTP requests
-    // carry routing headers (stdio and memory do not).
-    if annotated.is_empty() || headers.get(mcp_types::routing::METHOD_HEADER).is_none() {
-        return Ok(());
-    }
-    let empty = JsonObject::new();
-    let arguments = arguments.unwrap_or(&empty);
-    let mismatch = |why: String| Err(ErrorObject::new(ErrorCode::HEADER_MISMATCH, why));
-    for ParamHeader { header, name, path } in annotated {
-        let body = mcp_types::routing::lookup(arguments, path).filter(|v| !v.is_null());
-        match (headers.get(name), body) {
-            (None, None) => {}
-            (None, Some(_)) => {
-                return mismatch(format!(
-                    "argument `{}` is set but the Mcp-Param-{header} header is missing",
-                    path.join(".")
-                ));
-            }
-            (Some(_), None) => {
-                return mismatch(format!(
-                    "the Mcp-Param-{header} header is set but argument `{}` is not",
-                    path.join(".")
-                ));
-            }
-            (Some(raw), Some(value)) => {
-                let Some(decoded) = mcp_types::routing::decode_header_value(raw.trim()) else {
-                    return mismatch(format!(
-                        "the Mcp-Param-{header} header is not valid `=?base64?…?=` UTF-8"
-                    ));
-                };
-                if !mcp_types::routing::header_matches(&decoded, value) {
-                    return mismatch(format!(
-                        "the Mcp-Param-{header} header differs from argument `{}`",
-                        path.join(".")
-                    ));
-                }
-            }
-        }
-    }
-    Ok(())
-}
 
 /// A stateless result as sent: the result's own members, in order, with
 /// `resultType`, the cache hints and the server's identity added.
@@ -243,7 +120,7 @@ impl Runner {
                     .rev()
                     .map(|r| r.as_str().to_owned())
                     .collect();
-                let mut result = DiscoverResult::new(supported, self.server().capabilities());
+                let mut result = DiscoverResult::new(supported, self.registry.capabilities());
                 result.instructions = self.registry.instructions.clone();
                 self.stamp(&result, Some(self.registry.list_cache))
             }

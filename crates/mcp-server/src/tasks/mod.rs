@@ -177,11 +177,13 @@ impl TaskSeat {
 }
 
 /// Whose tasks a request may see: the verified principal, else the HTTP
-/// session, else (handshake era) this connection; a stateless request
-/// without either is anonymous (its connection lasts one request).
-pub(crate) fn owner(
+/// session, else (handshake era) this connection, named by the address of
+/// its state (`connection`: the session's state, whatever its type); a
+/// stateless request without either is anonymous (its connection lasts one
+/// request).
+pub(crate) fn owner<S>(
     transport: &mcp_core::TransportContext,
-    state: &Arc<crate::session::SessionState>,
+    connection: &Arc<S>,
     stateless: bool,
 ) -> String {
     if let Some(principal) = &transport.principal {
@@ -193,7 +195,7 @@ pub(crate) fn owner(
     if stateless {
         return "anonymous".to_owned();
     }
-    format!("connection:{:p}", Arc::as_ptr(state))
+    format!("connection:{:p}", Arc::as_ptr(connection))
 }
 
 /// A fresh, unguessable task id (128 random bits).
