@@ -133,7 +133,7 @@ impl Graph {
     fn read(src: &Path) -> Result<Self, String> {
         let mut files = Vec::new();
         collect_files(src, &mut files)?;
-        let mut graph = Graph::default();
+        let mut modules = Vec::new();
         for file in files {
             let relative = file.strip_prefix(src).unwrap_or(&file);
             let Some(path) = module_path(relative) else {
@@ -141,6 +141,15 @@ impl Graph {
             };
             let text = fs::read_to_string(&file)
                 .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+            modules.push((path, file, text));
+        }
+        Ok(Self::of(modules))
+    }
+
+    /// The graph of these files, each its module path, file and text.
+    fn of(files: Vec<(Vec<String>, PathBuf, String)>) -> Self {
+        let mut graph = Graph::default();
+        for (path, file, text) in files {
             let mut module = parse_module(&text);
             module.path = path;
             module.file = file;
@@ -153,7 +162,7 @@ impl Graph {
         graph.arrows = (0..graph.modules.len())
             .map(|from| graph.arrows_from(from))
             .collect();
-        Ok(graph)
+        graph
     }
 
     /// Leaves out the files of modules declared under `#[cfg(test)]`, and
@@ -777,21 +786,15 @@ mod tests {
     }
 
     fn graph(files: &[(&str, &str)]) -> Graph {
-        let mut graph = Graph::default();
-        for (file, text) in files {
-            let mut module = parse_module(text);
-            module.path = module_path(Path::new(file)).expect("a module file");
-            module.file = PathBuf::from(file);
-            graph
-                .by_path
-                .insert(module.path.clone(), graph.modules.len());
-            graph.modules.push(module);
-        }
-        graph.drop_test_files();
-        graph.arrows = (0..graph.modules.len())
-            .map(|from| graph.arrows_from(from))
-            .collect();
-        graph
+        Graph::of(
+            files
+                .iter()
+                .map(|(file, text)| {
+                    let path = module_path(Path::new(file)).expect("a module file");
+                    (path, PathBuf::from(file), (*text).to_owned())
+                })
+                .collect(),
+        )
     }
 
     fn circle_files(graph: &Graph) -> Vec<Vec<String>> {

@@ -243,16 +243,7 @@ async fn a_resource_update_on_one_server_reaches_a_subscriber_on_the_other(
     b: &Instance,
 ) {
     let session = open_session(a.addr).await;
-    let subscribe = json!({"jsonrpc": "2.0", "id": 1, "method": "resources/subscribe",
-                           "params": {"uri": "file:///r"}});
-    assert!(
-        post(a.addr, &session, subscribe)
-            .await
-            .contains("\"result\"")
-    );
-    let mut get = open_get(a.addr, &session, None).await;
-    let mut text = String::new();
-    read_until(&mut get, &mut text, "200 OK").await;
+    let (mut get, mut text) = subscribe_and_listen(a.addr, &session, "file:///r").await;
     announce_until_read(b, &mut get, &mut text, "file:///r")
         .await
         .expect("the update reaches the subscriber on the other server");
@@ -267,16 +258,7 @@ async fn initialized_through_the_other_server_counts_once_a_request_follows(
 ) {
     let session = mint_session(a.addr).await;
     send_initialized(b.addr, &session).await;
-    let subscribe = json!({"jsonrpc": "2.0", "id": 1, "method": "resources/subscribe",
-                           "params": {"uri": "file:///on-a-too"}});
-    assert!(
-        post(a.addr, &session, subscribe)
-            .await
-            .contains("\"result\"")
-    );
-    let mut get = open_get(a.addr, &session, None).await;
-    let mut text = String::new();
-    read_until(&mut get, &mut text, "200 OK").await;
+    let (mut get, mut text) = subscribe_and_listen(a.addr, &session, "file:///on-a-too").await;
     announce_until_read(a, &mut get, &mut text, "file:///on-a-too")
         .await
         .expect("the minting server forwards the update");
@@ -591,4 +573,20 @@ async fn two_servers_sharing_one_redis_serve_one_client_as_one() {
         Arc::new(store) as Arc<dyn TaskStore>
     };
     every_scenario(a, b, task_store().await, task_store().await).await;
+}
+
+/// Subscribes `session` to `uri` on the server at `addr` and opens its GET
+/// stream there, read up to its status line: the stream and what was read.
+async fn subscribe_and_listen(
+    addr: std::net::SocketAddr,
+    session: &str,
+    uri: &str,
+) -> (tokio::net::TcpStream, String) {
+    let subscribe = json!({"jsonrpc": "2.0", "id": 1, "method": "resources/subscribe",
+                           "params": {"uri": uri}});
+    assert!(post(addr, session, subscribe).await.contains("\"result\""));
+    let mut get = open_get(addr, session, None).await;
+    let mut text = String::new();
+    read_until(&mut get, &mut text, "200 OK").await;
+    (get, text)
 }
