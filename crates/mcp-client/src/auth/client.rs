@@ -53,7 +53,7 @@ pub(super) struct State {
 }
 
 /// An OAuth 2.1 client for one MCP server, as the HTTP transport's
-/// [`Authorizer`]. Tokens live in memory.
+/// [`Authorizer`](mcp_transport::http::Authorizer). Tokens live in memory.
 pub struct OAuthClient {
     pub(super) config: OAuthConfig,
     http: HttpsClient,

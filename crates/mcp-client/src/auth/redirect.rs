@@ -143,7 +143,7 @@ pub type SignInNotice = Arc<dyn Fn(&Url, bool) + Send + Sync>;
 /// The desktop sign-in (RFC 8252 "loopback interface redirection"): a
 /// listener on `127.0.0.1` at an ephemeral port receives the redirect, and
 /// the authorization URL opens in the system browser (or is printed). The
-/// PKCE verifier and `state` are made and checked by [`OAuthClient`].
+/// PKCE verifier and `state` are made and checked by [`OAuthClient`](super::OAuthClient).
 ///
 /// Register [`redirect_uri`](Self::redirect_uri) with the client:
 ///
