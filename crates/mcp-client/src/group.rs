@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 use mcp_types::{CallToolResult, Implementation, Prompt, Resource, Tool};
 use serde::Serialize;
 
-#[cfg(any(feature = "stdio", feature = "http"))]
 use crate::client::Client;
+#[cfg(any(feature = "stdio", feature = "http"))]
 use crate::config::ClientConfig;
 use crate::error::Error;
 use crate::options::RequestOptions;
