@@ -450,23 +450,12 @@ impl CallTemplate {
     }
 }
 
-/// Today's date (UTC) as `YYYY-MM-DD`, from the system clock.
+/// Today's date (UTC) as `YYYY-MM-DD`, from the system clock: the date
+/// part of the timestamp the task records carry.
 fn today() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    // Howard Hinnant's civil_from_days.
-    let z = i64::try_from(secs / 86_400).unwrap_or(0) + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02}")
+    let mut stamp = mcp_tasks::iso8601(mcp_tasks::now_ms());
+    stamp.truncate("YYYY-MM-DD".len());
+    stamp
 }
 
 #[cfg(test)]
