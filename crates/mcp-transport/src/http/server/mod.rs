@@ -705,7 +705,7 @@ impl ServiceInner {
                     shared::follow(self, shared, last, replay)
                 }
                 (session::Resumed::TakeOver(replay), Some(shared)) => {
-                    let seen = shared::event_data(shared, last).await;
+                    let seen = shared::last_seen(shared, last).await;
                     session.take_over(headers, seen, replay)
                 }
                 (session::Resumed::Elsewhere(_) | session::Resumed::TakeOver(_), None) => {

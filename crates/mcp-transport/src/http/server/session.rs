@@ -846,12 +846,16 @@ impl Session {
     /// after the client's last event; then what reached this server for the
     /// GET stream meanwhile and that server had not stored (both saw the
     /// same notifications in the same order: the bus has one order);
-    /// then live. `seen` is the client's last event (its data), from where
-    /// what is unsent here is matched when `replay` is empty.
+    /// then live. `seen` is what the client saw last as the store keeps it,
+    /// from where what is unsent here is matched when `replay` is empty:
+    /// after that message, and after as many more as the client received
+    /// beyond it that the other server never stored. Without that count, a
+    /// client whose last events were lost to the store got everything
+    /// unsent here again, from the first.
     pub(super) fn take_over(
         &self,
         headers: &HeaderMap,
-        seen: Option<Bytes>,
+        seen: Option<super::shared::Seen>,
         replay: Replay,
     ) -> Response<HttpBody> {
         let mut router = self.lock();
@@ -865,12 +869,19 @@ impl Session {
             .filter(|data| !data.is_empty())
             .collect();
         let unsent = std::mem::take(&mut router.unsent);
-        // The last message the other server carried that this one saw too.
-        let carried = seen.iter().chain(&replayed).rev();
-        let from = carried
-            .filter(|data| !data.is_empty())
-            .find_map(|data| unsent.iter().rposition(|u| u == data))
-            .map_or(0, |i| i + 1);
+        // After the last message the other server carried that this one
+        // saw too: the last replayed one found here, else the client's
+        // last one the store keeps, and the events it got after it.
+        let from = replayed
+            .iter()
+            .rev()
+            .find_map(|data| unsent.iter().rposition(|u| u == data).map(|i| i + 1))
+            .or_else(|| {
+                let seen = seen.as_ref()?;
+                let i = unsent.iter().rposition(|u| *u == seen.data)?;
+                Some(i + 1 + seen.unstored)
+            })
+            .map_or(0, |from| from.min(unsent.len()));
         let (tx, rx) = mpsc::channel(self.sse_queue.max(replayed.len() + unsent.len() + 2));
         let stream = self.new_stream(&mut router, Live::Sse(tx), true);
         router.standalone = Some(stream);
@@ -1110,7 +1121,7 @@ const GET_MARK: char = 'g';
 
 /// Messages for the GET stream a shared session keeps while another server
 /// holds that stream (the latest; older ones are dropped first).
-const MAX_UNSENT: usize = 256;
+pub(super) const MAX_UNSENT: usize = 256;
 
 /// How often a resumption reads the store again when events arrived while
 /// it read.

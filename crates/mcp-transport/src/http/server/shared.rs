@@ -199,15 +199,59 @@ pub(super) async fn delete(shared: &Shared, id: &str) -> Result<bool, crate::Err
     Ok(existed)
 }
 
-/// The data of event `id` (read as the event after the one before it), or
-/// `None` when it is the first of its stream, no longer kept, or the store
-/// fails (a takeover then matches on what follows it only).
-pub(super) async fn event_data(shared: &Shared, id: &str) -> Option<Bytes> {
+/// What a client saw last of a stream another server held, as the store
+/// keeps it: see [`last_seen`].
+pub(super) struct Seen {
+    /// The latest message of the stream, up to the client's last event,
+    /// that the store keeps.
+    pub(super) data: Bytes,
+    /// How many events the client received after that one: those the other
+    /// server delivered but whose writes never reached the store (it was cut
+    /// off from the store, or died, before its writes behind went out).
+    pub(super) unstored: usize,
+}
+
+/// What the client whose last event is `id` saw last, as the store keeps
+/// it: that event's data, or, when the store never got that event, the
+/// latest message before it that it has, and how many events came after
+/// it. Looked for in one read when the event is kept (the usual case),
+/// else further back in reads of doubling reach, up to the messages a
+/// session keeps for a GET stream held elsewhere (one further back could
+/// not be found among them). `None` when the store keeps no such message,
+/// or fails (a takeover then matches on what follows `id` only).
+pub(super) async fn last_seen(shared: &Shared, id: &str) -> Option<Seen> {
     let (stream, seq) = crate::store::parse_event_id(id)?;
-    let before = format!("{stream}_{}", seq.checked_sub(1)?);
-    let replay = shared.stores.events.replay_after(&before).await.ok()??;
-    let (first, data) = replay.events.into_iter().next()?;
-    (first == id).then_some(data)
+    let mut reach = 1u64;
+    while reach <= super::session::MAX_UNSENT as u64 {
+        let before = seq.saturating_sub(reach);
+        // `None`: older than what is kept, or (a store that says so) past
+        // what it has; farther back may still be kept in the second case.
+        let replay = shared
+            .stores
+            .events
+            .replay_after(&format!("{stream}_{before}"))
+            .await
+            .ok()?;
+        let kept = replay
+            .iter()
+            .flat_map(|r| r.events.iter())
+            .rev()
+            .find_map(|(event, data)| {
+                let (_, n) = crate::store::parse_event_id(event)?;
+                (n <= seq && !data.is_empty()).then_some((n, data))
+            });
+        if let Some((n, data)) = kept {
+            return Some(Seen {
+                data: data.clone(),
+                unstored: usize::try_from(seq - n).ok()?,
+            });
+        }
+        if before == 0 {
+            break;
+        }
+        reach *= 2;
+    }
+    None
 }
 
 /// Serves a stream another server writes: what it stored after the
