@@ -15,8 +15,8 @@ use mcp_types::{Prompt, Resource, ResourceTemplate, Tool};
 
 use crate::Error;
 use crate::changes::ListChanges;
+use crate::entries::{PromptEntry, ResourceEntry, TemplateEntry, ToolEntry, param_headers};
 use crate::registration::{Registrations, ToolDefinition};
-use crate::registry::{PromptEntry, ResourceEntry, TemplateEntry, ToolEntry, param_headers};
 use crate::states::AppState;
 
 /// One consistent view of the catalog: every group's entries, in the order

@@ -17,10 +17,10 @@ use mcp_types::{
 use serde_json::Value;
 
 use crate::answer::{IntoCompletionResult, IntoPromptResult, IntoResourceResult, ResourceRequest};
-use crate::handler::{Completions, Handler, Prompts, Resources, StateNeed, Tools, signature_of};
-use crate::registry::{
+use crate::entries::{
     CompleteFn, PromptEntry, PromptFn, ResourceEntry, ResourceFn, TemplateEntry, ToolEntry, ToolFn,
 };
+use crate::handler::{Completions, Handler, Prompts, Resources, StateNeed, Tools, signature_of};
 use crate::session::Context;
 use crate::tool_io::{IntoToolResult, empty_input_schema};
 use crate::{Error, UriTemplate};
