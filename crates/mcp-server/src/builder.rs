@@ -445,9 +445,12 @@ impl ServerBuilder {
     /// subscribes upstream here, and routes the updates back with
     /// [`ListChanges::resource_updated`](crate::ListChanges::resource_updated).
     ///
-    /// Calls are not counted per URI: several clients (or streams)
+    /// A session is told of once per URI however often it subscribes; calls
+    /// are not counted across sessions: several sessions (or streams)
     /// subscribing to one URI make several calls, each ended by one
-    /// [`on_unsubscribe`](Self::on_unsubscribe) call.
+    /// [`on_unsubscribe`](Self::on_unsubscribe) call (a gateway counts them
+    /// to subscribe upstream once). With sessions shared between servers,
+    /// each server hears of the subscriptions made through it.
     pub fn on_subscribe<F, Fut>(mut self, hook: F) -> Self
     where
         F: Fn(String, ServerSession) -> Fut + Send + Sync + 'static,
@@ -458,9 +461,9 @@ impl ServerBuilder {
     }
 
     /// Called when a subscription [`on_subscribe`](Self::on_subscribe) was
-    /// told of ends: a handshake-era `resources/unsubscribe` of a URI the
-    /// session follows, or the end of a `subscriptions/listen` stream (once
-    /// per URI it followed).
+    /// told of ends: a handshake-era `resources/unsubscribe` of that URI, or
+    /// the end of the session (once per URI it still followed); the end of
+    /// a `subscriptions/listen` stream (once per URI it followed).
     pub fn on_unsubscribe<F, Fut>(mut self, hook: F) -> Self
     where
         F: Fn(String, ServerSession) -> Fut + Send + Sync + 'static,

@@ -5,7 +5,8 @@
 //! answers, the removed one is an unknown tool; a name another group holds
 //! is refused; a cursor into a list that changed is refused; the
 //! subscription hooks hear of subscriptions in both eras and the updates
-//! reach the subscriber; `Context::ask` passes on a raw ask in both eras.
+//! reach the subscriber (a handshake session's end unsubscribes what it
+//! followed); `Context::ask` passes on a raw ask in both eras.
 //! In memory and over streamable HTTP on 127.0.0.1, driven by our client.
 
 use std::sync::Arc;
@@ -283,7 +284,16 @@ async fn the_subscription_hooks_hear_a_handshake_session_and_updates_reach_it() 
         .await
         .expect("unsubscribed");
     assert_eq!(heard.try_recv().ok().as_deref(), Some("-memo://doc"));
+    // Subscribed twice, told once; the session's end ends it.
+    client.subscribe_resource(DOC).await.expect("subscribed");
+    client
+        .subscribe_resource(DOC)
+        .await
+        .expect("subscribed again");
+    assert_eq!(heard.try_recv().ok().as_deref(), Some("+memo://doc"));
+    assert!(heard.try_recv().is_err(), "told once");
     client.close().await.expect("closed");
+    assert_eq!(next(&mut heard).await, "-memo://doc");
 }
 
 struct Http {

@@ -66,13 +66,26 @@ impl Runner {
         };
         let state = self.state.clone();
         let initialized = Box::pin(async move { state.initialized().await });
-        self.tasks
-            .spawn(forward(changes, session, advertised, tasks, initialized));
+        let Some(unsubscribe) = self.registry.on_unsubscribe.clone() else {
+            self.tasks
+                .spawn(forward(changes, session, advertised, tasks, initialized));
+            return;
+        };
+        // When the session ends, the unsubscription hook hears of what it
+        // still followed (only where there is a hook: every idle session
+        // keeps this task).
+        let (state, ended) = (self.state.clone(), session.clone());
+        self.tasks.spawn(async move {
+            forward(changes, session, advertised, tasks, initialized).await;
+            for uri in state.take_hooked() {
+                unsubscribe(uri, ended.clone()).await;
+            }
+        });
     }
 
     /// `resources/subscribe` (`subscribe`) or `resources/unsubscribe` of
     /// `uri`: the session's subscriptions changed and stored, and the hook
-    /// told when the session did not (or did) follow `uri` yet.
+    /// told when it was not (or was) told of `uri` for this session yet.
     async fn subscription(
         &self,
         uri: String,
@@ -87,11 +100,17 @@ impl Runner {
                     mcp_types::Era::Handshake,
                 ));
             }
-            let new = self.state.subscribe(uri.clone());
-            self.registry.on_subscribe.as_ref().filter(|_| new)
+            self.state.subscribe(uri.clone());
+            self.registry
+                .on_subscribe
+                .as_ref()
+                .filter(|_| self.state.hook(&uri))
         } else {
-            let followed = self.state.unsubscribe(&uri);
-            self.registry.on_unsubscribe.as_ref().filter(|_| followed)
+            self.state.unsubscribe(&uri);
+            self.registry
+                .on_unsubscribe
+                .as_ref()
+                .filter(|_| self.state.unhook(&uri))
         };
         self.state.persist().await?;
         if let Some(hook) = hook {
