@@ -730,6 +730,14 @@ mod tests {
     }
 
     #[test]
+    fn a_catalog_is_shared_across_threads() {
+        fn shared<T: Clone + Send + Sync + 'static>() {}
+        fn sent<T: Send + 'static>() {}
+        shared::<Catalog>();
+        sent::<Registrations>();
+    }
+
+    #[test]
     fn fingerprints_tell_lists_apart_by_their_keys_in_order() {
         let of = |keys: &[&str]| fingerprint(keys.iter().copied());
         assert_eq!(of(&["a", "b"]), of(&["a", "b"]));
