@@ -47,7 +47,7 @@ const STDIN_BUFFERS: usize = 2;
 /// reader lets it end after its current read, and the process ends it at
 /// exit whatever it is doing.
 ///
-/// The thread reads into one of [`STDIN_BUFFERS`] buffers and hands it
+/// The thread reads into one of two buffers of 64 KiB and hands it
 /// over filled; the transport hands each back once it has read it all, so
 /// nothing is allocated or copied per read.
 #[derive(Debug)]
