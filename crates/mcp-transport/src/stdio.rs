@@ -30,9 +30,13 @@ pub fn stdio_server() -> StdioServerTransport {
 
 /// How many bytes the stdin thread reads at once.
 const STDIN_CHUNK: usize = 64 * 1024;
-/// How many chunks read from stdin may wait for the transport: at most
-/// this many times [`STDIN_CHUNK`] bytes buffered.
-const STDIN_QUEUE: usize = 16;
+/// How many buffers of [`STDIN_CHUNK`] bytes go round between the stdin
+/// thread and the transport: while the transport reads one, the thread
+/// fills the other. So at most one chunk is read ahead of the transport,
+/// and a host that writes faster than the server reads is held back by the
+/// pipe, as with a plain blocking read, instead of queueing its requests in
+/// the server (where they wait just as long, and cost memory).
+const STDIN_BUFFERS: usize = 2;
 
 /// This process's stdin, read on a thread of its own.
 ///
@@ -42,53 +46,71 @@ const STDIN_QUEUE: usize = 16;
 /// or closed stdin. This thread is no part of any runtime; dropping the
 /// reader lets it end after its current read, and the process ends it at
 /// exit whatever it is doing.
+///
+/// The thread reads into one of two buffers of 64 KiB and hands it
+/// over filled; the transport hands each back once it has read it all, so
+/// nothing is allocated or copied per read.
 #[derive(Debug)]
 pub struct Stdin {
-    chunks: tokio::sync::mpsc::Receiver<std::io::Result<Vec<u8>>>,
+    /// Buffers the thread filled, with how many bytes it read into each.
+    filled: tokio::sync::mpsc::Receiver<std::io::Result<(Vec<u8>, usize)>>,
+    /// Buffers read to their end, back to the thread.
+    spent: std::sync::mpsc::Sender<Vec<u8>>,
+    /// The buffer being read (its first `len` bytes are stdin's).
     chunk: Vec<u8>,
+    len: usize,
     /// How much of `chunk` was handed out.
     read: usize,
 }
 
 impl Stdin {
     fn new() -> Self {
-        let (sender, chunks) = tokio::sync::mpsc::channel(STDIN_QUEUE);
+        let (filler, filled) = tokio::sync::mpsc::channel(STDIN_BUFFERS);
+        let (spent, empty) = std::sync::mpsc::channel();
+        for _ in 0..STDIN_BUFFERS {
+            // Zeroed by the allocator: a page counts once it is read into.
+            let _ = spent.send(vec![0; STDIN_CHUNK]);
+        }
         let spawned = std::thread::Builder::new()
             .name("mcp-stdin".into())
-            .spawn(move || read_stdin(&sender));
+            .spawn(move || read_stdin(&empty, &filler));
+        let mut stdin = Self {
+            filled,
+            spent,
+            chunk: Vec::new(),
+            len: 0,
+            read: 0,
+        };
         if let Err(error) = spawned {
             // Read as a failed stdin: the connection ends with this error.
             let (sender, failed) = tokio::sync::mpsc::channel(1);
             let _ = sender.try_send(Err(error));
-            return Self {
-                chunks: failed,
-                chunk: Vec::new(),
-                read: 0,
-            };
+            stdin.filled = failed;
         }
-        Self {
-            chunks,
-            chunk: Vec::new(),
-            read: 0,
-        }
+        stdin
     }
 }
 
-/// The stdin thread: each chunk read, until end of file, a failure, or the
-/// reader is gone.
-fn read_stdin(sender: &tokio::sync::mpsc::Sender<std::io::Result<Vec<u8>>>) {
+/// The stdin thread: fills each buffer handed to it, until end of file, a
+/// failure, or the reader is gone.
+fn read_stdin(
+    empty: &std::sync::mpsc::Receiver<Vec<u8>>,
+    filled: &tokio::sync::mpsc::Sender<std::io::Result<(Vec<u8>, usize)>>,
+) {
     use std::io::Read as _;
     let mut stdin = std::io::stdin().lock();
-    let mut buffer = vec![0; STDIN_CHUNK];
-    loop {
-        let chunk = match stdin.read(&mut buffer) {
-            Ok(0) => return,
-            Ok(n) => Ok(buffer[..n].to_vec()),
-            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(error) => Err(error),
+    // Ends when the reader is gone (it holds the other end).
+    while let Ok(mut buffer) = empty.recv() {
+        let read = loop {
+            match stdin.read(&mut buffer) {
+                Ok(0) => return,
+                Ok(n) => break Ok((buffer, n)),
+                Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(error) => break Err(error),
+            }
         };
-        let failed = chunk.is_err();
-        if sender.blocking_send(chunk).is_err() || failed {
+        let failed = read.is_err();
+        if filled.blocking_send(read).is_err() || failed {
             return;
         }
     }
@@ -101,18 +123,24 @@ impl tokio::io::AsyncRead for Stdin {
         buf: &mut tokio::io::ReadBuf<'_>,
     ) -> std::task::Poll<std::io::Result<()>> {
         let this = &mut *self;
-        if this.read == this.chunk.len() {
-            match std::task::ready!(this.chunks.poll_recv(cx)) {
-                Some(Ok(chunk)) => {
+        if this.read == this.len {
+            if !this.chunk.is_empty() {
+                // Read to its end: the thread may fill it again.
+                let _ = this.spent.send(std::mem::take(&mut this.chunk));
+                this.len = 0;
+                this.read = 0;
+            }
+            match std::task::ready!(this.filled.poll_recv(cx)) {
+                Some(Ok((chunk, len))) => {
                     this.chunk = chunk;
-                    this.read = 0;
+                    this.len = len;
                 }
                 Some(Err(error)) => return std::task::Poll::Ready(Err(error)),
                 // End of file.
                 None => return std::task::Poll::Ready(Ok(())),
             }
         }
-        let n = buf.remaining().min(this.chunk.len() - this.read);
+        let n = buf.remaining().min(this.len - this.read);
         buf.put_slice(&this.chunk[this.read..this.read + n]);
         this.read += n;
         std::task::Poll::Ready(Ok(()))

@@ -122,6 +122,201 @@ impl Drop for Unsubscribe {
     }
 }
 
+/// A result struct stamped as it is serialized: its fields, then what the
+/// stamp adds, as [`Stamped`] writes them. Refused (the caller falls back
+/// to [`Stamped`]) when the result is not a struct, or names a member the
+/// stamp adds (`resultType`, `_meta`, or the cache hints when it sets them).
+struct StampedStruct<'a, T> {
+    result: &'a T,
+    cache: Option<(u64, CacheScope)>,
+    info: &'a RawValue,
+}
+
+impl<T: Serialize> Serialize for StampedStruct<'_, T> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.result.serialize(Stamping {
+            inner: serializer,
+            cache: self.cache,
+            info: self.info,
+        })
+    }
+}
+
+/// The serializer [`StampedStruct`] hands its result: a struct becomes a
+/// map of the inner serializer; anything else is refused.
+struct Stamping<'a, S> {
+    inner: S,
+    cache: Option<(u64, CacheScope)>,
+    info: &'a RawValue,
+}
+
+/// The refusal of [`Stamping`]: the caller stamps the other way.
+fn not_stampable<E: serde::ser::Error>() -> E {
+    E::custom("not a result struct the stamp can be written into")
+}
+
+macro_rules! refuse_scalars {
+    ($($method:ident($($arg:ty),*);)*) => {
+        $(fn $method(self, $(_: $arg),*) -> Result<S::Ok, S::Error> {
+            Err(not_stampable())
+        })*
+    };
+}
+
+impl<'a, S: serde::Serializer> serde::Serializer for Stamping<'a, S> {
+    type Ok = S::Ok;
+    type Error = S::Error;
+    type SerializeSeq = serde::ser::Impossible<S::Ok, S::Error>;
+    type SerializeTuple = serde::ser::Impossible<S::Ok, S::Error>;
+    type SerializeTupleStruct = serde::ser::Impossible<S::Ok, S::Error>;
+    type SerializeTupleVariant = serde::ser::Impossible<S::Ok, S::Error>;
+    type SerializeMap = serde::ser::Impossible<S::Ok, S::Error>;
+    type SerializeStruct = StampingStruct<'a, S::SerializeMap>;
+    type SerializeStructVariant = serde::ser::Impossible<S::Ok, S::Error>;
+
+    refuse_scalars! {
+        serialize_bool(bool);
+        serialize_i8(i8);
+        serialize_i16(i16);
+        serialize_i32(i32);
+        serialize_i64(i64);
+        serialize_u8(u8);
+        serialize_u16(u16);
+        serialize_u32(u32);
+        serialize_u64(u64);
+        serialize_f32(f32);
+        serialize_f64(f64);
+        serialize_char(char);
+        serialize_str(&str);
+        serialize_bytes(&[u8]);
+        serialize_none();
+        serialize_unit();
+        serialize_unit_struct(&'static str);
+        serialize_unit_variant(&'static str, u32, &'static str);
+    }
+
+    fn serialize_some<T: ?Sized + Serialize>(self, _: &T) -> Result<S::Ok, S::Error> {
+        Err(not_stampable())
+    }
+
+    fn serialize_newtype_struct<T: ?Sized + Serialize>(
+        self,
+        _: &'static str,
+        _: &T,
+    ) -> Result<S::Ok, S::Error> {
+        Err(not_stampable())
+    }
+
+    fn serialize_newtype_variant<T: ?Sized + Serialize>(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: &T,
+    ) -> Result<S::Ok, S::Error> {
+        Err(not_stampable())
+    }
+
+    fn serialize_seq(self, _: Option<usize>) -> Result<Self::SerializeSeq, S::Error> {
+        Err(not_stampable())
+    }
+
+    fn serialize_tuple(self, _: usize) -> Result<Self::SerializeTuple, S::Error> {
+        Err(not_stampable())
+    }
+
+    fn serialize_tuple_struct(
+        self,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeTupleStruct, S::Error> {
+        Err(not_stampable())
+    }
+
+    fn serialize_tuple_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeTupleVariant, S::Error> {
+        Err(not_stampable())
+    }
+
+    fn serialize_map(self, _: Option<usize>) -> Result<Self::SerializeMap, S::Error> {
+        Err(not_stampable())
+    }
+
+    fn serialize_struct(
+        self,
+        name: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeStruct, S::Error> {
+        // A name no Rust type has is a serializer's own protocol (serde_json
+        // writes a `RawValue` as a struct named `$serde_json::private::…`).
+        if name.starts_with('$') {
+            return Err(not_stampable());
+        }
+        // No length: the stamp adds members (and a serializer may write a
+        // map of length 0 as `{}` at once).
+        Ok(StampingStruct {
+            map: self.inner.serialize_map(None)?,
+            cache: self.cache,
+            info: self.info,
+        })
+    }
+
+    fn serialize_struct_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeStructVariant, S::Error> {
+        Err(not_stampable())
+    }
+}
+
+/// A result struct's fields going into a map, and the stamp after them.
+struct StampingStruct<'a, M> {
+    map: M,
+    cache: Option<(u64, CacheScope)>,
+    info: &'a RawValue,
+}
+
+impl<M: serde::ser::SerializeMap> serde::ser::SerializeStruct for StampingStruct<'_, M> {
+    type Ok = M::Ok;
+    type Error = M::Error;
+
+    fn serialize_field<T: ?Sized + Serialize>(
+        &mut self,
+        key: &'static str,
+        value: &T,
+    ) -> Result<(), M::Error> {
+        match key {
+            "_meta" | "resultType" => Err(not_stampable()),
+            "ttlMs" | "cacheScope" if self.cache.is_some() => Err(not_stampable()),
+            _ => self.map.serialize_entry(key, value),
+        }
+    }
+
+    fn end(mut self) -> Result<M::Ok, M::Error> {
+        self.map.serialize_entry("resultType", "complete")?;
+        if let Some((ttl, scope)) = &self.cache {
+            self.map.serialize_entry("ttlMs", ttl)?;
+            self.map.serialize_entry("cacheScope", scope)?;
+        }
+        self.map.serialize_entry(
+            "_meta",
+            &MetaWithServer {
+                members: &[],
+                info: self.info,
+            },
+        )?;
+        self.map.end()
+    }
+}
+
 impl Runner {
     /// A 2026-07-28 request: everything the server needs is in it.
     /// `parsed` is the request already read
@@ -172,18 +367,28 @@ impl Runner {
         result: &T,
         cache: Option<(u64, CacheScope)>,
     ) -> Result<RawJson, ErrorObject> {
-        // Serialized once; its members are copied as they are (only the
-        // top level and `_meta` are read, never built into a tree), and the
+        let info = self.registry.info_json.get_or_init(|| {
+            serde_json::value::to_raw_value(&self.registry.info)
+                .unwrap_or_else(|_| RawJson::empty_object().into())
+        });
+        // Most results are structs naming none of the members the stamp
+        // adds: those are stamped as they are written, in one serialization.
+        if let Ok(raw) = to_raw(&StampedStruct {
+            result,
+            cache,
+            info,
+        }) {
+            return Ok(raw);
+        }
+        // Any other (a map, a result with its own `_meta` or `resultType`):
+        // serialized once; its members are copied as they are (only the top
+        // level and `_meta` are read, never built into a tree), and the
         // stamped result is written by serde, so it needs no second check.
         let raw = to_raw(result)?;
         let Some(members) = mcp_types::json::members(raw.get()) else {
             // Not an object: nothing to stamp.
             return Ok(raw);
         };
-        let info = self.registry.info_json.get_or_init(|| {
-            serde_json::value::to_raw_value(&self.registry.info)
-                .unwrap_or_else(|_| RawJson::empty_object().into())
-        });
         to_raw(&Stamped {
             members: &members,
             cache,
@@ -397,5 +602,58 @@ mod tests {
             r#"{"resultType":"complete","_meta":7}"#
         );
         assert_eq!(stamped("[1]", None), "[1]");
+    }
+
+    #[test]
+    fn a_result_struct_is_stamped_as_it_is_written_as_its_text_would_be() {
+        let server = Server::builder("stamper", "1.2.3").build().expect("server");
+        let runner = Runner::standalone(&server);
+        let mut with_meta = mcp_types::CallToolResult::text("hi");
+        with_meta.meta = Some(mcp_types::ResultMeta::default());
+        with_meta.meta.as_mut().expect("meta").subscription_id = Some(7.into());
+        let mut with_type = mcp_types::CallToolResult::text("hi");
+        with_type.result_type = Some(mcp_types::ResultType::Complete);
+        let mut with_hints = mcp_types::ListToolsResult::new(Vec::new());
+        with_hints.ttl_ms = Some(1);
+        type Case<'a> = (&'a dyn erased::Result, Option<(u64, CacheScope)>);
+        let results: [Case<'_>; 5] = [
+            // One serialization, stamped as it is written.
+            (&mcp_types::CallToolResult::text("hi"), None),
+            (
+                &mcp_types::ListToolsResult::new(Vec::new()),
+                Some((5000, CacheScope::Private)),
+            ),
+            // Members of its own the stamp sets: stamped from its text.
+            (&with_meta, None),
+            (&with_type, None),
+            (&with_hints, Some((5000, CacheScope::Public))),
+        ];
+        for (result, cache) in results {
+            let text = result.text();
+            assert_eq!(
+                result.stamp(&runner, cache),
+                stamped(&text, cache),
+                "{text}"
+            );
+        }
+    }
+
+    /// The results of the test above, stamped through their own type.
+    mod erased {
+        use super::{CacheScope, Runner};
+
+        pub(super) trait Result {
+            fn stamp(&self, runner: &Runner, cache: Option<(u64, CacheScope)>) -> String;
+            fn text(&self) -> String;
+        }
+
+        impl<T: serde::Serialize> Result for T {
+            fn stamp(&self, runner: &Runner, cache: Option<(u64, CacheScope)>) -> String {
+                runner.stamp(self, cache).expect("stamped").get().to_owned()
+            }
+            fn text(&self) -> String {
+                serde_json::to_string(self).expect("json")
+            }
+        }
     }
 }

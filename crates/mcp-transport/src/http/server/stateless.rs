@@ -17,6 +17,7 @@
 //! handler streams.
 
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 use std::time::Duration;
 
@@ -184,19 +185,19 @@ impl Outlet for Exchange {
 /// answer was sent): an unanswered request is cancelled.
 struct ExchangeGuard {
     exchange: Arc<Exchange>,
-    key: ExchangeKey,
+    /// Taken when dropped: the entry is looked up once, by value.
+    key: Option<ExchangeKey>,
     exchanges: Arc<Exchanges>,
 }
 
 impl Drop for ExchangeGuard {
     fn drop(&mut self) {
-        {
+        if let Some(key) = self.key.take() {
             let mut running = self.exchanges.lock();
-            let ours = running
-                .get(&self.key)
-                .is_some_and(|e| std::ptr::eq(e.as_ptr(), Arc::as_ptr(&self.exchange)));
-            if ours {
-                running.remove(&self.key);
+            if let Entry::Occupied(entry) = running.entry(key) {
+                if std::ptr::eq(entry.get().as_ptr(), Arc::as_ptr(&self.exchange)) {
+                    entry.remove();
+                }
             }
         }
         self.exchange.cancel();
@@ -289,7 +290,7 @@ pub(super) async fn exchange(
         .or_insert_with(|| Arc::downgrade(&exchange));
     let guard = ExchangeGuard {
         exchange: exchange.clone(),
-        key,
+        key: Some(key),
         exchanges: service.exchanges.clone(),
     };
     let mut context = TransportContext::with_headers(to_headers(headers));
