@@ -1,0 +1,437 @@
+//! The gateway: its upstreams supervised, their catalog merged, requests
+//! routed to the upstream that serves them.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex};
+
+use mcp_client::{ClientConfig, RequestOptions};
+use mcp_core::CancellationToken;
+use mcp_types::{
+    CallToolResult, CompleteArgument, CompleteReference, CompleteResult, GetPromptResult,
+    JsonObject, ReadResourceResult,
+};
+use tokio::sync::broadcast;
+use tokio::task::JoinHandle;
+
+use crate::board::{Board, Phase, UpstreamStatus};
+use crate::config::GatewayConfig;
+use crate::error::Error;
+use crate::events::GatewayEvent;
+use crate::naming::{Merged, Naming, Prefix, Route};
+use crate::supervisor::{Supervised, supervise};
+
+/// Events kept for a listener that falls behind (it then misses the
+/// oldest and is told how many).
+pub const DEFAULT_EVENT_QUEUE: usize = 1024;
+
+/// How a [`Gateway`] is put together: its config, the naming of entries,
+/// the client it presents to upstreams, which upstreams readiness waits
+/// for.
+pub struct GatewayBuilder {
+    config: GatewayConfig,
+    naming: Box<dyn Naming>,
+    client: ClientConfig,
+    ready_requires: Option<BTreeSet<String>>,
+    event_queue: usize,
+}
+
+impl GatewayBuilder {
+    /// Names tools and prompts with `naming` instead of the default
+    /// [`Prefix`] (`{upstream}_{name}`).
+    #[must_use]
+    pub fn naming(mut self, naming: impl Naming) -> Self {
+        self.naming = Box::new(naming);
+        self
+    }
+
+    /// The client config each upstream connection starts from: the
+    /// gateway's name and version, and the callbacks answering the
+    /// upstreams' requests. The era, request timeout and list limits are
+    /// set per upstream from the [`GatewayConfig`].
+    #[must_use]
+    pub fn client(mut self, client: ClientConfig) -> Self {
+        self.client = client;
+        self
+    }
+
+    /// Readiness waits for these upstreams only (by default: all of them).
+    #[must_use]
+    pub fn ready_requires<I, S>(mut self, upstreams: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.ready_requires = Some(upstreams.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Events kept for a slow listener ([`DEFAULT_EVENT_QUEUE`] unless set).
+    #[must_use]
+    pub fn event_queue(mut self, events: usize) -> Self {
+        self.event_queue = events;
+        self
+    }
+
+    /// Starts one supervisor task per upstream (within the current tokio
+    /// runtime) and returns at once: upstreams connect in the background
+    /// (see [`Gateway::ready`]).
+    ///
+    /// # Errors
+    /// [`Error::TooManyUpstreams`] past
+    /// [`Limits::max_upstreams`](crate::Limits::max_upstreams);
+    /// [`Error::Config`] when readiness names an upstream that is not
+    /// configured.
+    pub fn start(self) -> Result<Gateway, Error> {
+        let GatewayBuilder {
+            config,
+            naming,
+            client,
+            ready_requires,
+            event_queue,
+        } = self;
+        let limits = config.limits;
+        if config.upstreams.len() > limits.max_upstreams {
+            return Err(Error::TooManyUpstreams {
+                count: config.upstreams.len(),
+                limit: limits.max_upstreams,
+            });
+        }
+        let names: Vec<Arc<str>> = config
+            .upstreams
+            .keys()
+            .map(|n| Arc::from(n.as_str()))
+            .collect();
+        let ready_requires: Vec<Arc<str>> = match ready_requires {
+            None => names.clone(),
+            Some(required) => required
+                .into_iter()
+                .map(|name| {
+                    names
+                        .iter()
+                        .find(|known| ***known == *name)
+                        .cloned()
+                        .ok_or(Error::Config {
+                            entry: name,
+                            field: "ready_requires",
+                            problem: "names an upstream that is not configured".into(),
+                        })
+                })
+                .collect::<Result<_, _>>()?,
+        };
+        let board = Arc::new(Board::new(names.iter().cloned(), naming, event_queue));
+        let cancel = CancellationToken::new();
+        let tasks = config
+            .upstreams
+            .into_iter()
+            .zip(names)
+            .map(|((_, upstream), name)| {
+                let job = Supervised {
+                    name,
+                    upstream,
+                    limits,
+                    base: client.clone(),
+                };
+                tokio::spawn(supervise(job, board.clone(), cancel.clone()))
+            })
+            .collect();
+        Ok(Gateway {
+            board,
+            cancel,
+            tasks: Mutex::new(tasks),
+            ready_requires,
+        })
+    }
+}
+
+/// Many MCP servers served as one: each upstream connected and supervised
+/// by a task of its own, their tools, prompts, resources and templates
+/// merged into one catalog ([`crate::naming`]), and each request routed to
+/// the upstream that serves it under the name it knows.
+///
+/// Dropping the gateway stops its upstreams (their processes are killed);
+/// [`shutdown`](Self::shutdown) stops them in order and waits until every
+/// process is reaped.
+///
+/// # Examples
+/// ```no_run
+/// use mcp_gateway::{Gateway, GatewayConfig};
+///
+/// # async fn run() -> Result<(), mcp_gateway::Error> {
+/// let config = GatewayConfig::from_json(r#"{"mcpServers": {
+///     "files": {"command": "mcp-files"},
+///     "search": {"url": "http://127.0.0.1:8080/mcp"}
+/// }}"#)?;
+/// let gateway = Gateway::builder(config).start()?;
+/// gateway.ready().await;
+/// for (route, tool) in &gateway.catalog().tools {
+///     println!("{} (`{}` of {})", tool.name, route.name, route.upstream);
+/// }
+/// let result = gateway.call_tool("files_read", None, Default::default()).await?;
+/// # let _ = result;
+/// gateway.shutdown().await;
+/// # Ok(())
+/// # }
+/// ```
+pub struct Gateway {
+    board: Arc<Board>,
+    cancel: CancellationToken,
+    tasks: Mutex<Vec<JoinHandle<()>>>,
+    ready_requires: Vec<Arc<str>>,
+}
+
+impl std::fmt::Debug for Gateway {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gateway")
+            .field("upstreams", &self.board.statuses())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Gateway {
+    /// A gateway over `config`'s upstreams, named by [`Prefix`], presenting
+    /// itself as `mcp-gateway`.
+    pub fn builder(config: GatewayConfig) -> GatewayBuilder {
+        GatewayBuilder {
+            config,
+            naming: Box::new(Prefix::default()),
+            client: ClientConfig::new("mcp-gateway", env!("CARGO_PKG_VERSION")),
+            ready_requires: None,
+            event_queue: DEFAULT_EVENT_QUEUE,
+        }
+    }
+
+    /// The merged catalog as it is now: what to list downstream, and where
+    /// each entry goes.
+    pub fn catalog(&self) -> Arc<Merged> {
+        self.board.merged()
+    }
+
+    /// Events from now on: catalog changes, resource updates, upstream
+    /// logs, upstreams up and down.
+    pub fn events(&self) -> broadcast::Receiver<GatewayEvent> {
+        self.board.subscribe()
+    }
+
+    /// Every upstream's status, by name (for a health endpoint).
+    pub fn statuses(&self) -> BTreeMap<Arc<str>, UpstreamStatus> {
+        self.board.statuses()
+    }
+
+    /// Whether every upstream readiness waits for has connected at least
+    /// once.
+    pub fn is_ready(&self) -> bool {
+        let statuses = self.board.statuses();
+        self.ready_requires
+            .iter()
+            .all(|name| statuses.get(name).is_some_and(|s| s.connected_once))
+    }
+
+    /// Waits until [`is_ready`](Self::is_ready) (forever if an upstream
+    /// never connects: bound it with a timeout).
+    pub async fn ready(&self) {
+        let mut changes = self.board.watch();
+        while !self.is_ready() {
+            if changes.changed().await.is_err() {
+                return;
+            }
+        }
+    }
+
+    /// Waits until `upstream` is connected (again), or stopped; its phase.
+    pub async fn phase_settled(&self, upstream: &str) -> Option<Phase> {
+        let mut changes = self.board.watch();
+        loop {
+            let phase = self
+                .board
+                .statuses()
+                .into_iter()
+                .find(|(name, _)| &**name == upstream)
+                .map(|(_, status)| status.phase)?;
+            if matches!(phase, Phase::Ready | Phase::Stopped) {
+                return Some(phase);
+            }
+            if changes.changed().await.is_err() {
+                return Some(phase);
+            }
+        }
+    }
+
+    fn route(
+        &self,
+        kind: &'static str,
+        name: &str,
+        find: impl Fn(&Merged) -> Option<Route>,
+    ) -> Result<Route, Error> {
+        find(&self.board.merged()).ok_or_else(|| Error::NotFound {
+            kind,
+            name: name.into(),
+        })
+    }
+
+    /// Calls the downstream tool `name` on the upstream that serves it,
+    /// under its upstream name; the result as the upstream sent it.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] for a name not in the catalog;
+    /// [`Error::Unavailable`] while its upstream is not connected;
+    /// [`Error::UpstreamLost`] when the upstream's connection ended during
+    /// the call; [`Error::Upstream`] for the upstream's own error.
+    ///
+    /// # Cancel safety
+    /// Dropping the future cancels the upstream call
+    /// (`notifications/cancelled`).
+    pub async fn call_tool(
+        &self,
+        name: &str,
+        arguments: Option<JsonObject>,
+        options: RequestOptions,
+    ) -> Result<CallToolResult, Error> {
+        let route = self.route("tool", name, |m| m.tool(name).cloned())?;
+        let session = self.board.session(&route.upstream)?;
+        let arguments = arguments.unwrap_or_default();
+        let answer = session
+            .call_tool_with(&route.name, arguments, options)
+            .await;
+        answer.map_err(|source| forwarded(&route.upstream, source))
+    }
+
+    /// Gets the downstream prompt `name` from the upstream that serves it.
+    ///
+    /// # Errors
+    /// As [`call_tool`](Self::call_tool).
+    pub async fn get_prompt(
+        &self,
+        name: &str,
+        arguments: BTreeMap<String, String>,
+        options: RequestOptions,
+    ) -> Result<GetPromptResult, Error> {
+        let route = self.route("prompt", name, |m| m.prompt(name).cloned())?;
+        let session = self.board.session(&route.upstream)?;
+        let answer = session
+            .get_prompt_with(&route.name, arguments, options)
+            .await;
+        answer.map_err(|source| forwarded(&route.upstream, source))
+    }
+
+    /// Reads `uri` from the upstream that owns it (listed it, or lists a
+    /// template matching it).
+    ///
+    /// # Errors
+    /// As [`call_tool`](Self::call_tool).
+    pub async fn read_resource(
+        &self,
+        uri: &str,
+        options: RequestOptions,
+    ) -> Result<ReadResourceResult, Error> {
+        let upstream = self.owner(uri)?;
+        let session = self.board.session(&upstream)?;
+        let answer = session.read_resource_with(uri, options).await;
+        answer.map_err(|source| forwarded(&upstream, source))
+    }
+
+    /// Subscribes to `uri` at the upstream that owns it; its updates come
+    /// as [`GatewayEvent::ResourceUpdated`]. The upstream session keeps the
+    /// subscription across its restarts.
+    ///
+    /// # Errors
+    /// As [`call_tool`](Self::call_tool).
+    pub async fn subscribe(&self, uri: &str) -> Result<(), Error> {
+        let upstream = self.owner(uri)?;
+        let session = self.board.session(&upstream)?;
+        let answer = session.subscribe_resource(uri).await;
+        answer.map_err(|source| forwarded(&upstream, source))
+    }
+
+    /// Ends the subscription to `uri` at the upstream that owns it.
+    ///
+    /// # Errors
+    /// As [`call_tool`](Self::call_tool).
+    pub async fn unsubscribe(&self, uri: &str) -> Result<(), Error> {
+        let upstream = self.owner(uri)?;
+        let session = self.board.session(&upstream)?;
+        let answer = session.unsubscribe_resource(uri).await;
+        answer.map_err(|source| forwarded(&upstream, source))
+    }
+
+    /// Completes an argument of a downstream prompt (renamed back) or of a
+    /// resource template (routed to the upstream that listed it).
+    ///
+    /// # Errors
+    /// As [`call_tool`](Self::call_tool).
+    pub async fn complete(
+        &self,
+        reference: CompleteReference,
+        argument: CompleteArgument,
+        context: Option<BTreeMap<String, String>>,
+        options: RequestOptions,
+    ) -> Result<CompleteResult, Error> {
+        let (upstream, reference) = match reference {
+            CompleteReference::Prompt(mut prompt) => {
+                let route =
+                    self.route("prompt", &prompt.name, |m| m.prompt(&prompt.name).cloned())?;
+                prompt.name = route.name;
+                (route.upstream, CompleteReference::Prompt(prompt))
+            }
+            CompleteReference::Resource(template) => {
+                let owner = self.board.merged().template_owner(&template.uri).cloned();
+                let upstream = owner.ok_or_else(|| Error::NotFound {
+                    kind: "resource template",
+                    name: template.uri.clone(),
+                })?;
+                (upstream, CompleteReference::Resource(template))
+            }
+            other => {
+                return Err(Error::NotFound {
+                    kind: "completion reference",
+                    name: format!("{other:?}"),
+                });
+            }
+        };
+        let session = self.board.session(&upstream)?;
+        let answer = session
+            .complete_with(reference, argument, context, options)
+            .await;
+        answer.map_err(|source| forwarded(&upstream, source))
+    }
+
+    fn owner(&self, uri: &str) -> Result<Arc<str>, Error> {
+        self.board
+            .merged()
+            .resource_owner(uri)
+            .cloned()
+            .ok_or_else(|| Error::NotFound {
+                kind: "resource",
+                name: uri.into(),
+            })
+    }
+
+    /// Stops every upstream: sessions closed, processes shut down (stdin
+    /// closed, a bounded wait, then SIGTERM and SIGKILL) and reaped.
+    pub async fn shutdown(self) {
+        self.cancel.cancel();
+        let tasks = std::mem::take(&mut *self.tasks.lock().unwrap_or_else(|e| e.into_inner()));
+        for task in tasks {
+            if let Err(error) = task.await {
+                tracing::error!("an upstream supervisor failed: {error}");
+            }
+        }
+    }
+}
+
+impl Drop for Gateway {
+    fn drop(&mut self) {
+        // The supervisors stop; a process left is killed on drop.
+        self.cancel.cancel();
+    }
+}
+
+/// The error of a forwarded request: the upstream lost mid-call, or its
+/// own.
+fn forwarded(upstream: &Arc<str>, source: mcp_client::Error) -> Error {
+    let upstream = upstream.to_string();
+    if source.is_connection_closed() {
+        Error::UpstreamLost { upstream, source }
+    } else {
+        Error::Upstream { upstream, source }
+    }
+}

@@ -1,0 +1,163 @@
+//! Reaching one upstream: the client connection its config describes, and
+//! its lists read whole (every page, bounded).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
+
+use mcp_client::{
+    Client, ClientConfig, ClientSession, HttpClientConfig, ListLimits, Negotiation, ServerCommand,
+};
+use mcp_transport::stdio::StderrSink;
+use mcp_types::ServerNotification;
+use tokio::sync::Notify;
+
+use crate::config::{EraPreference, Limits, UpstreamConfig, UpstreamTransport};
+use crate::error::Error;
+use crate::events::GatewayEvent;
+use crate::lists::Lists;
+use crate::stderr::StderrTail;
+
+/// Which of an upstream's lists changed since they were last read: set by
+/// its notifications, taken by its supervisor.
+#[derive(Debug, Default)]
+pub(crate) struct ListSignals {
+    dirty: AtomicU8,
+    wake: Notify,
+}
+
+impl ListSignals {
+    /// Marks the lists to read again and wakes the supervisor (many marks
+    /// before it wakes make one read).
+    fn mark(&self) {
+        self.dirty.store(1, Ordering::Release);
+        self.wake.notify_one();
+    }
+
+    /// Waits until a list changed, and takes the mark.
+    pub(crate) async fn changed(&self) {
+        loop {
+            if self.dirty.swap(0, Ordering::AcqRel) != 0 {
+                return;
+            }
+            self.wake.notified().await;
+        }
+    }
+}
+
+/// The client config of one upstream: `base` (the gateway's name and
+/// callbacks), the era and limits asked for, and its notifications routed
+/// to `signals` (list changes) and `emit` (updates, logs).
+pub(crate) fn client_config(
+    name: &Arc<str>,
+    upstream: &UpstreamConfig,
+    limits: &Limits,
+    base: ClientConfig,
+    signals: Arc<ListSignals>,
+    emit: Arc<dyn Fn(GatewayEvent) + Send + Sync>,
+) -> ClientConfig {
+    let negotiation = match upstream.era {
+        EraPreference::Auto => Negotiation::Newest,
+        EraPreference::Handshake => Negotiation::HandshakeOnly,
+        EraPreference::Stateless => Negotiation::StatelessOnly,
+    };
+    let name = name.clone();
+    base.negotiation(negotiation)
+        .request_timeout(limits.request_timeout)
+        .list_limits(
+            ListLimits::new()
+                .with_max_items(limits.max_list_items)
+                .with_max_pages(limits.max_list_pages),
+        )
+        .on_notification(move |notification| {
+            match notification {
+                ServerNotification::ToolListChanged(_)
+                | ServerNotification::PromptListChanged(_)
+                | ServerNotification::ResourceListChanged(_) => signals.mark(),
+                ServerNotification::ResourceUpdated(params) => {
+                    emit(GatewayEvent::ResourceUpdated {
+                        upstream: name.clone(),
+                        uri: params.uri,
+                    })
+                }
+                ServerNotification::LoggingMessage(params) => emit(GatewayEvent::Log {
+                    upstream: name.clone(),
+                    params,
+                }),
+                _ => {}
+            }
+            std::future::ready(())
+        })
+}
+
+/// Connects to `upstream` and negotiates; a process's stderr lines go to
+/// `tail`.
+///
+/// # Errors
+/// [`Error::Config`] for a header the HTTP client refuses (named, its value
+/// not shown); [`Error::Upstream`] when connecting or negotiating fails.
+pub(crate) async fn connect(
+    name: &Arc<str>,
+    upstream: &UpstreamConfig,
+    config: ClientConfig,
+    tail: Arc<StderrTail>,
+) -> Result<Client, Error> {
+    let failed = |source| Error::Upstream {
+        upstream: name.to_string(),
+        source,
+    };
+    match &upstream.transport {
+        UpstreamTransport::Stdio {
+            command,
+            args,
+            env,
+            cwd,
+        } => {
+            let mut spawn = ServerCommand::new(command)
+                .args(args)
+                .stderr(StderrSink::Lines(Arc::new(move |line| tail.push(line))));
+            for (key, value) in env {
+                spawn = spawn.env(key, value);
+            }
+            if let Some(cwd) = cwd {
+                spawn = spawn.current_dir(cwd);
+            }
+            Client::connect_stdio(spawn, config).await.map_err(failed)
+        }
+        UpstreamTransport::Http { url, headers } => {
+            let mut http = HttpClientConfig::new();
+            for (key, value) in headers {
+                http = http.header(key, value).map_err(|_| Error::Config {
+                    entry: name.to_string(),
+                    field: "headers",
+                    problem: format!(
+                        "has a header `{key}` whose name or value HTTP does not allow"
+                    ),
+                })?;
+            }
+            Client::connect_http_with(url, http, config)
+                .await
+                .map_err(failed)
+        }
+    }
+}
+
+/// Every list the upstream declares (tools, prompts, resources and
+/// templates), all pages, within the client's [`ListLimits`].
+///
+/// # Errors
+/// The client's error when a list cannot be read.
+pub(crate) async fn fetch_lists(session: &ClientSession) -> Result<Lists, mcp_client::Error> {
+    let capabilities = session.server_capabilities().unwrap_or_default();
+    let mut lists = Lists::new();
+    if capabilities.tools.is_some() {
+        lists.tools = session.list_all_tools().await?;
+    }
+    if capabilities.prompts.is_some() {
+        lists.prompts = session.list_all_prompts().await?;
+    }
+    if capabilities.resources.is_some() {
+        lists.resources = session.list_all_resources().await?;
+        lists.templates = session.list_all_resource_templates().await?;
+    }
+    Ok(lists)
+}
