@@ -232,6 +232,86 @@ impl Limits {
     pub fn new() -> Self {
         Self::default()
     }
+
+    /// Sets [`restart_backoff_min`](Self::restart_backoff_min) and
+    /// [`restart_backoff_max`](Self::restart_backoff_max).
+    #[must_use]
+    pub fn with_restart_backoff(self, min: Duration, max: Duration) -> Self {
+        Self {
+            restart_backoff_min: min,
+            restart_backoff_max: max,
+            ..self
+        }
+    }
+
+    /// Sets [`max_restarts`](Self::max_restarts) per
+    /// [`restart_window`](Self::restart_window).
+    #[must_use]
+    pub fn with_restart_budget(self, max_restarts: u32, window: Duration) -> Self {
+        Self {
+            max_restarts,
+            restart_window: window,
+            ..self
+        }
+    }
+
+    /// Sets [`connect_timeout`](Self::connect_timeout).
+    #[must_use]
+    pub fn with_connect_timeout(self, timeout: Duration) -> Self {
+        Self {
+            connect_timeout: timeout,
+            ..self
+        }
+    }
+
+    /// Sets [`request_timeout`](Self::request_timeout).
+    #[must_use]
+    pub fn with_request_timeout(self, timeout: Duration) -> Self {
+        Self {
+            request_timeout: timeout,
+            ..self
+        }
+    }
+
+    /// Sets [`stderr_lines`](Self::stderr_lines) and
+    /// [`stderr_line_bytes`](Self::stderr_line_bytes).
+    #[must_use]
+    pub fn with_stderr_tail(self, lines: usize, line_bytes: usize) -> Self {
+        Self {
+            stderr_lines: lines,
+            stderr_line_bytes: line_bytes,
+            ..self
+        }
+    }
+
+    /// Sets [`max_upstreams`](Self::max_upstreams).
+    #[must_use]
+    pub fn with_max_upstreams(self, upstreams: usize) -> Self {
+        Self {
+            max_upstreams: upstreams,
+            ..self
+        }
+    }
+
+    /// Sets [`max_list_items`](Self::max_list_items) and
+    /// [`max_list_pages`](Self::max_list_pages).
+    #[must_use]
+    pub fn with_list_limits(self, items: usize, pages: usize) -> Self {
+        Self {
+            max_list_items: items,
+            max_list_pages: pages,
+            ..self
+        }
+    }
+
+    /// Sets [`max_config_bytes`](Self::max_config_bytes).
+    #[must_use]
+    pub fn with_max_config_bytes(self, bytes: usize) -> Self {
+        Self {
+            max_config_bytes: bytes,
+            ..self
+        }
+    }
 }
 
 /// The longest upstream name: it prefixes every tool and prompt name, and
@@ -548,19 +628,13 @@ mod tests {
 
     #[test]
     fn the_size_and_the_count_are_bounded() {
-        let limits = Limits {
-            max_upstreams: 1,
-            ..Limits::default()
-        };
+        let limits = Limits::new().with_max_upstreams(1);
         let two = r#"{"mcpServers": {"a": {"command": "x"}, "b": {"command": "y"}}}"#;
         assert!(matches!(
             GatewayConfig::from_json_with(two, limits),
             Err(Error::TooManyUpstreams { count: 2, limit: 1 })
         ));
-        let limits = Limits {
-            max_config_bytes: 10,
-            ..Limits::default()
-        };
+        let limits = Limits::new().with_max_config_bytes(10);
         assert!(matches!(
             GatewayConfig::from_json_with(two, limits),
             Err(Error::ConfigTooLarge { .. })

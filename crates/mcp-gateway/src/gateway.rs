@@ -13,7 +13,7 @@ use mcp_types::{
 use tokio::sync::broadcast;
 use tokio::task::JoinHandle;
 
-use crate::board::{Board, Phase, UpstreamStatus};
+use crate::board::{Board, UpstreamStatus};
 use crate::config::GatewayConfig;
 use crate::error::Error;
 use crate::events::GatewayEvent;
@@ -233,25 +233,6 @@ impl Gateway {
         while !self.is_ready() {
             if changes.changed().await.is_err() {
                 return;
-            }
-        }
-    }
-
-    /// Waits until `upstream` is connected (again), or stopped; its phase.
-    pub async fn phase_settled(&self, upstream: &str) -> Option<Phase> {
-        let mut changes = self.board.watch();
-        loop {
-            let phase = self
-                .board
-                .statuses()
-                .into_iter()
-                .find(|(name, _)| &**name == upstream)
-                .map(|(_, status)| status.phase)?;
-            if matches!(phase, Phase::Ready | Phase::Stopped) {
-                return Some(phase);
-            }
-            if changes.changed().await.is_err() {
-                return Some(phase);
             }
         }
     }
