@@ -2,6 +2,7 @@
 //! templates, prompts and the settings the runner serves them with.
 
 use crate::answer::ResourceRequest;
+use crate::catalog::Catalog;
 use crate::changes::ListChanges;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -49,6 +50,8 @@ pub(crate) type PromptFn = Arc<
         + Sync,
 >;
 pub(crate) type SessionFn = Arc<dyn Fn(ServerSession) -> BoxFuture<()> + Send + Sync>;
+/// A subscription hook: the resource's URI and the subscriber's session.
+pub(crate) type SubscribeFn = Arc<dyn Fn(String, ServerSession) -> BoxFuture<()> + Send + Sync>;
 pub(crate) type CompleteFn = Arc<
     dyn Fn(CompleteRequestParams, Context) -> BoxFuture<Result<Completion, ErrorObject>>
         + Send
@@ -154,13 +157,15 @@ pub(crate) struct Registry {
     /// `info` serialized, made once for the `_meta` of every stateless result.
     pub(crate) info_json: std::sync::OnceLock<Box<serde_json::value::RawValue>>,
     pub(crate) instructions: Option<String>,
-    pub(crate) tools: Vec<ToolEntry>,
-    pub(crate) tool_index: HashMap<String, usize>,
-    pub(crate) resources: Vec<ResourceEntry>,
-    pub(crate) resource_index: HashMap<String, usize>,
-    pub(crate) templates: Vec<TemplateEntry>,
-    pub(crate) prompts: Vec<PromptEntry>,
-    pub(crate) prompt_index: HashMap<String, usize>,
+    /// The tools, resources, templates and prompts, changed at run time
+    /// through [`Server::catalog`](crate::Server::catalog).
+    pub(crate) catalog: Catalog,
+    /// Whether the lists are advertised (with `listChanged`) whatever the
+    /// catalog holds ([`ServerBuilder::dynamic`](crate::ServerBuilder::dynamic)).
+    pub(crate) dynamic: bool,
+    /// Told of each resource subscription and its end, in both eras.
+    pub(crate) on_subscribe: Option<SubscribeFn>,
+    pub(crate) on_unsubscribe: Option<SubscribeFn>,
     pub(crate) completion: Option<CompleteFn>,
     pub(crate) roots_list_changed: Option<SessionFn>,
     pub(crate) page_size: usize,
@@ -189,22 +194,23 @@ impl Registry {
     /// [`Server::capabilities`](crate::Server::capabilities)).
     pub(crate) fn capabilities(&self) -> ServerCapabilities {
         let r = self;
-        let list_changed = r.list_changed.then_some(true);
+        let list_changed = (r.list_changed || r.dynamic).then_some(true);
+        let catalog = r.catalog.snapshot();
         let mut capabilities = ServerCapabilities::new();
         // Log messages can always be sent through the context.
         capabilities.logging = Some(JsonObject::new());
-        if !r.tools.is_empty() {
+        if r.dynamic || !catalog.tools.is_empty() {
             let mut tools = ToolsCapability::new();
             tools.list_changed = list_changed;
             capabilities.tools = Some(tools);
         }
-        if !r.resources.is_empty() || !r.templates.is_empty() {
+        if r.dynamic || !catalog.resources.is_empty() || !catalog.templates.is_empty() {
             let mut resources = ResourcesCapability::new();
             resources.subscribe = Some(true);
             resources.list_changed = list_changed;
             capabilities.resources = Some(resources);
         }
-        if !r.prompts.is_empty() {
+        if r.dynamic || !catalog.prompts.is_empty() {
             let mut prompts = PromptsCapability::new();
             prompts.list_changed = list_changed;
             capabilities.prompts = Some(prompts);

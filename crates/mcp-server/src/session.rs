@@ -117,22 +117,26 @@ impl SessionState {
         self.lock().log_level = Some(level);
     }
 
-    pub(crate) fn subscribe(&self, uri: String) {
+    /// Subscribes to `uri`; whether the session (as this server knows it)
+    /// did not follow it yet.
+    pub(crate) fn subscribe(&self, uri: String) -> bool {
         let mut state = self.lock();
         #[cfg(feature = "http")]
         if self.shared.get().is_some() {
             state.pending.push((true, uri.clone()));
         }
-        state.subscriptions.insert(uri);
+        state.subscriptions.insert(uri)
     }
 
-    pub(crate) fn unsubscribe(&self, uri: &str) {
+    /// Unsubscribes from `uri`; whether the session (as this server knows
+    /// it) followed it.
+    pub(crate) fn unsubscribe(&self, uri: &str) -> bool {
         let mut state = self.lock();
         #[cfg(feature = "http")]
         if self.shared.get().is_some() {
             state.pending.push((false, uri.to_owned()));
         }
-        state.subscriptions.remove(uri);
+        state.subscriptions.remove(uri)
     }
 
     /// Whether the client subscribed to `uri`. A shared session's

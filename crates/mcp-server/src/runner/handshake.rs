@@ -138,13 +138,19 @@ impl Runner {
                         mcp_types::Era::Handshake,
                     ));
                 }
-                self.state.subscribe(params.uri);
+                let new = self.state.subscribe(params.uri.clone());
                 self.state.persist().await?;
+                if let (true, Some(hook)) = (new, &self.registry.on_subscribe) {
+                    hook(params.uri, self.session(&cx, &requester)).await;
+                }
                 to_raw(&EmptyResult::new())
             }
             ClientRequest::Unsubscribe(params) => {
-                self.state.unsubscribe(&params.uri);
+                let followed = self.state.unsubscribe(&params.uri);
                 self.state.persist().await?;
+                if let (true, Some(hook)) = (followed, &self.registry.on_unsubscribe) {
+                    hook(params.uri, self.session(&cx, &requester)).await;
+                }
                 to_raw(&EmptyResult::new())
             }
             ClientRequest::SetLevel(params) => {
