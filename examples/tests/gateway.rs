@@ -8,7 +8,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mcp_client::{ClientConfig, RequestOptions};
+use mcp_client::{Client, ClientConfig, Negotiation, RequestOptions};
 use mcp_gateway::{
     EraPreference, Error, Gateway, GatewayConfig, GatewayEvent, Limits, Phase, UpstreamConfig,
     UpstreamTransport,
@@ -17,10 +17,11 @@ use mcp_server::{Args, Context, Server};
 use mcp_transport::http::HttpServerConfig;
 use mcp_types::{
     CreateMessageResult, ElicitResult, ElicitValue, Resource, SamplingMessageContentBlock,
+    ServerNotification,
 };
 use serde_json::json;
 use tokio::net::TcpListener;
-use tokio::sync::{Notify, oneshot};
+use tokio::sync::{Notify, mpsc, oneshot};
 
 const DEMO: &str = env!("CARGO_BIN_EXE_mcp-demo-server");
 const WAIT: Duration = Duration::from_secs(30);
@@ -77,10 +78,16 @@ async fn notes_over_http(cancelled: Arc<Notify>) -> (String, oneshot::Sender<()>
     (format!("http://{addr}/mcp"), stop)
 }
 
-/// The gateway's own answers to what upstreams ask (until the downstream
-/// client answers them).
-fn client() -> ClientConfig {
-    ClientConfig::new("gateway-test", "1")
+/// The downstream client, in `era`, answering what the upstreams ask;
+/// the resource updates it hears go to `updates`.
+async fn downstream_client(
+    url: &str,
+    era: Negotiation,
+    updates: mpsc::UnboundedSender<String>,
+) -> Client {
+    let config = ClientConfig::new("downstream", "1")
+        .negotiation(era)
+        .request_timeout(WAIT)
         .on_sampling(|_, _| async {
             Ok(CreateMessageResult::new(
                 SamplingMessageContentBlock::text("Paris"),
@@ -92,13 +99,22 @@ fn client() -> ClientConfig {
             content.insert("name".to_owned(), ElicitValue::String("Ada".into()));
             Ok(ElicitResult::accept(content))
         })
+        .on_notification(move |notification| {
+            if let ServerNotification::ResourceUpdated(params) = notification {
+                let _ = updates.send(params.uri);
+            }
+            std::future::ready(())
+        });
+    Client::connect_http(url, config)
+        .await
+        .expect("downstream connects")
 }
 
 fn text(result: &mcp_types::CallToolResult) -> String {
     result.content[0].as_text().unwrap_or_default().to_owned()
 }
 
-async fn gateway(http_era: EraPreference) -> (Gateway, Arc<Notify>, oneshot::Sender<()>) {
+async fn gateway(era: EraPreference) -> (Gateway, Arc<Notify>, oneshot::Sender<()>) {
     let cancelled = Arc::new(Notify::new());
     let (url, stop) = notes_over_http(cancelled.clone()).await;
     let limits =
@@ -107,76 +123,91 @@ async fn gateway(http_era: EraPreference) -> (Gateway, Arc<Notify>, oneshot::Sen
         .with_limits(limits)
         .upstream(
             "demo",
-            UpstreamConfig::new(UpstreamTransport::stdio(DEMO, ["--with-crash-tool"])),
+            UpstreamConfig::new(UpstreamTransport::stdio(DEMO, ["--with-crash-tool"]))
+                .with_era(era),
         )
         .expect("demo")
         .upstream(
             "notes",
-            UpstreamConfig::new(UpstreamTransport::http(url)).with_era(http_era),
+            UpstreamConfig::new(UpstreamTransport::http(url)).with_era(era),
         )
         .expect("notes");
-    let gateway = Gateway::builder(config)
-        .client(client())
-        .start()
-        .expect("started");
+    let gateway = Gateway::builder(config).start().expect("started");
     tokio::time::timeout(WAIT, gateway.ready())
         .await
         .expect("both upstreams connect");
     (gateway, cancelled, stop)
 }
 
-async fn merged_calls_asks_progress_and_cancellation(http_era: EraPreference) {
-    let (gateway, cancelled, _stop) = gateway(http_era).await;
+/// The gateway's server on a free port of 127.0.0.1; its URL.
+async fn serve(gateway: &Gateway) -> (String, oneshot::Sender<()>) {
+    let server = gateway
+        .server(Server::builder("gateway", "1.0.0"))
+        .expect("the gateway's server");
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bound");
+    let addr = listener.local_addr().expect("addr");
+    let (stop, stopped) = oneshot::channel::<()>();
+    tokio::spawn(async move {
+        let shutdown = async {
+            let _ = stopped.await;
+        };
+        let _ = server
+            .serve_http(listener, HttpServerConfig::new(), shutdown)
+            .await;
+    });
+    (format!("http://{addr}/mcp"), stop)
+}
 
-    let catalog = gateway.catalog();
-    let names: Vec<&str> = catalog.tools.iter().map(|(_, t)| t.name.as_str()).collect();
+/// Everything a downstream client in `downstream` does through the
+/// gateway, its upstreams spoken to in `upstream`.
+async fn through_the_gateway(upstream: EraPreference, downstream: Negotiation) {
+    let (gateway, cancelled, _stop_notes) = gateway(upstream).await;
+    let (url, _stop_gateway) = serve(&gateway).await;
+    let (updates, mut updated) = mpsc::unbounded_channel();
+    let client = downstream_client(&url, downstream, updates).await;
+
+    let tools = client.list_all_tools().await.expect("tools");
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
     for name in ["demo_echo", "notes_echo", "demo_crash", "notes_wait"] {
         assert!(names.contains(&name), "{name} in {names:?}");
     }
-    assert!(catalog.dropped.is_empty(), "{:?}", catalog.dropped);
-    assert_eq!(catalog.prompts[0].1.name, "demo_review");
+    assert!(
+        gateway.catalog().dropped.is_empty(),
+        "{:?}",
+        gateway.catalog().dropped
+    );
+    let prompts = client.list_all_prompts().await.expect("prompts");
+    assert_eq!(prompts[0].name, "demo_review");
 
-    let args = |value: serde_json::Value| value.as_object().cloned();
-    let demo = gateway
-        .call_tool(
-            "demo_echo",
-            args(json!({"text": "hi"})),
-            RequestOptions::new(),
-        )
+    let demo = client
+        .call_tool("demo_echo", json!({"text": "hi"}))
         .await
         .expect("demo echo");
     assert_eq!(text(&demo), "hi");
-    let notes = gateway
-        .call_tool(
-            "notes_echo",
-            args(json!({"text": "hi"})),
-            RequestOptions::new(),
-        )
+    let notes = client
+        .call_tool("notes_echo", json!({"text": "hi"}))
         .await
         .expect("notes echo");
     assert_eq!(text(&notes), "notes: hi");
-    let structured = gateway
-        .call_tool(
-            "demo_add",
-            args(json!({"a": 2, "b": 3})),
-            RequestOptions::new(),
-        )
+    let structured = client
+        .call_tool("demo_add", json!({"a": 2, "b": 3}))
         .await
         .expect("add");
     assert_eq!(structured.structured_content, Some(json!({"sum": 5})));
+    let failed = client
+        .call_tool("demo_fail", ())
+        .await
+        .expect("a tool error is a result");
+    assert_eq!(failed.is_error, Some(true));
 
-    // The upstream's asks reach the gateway's client, and back.
-    let sampled = gateway
-        .call_tool(
-            "demo_sample",
-            args(json!({"prompt": "Capital of France?"})),
-            RequestOptions::new(),
-        )
+    // The upstream's asks reach the downstream client, and back.
+    let sampled = client
+        .call_tool("demo_sample", json!({"prompt": "Capital of France?"}))
         .await
         .expect("sample");
     assert_eq!(text(&sampled), "Paris");
-    let named = gateway
-        .call_tool("demo_ask_name", None, RequestOptions::new())
+    let named = client
+        .call_tool("demo_ask_name", ())
         .await
         .expect("ask_name");
     assert_eq!(text(&named), "hi Ada");
@@ -187,14 +218,14 @@ async fn merged_calls_asks_progress_and_cancellation(http_era: EraPreference) {
         let seen = seen.clone();
         RequestOptions::new().with_progress(move |p| seen.lock().expect("lock").push(p.progress))
     };
-    gateway
-        .call_tool("demo_progress", args(json!({"steps": 3})), progress)
+    client
+        .call_tool_with("demo_progress", json!({"steps": 3}), progress)
         .await
         .expect("progress");
     assert_eq!(*seen.lock().expect("lock"), [1.0, 2.0, 3.0]);
 
-    // Dropping a call cancels it upstream.
-    let waiting = gateway.call_tool("notes_wait", None, RequestOptions::new());
+    // A call the client gives up on is cancelled upstream.
+    let waiting = client.call_tool("notes_wait", ());
     let gave_up = tokio::time::timeout(Duration::from_millis(300), waiting).await;
     assert!(gave_up.is_err(), "the wait tool never answers");
     tokio::time::timeout(WAIT, cancelled.notified())
@@ -202,44 +233,61 @@ async fn merged_calls_asks_progress_and_cancellation(http_era: EraPreference) {
         .expect("the upstream saw the cancellation");
 
     // Prompts and resources route to their owners.
-    let prompt = gateway
+    let prompt = client
         .get_prompt(
             "demo_review",
             [("code".to_owned(), "fn main() {}".to_owned())].into(),
-            RequestOptions::new(),
         )
         .await
         .expect("prompt");
     assert!(!prompt.messages.is_empty());
-    let note = gateway
-        .read_resource("notes://today", RequestOptions::new())
-        .await
-        .expect("note");
+    let note = client.read_resource("notes://today").await.expect("note");
     assert_eq!(note.contents.len(), 1);
-    let profile = gateway
-        .read_resource("users://7/profile", RequestOptions::new())
+    let profile = client
+        .read_resource("users://7/profile")
         .await
         .expect("profile by template");
     assert_eq!(profile.contents.len(), 1);
-    let unknown = gateway
-        .call_tool("nobody_echo", None, RequestOptions::new())
-        .await;
-    assert!(
-        matches!(unknown, Err(Error::NotFound { kind: "tool", .. })),
-        "{unknown:?}"
-    );
+    let unknown = client.call_tool("nobody_echo", ()).await;
+    assert!(unknown.is_err(), "{unknown:?}");
 
+    // A subscription is made upstream and its update routed back
+    // (handshake-era clients subscribe with resources/subscribe).
+    if matches!(downstream, Negotiation::HandshakeOnly) && upstream == EraPreference::Handshake {
+        client
+            .subscribe_resource("notes://today")
+            .await
+            .expect("subscribed");
+        client.call_tool("notes_touch", ()).await.expect("touched");
+        let uri = tokio::time::timeout(WAIT, updated.recv())
+            .await
+            .expect("an update")
+            .expect("open");
+        assert_eq!(uri, "notes://today");
+    }
+
+    client.close().await.expect("closed");
     gateway.shutdown().await;
 }
 
 #[tokio::test]
-async fn two_upstreams_as_one_stateless_http() {
-    merged_calls_asks_progress_and_cancellation(EraPreference::Auto).await;
+async fn a_stateless_client_through_stateless_upstreams() {
+    through_the_gateway(EraPreference::Auto, Negotiation::Newest).await;
 }
 
 #[tokio::test]
-async fn two_upstreams_as_one_handshake_http() {
-    merged_calls_asks_progress_and_cancellation(EraPreference::Handshake).await;
+async fn a_stateless_client_through_handshake_upstreams() {
+    through_the_gateway(EraPreference::Handshake, Negotiation::Newest).await;
+}
+
+#[tokio::test]
+async fn a_handshake_client_through_stateless_upstreams() {
+    through_the_gateway(EraPreference::Auto, Negotiation::HandshakeOnly).await;
+}
+
+#[tokio::test]
+async fn a_handshake_client_through_handshake_upstreams() {
+    through_the_gateway(EraPreference::Handshake, Negotiation::HandshakeOnly).await;
 }
 
 #[tokio::test]

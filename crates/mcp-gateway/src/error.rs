@@ -72,6 +72,10 @@ pub enum Error {
         #[source]
         source: mcp_client::Error,
     },
+    /// The downstream server could not be built, or the merged catalog
+    /// not registered in it.
+    #[error("the gateway's server: {0}")]
+    Server(#[source] mcp_server::Error),
     /// The upstream answered the request with an error, or the call to it
     /// failed otherwise.
     #[error("upstream `{upstream}`: {source}")]

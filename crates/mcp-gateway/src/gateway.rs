@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use mcp_client::{ClientConfig, RequestOptions};
 use mcp_core::CancellationToken;
+use mcp_server::{Server, ServerBuilder};
 use mcp_types::{
     CallToolResult, CompleteArgument, CompleteReference, CompleteResult, GetPromptResult,
     JsonObject, ReadResourceResult,
@@ -13,11 +14,14 @@ use mcp_types::{
 use tokio::sync::broadcast;
 use tokio::task::JoinHandle;
 
+use crate::asks::Inflight;
 use crate::board::{Board, UpstreamStatus};
 use crate::config::GatewayConfig;
+use crate::downstream;
 use crate::error::Error;
 use crate::events::GatewayEvent;
-use crate::naming::{Merged, Naming, Prefix, Route};
+use crate::naming::{Merged, Naming, Prefix};
+use crate::router::Router;
 use crate::supervisor::{Supervised, supervise};
 
 /// Events kept for a listener that falls behind (it then misses the
@@ -119,6 +123,7 @@ impl GatewayBuilder {
                 .collect::<Result<_, _>>()?,
         };
         let board = Arc::new(Board::new(names.iter().cloned(), naming, event_queue));
+        let inflight = Arc::new(Inflight::default());
         let cancel = CancellationToken::new();
         let tasks = config
             .upstreams
@@ -130,12 +135,13 @@ impl GatewayBuilder {
                     upstream,
                     limits,
                     base: client.clone(),
+                    inflight: inflight.clone(),
                 };
                 tokio::spawn(supervise(job, board.clone(), cancel.clone()))
             })
             .collect();
         Ok(Gateway {
-            board,
+            router: Router { board, inflight },
             cancel,
             tasks: Mutex::new(tasks),
             ready_requires,
@@ -173,7 +179,7 @@ impl GatewayBuilder {
 /// # }
 /// ```
 pub struct Gateway {
-    board: Arc<Board>,
+    router: Router,
     cancel: CancellationToken,
     tasks: Mutex<Vec<JoinHandle<()>>>,
     ready_requires: Vec<Arc<str>>,
@@ -182,7 +188,7 @@ pub struct Gateway {
 impl std::fmt::Debug for Gateway {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Gateway")
-            .field("upstreams", &self.board.statuses())
+            .field("upstreams", &self.router.board.statuses())
             .finish_non_exhaustive()
     }
 }
@@ -203,24 +209,24 @@ impl Gateway {
     /// The merged catalog as it is now: what to list downstream, and where
     /// each entry goes.
     pub fn catalog(&self) -> Arc<Merged> {
-        self.board.merged()
+        self.router.board.merged()
     }
 
     /// Events from now on: catalog changes, resource updates, upstream
     /// logs, upstreams up and down.
     pub fn events(&self) -> broadcast::Receiver<GatewayEvent> {
-        self.board.subscribe()
+        self.router.board.subscribe()
     }
 
     /// Every upstream's status, by name (for a health endpoint).
     pub fn statuses(&self) -> BTreeMap<Arc<str>, UpstreamStatus> {
-        self.board.statuses()
+        self.router.board.statuses()
     }
 
     /// Whether every upstream readiness waits for has connected at least
     /// once.
     pub fn is_ready(&self) -> bool {
-        let statuses = self.board.statuses();
+        let statuses = self.router.board.statuses();
         self.ready_requires
             .iter()
             .all(|name| statuses.get(name).is_some_and(|s| s.connected_once))
@@ -229,7 +235,7 @@ impl Gateway {
     /// Waits until [`is_ready`](Self::is_ready) (forever if an upstream
     /// never connects: bound it with a timeout).
     pub async fn ready(&self) {
-        let mut changes = self.board.watch();
+        let mut changes = self.router.board.watch();
         while !self.is_ready() {
             if changes.changed().await.is_err() {
                 return;
@@ -237,20 +243,11 @@ impl Gateway {
         }
     }
 
-    fn route(
-        &self,
-        kind: &'static str,
-        name: &str,
-        find: impl Fn(&Merged) -> Option<Route>,
-    ) -> Result<Route, Error> {
-        find(&self.board.merged()).ok_or_else(|| Error::NotFound {
-            kind,
-            name: name.into(),
-        })
-    }
-
     /// Calls the downstream tool `name` on the upstream that serves it,
-    /// under its upstream name; the result as the upstream sent it.
+    /// under its upstream name; the result as the upstream sent it. The
+    /// upstream's asks (sampling, elicitation, roots) are refused: no
+    /// client of the gateway's is there to answer them (a call through
+    /// [`server`](Self::server) has one).
     ///
     /// # Errors
     /// [`Error::NotFound`] for a name not in the catalog;
@@ -267,13 +264,8 @@ impl Gateway {
         arguments: Option<JsonObject>,
         options: RequestOptions,
     ) -> Result<CallToolResult, Error> {
-        let route = self.route("tool", name, |m| m.tool(name).cloned())?;
-        let session = self.board.session(&route.upstream)?;
-        let arguments = arguments.unwrap_or_default();
-        let answer = session
-            .call_tool_with(&route.name, arguments, options)
-            .await;
-        answer.map_err(|source| forwarded(&route.upstream, source))
+        let route = self.router.tool(name)?;
+        self.router.call_tool(&route, arguments, options).await
     }
 
     /// Gets the downstream prompt `name` from the upstream that serves it.
@@ -286,12 +278,8 @@ impl Gateway {
         arguments: BTreeMap<String, String>,
         options: RequestOptions,
     ) -> Result<GetPromptResult, Error> {
-        let route = self.route("prompt", name, |m| m.prompt(name).cloned())?;
-        let session = self.board.session(&route.upstream)?;
-        let answer = session
-            .get_prompt_with(&route.name, arguments, options)
-            .await;
-        answer.map_err(|source| forwarded(&route.upstream, source))
+        let route = self.router.prompt(name)?;
+        self.router.get_prompt(&route, arguments, options).await
     }
 
     /// Reads `uri` from the upstream that owns it (listed it, or lists a
@@ -304,10 +292,8 @@ impl Gateway {
         uri: &str,
         options: RequestOptions,
     ) -> Result<ReadResourceResult, Error> {
-        let upstream = self.owner(uri)?;
-        let session = self.board.session(&upstream)?;
-        let answer = session.read_resource_with(uri, options).await;
-        answer.map_err(|source| forwarded(&upstream, source))
+        let upstream = self.router.owner(uri)?;
+        self.router.read_resource(&upstream, uri, options).await
     }
 
     /// Subscribes to `uri` at the upstream that owns it; its updates come
@@ -317,10 +303,8 @@ impl Gateway {
     /// # Errors
     /// As [`call_tool`](Self::call_tool).
     pub async fn subscribe(&self, uri: &str) -> Result<(), Error> {
-        let upstream = self.owner(uri)?;
-        let session = self.board.session(&upstream)?;
-        let answer = session.subscribe_resource(uri).await;
-        answer.map_err(|source| forwarded(&upstream, source))
+        let upstream = self.router.owner(uri)?;
+        self.router.subscribe(&upstream, uri).await
     }
 
     /// Ends the subscription to `uri` at the upstream that owns it.
@@ -328,10 +312,8 @@ impl Gateway {
     /// # Errors
     /// As [`call_tool`](Self::call_tool).
     pub async fn unsubscribe(&self, uri: &str) -> Result<(), Error> {
-        let upstream = self.owner(uri)?;
-        let session = self.board.session(&upstream)?;
-        let answer = session.unsubscribe_resource(uri).await;
-        answer.map_err(|source| forwarded(&upstream, source))
+        let upstream = self.router.owner(uri)?;
+        self.router.unsubscribe(&upstream, uri).await
     }
 
     /// Completes an argument of a downstream prompt (renamed back) or of a
@@ -346,44 +328,38 @@ impl Gateway {
         context: Option<BTreeMap<String, String>>,
         options: RequestOptions,
     ) -> Result<CompleteResult, Error> {
-        let (upstream, reference) = match reference {
-            CompleteReference::Prompt(mut prompt) => {
-                let route =
-                    self.route("prompt", &prompt.name, |m| m.prompt(&prompt.name).cloned())?;
-                prompt.name = route.name;
-                (route.upstream, CompleteReference::Prompt(prompt))
-            }
-            CompleteReference::Resource(template) => {
-                let owner = self.board.merged().template_owner(&template.uri).cloned();
-                let upstream = owner.ok_or_else(|| Error::NotFound {
-                    kind: "resource template",
-                    name: template.uri.clone(),
-                })?;
-                (upstream, CompleteReference::Resource(template))
-            }
-            other => {
-                return Err(Error::NotFound {
-                    kind: "completion reference",
-                    name: format!("{other:?}"),
-                });
-            }
-        };
-        let session = self.board.session(&upstream)?;
-        let answer = session
-            .complete_with(reference, argument, context, options)
-            .await;
-        answer.map_err(|source| forwarded(&upstream, source))
+        let (upstream, reference) = self.router.completion(reference)?;
+        self.router
+            .complete(&upstream, reference, argument, context, options)
+            .await
     }
 
-    fn owner(&self, uri: &str) -> Result<Arc<str>, Error> {
-        self.board
-            .merged()
-            .resource_owner(uri)
-            .cloned()
-            .ok_or_else(|| Error::NotFound {
-                kind: "resource",
-                name: uri.into(),
-            })
+    /// The gateway as one MCP server, built from `builder` (its name,
+    /// instructions, HTTP or stdio serving are the caller's): the merged
+    /// catalog's entries, kept in step with the upstreams (each change
+    /// announced to its clients in both eras), each request forwarded to
+    /// its upstream with the client's progress, cancellation and answers
+    /// to the upstream's asks; resource subscriptions made upstream and
+    /// their updates routed back. The task that keeps the catalog in step
+    /// is the gateway's: [`shutdown`](Self::shutdown) stops it.
+    ///
+    /// # Errors
+    /// [`Error::Server`] when the server cannot be built.
+    pub fn server(&self, builder: ServerBuilder) -> Result<Server, Error> {
+        // Listening before the first fill: no change falls in between.
+        let events = self.router.board.subscribe();
+        let server = downstream::build(&self.router, builder)?;
+        let task = tokio::spawn(downstream::keep_in_step(
+            self.router.clone(),
+            server.clone(),
+            events,
+            self.cancel.clone(),
+        ));
+        self.tasks
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(task);
+        Ok(server)
     }
 
     /// Stops every upstream: sessions closed, processes shut down (stdin
@@ -403,16 +379,5 @@ impl Drop for Gateway {
     fn drop(&mut self) {
         // The supervisors stop; a process left is killed on drop.
         self.cancel.cancel();
-    }
-}
-
-/// The error of a forwarded request: the upstream lost mid-call, or its
-/// own.
-fn forwarded(upstream: &Arc<str>, source: mcp_client::Error) -> Error {
-    let upstream = upstream.to_string();
-    if source.is_connection_closed() {
-        Error::UpstreamLost { upstream, source }
-    } else {
-        Error::Upstream { upstream, source }
     }
 }

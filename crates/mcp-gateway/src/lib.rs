@@ -24,13 +24,16 @@
 //! appear in no `Debug` output, log line or error, and are sent only to
 //! that upstream.
 
+mod asks;
 mod board;
 mod config;
+mod downstream;
 mod error;
 mod events;
 mod gateway;
 mod lists;
 pub mod naming;
+mod router;
 mod stderr;
 mod supervisor;
 mod upstream;

@@ -11,6 +11,7 @@ use mcp_client::{Client, ClientConfig};
 use mcp_core::CancellationToken;
 use mcp_core::backoff::{Backoff, BackoffConfig};
 
+use crate::asks::Inflight;
 use crate::board::Board;
 use crate::config::{Limits, UpstreamConfig};
 use crate::stderr::StderrTail;
@@ -21,9 +22,10 @@ pub(crate) struct Supervised {
     pub(crate) name: Arc<str>,
     pub(crate) upstream: UpstreamConfig,
     pub(crate) limits: Limits,
-    /// The gateway's client config (its name, the callbacks that answer
-    /// the upstream's requests).
+    /// The gateway's client config (its name and version).
     pub(crate) base: ClientConfig,
+    /// The downstream calls in flight, to pass the upstream's asks to.
+    pub(crate) inflight: Arc<Inflight>,
 }
 
 /// Supervises one upstream until `cancel`: its child process, if any, is
@@ -34,6 +36,7 @@ pub(crate) async fn supervise(job: Supervised, board: Arc<Board>, cancel: Cancel
         upstream,
         limits,
         base,
+        inflight,
     } = job;
     let signals = Arc::new(ListSignals::default());
     let tail = Arc::new(StderrTail::new(
@@ -44,7 +47,15 @@ pub(crate) async fn supervise(job: Supervised, board: Arc<Board>, cancel: Cancel
         let board = board.clone();
         Arc::new(move |event| board.emit(event))
     };
-    let config = client_config(&name, &upstream, &limits, base, signals.clone(), emit);
+    let config = client_config(
+        &name,
+        &upstream,
+        &limits,
+        base,
+        inflight,
+        signals.clone(),
+        emit,
+    );
     let mut backoff = Backoff::new(
         BackoffConfig::new()
             .with_floor(limits.restart_backoff_min)

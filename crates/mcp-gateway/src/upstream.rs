@@ -8,9 +8,10 @@ use mcp_client::{
     Client, ClientConfig, ClientSession, HttpClientConfig, ListLimits, Negotiation, ServerCommand,
 };
 use mcp_transport::stdio::StderrSink;
-use mcp_types::ServerNotification;
+use mcp_types::{ErrorObject, InputRequest, InputResponse, ServerNotification};
 use tokio::sync::Notify;
 
+use crate::asks::Inflight;
 use crate::config::{EraPreference, Limits, UpstreamConfig, UpstreamTransport};
 use crate::error::Error;
 use crate::events::GatewayEvent;
@@ -44,17 +45,61 @@ impl ListSignals {
     }
 }
 
-/// The client config of one upstream: `base` (the gateway's name and
-/// callbacks), the era and limits asked for, and its notifications routed
-/// to `signals` (list changes) and `emit` (updates, logs).
+/// What a callback's answer should have been, and was not.
+fn mismatch(method: &str) -> ErrorObject {
+    ErrorObject::internal_error(format!(
+        "the gateway's client answered `{method}` with an answer of another kind"
+    ))
+}
+
+/// The client config of one upstream: `base` (the gateway's name), the
+/// era and limits asked for, its asks passed to the downstream call they
+/// belong to (`inflight`), and its notifications routed to `signals`
+/// (list changes) and `emit` (updates, logs).
 pub(crate) fn client_config(
     name: &Arc<str>,
     upstream: &UpstreamConfig,
     limits: &Limits,
     base: ClientConfig,
+    inflight: Arc<Inflight>,
     signals: Arc<ListSignals>,
     emit: Arc<dyn Fn(GatewayEvent) + Send + Sync>,
 ) -> ClientConfig {
+    let asking = |inflight: &Arc<Inflight>| (inflight.clone(), name.clone());
+    let (sampling, sampling_name) = asking(&inflight);
+    let (eliciting, eliciting_name) = asking(&inflight);
+    let (rooting, rooting_name) = asking(&inflight);
+    let base = base
+        .on_sampling(move |params, _info| {
+            let (inflight, name) = (sampling.clone(), sampling_name.clone());
+            async move {
+                match inflight
+                    .ask(&name, InputRequest::CreateMessage(params))
+                    .await?
+                {
+                    InputResponse::CreateMessage(result) => Ok(result),
+                    _ => Err(mismatch("sampling/createMessage")),
+                }
+            }
+        })
+        .on_elicitation(move |params, _info| {
+            let (inflight, name) = (eliciting.clone(), eliciting_name.clone());
+            async move {
+                match inflight.ask(&name, InputRequest::Elicit(params)).await? {
+                    InputResponse::Elicit(result) => Ok(result),
+                    _ => Err(mismatch("elicitation/create")),
+                }
+            }
+        })
+        .on_list_roots(move |_info| {
+            let (inflight, name) = (rooting.clone(), rooting_name.clone());
+            async move {
+                match inflight.ask(&name, InputRequest::ListRoots(None)).await? {
+                    InputResponse::ListRoots(result) => Ok(result),
+                    _ => Err(mismatch("roots/list")),
+                }
+            }
+        });
     let negotiation = match upstream.era {
         EraPreference::Auto => Negotiation::Newest,
         EraPreference::Handshake => Negotiation::HandshakeOnly,
