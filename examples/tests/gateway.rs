@@ -140,29 +140,51 @@ async fn gateway(era: EraPreference) -> (Gateway, Arc<Notify>, oneshot::Sender<(
 }
 
 /// The gateway's server on a free port of 127.0.0.1; its URL.
-async fn serve(gateway: &Gateway) -> (String, oneshot::Sender<()>) {
+async fn serve(gateway: &Arc<Gateway>) -> (String, oneshot::Sender<()>) {
     let server = gateway
         .server(Server::builder("gateway", "1.0.0"))
         .expect("the gateway's server");
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bound");
     let addr = listener.local_addr().expect("addr");
     let (stop, stopped) = oneshot::channel::<()>();
+    let gateway = gateway.clone();
     tokio::spawn(async move {
         let shutdown = async {
             let _ = stopped.await;
         };
-        let _ = server
-            .serve_http(listener, HttpServerConfig::new(), shutdown)
+        let _ = gateway
+            .serve_http(&server, listener, HttpServerConfig::new(), shutdown)
             .await;
     });
     (format!("http://{addr}/mcp"), stop)
+}
+
+/// The status code of `GET path` at `addr`.
+async fn probe(addr: &str, path: &str) -> (u16, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(addr)
+        .await
+        .expect("connected");
+    let request = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).await.expect("sent");
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).await.expect("read");
+    let status = answer
+        .split(' ')
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .expect("a status line");
+    (status, answer)
 }
 
 /// Everything a downstream client in `downstream` does through the
 /// gateway, its upstreams spoken to in `upstream`.
 async fn through_the_gateway(upstream: EraPreference, downstream: Negotiation) {
     let (gateway, cancelled, _stop_notes) = gateway(upstream).await;
+    let gateway = Arc::new(gateway);
     let (url, _stop_gateway) = serve(&gateway).await;
+    let addr = url.trim_start_matches("http://").trim_end_matches("/mcp");
+    assert_eq!(probe(addr, "/readyz").await.0, 200);
     let (updates, mut updated) = mpsc::unbounded_channel();
     let client = downstream_client(&url, downstream, updates).await;
 
@@ -357,4 +379,46 @@ async fn a_child_killed_mid_call_fails_the_call_and_is_restarted() {
         .expect("served again");
     assert_eq!(text(&echoed), "back");
     gateway.shutdown().await;
+}
+
+#[tokio::test]
+async fn readiness_waits_for_every_upstream_or_the_ones_named() {
+    let config = || {
+        GatewayConfig::new()
+            .upstream(
+                "demo",
+                UpstreamConfig::new(UpstreamTransport::stdio(DEMO, Vec::<String>::new())),
+            )
+            .expect("demo")
+            .upstream(
+                "missing",
+                UpstreamConfig::new(UpstreamTransport::stdio(
+                    "./no-such-mcp-server",
+                    Vec::<String>::new(),
+                )),
+            )
+            .expect("missing")
+    };
+    for (required, ready) in [(None, false), (Some("demo"), true)] {
+        let mut builder = Gateway::builder(config());
+        if let Some(name) = required {
+            builder = builder.ready_requires([name]);
+        }
+        let gateway = Arc::new(builder.start().expect("started"));
+        let mut events = gateway.events();
+        // The demo server is up (the missing one never will be).
+        while !gateway.statuses()["demo"].connected_once {
+            events.recv().await.expect("events");
+        }
+        let (url, stop) = serve(&gateway).await;
+        let addr = url.trim_start_matches("http://").trim_end_matches("/mcp");
+        let (status, answer) = probe(addr, "/readyz").await;
+        assert_eq!(status == 200, ready, "{answer}");
+        if !ready {
+            assert!(answer.contains("\"missing\""), "{answer}");
+        }
+        assert_eq!(gateway.is_ready(), ready);
+        drop(stop);
+        gateway.shutdown().await;
+    }
 }

@@ -232,3 +232,23 @@ impl Board {
         }
     }
 }
+
+/// Whether the upstreams readiness waits for have all connected at least
+/// once.
+#[derive(Clone)]
+pub(crate) struct ReadyCheck {
+    pub(crate) board: Arc<Board>,
+    pub(crate) requires: Arc<[Arc<str>]>,
+}
+
+impl ReadyCheck {
+    /// The required upstreams that never connected yet (none: ready).
+    pub(crate) fn waiting(&self) -> Vec<Arc<str>> {
+        let statuses = self.board.statuses();
+        self.requires
+            .iter()
+            .filter(|name| !statuses.get(*name).is_some_and(|s| s.connected_once))
+            .cloned()
+            .collect()
+    }
+}

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 use mcp_client::{ClientConfig, RequestOptions};
 use mcp_core::CancellationToken;
 use mcp_server::{Server, ServerBuilder};
+use mcp_transport::http::{HttpServerConfig, ServeConfig};
 use mcp_types::{
     CallToolResult, CompleteArgument, CompleteReference, CompleteResult, GetPromptResult,
     JsonObject, ReadResourceResult,
@@ -15,13 +16,14 @@ use tokio::sync::broadcast;
 use tokio::task::JoinHandle;
 
 use crate::asks::Inflight;
-use crate::board::{Board, UpstreamStatus};
+use crate::board::{Board, ReadyCheck, UpstreamStatus};
 use crate::config::GatewayConfig;
 use crate::downstream;
 use crate::error::Error;
 use crate::events::GatewayEvent;
 use crate::naming::{Merged, Naming, Prefix};
 use crate::router::Router;
+use crate::serving::GatewayHttpService;
 use crate::supervisor::{Supervised, supervise};
 
 /// Events kept for a listener that falls behind (it then misses the
@@ -140,11 +142,15 @@ impl GatewayBuilder {
                 tokio::spawn(supervise(job, board.clone(), cancel.clone()))
             })
             .collect();
+        let ready = ReadyCheck {
+            board: board.clone(),
+            requires: ready_requires.into(),
+        };
         Ok(Gateway {
             router: Router { board, inflight },
             cancel,
             tasks: Mutex::new(tasks),
-            ready_requires,
+            ready,
         })
     }
 }
@@ -182,7 +188,7 @@ pub struct Gateway {
     router: Router,
     cancel: CancellationToken,
     tasks: Mutex<Vec<JoinHandle<()>>>,
-    ready_requires: Vec<Arc<str>>,
+    ready: ReadyCheck,
 }
 
 impl std::fmt::Debug for Gateway {
@@ -226,10 +232,7 @@ impl Gateway {
     /// Whether every upstream readiness waits for has connected at least
     /// once.
     pub fn is_ready(&self) -> bool {
-        let statuses = self.router.board.statuses();
-        self.ready_requires
-            .iter()
-            .all(|name| statuses.get(name).is_some_and(|s| s.connected_once))
+        self.ready.waiting().is_empty()
     }
 
     /// Waits until [`is_ready`](Self::is_ready) (forever if an upstream
@@ -362,9 +365,39 @@ impl Gateway {
         Ok(server)
     }
 
+    /// `server` (from [`server`](Self::server)) as an HTTP service: its
+    /// own streamable HTTP service (both eras on one endpoint, the
+    /// config's Origin and Host checks, limits and probes), whose
+    /// readiness probe (`/readyz`) also answers `503` until the upstreams
+    /// readiness waits for have connected
+    /// ([`GatewayBuilder::ready_requires`]).
+    pub fn http_service(&self, server: &Server, config: HttpServerConfig) -> GatewayHttpService {
+        GatewayHttpService::new(server.streamable_http_service(config), self.ready.clone())
+    }
+
+    /// Serves `server` over streamable HTTP on `listener` (see
+    /// [`http_service`](Self::http_service)) until `shutdown` resolves,
+    /// then shuts the service down gracefully (as
+    /// [`Server::serve_http`] does). The upstreams keep running: call
+    /// [`shutdown`](Self::shutdown) after.
+    ///
+    /// # Errors
+    /// When accepting connections fails persistently.
+    pub async fn serve_http(
+        &self,
+        server: &Server,
+        listener: tokio::net::TcpListener,
+        config: HttpServerConfig,
+        shutdown: impl std::future::Future<Output = ()> + Send,
+    ) -> std::io::Result<()> {
+        let service = self.http_service(server, config);
+        let serve = ServeConfig::new().service_shutdown(service.inner().shutdown_handle());
+        mcp_transport::http::serve(listener, service, serve, shutdown).await
+    }
+
     /// Stops every upstream: sessions closed, processes shut down (stdin
     /// closed, a bounded wait, then SIGTERM and SIGKILL) and reaped.
-    pub async fn shutdown(self) {
+    pub async fn shutdown(&self) {
         self.cancel.cancel();
         let tasks = std::mem::take(&mut *self.tasks.lock().unwrap_or_else(|e| e.into_inner()));
         for task in tasks {
