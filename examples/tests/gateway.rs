@@ -13,11 +13,11 @@ use mcp_gateway::{
     EraPreference, Error, Gateway, GatewayConfig, GatewayEvent, Limits, Phase, UpstreamConfig,
     UpstreamTransport,
 };
-use mcp_server::{Args, Context, Server};
+use mcp_server::{Args, Catalog, Context, Server, Tool, ToolDefinition};
 use mcp_transport::http::HttpServerConfig;
 use mcp_types::{
-    CreateMessageResult, ElicitResult, ElicitValue, Resource, SamplingMessageContentBlock,
-    ServerNotification,
+    CreateMessageResult, ElicitResult, ElicitValue, JsonObject, Resource,
+    SamplingMessageContentBlock, ServerNotification,
 };
 use serde_json::json;
 use tokio::net::TcpListener;
@@ -34,8 +34,9 @@ struct Text {
 /// The notes server on a free port of 127.0.0.1 until the sender is
 /// dropped: `echo`, `touch` (announces `notes://today` updated) and
 /// `wait` (runs until cancelled, then wakes `cancelled`).
-async fn notes_over_http(cancelled: Arc<Notify>) -> (String, oneshot::Sender<()>) {
+async fn notes_over_http(cancelled: Arc<Notify>) -> (String, Catalog, oneshot::Sender<()>) {
     let server = Server::builder("notes", "1.0.0")
+        .dynamic()
         .tool(
             "echo",
             "Echoes, the notes way",
@@ -64,6 +65,7 @@ async fn notes_over_http(cancelled: Arc<Notify>) -> (String, oneshot::Sender<()>
         })
         .build()
         .expect("server");
+    let catalog = server.catalog();
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bound");
     let addr = listener.local_addr().expect("addr");
     let (stop, stopped) = oneshot::channel::<()>();
@@ -75,7 +77,7 @@ async fn notes_over_http(cancelled: Arc<Notify>) -> (String, oneshot::Sender<()>
             .serve_http(listener, HttpServerConfig::new(), shutdown)
             .await;
     });
-    (format!("http://{addr}/mcp"), stop)
+    (format!("http://{addr}/mcp"), catalog, stop)
 }
 
 /// The downstream client, in `era`, answering what the upstreams ask;
@@ -114,9 +116,11 @@ fn text(result: &mcp_types::CallToolResult) -> String {
     result.content[0].as_text().unwrap_or_default().to_owned()
 }
 
-async fn gateway(era: EraPreference) -> (Gateway, Arc<Notify>, oneshot::Sender<()>) {
+/// The gateway over the demo server and the notes server, both spoken to
+/// in `era`; what tells of a cancelled `wait`, the notes server's catalog.
+async fn gateway(era: EraPreference) -> (Gateway, Arc<Notify>, Catalog, oneshot::Sender<()>) {
     let cancelled = Arc::new(Notify::new());
-    let (url, stop) = notes_over_http(cancelled.clone()).await;
+    let (url, catalog, stop) = notes_over_http(cancelled.clone()).await;
     let limits =
         Limits::new().with_restart_backoff(Duration::from_millis(50), Duration::from_secs(1));
     let config = GatewayConfig::new()
@@ -136,7 +140,7 @@ async fn gateway(era: EraPreference) -> (Gateway, Arc<Notify>, oneshot::Sender<(
     tokio::time::timeout(WAIT, gateway.ready())
         .await
         .expect("both upstreams connect");
-    (gateway, cancelled, stop)
+    (gateway, cancelled, catalog, stop)
 }
 
 /// The gateway's server on a free port of 127.0.0.1; its URL.
@@ -180,7 +184,7 @@ async fn probe(addr: &str, path: &str) -> (u16, String) {
 /// Everything a downstream client in `downstream` does through the
 /// gateway, its upstreams spoken to in `upstream`.
 async fn through_the_gateway(upstream: EraPreference, downstream: Negotiation) {
-    let (gateway, cancelled, _stop_notes) = gateway(upstream).await;
+    let (gateway, cancelled, notes_catalog, _stop_notes) = gateway(upstream).await;
     let gateway = Arc::new(gateway);
     let (url, _stop_gateway) = serve(&gateway).await;
     let addr = url.trim_start_matches("http://").trim_end_matches("/mcp");
@@ -273,9 +277,10 @@ async fn through_the_gateway(upstream: EraPreference, downstream: Negotiation) {
     let unknown = client.call_tool("nobody_echo", ()).await;
     assert!(unknown.is_err(), "{unknown:?}");
 
-    // A subscription is made upstream and its update routed back
+    // A subscription is made upstream (resources/subscribe, or the
+    // stateless upstream's listen stream) and its update routed back
     // (handshake-era clients subscribe with resources/subscribe).
-    if matches!(downstream, Negotiation::HandshakeOnly) && upstream == EraPreference::Handshake {
+    if matches!(downstream, Negotiation::HandshakeOnly) {
         client
             .subscribe_resource("notes://today")
             .await
@@ -287,6 +292,27 @@ async fn through_the_gateway(upstream: EraPreference, downstream: Negotiation) {
             .expect("open");
         assert_eq!(uri, "notes://today");
     }
+
+    // A tool the notes server gains while serving reaches the client.
+    let mut events = gateway.events();
+    notes_catalog
+        .add_tool(ToolDefinition::new(
+            Tool::new("extra", JsonObject::new()),
+            || async { "extra" },
+        ))
+        .expect("added");
+    tokio::time::timeout(WAIT, async {
+        while gateway.catalog().tool("notes_extra").is_none() {
+            events.recv().await.expect("events");
+        }
+    })
+    .await
+    .expect("the gateway reads the changed list");
+    let extra = client
+        .call_tool("notes_extra", ())
+        .await
+        .expect("the new tool");
+    assert_eq!(text(&extra), "extra");
 
     client.close().await.expect("closed");
     gateway.shutdown().await;
@@ -312,9 +338,10 @@ async fn a_handshake_client_through_handshake_upstreams() {
     through_the_gateway(EraPreference::Handshake, Negotiation::HandshakeOnly).await;
 }
 
-#[tokio::test]
-async fn a_resource_update_is_routed_from_its_upstream() {
-    let (gateway, _cancelled, _stop) = gateway(EraPreference::Handshake).await;
+/// An update of a resource subscribed to through the gateway, at an
+/// upstream spoken to in `era`, comes back as an event.
+async fn a_resource_update_is_routed(era: EraPreference) {
+    let (gateway, _cancelled, _notes, _stop) = gateway(era).await;
     let mut events = gateway.events();
     gateway
         .subscribe("notes://today")
@@ -342,8 +369,18 @@ async fn a_resource_update_is_routed_from_its_upstream() {
 }
 
 #[tokio::test]
+async fn a_resource_update_is_routed_from_a_handshake_upstream() {
+    a_resource_update_is_routed(EraPreference::Handshake).await;
+}
+
+#[tokio::test]
+async fn a_resource_update_is_routed_from_a_stateless_upstream() {
+    a_resource_update_is_routed(EraPreference::Auto).await;
+}
+
+#[tokio::test]
 async fn a_child_killed_mid_call_fails_the_call_and_is_restarted() {
-    let (gateway, _cancelled, _stop) = gateway(EraPreference::Auto).await;
+    let (gateway, _cancelled, _notes, _stop) = gateway(EraPreference::Auto).await;
     let mut events = gateway.events();
     let lost = gateway
         .call_tool("demo_crash", None, RequestOptions::new())

@@ -2,7 +2,7 @@
 //! live session and last lists, and the catalog merged from them. The
 //! supervisors write it; calls read it.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use mcp_client::ClientSession;
@@ -55,6 +55,11 @@ struct Entry {
     status: UpstreamStatus,
     session: Option<ClientSession>,
     lists: Arc<Lists>,
+    /// The resources subscribed to at a stateless upstream, which its
+    /// supervisor's listen stream follows.
+    followed: watch::Sender<BTreeSet<String>>,
+    /// The resources its listen stream was last acknowledged for.
+    acked: Arc<watch::Sender<BTreeSet<String>>>,
 }
 
 struct State {
@@ -90,6 +95,8 @@ impl Board {
                     },
                     session: None,
                     lists: Arc::default(),
+                    followed: watch::channel(BTreeSet::new()).0,
+                    acked: Arc::new(watch::channel(BTreeSet::new()).0),
                 };
                 (name, entry)
             })
@@ -214,6 +221,36 @@ impl Board {
             .iter()
             .map(|(name, entry)| (name.clone(), entry.status))
             .collect()
+    }
+
+    /// The resources followed at `name` (a stateless upstream), as they
+    /// change.
+    pub(crate) fn followed(&self, name: &Arc<str>) -> watch::Receiver<BTreeSet<String>> {
+        match self.read().entries.get(name) {
+            Some(entry) => entry.followed.subscribe(),
+            None => watch::channel(BTreeSet::new()).1,
+        }
+    }
+
+    /// Where `name`'s acknowledged subscriptions are set, and read.
+    pub(crate) fn acked(&self, name: &Arc<str>) -> Option<Arc<watch::Sender<BTreeSet<String>>>> {
+        self.read()
+            .entries
+            .get(name)
+            .map(|entry| entry.acked.clone())
+    }
+
+    /// Follows `uri` at `name` (a stateless upstream), or stops.
+    pub(crate) fn follow(&self, name: &Arc<str>, uri: &str, follow: bool) {
+        if let Some(entry) = self.read().entries.get(name) {
+            entry.followed.send_if_modified(|uris| {
+                if follow {
+                    uris.insert(uri.to_owned())
+                } else {
+                    uris.remove(uri)
+                }
+            });
+        }
     }
 
     /// The live session of `name`.

@@ -147,7 +147,11 @@ impl GatewayBuilder {
             requires: ready_requires.into(),
         };
         Ok(Gateway {
-            router: Router { board, inflight },
+            router: Router {
+                board,
+                inflight,
+                limits,
+            },
             cancel,
             tasks: Mutex::new(tasks),
             ready,

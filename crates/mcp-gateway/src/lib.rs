@@ -30,6 +30,7 @@ mod config;
 mod downstream;
 mod error;
 mod events;
+mod follow;
 mod gateway;
 mod lists;
 pub mod naming;

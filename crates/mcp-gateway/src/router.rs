@@ -13,6 +13,7 @@ use mcp_types::{
 
 use crate::asks::Inflight;
 use crate::board::Board;
+use crate::config::Limits;
 use crate::error::Error;
 use crate::naming::Route;
 
@@ -22,6 +23,7 @@ use crate::naming::Route;
 pub(crate) struct Router {
     pub(crate) board: Arc<Board>,
     pub(crate) inflight: Arc<Inflight>,
+    pub(crate) limits: Limits,
 }
 
 impl Router {
@@ -119,9 +121,26 @@ impl Router {
         answer.map_err(|source| forwarded(upstream, source))
     }
 
-    /// Subscribes to `uri` at `upstream`.
+    /// Subscribes to `uri` at `upstream`: `resources/subscribe` in the
+    /// handshake era, its listen stream's filter in the stateless era.
     pub(crate) async fn subscribe(&self, upstream: &Arc<str>, uri: &str) -> Result<(), Error> {
         let session = self.session(upstream)?;
+        if session.is_stateless() {
+            self.board.follow(upstream, uri, true);
+            // Subscribed once the upstream acknowledged a stream with it.
+            let acked = self.board.acked(upstream).map(|acked| acked.subscribe());
+            let Some(mut acked) = acked else {
+                return Ok(());
+            };
+            let waiting = acked.wait_for(|uris| uris.contains(uri));
+            return match tokio::time::timeout(self.limits.request_timeout, waiting).await {
+                Ok(Ok(_)) => Ok(()),
+                _ => Err(Error::Unavailable {
+                    upstream: upstream.to_string(),
+                    state: format!("it did not acknowledge a subscription to `{uri}`"),
+                }),
+            };
+        }
         let answer = session.subscribe_resource(uri).await;
         answer.map_err(|source| forwarded(upstream, source))
     }
@@ -129,6 +148,10 @@ impl Router {
     /// Ends the subscription to `uri` at `upstream`.
     pub(crate) async fn unsubscribe(&self, upstream: &Arc<str>, uri: &str) -> Result<(), Error> {
         let session = self.session(upstream)?;
+        if session.is_stateless() {
+            self.board.follow(upstream, uri, false);
+            return Ok(());
+        }
         let answer = session.unsubscribe_resource(uri).await;
         answer.map_err(|source| forwarded(upstream, source))
     }

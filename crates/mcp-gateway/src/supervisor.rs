@@ -14,8 +14,9 @@ use mcp_core::backoff::{Backoff, BackoffConfig};
 use crate::asks::Inflight;
 use crate::board::Board;
 use crate::config::{Limits, UpstreamConfig};
+use crate::follow::follow;
 use crate::stderr::StderrTail;
-use crate::upstream::{ListSignals, client_config, connect, fetch_lists};
+use crate::upstream::{ListSignals, Wiring, client_config, connect, fetch_lists};
 
 /// What a supervisor runs.
 pub(crate) struct Supervised {
@@ -47,15 +48,13 @@ pub(crate) async fn supervise(job: Supervised, board: Arc<Board>, cancel: Cancel
         let board = board.clone();
         Arc::new(move |event| board.emit(event))
     };
-    let config = client_config(
-        &name,
-        &upstream,
-        &limits,
-        base,
+    let wiring = Wiring {
         inflight,
-        signals.clone(),
+        signals: signals.clone(),
+        acked: board.acked(&name),
         emit,
-    );
+    };
+    let config = client_config(&name, &upstream, &limits, base, wiring);
     let mut backoff = Backoff::new(
         BackoffConfig::new()
             .with_floor(limits.restart_backoff_min)
@@ -120,8 +119,18 @@ async fn serve(
         }
     }
     tracing::info!(upstream = %name, revision = %client.protocol_version(), "upstream connected");
+    // A stateless upstream tells of changes only on a listen stream.
+    let (session, followed) = (client.session().clone(), board.followed(name));
+    let following = async move {
+        if session.is_stateless() {
+            follow(name, &session, followed, signals).await;
+        }
+        std::future::pending::<()>().await;
+    };
+    tokio::pin!(following);
     loop {
         tokio::select! {
+            () = &mut following => {}
             () = cancel.cancelled() => break,
             () = client.closed() => {
                 board.down(name);

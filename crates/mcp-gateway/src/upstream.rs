@@ -1,6 +1,7 @@
 //! Reaching one upstream: the client connection its config describes, and
 //! its lists read whole (every page, bounded).
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
 
@@ -9,7 +10,7 @@ use mcp_client::{
 };
 use mcp_transport::stdio::StderrSink;
 use mcp_types::{ErrorObject, InputRequest, InputResponse, ServerNotification};
-use tokio::sync::Notify;
+use tokio::sync::{Notify, watch};
 
 use crate::asks::Inflight;
 use crate::config::{EraPreference, Limits, UpstreamConfig, UpstreamTransport};
@@ -29,7 +30,7 @@ pub(crate) struct ListSignals {
 impl ListSignals {
     /// Marks the lists to read again and wakes the supervisor (many marks
     /// before it wakes make one read).
-    fn mark(&self) {
+    pub(crate) fn mark(&self) {
         self.dirty.store(1, Ordering::Release);
         self.wake.notify_one();
     }
@@ -45,6 +46,18 @@ impl ListSignals {
     }
 }
 
+/// Where an upstream's requests and notifications go.
+pub(crate) struct Wiring {
+    /// The downstream calls in flight, to ask.
+    pub(crate) inflight: Arc<Inflight>,
+    /// List changes, for the supervisor.
+    pub(crate) signals: Arc<ListSignals>,
+    /// The resources a stateless upstream's listen stream was acknowledged for.
+    pub(crate) acked: Option<Arc<watch::Sender<BTreeSet<String>>>>,
+    /// Updates and log messages, for the downstream side.
+    pub(crate) emit: Arc<dyn Fn(GatewayEvent) + Send + Sync>,
+}
+
 /// What a callback's answer should have been, and was not.
 fn mismatch(method: &str) -> ErrorObject {
     ErrorObject::internal_error(format!(
@@ -53,18 +66,21 @@ fn mismatch(method: &str) -> ErrorObject {
 }
 
 /// The client config of one upstream: `base` (the gateway's name), the
-/// era and limits asked for, its asks passed to the downstream call they
-/// belong to (`inflight`), and its notifications routed to `signals`
-/// (list changes) and `emit` (updates, logs).
+/// era and limits asked for, its asks and notifications routed by
+/// `wiring`.
 pub(crate) fn client_config(
     name: &Arc<str>,
     upstream: &UpstreamConfig,
     limits: &Limits,
     base: ClientConfig,
-    inflight: Arc<Inflight>,
-    signals: Arc<ListSignals>,
-    emit: Arc<dyn Fn(GatewayEvent) + Send + Sync>,
+    wiring: Wiring,
 ) -> ClientConfig {
+    let Wiring {
+        inflight,
+        signals,
+        acked,
+        emit,
+    } = wiring;
     let asking = |inflight: &Arc<Inflight>| (inflight.clone(), name.clone());
     let (sampling, sampling_name) = asking(&inflight);
     let (eliciting, eliciting_name) = asking(&inflight);
@@ -128,6 +144,13 @@ pub(crate) fn client_config(
                     upstream: name.clone(),
                     params,
                 }),
+                // A stateless upstream's listen stream, (re)opened.
+                ServerNotification::SubscriptionsAcknowledged(params) => {
+                    if let Some(acked) = &acked {
+                        let uris = params.notifications.resource_subscriptions;
+                        acked.send_replace(uris.unwrap_or_default().into_iter().collect());
+                    }
+                }
                 _ => {}
             }
             std::future::ready(())
