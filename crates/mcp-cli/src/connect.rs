@@ -117,7 +117,7 @@ fn session_event(output: Output) -> impl Fn(SessionEvent) + Send + Sync + 'stati
 
 /// OAuth for protected servers: sign in through the browser once, then
 /// reuse the token kept for this server.
-fn authorizer(url: &str, no_browser: bool) -> Result<Arc<SavedLogin>, CliError> {
+pub(crate) fn authorizer(url: &str, no_browser: bool) -> Result<Arc<SavedLogin>, CliError> {
     let signing_in = "preparing to sign in";
     let browser = if no_browser {
         Browser::PrintOnly

@@ -11,7 +11,7 @@ use mcp_gateway::{Gateway, GatewayConfig, UpstreamConfig, UpstreamTransport};
 use mcp_server::{CancellationToken, HttpServerConfig, Server};
 
 use crate::args::{Era, GatewayArgs, ServerArgs};
-use crate::connect::split_command;
+use crate::connect::{authorizer, split_command};
 use crate::error::{CliError, UsageError};
 
 /// The upstream's name when there is one, from `--stdio` or `--url`.
@@ -33,6 +33,11 @@ pub(crate) async fn run(server: &ServerArgs, args: &GatewayArgs) -> Result<u8, C
     if single {
         // One server: its names as they are.
         builder = builder.naming(|_: &str, _: EntryKind, name: &str| name.to_owned());
+    }
+    if let (Some(url), None) = (&server.url, &args.config) {
+        // Signed in as the other commands are (tokens kept per server),
+        // when the server asks for it.
+        builder = builder.authorizer(SINGLE, authorizer(url, server.no_browser)?);
     }
     if !args.ready.is_empty() {
         builder = builder.ready_requires(args.ready.iter().cloned());

@@ -31,6 +31,7 @@ const CHECKS: &[(&str, Check)] = checks![
     watch_prints_resource_updates_in_the_handshake_era,
     watch_prints_list_changes_in_a_handshake_http_session,
     protected_server_after_a_browser_sign_in,
+    gateway_in_front_of_a_protected_server_signs_in_once,
     tool_results_and_listings_escape_server_text,
     server_errors_escape_their_message_and_data,
     log_and_progress_messages_escape_server_text,
@@ -472,6 +473,55 @@ async fn protected_server_after_a_browser_sign_in() {
         // Ready for the next era's first run: forget the sign-in.
         std::fs::remove_file(&file).expect("removed");
     }
+    server.stop();
+}
+
+/// `mcp gateway --url` in front of a protected server: signs in through
+/// the loopback redirect once, then serves its tools to clients of both
+/// eras over HTTP, until SIGTERM.
+async fn gateway_in_front_of_a_protected_server_signs_in_once() {
+    let server = support::auth::start().await;
+    let config = support::TempDir::new("mcp-cli-gateway-auth");
+    let mcp = Mcp::url(&server.url(), Era::Handshake).with_config_dir(config.path());
+    let before = server.authorizations();
+    let mut run = mcp.spawn(&["--no-browser", "gateway", "--listen", "127.0.0.1:0"]);
+    let line = run.wait_for_stderr("open this URL").await;
+    let line = if line.contains("http://") {
+        line
+    } else {
+        run.wait_for_stderr("http://").await
+    };
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .expect("a URL");
+    support::auth::browse(url).await;
+    let serving = run.wait_for_stderr("mcp gateway: serving ").await;
+    let endpoint = serving
+        .trim()
+        .trim_start_matches("mcp gateway: serving ")
+        .to_owned();
+    for era in [
+        mcp_client::Negotiation::Newest,
+        mcp_client::Negotiation::HandshakeOnly,
+    ] {
+        let config = mcp_client::ClientConfig::new("gateway-auth-test", "1").negotiation(era);
+        let client = mcp_client::Client::connect_http(&endpoint, config)
+            .await
+            .expect("the gateway serves");
+        let hello = client
+            .call_tool("whoami", ())
+            .await
+            .expect("whoami through the gateway");
+        assert_eq!(hello.content[0].as_text(), Some("hello"));
+        client.close().await.expect("closed");
+    }
+    assert_eq!(server.authorizations(), before + 1, "signed in once");
+    run.terminate();
+    let ran = run.finish().await;
+    assert_eq!(ran.code, 0, "{ran:?}");
+    let token = kept_token(&config.path().join("logins.json"), &server.url());
+    assert!(!ran.stderr.contains(&token), "the token is never printed");
     server.stop();
 }
 

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use mcp_client::{ClientConfig, RequestOptions};
 use mcp_core::CancellationToken;
 use mcp_server::{Server, ServerBuilder};
-use mcp_transport::http::{HttpServerConfig, ServeConfig};
+use mcp_transport::http::{Authorizer, HttpServerConfig, ServeConfig};
 use mcp_types::{
     CallToolResult, CompleteArgument, CompleteReference, CompleteResult, GetPromptResult,
     JsonObject, ReadResourceResult,
@@ -39,6 +39,7 @@ pub struct GatewayBuilder {
     client: ClientConfig,
     ready_requires: Option<BTreeSet<String>>,
     event_queue: usize,
+    authorizers: BTreeMap<String, Arc<dyn Authorizer>>,
 }
 
 impl GatewayBuilder {
@@ -71,6 +72,20 @@ impl GatewayBuilder {
         self
     }
 
+    /// Signs the HTTP upstream `upstream` in: credentials for each of its
+    /// requests, renewed when it challenges (an
+    /// [`OAuthClient`](mcp_client::auth::OAuthClient)-backed login, say).
+    /// Only that upstream is sent them.
+    #[must_use]
+    pub fn authorizer(
+        mut self,
+        upstream: impl Into<String>,
+        authorizer: Arc<dyn Authorizer>,
+    ) -> Self {
+        self.authorizers.insert(upstream.into(), authorizer);
+        self
+    }
+
     /// Events kept for a slow listener ([`DEFAULT_EVENT_QUEUE`] unless set).
     #[must_use]
     pub fn event_queue(mut self, events: usize) -> Self {
@@ -94,6 +109,7 @@ impl GatewayBuilder {
             client,
             ready_requires,
             event_queue,
+            mut authorizers,
         } = self;
         let limits = config.limits;
         if config.upstreams.len() > limits.max_upstreams {
@@ -131,9 +147,10 @@ impl GatewayBuilder {
             .upstreams
             .into_iter()
             .zip(names)
-            .map(|((_, upstream), name)| {
+            .map(|((key, upstream), name)| {
                 let job = Supervised {
                     name,
+                    authorizer: authorizers.remove(&key),
                     upstream,
                     limits,
                     base: client.clone(),
@@ -213,6 +230,7 @@ impl Gateway {
             client: ClientConfig::new("mcp-gateway", env!("CARGO_PKG_VERSION")),
             ready_requires: None,
             event_queue: DEFAULT_EVENT_QUEUE,
+            authorizers: BTreeMap::new(),
         }
     }
 

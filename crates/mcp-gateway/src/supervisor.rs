@@ -10,6 +10,7 @@ use std::time::Instant;
 use mcp_client::{Client, ClientConfig};
 use mcp_core::CancellationToken;
 use mcp_core::backoff::{Backoff, BackoffConfig};
+use mcp_transport::http::Authorizer;
 
 use crate::asks::Inflight;
 use crate::board::Board;
@@ -21,6 +22,8 @@ use crate::upstream::{ListSignals, Wiring, client_config, connect, fetch_lists};
 /// What a supervisor runs.
 pub(crate) struct Supervised {
     pub(crate) name: Arc<str>,
+    /// Signs an HTTP upstream in.
+    pub(crate) authorizer: Option<Arc<dyn Authorizer>>,
     pub(crate) upstream: UpstreamConfig,
     pub(crate) limits: Limits,
     /// The gateway's client config (its name and version).
@@ -34,6 +37,7 @@ pub(crate) struct Supervised {
 pub(crate) async fn supervise(job: Supervised, board: Arc<Board>, cancel: CancellationToken) {
     let Supervised {
         name,
+        authorizer,
         upstream,
         limits,
         base,
@@ -64,7 +68,13 @@ pub(crate) async fn supervise(job: Supervised, board: Arc<Board>, cancel: Cancel
     loop {
         let connecting = tokio::time::timeout(
             limits.connect_timeout,
-            connect(&name, &upstream, config.clone(), tail.clone()),
+            connect(
+                &name,
+                &upstream,
+                config.clone(),
+                authorizer.clone(),
+                tail.clone(),
+            ),
         );
         let connected = tokio::select! {
             () = cancel.cancelled() => break,

@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use mcp_client::{
     Client, ClientConfig, ClientSession, HttpClientConfig, ListLimits, Negotiation, ServerCommand,
 };
+use mcp_transport::http::Authorizer;
 use mcp_transport::stdio::StderrSink;
 use mcp_types::{ErrorObject, InputRequest, InputResponse, ServerNotification};
 use tokio::sync::{Notify, watch};
@@ -158,7 +159,7 @@ pub(crate) fn client_config(
 }
 
 /// Connects to `upstream` and negotiates; a process's stderr lines go to
-/// `tail`.
+/// `tail`; `authorizer` signs an HTTP upstream in.
 ///
 /// # Errors
 /// [`Error::Config`] for a header the HTTP client refuses (named, its value
@@ -167,6 +168,7 @@ pub(crate) async fn connect(
     name: &Arc<str>,
     upstream: &UpstreamConfig,
     config: ClientConfig,
+    authorizer: Option<Arc<dyn Authorizer>>,
     tail: Arc<StderrTail>,
 ) -> Result<Client, Error> {
     let failed = |source| Error::Upstream {
@@ -201,6 +203,9 @@ pub(crate) async fn connect(
                         "has a header `{key}` whose name or value HTTP does not allow"
                     ),
                 })?;
+            }
+            if let Some(authorizer) = authorizer {
+                http = http.authorizer(authorizer);
             }
             Client::connect_http_with(url, http, config)
                 .await
