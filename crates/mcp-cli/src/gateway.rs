@@ -3,15 +3,13 @@
 //! until stdin closes (with `--stdio-out`), Ctrl-C or SIGTERM; then every
 //! upstream process is stopped and reaped.
 
-use std::collections::BTreeMap;
-
 use mcp_client::ClientConfig;
 use mcp_gateway::naming::EntryKind;
 use mcp_gateway::{Gateway, GatewayConfig, UpstreamConfig, UpstreamTransport};
 use mcp_server::{CancellationToken, HttpServerConfig, Server};
 
 use crate::args::{Era, GatewayArgs, ServerArgs};
-use crate::connect::{authorizer, split_command};
+use crate::connect::{authorizer, headers, stdio_command};
 use crate::error::{CliError, UsageError};
 
 /// The upstream's name when there is one, from `--stdio` or `--url`.
@@ -131,28 +129,13 @@ fn config(server: &ServerArgs, args: &GatewayArgs) -> Result<(GatewayConfig, boo
     }
     let transport = match (&server.stdio, &server.url) {
         (Some(command), None) => {
-            if !server.headers.is_empty() {
-                return Err(UsageError::HeaderWithStdio.into());
-            }
-            let words = split_command(command)?;
-            let (program, rest) = words.split_first().ok_or(UsageError::Command(
-                "give the server's command, e.g. --stdio \"python server.py\"",
-            ))?;
-            UpstreamTransport::stdio(program.clone(), rest.iter().cloned())
+            let (program, args) = stdio_command(server, command)?;
+            UpstreamTransport::stdio(program, args)
         }
-        (None, Some(url)) => {
-            let mut headers = BTreeMap::new();
-            for header in &server.headers {
-                let (name, value) = header
-                    .split_once(':')
-                    .ok_or_else(|| UsageError::Header(header.clone()))?;
-                headers.insert(name.trim().to_owned(), value.trim().to_owned());
-            }
-            UpstreamTransport::Http {
-                url: url.clone(),
-                headers,
-            }
-        }
+        (None, Some(url)) => UpstreamTransport::Http {
+            url: url.clone(),
+            headers: headers(server)?.into_iter().collect(),
+        },
         _ => {
             return Err(UsageError::Gateway(
                 "say what to serve: --stdio \"<command> <args>\", --url <endpoint> or --config FILE",

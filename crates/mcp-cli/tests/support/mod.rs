@@ -503,6 +503,11 @@ impl Served {
         Mcp::url(&self.url, era)
     }
 
+    /// The endpoint's URL.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
     pub async fn stop(self) {
         let _ = self.stop.send(());
         let _ = tokio::time::timeout(RUN_LIMIT, self.task).await;
