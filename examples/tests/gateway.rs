@@ -8,7 +8,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mcp_client::{Client, ClientConfig, Negotiation, RequestOptions};
+use mcp_client::{Client, ClientConfig, HttpClientConfig, Negotiation, RequestOptions};
 use mcp_gateway::{
     EraPreference, Error, Gateway, GatewayConfig, GatewayEvent, Limits, Phase, UpstreamConfig,
     UpstreamTransport,
@@ -48,6 +48,14 @@ async fn notes_over_http(cancelled: Arc<Notify>) -> (String, Catalog, oneshot::S
             }
             "touched"
         })
+        .tool(
+            "credentials",
+            "Says what Authorization header the call came with",
+            |cx: Context| async move {
+                let header = cx.transport().headers.get("authorization");
+                header.unwrap_or("none").to_owned()
+            },
+        )
         .tool("wait", "Waits until cancelled", move |cx: Context| {
             let cancelled = cancelled.clone();
             async move {
@@ -107,7 +115,11 @@ async fn downstream_client(
             }
             std::future::ready(())
         });
-    Client::connect_http(url, config)
+    // A credential of the client's own: the gateway keeps it.
+    let http = HttpClientConfig::new()
+        .header("Authorization", "Bearer the-clients-own")
+        .expect("a header");
+    Client::connect_http_with(url, http, config)
         .await
         .expect("downstream connects")
 }
@@ -133,7 +145,11 @@ async fn gateway(era: EraPreference) -> (Gateway, Arc<Notify>, Catalog, oneshot:
         .expect("demo")
         .upstream(
             "notes",
-            UpstreamConfig::new(UpstreamTransport::http(url)).with_era(era),
+            UpstreamConfig::new(UpstreamTransport::Http {
+                url,
+                headers: [("Authorization".to_owned(), "Bearer for-notes".to_owned())].into(),
+            })
+            .with_era(era),
         )
         .expect("notes");
     let gateway = Gateway::builder(config).start().expect("started");
@@ -225,6 +241,14 @@ async fn through_the_gateway(upstream: EraPreference, downstream: Negotiation) {
         .await
         .expect("a tool error is a result");
     assert_eq!(failed.is_error, Some(true));
+
+    // The notes upstream gets its configured credential, never the
+    // client's.
+    let credentials = client
+        .call_tool("notes_credentials", ())
+        .await
+        .expect("credentials");
+    assert_eq!(text(&credentials), "Bearer for-notes");
 
     // The upstream's asks reach the downstream client, and back.
     let sampled = client

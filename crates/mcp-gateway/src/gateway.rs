@@ -368,6 +368,12 @@ impl Gateway {
     /// their updates routed back. The task that keeps the catalog in step
     /// is the gateway's: [`shutdown`](Self::shutdown) stops it.
     ///
+    /// Entries the builder registers itself stay beside the gateway's; a
+    /// name both hold is refused (the change that brings it is logged and
+    /// not served), so give the builder's own entries names no upstream
+    /// takes. Downstream credentials are never passed upstream: an HTTP
+    /// upstream gets only the headers its config names.
+    ///
     /// # Errors
     /// [`Error::Server`] when the server cannot be built.
     pub fn server(&self, builder: ServerBuilder) -> Result<Server, Error> {
