@@ -13,11 +13,12 @@ use mcp_gateway::{
     EraPreference, Error, Gateway, GatewayConfig, GatewayEvent, Limits, Phase, UpstreamConfig,
     UpstreamTransport,
 };
-use mcp_server::{Args, Catalog, Context, Server, Tool, ToolDefinition};
+use mcp_server::{Args, Catalog, Context, Server, Tool, ToolDefinition, ToolError};
 use mcp_transport::http::HttpServerConfig;
 use mcp_types::{
-    CreateMessageResult, ElicitResult, ElicitValue, JsonObject, Resource,
-    SamplingMessageContentBlock, ServerNotification,
+    CreateMessageResult, ElicitRequestParams, ElicitRequestedSchema, ElicitResult, ElicitValue,
+    JsonObject, PrimitiveSchemaDefinition, Resource, SamplingMessageContentBlock,
+    ServerNotification, StringSchema,
 };
 use serde_json::json;
 use tokio::net::TcpListener;
@@ -54,6 +55,22 @@ async fn notes_over_http(cancelled: Arc<Notify>) -> (String, Catalog, oneshot::S
             |cx: Context| async move {
                 let header = cx.transport().headers.get("authorization");
                 header.unwrap_or("none").to_owned()
+            },
+        )
+        .tool(
+            "confirm",
+            "Asks the user to confirm `text`; says what they answered",
+            |Args(args): Args<Text>, cx: Context| async move {
+                let schema = ElicitRequestedSchema::new().with_property(
+                    "name",
+                    PrimitiveSchemaDefinition::String(StringSchema::new()),
+                );
+                let answer = cx.elicit_form(&args.text, schema).await?;
+                let name = answer.content.as_ref().and_then(|c| c.get("name"));
+                Ok::<_, ToolError>(match name {
+                    Some(ElicitValue::String(name)) => name.clone(),
+                    _ => "no answer".to_owned(),
+                })
             },
         )
         .tool("wait", "Waits until cancelled", move |cx: Context| {
@@ -482,4 +499,41 @@ async fn readiness_waits_for_every_upstream_or_the_ones_named() {
         drop(stop);
         gateway.shutdown().await;
     }
+}
+
+/// Two calls in flight to one handshake-era HTTP upstream, each asking
+/// its client: each ask reaches the call it belongs to (it came on the SSE
+/// stream of that call's request), both pending at once.
+#[tokio::test]
+async fn concurrent_asks_over_http_reach_their_own_calls() {
+    let (gateway, _cancelled, _notes, _stop_notes) = gateway(EraPreference::Handshake).await;
+    let gateway = Arc::new(gateway);
+    let (url, _stop_gateway) = serve(&gateway).await;
+    // Each answer waits for the other ask: both must be pending together.
+    let both = Arc::new(tokio::sync::Barrier::new(2));
+    let config = ClientConfig::new("downstream", "1")
+        .negotiation(Negotiation::HandshakeOnly)
+        .request_timeout(WAIT)
+        .on_elicitation(move |params, _| {
+            let both = both.clone();
+            async move {
+                both.wait().await;
+                let message = match params {
+                    ElicitRequestParams::Form(form) => form.message,
+                    _ => String::new(),
+                };
+                let mut content = std::collections::BTreeMap::new();
+                content.insert("name".to_owned(), ElicitValue::String(message));
+                Ok(ElicitResult::accept(content))
+            }
+        });
+    let client = Client::connect_http(&url, config).await.expect("connects");
+    let (one, two) = tokio::join!(
+        client.call_tool("notes_confirm", json!({"text": "one"})),
+        client.call_tool("notes_confirm", json!({"text": "two"})),
+    );
+    assert_eq!(text(&one.expect("one")), "one");
+    assert_eq!(text(&two.expect("two")), "two");
+    client.close().await.expect("closed");
+    gateway.shutdown().await;
 }

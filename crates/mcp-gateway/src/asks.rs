@@ -7,10 +7,13 @@
 //! - a stateless upstream asks inside the result of our call (Multi
 //!   Round-Trip Requests), and the client answers those rounds within the
 //!   call's own future: the call is known exactly (a task-local);
-//! - a handshake-era upstream sends a request of its own, which carries no
-//!   mention of our request on stdio; it goes to the one call in flight to
-//!   that upstream, and is refused with an error saying why when there are
-//!   several (or none).
+//! - a handshake-era upstream sends a request of its own: over streamable
+//!   HTTP it comes on the SSE stream of our request, and the client says
+//!   which ([`RequestInfo::related_request`](mcp_client::RequestInfo)):
+//!   each forwarded call is sent under an id of the gateway's choosing, so
+//!   the call is known; over stdio nothing on the wire says which, so it
+//!   goes to the one call in flight to that upstream, and is refused with
+//!   an error saying why when there are several (or none).
 //!
 //! A stateless downstream client answers by calling again: the call's
 //! handler returns at once (the runner answers `input_required`), the
@@ -24,7 +27,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use mcp_server::Context;
-use mcp_types::{ErrorObject, InputRequest, InputResponse};
+use mcp_types::{ErrorObject, InputRequest, InputResponse, RequestId};
 use tokio::sync::Notify;
 
 tokio::task_local! {
@@ -35,6 +38,8 @@ tokio::task_local! {
 /// One downstream call forwarded upstream.
 struct Call {
     cx: Context,
+    /// The id the upstream request is sent under.
+    request: RequestId,
     /// Set when the downstream client must answer first (stateless era).
     awaiting: AtomicBool,
     wake: Notify,
@@ -83,20 +88,29 @@ impl Inflight {
         self.calls.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Runs `work` (the upstream call) for the downstream call `cx` to
+    /// A fresh id to send an upstream request under (see
+    /// [`run`](Self::run)).
+    pub(crate) fn request_id(&self) -> (u64, RequestId) {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        (id, RequestId::from(format!("gateway-{id}")))
+    }
+
+    /// Runs `work` (the upstream call, sent under `request`, from
+    /// [`request_id`](Self::request_id)) for the downstream call `cx` to
     /// `upstream`: its asks go to `cx`'s client.
     pub(crate) async fn run<F: Future>(
         &self,
         upstream: &Arc<str>,
+        (id, request): (u64, RequestId),
         cx: Context,
         work: F,
     ) -> Ran<F::Output> {
         let call = Arc::new(Call {
             cx,
+            request,
             awaiting: AtomicBool::new(false),
             wake: Notify::new(),
         });
-        let id = self.next.fetch_add(1, Ordering::Relaxed);
         self.lock()
             .entry(upstream.clone())
             .or_default()
@@ -128,6 +142,7 @@ impl Inflight {
     pub(crate) async fn ask(
         &self,
         upstream: &Arc<str>,
+        related: Option<&RequestId>,
         request: InputRequest,
     ) -> Result<InputResponse, ErrorObject> {
         let method = request.method();
@@ -135,15 +150,19 @@ impl Inflight {
             Ok(call) => call,
             Err(_) => {
                 let calls = self.lock();
-                match calls.get(upstream).map(Vec::as_slice) {
-                    Some([(_, call)]) => call.clone(),
-                    other => {
+                let list = calls.get(upstream).map(Vec::as_slice);
+                let named = related
+                    .and_then(|related| list?.iter().find(|(_, call)| call.request == *related));
+                match (named, list) {
+                    (Some((_, call)), _) | (None, Some([(_, call)])) => call.clone(),
+                    (None, other) => {
                         let count = other.map_or(0, <[_]>::len);
                         return Err(ErrorObject::internal_error(format!(
                             "the gateway cannot tell which of its clients' calls this \
                              `{method}` request belongs to ({count} calls in flight to upstream \
-                             `{upstream}`): over stdio it forwards such a request only while \
-                             exactly one call to the upstream is in flight"
+                             `{upstream}`): unless the transport says (streamable HTTP), it \
+                             forwards such a request only while exactly one call to the \
+                             upstream is in flight"
                         )));
                     }
                 }

@@ -19,7 +19,7 @@ use mcp_server::{
     Args, CompletionError, Context, PromptError, Registrations, ResourceError, Server,
     ServerBuilder, ToolDefinition, ToolError, Uri,
 };
-use mcp_types::{CallToolResult, GetPromptResult, JsonObject};
+use mcp_types::{CallToolResult, GetPromptResult, JsonObject, RequestId};
 use tokio::sync::{broadcast, mpsc};
 
 use crate::asks::Ran;
@@ -197,9 +197,13 @@ fn reader(
     move |Uri(uri): Uri, cx: Context| {
         let (router, upstream) = (router.clone(), upstream.clone());
         Box::pin(async move {
-            let (options, reports) = progress_options();
+            let Forwarding {
+                ticket,
+                options,
+                reports,
+            } = forwarding(&router);
             let read = router.read_resource(&upstream, &uri, options);
-            match forward(&router, &upstream, cx, read, reports).await {
+            match forward(&router, &upstream, cx, read, (ticket, reports)).await {
                 Ran::Done(Ok(result)) => Ok(result.contents),
                 Ran::Done(Err(error)) => Err(ResourceError::protocol(error_object(&error))),
                 Ran::AwaitingInput => Err(ResourceError::new(AWAITING)),
@@ -218,9 +222,13 @@ async fn call_tool(
     arguments: JsonObject,
     cx: Context,
 ) -> Result<CallToolResult, ToolError> {
-    let (options, reports) = progress_options();
+    let Forwarding {
+        ticket,
+        options,
+        reports,
+    } = forwarding(router);
     let call = router.call_tool(route, Some(arguments), options);
-    match forward(router, &route.upstream, cx, call, reports).await {
+    match forward(router, &route.upstream, cx, call, (ticket, reports)).await {
         Ran::Done(Ok(result)) => Ok(result),
         // The upstream's protocol error as it sent it; anything else is
         // for the model to read, naming the upstream.
@@ -238,9 +246,13 @@ async fn get_prompt(
     arguments: BTreeMap<String, String>,
     cx: Context,
 ) -> Result<GetPromptResult, PromptError> {
-    let (options, reports) = progress_options();
+    let Forwarding {
+        ticket,
+        options,
+        reports,
+    } = forwarding(router);
     let get = router.get_prompt(route, arguments, options);
-    match forward(router, &route.upstream, cx, get, reports).await {
+    match forward(router, &route.upstream, cx, get, (ticket, reports)).await {
         Ran::Done(Ok(result)) => Ok(result),
         Ran::Done(Err(error)) => Err(PromptError::protocol(error_object(&error))),
         Ran::AwaitingInput => Err(PromptError::new(AWAITING)),
@@ -255,22 +267,41 @@ async fn complete(
     let not_routed = |error: Error| CompletionError::protocol(error_object(&error));
     let (upstream, reference) = router.completion(params.reference).map_err(not_routed)?;
     let context = params.context.and_then(|context| context.arguments);
-    let (options, reports) = progress_options();
+    let Forwarding {
+        ticket,
+        options,
+        reports,
+    } = forwarding(router);
     let call = router.complete(&upstream, reference, params.argument, context, options);
-    match forward(router, &upstream, cx, call, reports).await {
+    match forward(router, &upstream, cx, call, (ticket, reports)).await {
         Ran::Done(Ok(result)) => Ok(result.completion),
         Ran::Done(Err(error)) => Err(CompletionError::protocol(error_object(&error))),
         Ran::AwaitingInput => Err(CompletionError::new(AWAITING)),
     }
 }
 
-/// Options that hand the upstream's progress reports to a bounded queue.
-fn progress_options() -> (RequestOptions, mpsc::Receiver<Progress>) {
+/// One forwarded request's options: sent under an id of the gateway's
+/// (how an upstream's ask over HTTP finds its call), its progress reports
+/// handed to a bounded queue.
+struct Forwarding {
+    ticket: (u64, RequestId),
+    options: RequestOptions,
+    reports: mpsc::Receiver<Progress>,
+}
+
+fn forwarding(router: &Router) -> Forwarding {
     let (sender, reports) = mpsc::channel(PROGRESS_QUEUE);
-    let options = RequestOptions::new().with_progress(move |progress| {
-        let _ = sender.try_send(progress);
-    });
-    (options, reports)
+    let ticket = router.inflight.request_id();
+    let options = RequestOptions::new()
+        .with_id(ticket.1.clone())
+        .with_progress(move |progress| {
+            let _ = sender.try_send(progress);
+        });
+    Forwarding {
+        ticket,
+        options,
+        reports,
+    }
 }
 
 /// Runs `work` for the downstream call `cx` to `upstream` (its asks
@@ -281,10 +312,10 @@ async fn forward<T>(
     upstream: &Arc<str>,
     cx: Context,
     work: impl Future<Output = T>,
-    mut reports: mpsc::Receiver<Progress>,
+    (ticket, mut reports): ((u64, RequestId), mpsc::Receiver<Progress>),
 ) -> Ran<T> {
     let reporter = cx.clone();
-    let call = router.inflight.run(upstream, cx, work);
+    let call = router.inflight.run(upstream, ticket, cx, work);
     tokio::pin!(call);
     let ran = loop {
         tokio::select! {

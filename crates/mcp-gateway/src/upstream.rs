@@ -87,31 +87,38 @@ pub(crate) fn client_config(
     let (eliciting, eliciting_name) = asking(&inflight);
     let (rooting, rooting_name) = asking(&inflight);
     let base = base
-        .on_sampling(move |params, _info| {
+        .on_sampling(move |params, info| {
             let (inflight, name) = (sampling.clone(), sampling_name.clone());
             async move {
-                match inflight
-                    .ask(&name, InputRequest::CreateMessage(params))
-                    .await?
-                {
+                let related = info.related_request.as_ref();
+                let request = InputRequest::CreateMessage(params);
+                match inflight.ask(&name, related, request).await? {
                     InputResponse::CreateMessage(result) => Ok(result),
                     _ => Err(mismatch("sampling/createMessage")),
                 }
             }
         })
-        .on_elicitation(move |params, _info| {
+        .on_elicitation(move |params, info| {
             let (inflight, name) = (eliciting.clone(), eliciting_name.clone());
             async move {
-                match inflight.ask(&name, InputRequest::Elicit(params)).await? {
+                let related = info.related_request.as_ref();
+                match inflight
+                    .ask(&name, related, InputRequest::Elicit(params))
+                    .await?
+                {
                     InputResponse::Elicit(result) => Ok(result),
                     _ => Err(mismatch("elicitation/create")),
                 }
             }
         })
-        .on_list_roots(move |_info| {
+        .on_list_roots(move |info| {
             let (inflight, name) = (rooting.clone(), rooting_name.clone());
             async move {
-                match inflight.ask(&name, InputRequest::ListRoots(None)).await? {
+                let related = info.related_request.as_ref();
+                match inflight
+                    .ask(&name, related, InputRequest::ListRoots(None))
+                    .await?
+                {
                     InputResponse::ListRoots(result) => Ok(result),
                     _ => Err(mismatch("roots/list")),
                 }
