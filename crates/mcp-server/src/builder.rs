@@ -53,6 +53,9 @@ pub struct ServerBuilder {
     /// own and its extensions'), indexed into `registry` by `build()`, with
     /// the states their handlers take and the registrations refused.
     items: Registrations,
+    /// Whether [`list_cache`](Self::list_cache) set the list cache hints
+    /// (else [`dynamic`](Self::dynamic) makes them 0 ms).
+    list_cache_set: bool,
 }
 
 impl Server {
@@ -96,6 +99,7 @@ impl ServerBuilder {
                 extension_notifications: HashMap::new(),
             },
             items: Registrations::default(),
+            list_cache_set: false,
         }
     }
 
@@ -160,9 +164,14 @@ impl ServerBuilder {
 
     /// The cache hints (2026-07-28 `ttlMs`, `cacheScope`) of `tools/list`,
     /// `prompts/list`, `resources/list`, `resources/templates/list` and
-    /// `server/discover`; 60 s, public by default.
+    /// `server/discover`; 60 s, public by default (0 ms with
+    /// [`dynamic`](Self::dynamic)). A client that listens for list changes
+    /// drops what it cached when told of one; one that does not reuses a
+    /// list for this long, so keep it short on a server whose
+    /// [`Catalog`](crate::Catalog) changes.
     pub fn list_cache(mut self, ttl: std::time::Duration, scope: CacheScope) -> Self {
         self.registry.list_cache = (duration_ms(ttl), scope);
+        self.list_cache_set = true;
         self
     }
 
@@ -417,6 +426,11 @@ impl ServerBuilder {
     /// `listChanged` only with [`list_changed`](Self::list_changed).
     /// Completions are advertised when a [completion
     /// handler](Self::completion) is registered, either way.
+    ///
+    /// The lists' 2026-07-28 cache hint is then 0 ms unless
+    /// [`list_cache`](Self::list_cache) sets one: a list may change at any
+    /// moment, and a client that does not listen for changes would reuse a
+    /// stale one for as long as the hint allows.
     pub fn dynamic(mut self) -> Self {
         self.registry.dynamic = true;
         self
@@ -431,9 +445,12 @@ impl ServerBuilder {
     /// subscribes upstream here, and routes the updates back with
     /// [`ListChanges::resource_updated`](crate::ListChanges::resource_updated).
     ///
-    /// Calls are not counted per URI: several clients (or streams)
+    /// A session is told of once per URI however often it subscribes; calls
+    /// are not counted across sessions: several sessions (or streams)
     /// subscribing to one URI make several calls, each ended by one
-    /// [`on_unsubscribe`](Self::on_unsubscribe) call.
+    /// [`on_unsubscribe`](Self::on_unsubscribe) call (a gateway counts them
+    /// to subscribe upstream once). With sessions shared between servers,
+    /// each server hears of the subscriptions made through it.
     pub fn on_subscribe<F, Fut>(mut self, hook: F) -> Self
     where
         F: Fn(String, ServerSession) -> Fut + Send + Sync + 'static,
@@ -444,9 +461,9 @@ impl ServerBuilder {
     }
 
     /// Called when a subscription [`on_subscribe`](Self::on_subscribe) was
-    /// told of ends: a handshake-era `resources/unsubscribe` of a URI the
-    /// session follows, or the end of a `subscriptions/listen` stream (once
-    /// per URI it followed).
+    /// told of ends: a handshake-era `resources/unsubscribe` of that URI, or
+    /// the end of the session (once per URI it still followed); the end of
+    /// a `subscriptions/listen` stream (once per URI it followed).
     pub fn on_unsubscribe<F, Fut>(mut self, hook: F) -> Self
     where
         F: Fn(String, ServerSession) -> Fut + Send + Sync + 'static,
@@ -502,7 +519,11 @@ impl ServerBuilder {
         let Self {
             mut registry,
             items,
+            list_cache_set,
         } = self;
+        if registry.dynamic && !list_cache_set {
+            registry.list_cache.0 = 0;
+        }
         registry.catalog = Catalog::new(items, registry.changes.clone(), registry.state.clone())?;
         Ok(Server {
             registry: Arc::new(registry),

@@ -15,8 +15,8 @@ use mcp_types::{Prompt, Resource, ResourceTemplate, Tool};
 
 use crate::Error;
 use crate::changes::ListChanges;
+use crate::entries::{PromptEntry, ResourceEntry, TemplateEntry, ToolEntry, param_headers};
 use crate::registration::{Registrations, ToolDefinition};
-use crate::registry::{PromptEntry, ResourceEntry, TemplateEntry, ToolEntry, param_headers};
 use crate::states::AppState;
 
 /// One consistent view of the catalog: every group's entries, in the order
@@ -647,6 +647,95 @@ fn merge_list<T>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{Server, State};
+
+    fn names(catalog: &Catalog) -> Vec<String> {
+        catalog.tools().into_iter().map(|t| t.name).collect()
+    }
+
+    fn one(name: &str) -> Registrations {
+        let mut registrations = Registrations::new();
+        registrations.tool(name, "A tool", || async { "ok" });
+        registrations
+    }
+
+    #[test]
+    fn the_builders_group_keeps_its_extensions_entries_when_replaced() {
+        let extension = crate::extension::Extension::new("io.example/ext")
+            .expect("an id")
+            .tool("ext_tool", "The extension's", || async { "ext" });
+        let server = Server::builder("s", "1")
+            .tool("own", "The server's", || async { "own" })
+            .extension(extension)
+            .build()
+            .expect("server");
+        let catalog = server.catalog();
+        assert_eq!(names(&catalog), ["own", "ext_tool"]);
+        catalog
+            .replace_group(Catalog::BUILT, one("new"))
+            .expect("replaced");
+        assert_eq!(names(&catalog), ["ext_tool", "new"]);
+        assert!(!catalog.remove_tool("ext_tool"), "an extension's stays");
+        assert!(catalog.remove_tool("new"));
+        assert!(catalog.remove_group(Catalog::BUILT));
+        assert_eq!(names(&catalog), ["ext_tool"]);
+        // The extension's own name is taken for the other groups.
+        let error = catalog
+            .replace_group("up", one("ext_tool"))
+            .expect_err("taken");
+        assert!(error.to_string().contains("server's own"), "{error}");
+    }
+
+    #[test]
+    fn a_group_is_refused_whole_and_nothing_changes() {
+        let server = Server::builder("s", "1").build().expect("server");
+        let catalog = server.catalog();
+        let mut twice = one("a");
+        twice.tool("a", "Again", || async { "again" });
+        let error = catalog.replace_group("up", twice).expect_err("twice");
+        assert!(error.to_string().contains("already registered"), "{error}");
+        // A handler taking a state the server lacks.
+        let mut stateful = one("b");
+        stateful.tool("c", "Stateful", |State(_): State<u8>| async { "c" });
+        let error = catalog.replace_group("up", stateful).expect_err("no u8");
+        assert!(error.to_string().contains("State<u8>"), "{error}");
+        assert!(catalog.tools().is_empty() && catalog.groups().is_empty());
+    }
+
+    #[tokio::test]
+    async fn each_list_that_changed_is_announced_once() {
+        let server = Server::builder("s", "1").build().expect("server");
+        let catalog = server.catalog();
+        let mut changes = server.list_changes().subscribe();
+        let mut both = one("a");
+        both.resource(Resource::new("memo://x", "x"), || async { "x" });
+        catalog.replace_group("up", both).expect("added");
+        assert_eq!(
+            changes.try_recv().ok(),
+            Some(crate::changes::ListChange::Tools)
+        );
+        assert_eq!(
+            changes.try_recv().ok(),
+            Some(crate::changes::ListChange::Resources)
+        );
+        assert!(changes.try_recv().is_err(), "prompts did not change");
+        catalog
+            .replace_group("up", {
+                let mut same = one("a");
+                same.resource(Resource::new("memo://x", "x"), || async { "y" });
+                same
+            })
+            .expect("the same lists");
+        assert!(changes.try_recv().is_err(), "nothing listed changed");
+    }
+
+    #[test]
+    fn a_catalog_is_shared_across_threads() {
+        fn shared<T: Clone + Send + Sync + 'static>() {}
+        fn sent<T: Send + 'static>() {}
+        shared::<Catalog>();
+        sent::<Registrations>();
+    }
 
     #[test]
     fn fingerprints_tell_lists_apart_by_their_keys_in_order() {

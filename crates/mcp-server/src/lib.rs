@@ -10,6 +10,7 @@ mod builder;
 mod catalog;
 mod changes;
 mod client_tasks;
+mod entries;
 mod error;
 pub mod extension;
 mod extract;

@@ -17,10 +17,10 @@ use mcp_types::{
 use serde_json::Value;
 
 use crate::answer::{IntoCompletionResult, IntoPromptResult, IntoResourceResult, ResourceRequest};
-use crate::handler::{Completions, Handler, Prompts, Resources, StateNeed, Tools, signature_of};
-use crate::registry::{
+use crate::entries::{
     CompleteFn, PromptEntry, PromptFn, ResourceEntry, ResourceFn, TemplateEntry, ToolEntry, ToolFn,
 };
+use crate::handler::{Completions, Handler, Prompts, Resources, StateNeed, Tools, signature_of};
 use crate::session::Context;
 use crate::tool_io::{IntoToolResult, empty_input_schema};
 use crate::{Error, UriTemplate};
@@ -166,7 +166,7 @@ impl ToolDefinition {
 ///     .register(ToolDefinition::raw(Tool::new("shout", schema), |Args(a): Args<JsonObject>| async move {
 ///         a.get("text").and_then(|t| t.as_str()).unwrap_or_default().to_uppercase()
 ///     }))
-///     .resource(Resource::new("motd", "memo://motd"), || async { "hello" })
+///     .resource(Resource::new("memo://motd", "motd"), || async { "hello" })
 ///     .prompt("greet", "Greets someone", || async { "Say hello." });
 ///
 /// let server = Server::builder("shouter", "1.0.0").build()?;

@@ -1,62 +1,30 @@
-//! What a server offers, as the builder registered it: tools, resources,
-//! templates, prompts and the settings the runner serves them with.
+//! What a server offers, as the builder registered it: its catalog of
+//! tools, resources, templates and prompts ([`Catalog`]), its extensions,
+//! hooks, and the settings the runner serves them with.
 
-use crate::answer::ResourceRequest;
 use crate::catalog::Catalog;
 use crate::changes::ListChanges;
-use std::collections::{BTreeMap, HashMap};
+use crate::entries::CompleteFn;
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use mcp_core::{BoxFuture, DispatcherConfig};
 use mcp_types::RawJson;
 use mcp_types::extension::ExtensionId;
 use mcp_types::{
-    CacheScope, PromptsCapability, ResourcesCapability, ResultOrInputRequired, ServerCapabilities,
-    ToolsCapability,
-};
-use mcp_types::{
-    CallToolResult, CompleteRequestParams, Completion, ErrorObject, GetPromptResult,
-    Implementation, JsonObject, Prompt, Resource, ResourceContents, ResourceTemplate, Tool,
+    CacheScope, ErrorObject, Implementation, JsonObject, PromptsCapability, ResourcesCapability,
+    ServerCapabilities, ToolsCapability,
 };
 use serde_json::Value;
 
-use crate::UriTemplate;
 use crate::request_state::StateSealer;
 use crate::session::{Context, ServerSession};
 use crate::states::AppState;
 use crate::tool_call::{CallOutcome, ToolCall};
 
-/// A tool's handler: it reads the call's arguments where they are (the
-/// runner keeps them, to retry the call and to bind its `requestState`).
-pub(crate) type ToolFn = Arc<
-    dyn Fn(
-            Option<&JsonObject>,
-            Context,
-        ) -> BoxFuture<Result<ResultOrInputRequired<CallToolResult>, ErrorObject>>
-        + Send
-        + Sync,
->;
-pub(crate) type ResourceFn = Arc<
-    dyn Fn(ResourceRequest, Context) -> BoxFuture<Result<Vec<ResourceContents>, ErrorObject>>
-        + Send
-        + Sync,
->;
-pub(crate) type PromptFn = Arc<
-    dyn Fn(
-            BTreeMap<String, String>,
-            Context,
-        ) -> BoxFuture<Result<ResultOrInputRequired<GetPromptResult>, ErrorObject>>
-        + Send
-        + Sync,
->;
 pub(crate) type SessionFn = Arc<dyn Fn(ServerSession) -> BoxFuture<()> + Send + Sync>;
 /// A subscription hook: the resource's URI and the subscriber's session.
 pub(crate) type SubscribeFn = Arc<dyn Fn(String, ServerSession) -> BoxFuture<()> + Send + Sync>;
-pub(crate) type CompleteFn = Arc<
-    dyn Fn(CompleteRequestParams, Context) -> BoxFuture<Result<Completion, ErrorObject>>
-        + Send
-        + Sync,
->;
 
 /// What an extension's request handler is given back to the runner: the
 /// result, or a protocol error.
@@ -87,63 +55,6 @@ pub(crate) struct ExtensionEntry {
 
 /// The default number of items per page of a list result.
 pub const DEFAULT_PAGE_SIZE: usize = 100;
-
-/// One `x-mcp-header` annotation of a tool (SEP-2243): the header as the
-/// schema names it, the `Mcp-Param-*` header it travels as, and the path of
-/// the argument it repeats.
-pub(crate) struct ParamHeader {
-    pub(crate) header: String,
-    pub(crate) name: String,
-    pub(crate) path: Vec<String>,
-}
-
-/// A tool's `x-mcp-header` annotations ([`mcp_types::routing::annotated_properties`]),
-/// derived once when the tool is registered; a tool whose annotations are
-/// invalid has none to check.
-pub(crate) fn param_headers(tool: &Tool) -> Box<[ParamHeader]> {
-    mcp_types::routing::annotated_properties(tool)
-        .map(|annotated| {
-            annotated
-                .into_iter()
-                .map(|(header, path)| ParamHeader {
-                    name: mcp_types::routing::param_header(&header),
-                    header,
-                    path,
-                })
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-pub(crate) struct ToolEntry {
-    pub(crate) tool: Tool,
-    pub(crate) call: ToolFn,
-    /// Its `x-mcp-header` annotations, read from its input schema once when
-    /// it is registered (every stateless HTTP call checks them).
-    pub(crate) param_headers: Box<[ParamHeader]>,
-    /// The extension that contributed it (an index into `extensions`).
-    pub(crate) owner: Option<usize>,
-}
-
-pub(crate) struct ResourceEntry {
-    pub(crate) resource: Resource,
-    pub(crate) read: ResourceFn,
-    /// The extension that contributed it (an index into `extensions`).
-    pub(crate) owner: Option<usize>,
-}
-
-pub(crate) struct TemplateEntry {
-    pub(crate) template: ResourceTemplate,
-    pub(crate) matcher: UriTemplate,
-    pub(crate) read: ResourceFn,
-    /// The extension that contributed it (an index into `extensions`).
-    pub(crate) owner: Option<usize>,
-}
-
-pub(crate) struct PromptEntry {
-    pub(crate) prompt: Prompt,
-    pub(crate) get: PromptFn,
-}
 
 /// Span fields recorded only on the operator's opt-in, one switch each.
 #[derive(Debug, Clone, Copy, Default)]

@@ -29,6 +29,10 @@ struct State {
     forwarding: bool,
     log_level: Option<LoggingLevel>,
     subscriptions: HashSet<String>,
+    /// The URIs the subscription hook was told this session follows, here
+    /// (`ServerBuilder::on_subscribe`): each is told to the unsubscription
+    /// hook once, at `resources/unsubscribe` or when the session ends.
+    hooked: HashSet<String>,
     /// Subscriptions added (`true`) or removed here and not yet merged
     /// into the shared record (see `SessionState::persist`).
     #[cfg(feature = "http")]
@@ -137,6 +141,24 @@ impl SessionState {
             state.pending.push((false, uri.to_owned()));
         }
         state.subscriptions.remove(uri)
+    }
+
+    /// Records that the subscription hook is told of `uri`; whether it was
+    /// not yet.
+    pub(crate) fn hook(&self, uri: &str) -> bool {
+        self.lock().hooked.insert(uri.to_owned())
+    }
+
+    /// Records that the unsubscription hook is told of `uri`; whether the
+    /// subscription hook was told of it.
+    pub(crate) fn unhook(&self, uri: &str) -> bool {
+        self.lock().hooked.remove(uri)
+    }
+
+    /// Every URI the subscription hook was told of and the unsubscription
+    /// hook not yet, forgotten (the session ended).
+    pub(crate) fn take_hooked(&self) -> Vec<String> {
+        self.lock().hooked.drain().collect()
     }
 
     /// Whether the client subscribed to `uri`. A shared session's

@@ -235,20 +235,23 @@ impl Runner {
         requester: &Requester,
         carried: bool,
     ) -> Answer<CallToolResult> {
-        // The catalog as it is now: a tool removed while this call runs
-        // stays until it ends.
-        let catalog = self.registry.catalog.snapshot();
-        let Some(&index) = catalog
-            .tool_index
-            .get(&params.name)
-            .filter(|&&i| self.is_active(catalog.tools[i].owner, requester))
-        else {
-            return Err(ErrorObject::invalid_params(format!(
-                "unknown tool `{}`",
-                params.name
-            )));
+        // The tool as the catalog holds it now: one removed while this call
+        // runs stays until it ends. Only the entry is kept across the call,
+        // not the snapshot (the call's future holds what it did before).
+        let entry = {
+            let catalog = self.registry.catalog.snapshot();
+            let Some(&index) = catalog
+                .tool_index
+                .get(&params.name)
+                .filter(|&&i| self.is_active(catalog.tools[i].owner, requester))
+            else {
+                return Err(ErrorObject::invalid_params(format!(
+                    "unknown tool `{}`",
+                    params.name
+                )));
+            };
+            catalog.tools[index].clone()
         };
-        let entry = &catalog.tools[index];
         mcp_core::record_target_name(&tracing::Span::current(), "tools/call", &params.name);
         if let (Requester::Stateless(_), true) = (requester, carried) {
             check_param_headers(

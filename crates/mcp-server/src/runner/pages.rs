@@ -7,7 +7,7 @@ use mcp_types::{
 
 use super::{Requester, Runner};
 use crate::catalog::Snapshot;
-use crate::registry::*;
+use crate::entries::{PromptEntry, ResourceEntry, TemplateEntry, ToolEntry};
 
 /// One page of `items` from `cursor`, and the cursor of the next page.
 /// A cursor is `{start}.{tag}`: where the page starts, and the tag of the
