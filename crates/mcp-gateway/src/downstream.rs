@@ -197,13 +197,9 @@ fn reader(
     move |Uri(uri): Uri, cx: Context| {
         let (router, upstream) = (router.clone(), upstream.clone());
         Box::pin(async move {
-            let Forwarding {
-                ticket,
-                options,
-                reports,
-            } = forwarding(&router);
+            let (options, tracking) = forwarding(&router);
             let read = router.read_resource(&upstream, &uri, options);
-            match forward(&router, &upstream, cx, read, (ticket, reports)).await {
+            match forward(&router, &upstream, cx, read, tracking).await {
                 Ran::Done(Ok(result)) => Ok(result.contents),
                 Ran::Done(Err(error)) => Err(ResourceError::protocol(error_object(&error))),
                 Ran::AwaitingInput => Err(ResourceError::new(AWAITING)),
@@ -222,13 +218,9 @@ async fn call_tool(
     arguments: JsonObject,
     cx: Context,
 ) -> Result<CallToolResult, ToolError> {
-    let Forwarding {
-        ticket,
-        options,
-        reports,
-    } = forwarding(router);
+    let (options, tracking) = forwarding(router);
     let call = router.call_tool(route, Some(arguments), options);
-    match forward(router, &route.upstream, cx, call, (ticket, reports)).await {
+    match forward(router, &route.upstream, cx, call, tracking).await {
         Ran::Done(Ok(result)) => Ok(result),
         // The upstream's protocol error as it sent it; anything else is
         // for the model to read, naming the upstream.
@@ -246,13 +238,9 @@ async fn get_prompt(
     arguments: BTreeMap<String, String>,
     cx: Context,
 ) -> Result<GetPromptResult, PromptError> {
-    let Forwarding {
-        ticket,
-        options,
-        reports,
-    } = forwarding(router);
+    let (options, tracking) = forwarding(router);
     let get = router.get_prompt(route, arguments, options);
-    match forward(router, &route.upstream, cx, get, (ticket, reports)).await {
+    match forward(router, &route.upstream, cx, get, tracking).await {
         Ran::Done(Ok(result)) => Ok(result),
         Ran::Done(Err(error)) => Err(PromptError::protocol(error_object(&error))),
         Ran::AwaitingInput => Err(PromptError::new(AWAITING)),
@@ -267,29 +255,26 @@ async fn complete(
     let not_routed = |error: Error| CompletionError::protocol(error_object(&error));
     let (upstream, reference) = router.completion(params.reference).map_err(not_routed)?;
     let context = params.context.and_then(|context| context.arguments);
-    let Forwarding {
-        ticket,
-        options,
-        reports,
-    } = forwarding(router);
+    let (options, tracking) = forwarding(router);
     let call = router.complete(&upstream, reference, params.argument, context, options);
-    match forward(router, &upstream, cx, call, (ticket, reports)).await {
+    match forward(router, &upstream, cx, call, tracking).await {
         Ran::Done(Ok(result)) => Ok(result.completion),
         Ran::Done(Err(error)) => Err(CompletionError::protocol(error_object(&error))),
         Ran::AwaitingInput => Err(CompletionError::new(AWAITING)),
     }
 }
 
-/// One forwarded request's options: sent under an id of the gateway's
-/// (how an upstream's ask over HTTP finds its call), its progress reports
-/// handed to a bounded queue.
-struct Forwarding {
+/// What follows one forwarded request: the id it goes under, its progress
+/// reports.
+struct Tracking {
     ticket: (u64, RequestId),
-    options: RequestOptions,
     reports: mpsc::Receiver<Progress>,
 }
 
-fn forwarding(router: &Router) -> Forwarding {
+/// One forwarded request's options: sent under an id of the gateway's
+/// (how an upstream's ask over HTTP finds its call), its progress reports
+/// handed to a bounded queue.
+fn forwarding(router: &Router) -> (RequestOptions, Tracking) {
     let (sender, reports) = mpsc::channel(PROGRESS_QUEUE);
     let ticket = router.inflight.request_id();
     let options = RequestOptions::new()
@@ -297,11 +282,7 @@ fn forwarding(router: &Router) -> Forwarding {
         .with_progress(move |progress| {
             let _ = sender.try_send(progress);
         });
-    Forwarding {
-        ticket,
-        options,
-        reports,
-    }
+    (options, Tracking { ticket, reports })
 }
 
 /// Runs `work` for the downstream call `cx` to `upstream` (its asks
@@ -312,7 +293,10 @@ async fn forward<T>(
     upstream: &Arc<str>,
     cx: Context,
     work: impl Future<Output = T>,
-    (ticket, mut reports): ((u64, RequestId), mpsc::Receiver<Progress>),
+    Tracking {
+        ticket,
+        mut reports,
+    }: Tracking,
 ) -> Ran<T> {
     let reporter = cx.clone();
     let call = router.inflight.run(upstream, ticket, cx, work);
