@@ -39,6 +39,7 @@ const FLOORED: &[&str] = &[
     "mcp-server",
     "mcp-testing",
     "mcp-cli",
+    "mcp-gateway",
 ];
 
 /// Prints each crate's circles; fails when a crate of [`FLOORED`] has one.

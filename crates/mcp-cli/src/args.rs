@@ -118,6 +118,52 @@ pub(crate) enum Command {
     /// `--count` have arrived: list changes, updates of the resources given
     /// with `--resource`, log messages.
     Watch(WatchArgs),
+    /// Serve servers as one: the server of `--stdio` or `--url`, or every
+    /// server of a `--config` file, over streamable HTTP (`--listen`, both
+    /// eras on one endpoint) and/or this process's stdin/stdout
+    /// (`--stdio-out`).
+    #[command(after_help = GATEWAY_USES)]
+    Gateway(GatewayArgs),
+}
+
+/// The three common uses of `mcp gateway`, for its `--help`.
+const GATEWAY_USES: &str = "\
+Common uses:
+  A remote server for a host that speaks stdio only:
+    mcp gateway --url https://example.com/mcp --stdio-out
+  A stdio server over streamable HTTP (both protocol eras on one endpoint):
+    mcp gateway --stdio \"mcp-demo-server\" --listen 127.0.0.1:8080
+  Many servers as one (each one's tools and prompts prefixed with its name):
+    mcp gateway --config servers.json --listen 127.0.0.1:8080
+
+The config file is the JSON desktop hosts use:
+  {\"mcpServers\": {\"files\": {\"command\": \"mcp-files\", \"args\": [\".\"], \"env\": {}},
+                  \"search\": {\"url\": \"http://127.0.0.1:9000/mcp\", \"headers\": {}}}}
+
+Over HTTP, GET /livez answers while the gateway runs, GET /readyz once every
+upstream (or each --ready one) has connected. Ctrl-C or SIGTERM stops it, its
+upstream processes with it.";
+
+/// `gateway`.
+#[derive(Debug, Args)]
+pub(crate) struct GatewayArgs {
+    /// The servers to serve, from a JSON file with an `mcpServers` object
+    /// (instead of `--stdio` or `--url`).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["stdio", "url"])]
+    pub(crate) config: Option<std::path::PathBuf>,
+    /// Serve over streamable HTTP at this address (the endpoint is `/mcp`).
+    #[arg(long, value_name = "ADDR")]
+    pub(crate) listen: Option<std::net::SocketAddr>,
+    /// Serve over this process's stdin and stdout.
+    #[arg(long)]
+    pub(crate) stdio_out: bool,
+    /// A Host header the HTTP endpoint accepts besides localhost's
+    /// (repeatable; for a gateway reached by another name).
+    #[arg(long = "allowed-host", value_name = "HOST")]
+    pub(crate) allowed_hosts: Vec<String>,
+    /// Readiness waits for this upstream only (repeatable; default: all).
+    #[arg(long = "ready", value_name = "NAME")]
+    pub(crate) ready: Vec<String>,
 }
 
 /// `tools ...`.

@@ -15,7 +15,7 @@ use crate::args::{
     CallArgs, Command, CompleteArgs, PromptsCommand, ResourcesCommand, ToolsCommand, WatchArgs,
 };
 use crate::arguments;
-use crate::error::CliError;
+use crate::error::{CliError, UsageError};
 use crate::output::{Output, first_line};
 
 /// The exit code of a run whose requests succeeded: 0, or 1 when the tool
@@ -48,6 +48,8 @@ pub(crate) async fn run(command: &Command, run: Run<'_>) -> Outcome {
         Command::Complete(args) => complete(&run, args).await,
         Command::Ping => ping(&run).await,
         Command::Watch(args) => watch(run, args).await,
+        // `main` runs the gateway before any connection is made.
+        Command::Gateway(_) => Err(UsageError::Gateway("the gateway connects on its own").into()),
     }
 }
 

@@ -35,13 +35,7 @@ pub(crate) async fn connect(settings: Settings<'_>) -> Result<Client, CliError> 
     let connecting = "connecting to the server";
     match (&server.stdio, &server.url) {
         (Some(command), None) => {
-            if !server.headers.is_empty() {
-                return Err(UsageError::HeaderWithStdio.into());
-            }
-            let words = split_command(command)?;
-            let (program, args) = words.split_first().ok_or(UsageError::Command(
-                "give the server's command, e.g. --stdio \"python server.py\"",
-            ))?;
+            let (program, args) = stdio_command(server, command)?;
             let command = ServerCommand::new(program).args(args);
             Client::connect_stdio(command, config)
                 .await
@@ -49,13 +43,10 @@ pub(crate) async fn connect(settings: Settings<'_>) -> Result<Client, CliError> 
         }
         (None, Some(url)) => {
             let mut http = HttpClientConfig::new();
-            for header in &server.headers {
-                let (name, value) = header
-                    .split_once(':')
-                    .ok_or_else(|| UsageError::Header(header.clone()))?;
+            for (name, value) in headers(server)? {
                 http = http
-                    .header(name.trim(), value.trim())
-                    .map_err(|_| UsageError::Header(header.clone()))?;
+                    .header(&name, &value)
+                    .map_err(|_| UsageError::Header(format!("{name}: {value}")))?;
             }
             http = http.authorizer(authorizer(url, server.no_browser)?);
             Client::connect_http_with(url, http, config)
@@ -64,6 +55,35 @@ pub(crate) async fn connect(settings: Settings<'_>) -> Result<Client, CliError> 
         }
         _ => Err(UsageError::NoServer.into()),
     }
+}
+
+/// The program and arguments of `--stdio` (`--header` is refused with it).
+pub(crate) fn stdio_command(
+    server: &ServerArgs,
+    command: &str,
+) -> Result<(String, Vec<String>), UsageError> {
+    if !server.headers.is_empty() {
+        return Err(UsageError::HeaderWithStdio);
+    }
+    let mut words = split_command(command)?.into_iter();
+    let program = words.next().ok_or(UsageError::Command(
+        "give the server's command, e.g. --stdio \"python server.py\"",
+    ))?;
+    Ok((program, words.collect()))
+}
+
+/// The `--header`s, each as its name and value.
+pub(crate) fn headers(server: &ServerArgs) -> Result<Vec<(String, String)>, UsageError> {
+    server
+        .headers
+        .iter()
+        .map(|header| {
+            let (name, value) = header
+                .split_once(':')
+                .ok_or_else(|| UsageError::Header(header.clone()))?;
+            Ok((name.trim().to_owned(), value.trim().to_owned()))
+        })
+        .collect()
 }
 
 fn client_config(settings: &Settings<'_>) -> ClientConfig {
@@ -117,7 +137,7 @@ fn session_event(output: Output) -> impl Fn(SessionEvent) + Send + Sync + 'stati
 
 /// OAuth for protected servers: sign in through the browser once, then
 /// reuse the token kept for this server.
-fn authorizer(url: &str, no_browser: bool) -> Result<Arc<SavedLogin>, CliError> {
+pub(crate) fn authorizer(url: &str, no_browser: bool) -> Result<Arc<SavedLogin>, CliError> {
     let signing_in = "preparing to sign in";
     let browser = if no_browser {
         Browser::PrintOnly

@@ -61,6 +61,9 @@ pub(crate) enum UsageError {
         /// What was given.
         value: String,
     },
+    /// `gateway` with nothing to serve, or nowhere to serve it.
+    #[error("{0}")]
+    Gateway(&'static str),
     /// `complete` without `--prompt` or `--template`.
     #[error("say what to complete: --prompt NAME or --template URI_TEMPLATE")]
     NoReference,

@@ -6,6 +6,8 @@ mod ask;
 mod commands;
 mod connect;
 mod error;
+mod gateway;
+mod log;
 mod output;
 mod tokens;
 mod untrusted;
@@ -53,6 +55,9 @@ fn main() -> ExitCode {
 }
 
 async fn run(cli: Cli) -> Result<u8, CliError> {
+    if let Command::Gateway(args) = &cli.command {
+        return gateway::run(&cli.server, args).await;
+    }
     let output = Output::new(cli.json);
     let (sink, notifications) = mpsc::channel(NOTIFICATION_QUEUE);
     let watching = matches!(cli.command, Command::Watch(_));

@@ -31,6 +31,9 @@ const CHECKS: &[(&str, Check)] = checks![
     watch_prints_resource_updates_in_the_handshake_era,
     watch_prints_list_changes_in_a_handshake_http_session,
     protected_server_after_a_browser_sign_in,
+    gateway_in_front_of_a_protected_server_signs_in_once,
+    gateway_serves_a_remote_server_over_stdio,
+    gateway_serves_http_in_both_eras_until_sigterm,
     tool_results_and_listings_escape_server_text,
     server_errors_escape_their_message_and_data,
     log_and_progress_messages_escape_server_text,
@@ -473,6 +476,121 @@ async fn protected_server_after_a_browser_sign_in() {
         std::fs::remove_file(&file).expect("removed");
     }
     server.stop();
+}
+
+/// `mcp gateway --url` in front of a protected server: signs in through
+/// the loopback redirect once, then serves its tools to clients of both
+/// eras over HTTP, until SIGTERM.
+async fn gateway_in_front_of_a_protected_server_signs_in_once() {
+    let server = support::auth::start().await;
+    let config = support::TempDir::new("mcp-cli-gateway-auth");
+    let mcp = Mcp::url(&server.url(), Era::Handshake).with_config_dir(config.path());
+    let before = server.authorizations();
+    let mut run = mcp.spawn(&["--no-browser", "gateway", "--listen", "127.0.0.1:0"]);
+    let line = run.wait_for_stderr("open this URL").await;
+    let line = if line.contains("http://") {
+        line
+    } else {
+        run.wait_for_stderr("http://").await
+    };
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .expect("a URL");
+    support::auth::browse(url).await;
+    let serving = run.wait_for_stderr("mcp gateway: serving ").await;
+    let endpoint = serving
+        .trim()
+        .trim_start_matches("mcp gateway: serving ")
+        .to_owned();
+    for era in [
+        mcp_client::Negotiation::Newest,
+        mcp_client::Negotiation::HandshakeOnly,
+    ] {
+        let client = mcp_client::Client::connect_http(&endpoint, gateway_client(era))
+            .await
+            .expect("the gateway serves");
+        let hello = client
+            .call_tool("whoami", ())
+            .await
+            .expect("whoami through the gateway");
+        assert_eq!(hello.content[0].as_text(), Some("hello"));
+        client.close().await.expect("closed");
+    }
+    assert_eq!(server.authorizations(), before + 1, "signed in once");
+    run.terminate();
+    let ran = run.finish().await;
+    assert_eq!(ran.code, 0, "{ran:?}");
+    let token = kept_token(&config.path().join("logins.json"), &server.url());
+    assert!(!ran.stderr.contains(&token), "the token is never printed");
+    server.stop();
+}
+
+/// The config of a client of `mcp gateway`.
+fn gateway_client(era: mcp_client::Negotiation) -> mcp_client::ClientConfig {
+    mcp_client::ClientConfig::new("gateway-cli-test", "1")
+        .negotiation(era)
+        .request_timeout(std::time::Duration::from_secs(30))
+}
+
+/// What `echo` answers through the gateway.
+async fn echo_through(client: &mcp_client::Client) -> String {
+    let result = client
+        .call_tool("echo", serde_json::json!({"text": "through the gateway"}))
+        .await
+        .expect("echo");
+    result.content[0].as_text().unwrap_or_default().to_owned()
+}
+
+/// `mcp gateway --url URL --stdio-out`: the remote server as a stdio
+/// server for a host (the `mcp-remote` use), its names kept; closing
+/// stdin stops it cleanly.
+async fn gateway_serves_a_remote_server_over_stdio() {
+    let served = Served::http().await;
+    for era in [
+        mcp_client::Negotiation::Newest,
+        mcp_client::Negotiation::HandshakeOnly,
+    ] {
+        let command = mcp_client::ServerCommand::new(support::MCP).args([
+            "--url",
+            served.url(),
+            "gateway",
+            "--stdio-out",
+        ]);
+        let client = mcp_client::Client::connect_stdio(command, gateway_client(era))
+            .await
+            .expect("the gateway serves over stdio");
+        let tools = client.list_all_tools().await.expect("tools");
+        assert!(tools.iter().any(|t| t.name == "echo"), "{tools:?}");
+        assert_eq!(echo_through(&client).await, "through the gateway");
+        client.close().await.expect("the gateway exited");
+    }
+    served.stop().await;
+}
+
+/// `mcp gateway --url URL --listen ADDR`: one endpoint for clients of
+/// both eras, until SIGTERM stops it with exit code 0.
+async fn gateway_serves_http_in_both_eras_until_sigterm() {
+    let served = Served::http().await;
+    let mut run = served
+        .mcp(Era::Handshake)
+        .spawn(&["gateway", "--listen", "127.0.0.1:0"]);
+    let serving = run.wait_for_stderr("mcp gateway: serving ").await;
+    let endpoint = serving.trim().trim_start_matches("mcp gateway: serving ");
+    for era in [
+        mcp_client::Negotiation::Newest,
+        mcp_client::Negotiation::HandshakeOnly,
+    ] {
+        let client = mcp_client::Client::connect_http(endpoint, gateway_client(era))
+            .await
+            .expect("the gateway serves over HTTP");
+        assert_eq!(echo_through(&client).await, "through the gateway");
+        client.close().await.expect("closed");
+    }
+    run.terminate();
+    let ran = run.finish().await;
+    assert_eq!(ran.code, 0, "{ran:?}");
+    served.stop().await;
 }
 
 /// The access token `logins.json` keeps for the server at `url`.

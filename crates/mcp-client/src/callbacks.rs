@@ -96,6 +96,7 @@ impl ClientSession {
             cancel: CancellationToken::new(),
             session: self.clone(),
             meta,
+            related_request: None,
         }
     }
 
@@ -274,6 +275,7 @@ impl Handler for Callbacks {
             let method = ask.method();
             let config = self.config.clone();
             let id = cx.id.clone();
+            let related_request = cx.transport.related_request.clone();
             return host
                 .start(method, ttl, move |cancel| async move {
                     let info = RequestInfo {
@@ -281,6 +283,7 @@ impl Handler for Callbacks {
                         cancel,
                         session,
                         meta,
+                        related_request,
                     };
                     let answer = answer(&config, ask, info).await;
                     match answer {
@@ -297,6 +300,7 @@ impl Handler for Callbacks {
             cancel: cx.cancel.clone(),
             session,
             meta,
+            related_request: cx.transport.related_request.clone(),
         };
         match answer(&self.config, ask, info).await {
             Ok(InputResponse::CreateMessage(result)) => to_raw(&result),

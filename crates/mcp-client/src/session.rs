@@ -153,6 +153,11 @@ pub struct RequestInfo {
     /// (`io.modelcontextprotocol/related-task`), trace context, and any
     /// other key the server set.
     pub meta: Option<mcp_types::RequestMeta>,
+    /// Our request the server sent this one while answering, where the
+    /// transport tells (streamable HTTP: it came on that request's SSE
+    /// stream); `None` over stdio, on the standalone GET stream, and for a
+    /// stateless input request (it belongs to the call that got it).
+    pub related_request: Option<RequestId>,
 }
 
 /// A session with one server: negotiate (see [`negotiate`](Self::negotiate)),

@@ -160,6 +160,11 @@ pub struct TransportContext {
     /// ([`mcp_types::envelope::read`]), or the refusal to answer it with;
     /// `None` from a transport that does not read it.
     pub envelope: Option<Result<Envelope, ErrorObject>>,
+    /// For a request the peer sent while answering one of ours, where the
+    /// transport knows which: that request of ours (the streamable HTTP
+    /// client fills it for what arrives on the SSE stream of its POST).
+    /// `None` elsewhere (stdio carries no such link).
+    pub related_request: Option<RequestId>,
 }
 
 impl TransportContext {
@@ -172,6 +177,7 @@ impl TransportContext {
             principal: None,
             peer_addr: None,
             envelope: None,
+            related_request: None,
         }
     }
 

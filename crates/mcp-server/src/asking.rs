@@ -150,10 +150,39 @@ impl Context {
         rooted(self.ask(InputRequest::list_roots()).await?)
     }
 
-    /// One ask: sent now in the handshake era; in the stateless era
-    /// answered from what the client sent, or recorded for the
-    /// `input_required` result.
-    async fn ask(&self, request: InputRequest) -> Result<InputResponse, Error> {
+    /// Asks the client `request`, whatever its kind (sampling, elicitation,
+    /// roots), and returns its answer as it came: the ask the typed methods
+    /// ([`create_message`](Self::create_message),
+    /// [`elicit_form`](Self::elicit_form), …) make, for a handler that
+    /// passes on an ask it was given (a gateway forwarding an upstream
+    /// server's request to its own client). Checked first against what the
+    /// client declared, as those are.
+    ///
+    /// In the handshake era it is a server-to-client request, related to
+    /// the request being served. In the stateless era (2026-07-28) it is an
+    /// `input_required` round: the first time, this returns
+    /// [`Error::AwaitingInput`] (return it with `?`), the call is answered
+    /// with the ask, and the client sends the call again with its answer;
+    /// **the handler then runs again from the start**, and this returns the
+    /// answer. So a stateless handler must ask the same things in the same
+    /// order each run, and do nothing before its last ask that it cannot do
+    /// twice (a gateway that forwards an upstream's asks keeps the
+    /// upstream's call across the rounds, or replays it).
+    ///
+    /// # Errors
+    /// [`Error::MissingClientCapability`] (stateless:
+    /// [`Error::MissingRequiredClientCapability`]) when the client cannot
+    /// answer this kind of ask; [`Error::AwaitingInput`] in the stateless
+    /// era until the client answered; [`Error::InputMismatch`] when the
+    /// client's answer at this place is of another kind;
+    /// [`Error::NoServerRequests`] for a kind of request the handshake era
+    /// cannot send; [`Error::Request`] when the client fails.
+    ///
+    /// # Cancel safety
+    /// Dropping the future (the handler's own future, when the call is cancelled)
+    /// cancels the ask: in the handshake era the client is sent
+    /// `notifications/cancelled`; in the stateless era nothing was sent yet.
+    pub async fn ask(&self, request: InputRequest) -> Result<InputResponse, Error> {
         self.session().check_ask(&request)?;
         if !self.is_stateless() {
             return self.session().send_ask(request).await;

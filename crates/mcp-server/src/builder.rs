@@ -6,14 +6,12 @@ use std::sync::Arc;
 
 use mcp_core::DispatcherConfig;
 use mcp_types::CacheScope;
-use mcp_types::{
-    Implementation, JsonObject, Prompt, PromptArgument, Resource, ResourceTemplate, Tool,
-};
-use serde_json::Value;
+use mcp_types::{Implementation, Prompt, Resource, ResourceTemplate, Tool};
 
 use crate::Error;
+use crate::catalog::Catalog;
 use crate::handler::{Completions, Handler, Prompts, Resources, Tools, signature_of};
-use crate::registration::{Registrations, ToolDefinition, completion_fn, prompt_fn};
+use crate::registration::{Registrations, ToolDefinition, completion_fn};
 use crate::request_state::StateSealer;
 use crate::session::ServerSession;
 use crate::tool_io::IntoToolResult;
@@ -55,6 +53,9 @@ pub struct ServerBuilder {
     /// own and its extensions'), indexed into `registry` by `build()`, with
     /// the states their handlers take and the registrations refused.
     items: Registrations,
+    /// Whether [`list_cache`](Self::list_cache) set the list cache hints
+    /// (else [`dynamic`](Self::dynamic) makes them 0 ms).
+    list_cache_set: bool,
 }
 
 impl Server {
@@ -71,23 +72,21 @@ impl Server {
 
 impl ServerBuilder {
     fn new(info: Implementation) -> Self {
+        let changes = ListChanges::new();
         Self {
             registry: Registry {
                 info,
                 info_json: std::sync::OnceLock::new(),
                 instructions: None,
-                tools: Vec::new(),
-                tool_index: HashMap::new(),
-                resources: Vec::new(),
-                resource_index: HashMap::new(),
-                templates: Vec::new(),
-                prompts: Vec::new(),
-                prompt_index: HashMap::new(),
+                catalog: Catalog::empty(changes.clone()),
+                dynamic: false,
+                on_subscribe: None,
+                on_unsubscribe: None,
                 completion: None,
                 roots_list_changed: None,
                 page_size: DEFAULT_PAGE_SIZE,
                 sealer: StateSealer::random(),
-                changes: ListChanges::new(),
+                changes,
                 list_cache: (60_000, CacheScope::Public),
                 read_cache: (0, CacheScope::Private),
                 list_changed: false,
@@ -100,6 +99,7 @@ impl ServerBuilder {
                 extension_notifications: HashMap::new(),
             },
             items: Registrations::default(),
+            list_cache_set: false,
         }
     }
 
@@ -164,9 +164,14 @@ impl ServerBuilder {
 
     /// The cache hints (2026-07-28 `ttlMs`, `cacheScope`) of `tools/list`,
     /// `prompts/list`, `resources/list`, `resources/templates/list` and
-    /// `server/discover`; 60 s, public by default.
+    /// `server/discover`; 60 s, public by default (0 ms with
+    /// [`dynamic`](Self::dynamic)). A client that listens for list changes
+    /// drops what it cached when told of one; one that does not reuses a
+    /// list for this long, so keep it short on a server whose
+    /// [`Catalog`](crate::Catalog) changes.
     pub fn list_cache(mut self, ttl: std::time::Duration, scope: CacheScope) -> Self {
         self.registry.list_cache = (duration_ms(ttl), scope);
+        self.list_cache_set = true;
         self
     }
 
@@ -386,7 +391,7 @@ impl ServerBuilder {
     /// comments become descriptions); a handler without one takes none. An
     /// argument that does not fit answers `-32602`.
     pub fn prompt<H, M>(
-        self,
+        mut self,
         name: impl Into<String>,
         description: impl Into<String>,
         handler: H,
@@ -396,25 +401,8 @@ impl ServerBuilder {
         H::Output: IntoPromptResult,
         M: 'static,
     {
-        let mut prompt = Prompt::new(name);
-        prompt.description = Some(description.into());
-        match signature_of::<Prompts, M, H>().arguments_schema() {
-            Ok(schema) => {
-                let arguments = schema.as_ref().map(prompt_arguments).unwrap_or_default();
-                if !arguments.is_empty() {
-                    prompt.arguments = Some(arguments);
-                }
-            }
-            Err(reason) => {
-                let mut this = self;
-                this.items.errors.push(Error::Registration {
-                    what: format!("prompt `{}`", prompt.name),
-                    reason,
-                });
-                return this;
-            }
-        }
-        self.prompt_with(prompt, handler)
+        self.items.prompt(name, description, handler);
+        self
     }
 
     /// Registers a prompt described by `prompt` (its arguments as given);
@@ -426,21 +414,62 @@ impl ServerBuilder {
         H::Output: IntoPromptResult,
         M: 'static,
     {
-        let what = || format!("prompt `{}`", prompt.name);
-        if self.registry.prompt_index.contains_key(&prompt.name) {
-            self.items.errors.push(Error::Registration {
-                what: what(),
-                reason: "a prompt with this name is already registered".into(),
-            });
-            return self;
-        }
-        self.items
-            .need(what, signature_of::<Prompts, M, H>().states());
-        let get = prompt_fn(handler);
-        self.registry
-            .prompt_index
-            .insert(prompt.name.clone(), self.registry.prompts.len());
-        self.registry.prompts.push(PromptEntry { prompt, get });
+        self.items.prompt_with(prompt, handler);
+        self
+    }
+
+    /// Declares tools, prompts and resources (with `listChanged`, and
+    /// `resources.subscribe`) whatever is registered when the server is
+    /// built: for a server whose [`Catalog`](crate::Catalog) fills and
+    /// changes while it serves (a gateway, say). Without it, a list is
+    /// advertised only when it holds something as a client connects, and
+    /// `listChanged` only with [`list_changed`](Self::list_changed).
+    /// Completions are advertised when a [completion
+    /// handler](Self::completion) is registered, either way.
+    ///
+    /// The lists' 2026-07-28 cache hint is then 0 ms unless
+    /// [`list_cache`](Self::list_cache) sets one: a list may change at any
+    /// moment, and a client that does not listen for changes would reuse a
+    /// stale one for as long as the hint allows.
+    pub fn dynamic(mut self) -> Self {
+        self.registry.dynamic = true;
+        self
+    }
+
+    /// Called when a client subscribes to the resource at a URI, with the
+    /// URI and the client's session, in either era: a handshake-era
+    /// `resources/subscribe` (awaited before it is answered; the URI was
+    /// checked to name a resource or match a template), or a 2026-07-28
+    /// `subscriptions/listen` stream's `resourceSubscriptions` (each URI as
+    /// the stream opens, awaited before it is acknowledged). A gateway
+    /// subscribes upstream here, and routes the updates back with
+    /// [`ListChanges::resource_updated`](crate::ListChanges::resource_updated).
+    ///
+    /// A session is told of once per URI however often it subscribes; calls
+    /// are not counted across sessions: several sessions (or streams)
+    /// subscribing to one URI make several calls, each ended by one
+    /// [`on_unsubscribe`](Self::on_unsubscribe) call (a gateway counts them
+    /// to subscribe upstream once). With sessions shared between servers,
+    /// each server hears of the subscriptions made through it.
+    pub fn on_subscribe<F, Fut>(mut self, hook: F) -> Self
+    where
+        F: Fn(String, ServerSession) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        self.registry.on_subscribe = Some(subscribe_fn(hook));
+        self
+    }
+
+    /// Called when a subscription [`on_subscribe`](Self::on_subscribe) was
+    /// told of ends: a handshake-era `resources/unsubscribe` of that URI, or
+    /// the end of the session (once per URI it still followed); the end of
+    /// a `subscriptions/listen` stream (once per URI it followed).
+    pub fn on_unsubscribe<F, Fut>(mut self, hook: F) -> Self
+    where
+        F: Fn(String, ServerSession) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        self.registry.on_unsubscribe = Some(subscribe_fn(hook));
         self
     }
 
@@ -490,115 +519,31 @@ impl ServerBuilder {
         let Self {
             mut registry,
             items,
+            list_cache_set,
         } = self;
-        if let Some(error) = items.errors.into_iter().next() {
-            return Err(error);
+        if registry.dynamic && !list_cache_set {
+            registry.list_cache.0 = 0;
         }
-        let states = registry.state.as_deref();
-        if let Some((what, state)) = items
-            .needs
-            .into_iter()
-            .find(|(_, state)| !states.is_some_and(|s| s.contains(state.type_id)))
-        {
-            let name = state.type_name;
-            return Err(Error::Registration {
-                what,
-                reason: format!(
-                    "its handler takes `State<{name}>`, but the server holds no `{name}`; \
-                     hand one to `ServerBuilder::with_state`"
-                ),
-            });
-        }
-        for mut entry in items.tools {
-            entry.param_headers = param_headers(&entry.tool);
-            let name = entry.tool.name.clone();
-            let (entries, index) = (&mut registry.tools, &mut registry.tool_index);
-            add_unique(entries, index, name, entry, "tool", "name")?;
-        }
-        for entry in items.resources {
-            let uri = entry.resource.uri.clone();
-            let (entries, index) = (&mut registry.resources, &mut registry.resource_index);
-            add_unique(entries, index, uri, entry, "resource", "URI")?;
-        }
-        registry.templates = items.templates;
+        registry.catalog = Catalog::new(items, registry.changes.clone(), registry.state.clone())?;
         Ok(Server {
             registry: Arc::new(registry),
         })
     }
 }
 
-/// Adds `entry` to `entries`, indexed by `key`; refused when another
-/// `kind` has that `key` (its name or URI, says `named`).
-fn add_unique<T>(
-    entries: &mut Vec<T>,
-    index: &mut HashMap<String, usize>,
-    key: String,
-    entry: T,
-    kind: &str,
-    named: &str,
-) -> Result<(), Error> {
-    if index.contains_key(&key) {
-        return Err(Error::Registration {
-            what: format!("{kind} `{key}`"),
-            reason: format!("a {kind} with this {named} is already registered"),
-        });
-    }
-    index.insert(key, entries.len());
-    entries.push(entry);
-    Ok(())
-}
-
 fn duration_ms(duration: std::time::Duration) -> u64 {
     u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
 
-/// The prompt arguments an object schema describes.
-fn prompt_arguments(schema: &JsonObject) -> Vec<PromptArgument> {
-    let required: Vec<&str> = schema
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|r| r.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
-        return Vec::new();
-    };
-    properties
-        .iter()
-        .map(|(name, property)| {
-            let mut argument = PromptArgument::new(name.clone());
-            argument.description = property
-                .get("description")
-                .and_then(Value::as_str)
-                .map(str::to_owned);
-            argument.required = Some(required.contains(&name.as_str()));
-            argument
-        })
-        .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn prompt_arguments_come_from_the_schema() {
-        #[derive(serde::Deserialize, schemars::JsonSchema)]
-        #[allow(dead_code)]
-        struct Review {
-            /// The code to review.
-            code: String,
-            language: Option<String>,
-        }
-        let schema = crate::input_schema_for::<Review>().expect("object");
-        let arguments = prompt_arguments(&schema);
-        assert_eq!(arguments.len(), 2);
-        let code = arguments.iter().find(|a| a.name == "code").expect("code");
-        assert_eq!(code.required, Some(true));
-        assert_eq!(code.description.as_deref(), Some("The code to review."));
-        let language = arguments
-            .iter()
-            .find(|a| a.name == "language")
-            .expect("language");
-        assert_eq!(language.required, Some(false));
-    }
+/// A subscription hook as the registry stores it.
+fn subscribe_fn<F, Fut>(hook: F) -> SubscribeFn
+where
+    F: Fn(String, ServerSession) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    let hook = Arc::new(hook);
+    Arc::new(move |uri, session| {
+        let hook = hook.clone();
+        Box::pin(async move { hook(uri, session).await })
+    })
 }

@@ -7,8 +7,10 @@ pub mod apps;
 pub mod ask;
 mod asking;
 mod builder;
+mod catalog;
 mod changes;
 mod client_tasks;
+mod entries;
 mod error;
 pub mod extension;
 mod extract;
@@ -38,6 +40,7 @@ pub use answer::{
 };
 pub use ask::Elicitation;
 pub use builder::ServerBuilder;
+pub use catalog::Catalog;
 pub use changes::ListChanges;
 pub use error::Error;
 pub use extract::{Args, Meta, State, Uri, Variables};
@@ -46,7 +49,7 @@ pub use in_memory::{InMemorySender, InMemoryTransport};
 /// Cancelled when the client cancels the request being served (an
 /// extractor, see [`handler`]).
 pub use mcp_core::CancellationToken;
-pub use registration::ToolDefinition;
+pub use registration::{Registrations, ToolDefinition};
 pub use registry::DEFAULT_PAGE_SIZE;
 #[cfg(any(feature = "stdio", feature = "http"))]
 pub use server::shutdown_signal;

@@ -1,8 +1,9 @@
 //! A handler made into what the registry stores: its extractors read and
 //! its future boxed once, its answer converted; [`ToolDefinition`], a
 //! tool with its handler (what `#[tool]` generates); and [`Registrations`],
-//! the plain value of tools, resources and templates that a builder or an
-//! extension collects (an extension contributes its own to the builder's).
+//! the plain value of tools, resources, templates and prompts that a
+//! builder or an extension collects (an extension contributes its own to
+//! the builder's), and that replaces a [`Catalog`](crate::Catalog) group.
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -10,15 +11,16 @@ use std::sync::Arc;
 
 use mcp_core::BoxFuture;
 use mcp_types::{
-    CompleteRequestParams, Era, JsonObject, Resource, ResourceContents, ResourceTemplate,
-    ResultOrInputRequired, Tool,
+    CompleteRequestParams, Era, JsonObject, Prompt, PromptArgument, Resource, ResourceContents,
+    ResourceTemplate, ResultOrInputRequired, Tool,
 };
+use serde_json::Value;
 
 use crate::answer::{IntoCompletionResult, IntoPromptResult, IntoResourceResult, ResourceRequest};
-use crate::handler::{Completions, Handler, Prompts, Resources, StateNeed, Tools, signature_of};
-use crate::registry::{
-    CompleteFn, PromptFn, ResourceEntry, ResourceFn, TemplateEntry, ToolEntry, ToolFn,
+use crate::entries::{
+    CompleteFn, PromptEntry, PromptFn, ResourceEntry, ResourceFn, TemplateEntry, ToolEntry, ToolFn,
 };
+use crate::handler::{Completions, Handler, Prompts, Resources, StateNeed, Tools, signature_of};
 use crate::session::Context;
 use crate::tool_io::{IntoToolResult, empty_input_schema};
 use crate::{Error, UriTemplate};
@@ -141,31 +143,113 @@ impl ToolDefinition {
     }
 }
 
-/// What a [`ServerBuilder`](crate::ServerBuilder) or an
-/// [`Extension`](crate::extension::Extension) registered, in order: tools,
-/// resources and templates, the states their handlers take, and the
-/// registrations refused (reported by `build()`). Names and URIs are
-/// checked unique when the server is built, across the server's own and
-/// every extension's.
+/// Tools, resources, resource templates and prompts with their handlers:
+/// what a [`ServerBuilder`](crate::ServerBuilder) or an
+/// [`Extension`](crate::extension::Extension) registers, and what a
+/// [`Catalog`](crate::Catalog) group is replaced with while the server
+/// runs. Each method records what it was given, or why it was refused;
+/// the refusal is reported where the registrations are used
+/// ([`ServerBuilder::build`](crate::ServerBuilder::build),
+/// [`Catalog::replace_group`](crate::Catalog::replace_group)), as are names
+/// and URIs registered twice.
+///
+/// # Examples
+/// ```
+/// use mcp_server::{Args, Registrations, Server, Tool, ToolDefinition};
+/// use mcp_server::types::{JsonObject, Resource};
+///
+/// # fn main() -> Result<(), mcp_server::Error> {
+/// let mut schema = JsonObject::new();
+/// schema.insert("type".into(), "object".into());
+/// let mut registrations = Registrations::new();
+/// registrations
+///     .register(ToolDefinition::raw(Tool::new("shout", schema), |Args(a): Args<JsonObject>| async move {
+///         a.get("text").and_then(|t| t.as_str()).unwrap_or_default().to_uppercase()
+///     }))
+///     .resource(Resource::new("memo://motd", "motd"), || async { "hello" })
+///     .prompt("greet", "Greets someone", || async { "Say hello." });
+///
+/// let server = Server::builder("shouter", "1.0.0").build()?;
+/// server.catalog().replace_group("shouting", registrations)?;
+/// assert_eq!(server.catalog().prompts()[0].name, "greet");
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Default)]
-pub(crate) struct Registrations {
+pub struct Registrations {
     pub(crate) tools: Vec<ToolEntry>,
     pub(crate) resources: Vec<ResourceEntry>,
     pub(crate) templates: Vec<TemplateEntry>,
+    pub(crate) prompts: Vec<PromptEntry>,
     /// The states the handlers take, by what registered them.
     pub(crate) needs: Vec<(String, StateNeed)>,
     pub(crate) errors: Vec<Error>,
 }
 
+impl std::fmt::Debug for Registrations {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names = |items: Vec<&str>| items.join(", ");
+        f.debug_struct("Registrations")
+            .field(
+                "tools",
+                &names(self.tools.iter().map(|e| e.tool.name.as_str()).collect()),
+            )
+            .field(
+                "resources",
+                &names(
+                    self.resources
+                        .iter()
+                        .map(|e| e.resource.uri.as_str())
+                        .collect(),
+                ),
+            )
+            .field(
+                "templates",
+                &names(
+                    self.templates
+                        .iter()
+                        .map(|e| e.template.uri_template.as_str())
+                        .collect(),
+                ),
+            )
+            .field(
+                "prompts",
+                &names(
+                    self.prompts
+                        .iter()
+                        .map(|e| e.prompt.name.as_str())
+                        .collect(),
+                ),
+            )
+            .field("refused", &self.errors.len())
+            .finish()
+    }
+}
+
 impl Registrations {
+    /// Nothing registered yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Whether nothing was registered (or refused).
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+            && self.resources.is_empty()
+            && self.templates.is_empty()
+            && self.prompts.is_empty()
+            && self.errors.is_empty()
+    }
+
     /// Records that what `what` names takes `states`.
     pub(crate) fn need(&mut self, what: impl Fn() -> String, states: &[StateNeed]) {
         self.needs
             .extend(states.iter().map(|&state| (what(), state)));
     }
 
-    /// Adds a tool made beforehand.
-    pub(crate) fn register(&mut self, definition: ToolDefinition) {
+    /// Adds a tool made beforehand (such as [`ToolDefinition::raw`], or
+    /// the `add_tool()` that `#[tool]` generates for `async fn add`).
+    pub fn register(&mut self, definition: ToolDefinition) -> &mut Self {
         let ToolDefinition {
             tool,
             call,
@@ -174,7 +258,7 @@ impl Registrations {
         } = definition;
         if let Some(refusal) = refusal {
             self.errors.push(refusal);
-            return;
+            return self;
         }
         self.need(|| format!("tool `{}`", tool.name), &states);
         self.tools.push(ToolEntry {
@@ -183,10 +267,28 @@ impl Registrations {
             param_headers: Box::default(),
             owner: None,
         });
+        self
     }
 
-    /// Adds a resource at a fixed URI.
-    pub(crate) fn resource<H, M>(&mut self, resource: Resource, handler: H)
+    /// Adds a tool served by `handler`, as
+    /// [`ServerBuilder::tool`](crate::ServerBuilder::tool) does.
+    pub fn tool<H, M>(
+        &mut self,
+        name: impl Into<String>,
+        description: impl Into<String>,
+        handler: H,
+    ) -> &mut Self
+    where
+        H: Handler<Tools, M>,
+        H::Output: IntoToolResult,
+        M: 'static,
+    {
+        self.register(ToolDefinition::described(name, description, handler))
+    }
+
+    /// Adds a resource at a fixed URI, as
+    /// [`ServerBuilder::resource`](crate::ServerBuilder::resource) does.
+    pub fn resource<H, M>(&mut self, resource: Resource, handler: H) -> &mut Self
     where
         H: Handler<Resources, M>,
         H::Output: IntoResourceResult,
@@ -202,10 +304,12 @@ impl Registrations {
             read,
             owner: None,
         });
+        self
     }
 
-    /// Adds a resource template (refused when it does not parse).
-    pub(crate) fn resource_template<H, M>(&mut self, template: ResourceTemplate, handler: H)
+    /// Adds a resource template (refused when it does not parse), as
+    /// [`ServerBuilder::resource_template`](crate::ServerBuilder::resource_template) does.
+    pub fn resource_template<H, M>(&mut self, template: ResourceTemplate, handler: H) -> &mut Self
     where
         H: Handler<Resources, M>,
         H::Output: IntoResourceResult,
@@ -219,7 +323,7 @@ impl Registrations {
                     what: what(),
                     reason: e.to_string(),
                 });
-                return;
+                return self;
             }
         };
         self.need(what, signature_of::<Resources, M, H>().states());
@@ -230,6 +334,59 @@ impl Registrations {
             read,
             owner: None,
         });
+        self
+    }
+
+    /// Adds a prompt whose arguments come from the handler's
+    /// [`Args<T>`](crate::Args), as
+    /// [`ServerBuilder::prompt`](crate::ServerBuilder::prompt) does.
+    pub fn prompt<H, M>(
+        &mut self,
+        name: impl Into<String>,
+        description: impl Into<String>,
+        handler: H,
+    ) -> &mut Self
+    where
+        H: Handler<Prompts, M>,
+        H::Output: IntoPromptResult,
+        M: 'static,
+    {
+        let mut prompt = Prompt::new(name);
+        prompt.description = Some(description.into());
+        match signature_of::<Prompts, M, H>().arguments_schema() {
+            Ok(schema) => {
+                let arguments = schema.as_ref().map(prompt_arguments).unwrap_or_default();
+                if !arguments.is_empty() {
+                    prompt.arguments = Some(arguments);
+                }
+            }
+            Err(reason) => {
+                self.errors.push(Error::Registration {
+                    what: format!("prompt `{}`", prompt.name),
+                    reason,
+                });
+                return self;
+            }
+        }
+        self.prompt_with(prompt, handler)
+    }
+
+    /// Adds a prompt described by `prompt` (its arguments as given), as
+    /// [`ServerBuilder::prompt_with`](crate::ServerBuilder::prompt_with)
+    /// does: the handler may take them as a `BTreeMap<String, String>`.
+    pub fn prompt_with<H, M>(&mut self, prompt: Prompt, handler: H) -> &mut Self
+    where
+        H: Handler<Prompts, M>,
+        H::Output: IntoPromptResult,
+        M: 'static,
+    {
+        self.need(
+            || format!("prompt `{}`", prompt.name),
+            signature_of::<Prompts, M, H>().states(),
+        );
+        let get = prompt_fn(handler);
+        self.prompts.push(PromptEntry { prompt, get });
+        self
     }
 
     /// Whether a resource at `uri` was added.
@@ -260,7 +417,54 @@ impl Registrations {
                 .into_iter()
                 .map(|template| TemplateEntry { owner, ..template }),
         );
+        // Prompts have no owner: an extension's are the server's own.
+        self.prompts.extend(other.prompts);
     }
+}
+
+/// Refuses the first of `needs` whose state `states` lacks.
+pub(crate) fn check_states(
+    needs: &[(String, StateNeed)],
+    states: Option<&crate::states::States>,
+) -> Result<(), Error> {
+    let Some((what, state)) = needs
+        .iter()
+        .find(|(_, state)| !states.is_some_and(|s| s.contains(state.type_id)))
+    else {
+        return Ok(());
+    };
+    let name = state.type_name;
+    Err(Error::Registration {
+        what: what.clone(),
+        reason: format!(
+            "its handler takes `State<{name}>`, but the server holds no `{name}`; \
+             hand one to `ServerBuilder::with_state`"
+        ),
+    })
+}
+
+/// The prompt arguments an object schema describes.
+fn prompt_arguments(schema: &JsonObject) -> Vec<PromptArgument> {
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    properties
+        .iter()
+        .map(|(name, property)| {
+            let mut argument = PromptArgument::new(name.clone());
+            argument.description = property
+                .get("description")
+                .and_then(Value::as_str)
+                .map(str::to_owned);
+            argument.required = Some(required.contains(&name.as_str()));
+            argument
+        })
+        .collect()
 }
 
 /// `called` boxed: the handler's future, then `finish` of its output; or,
@@ -361,4 +565,30 @@ where
             |error| Err(error.into_error_object()),
         )
     })
+}
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prompt_arguments_come_from_the_schema() {
+        #[derive(serde::Deserialize, schemars::JsonSchema)]
+        #[allow(dead_code)]
+        struct Review {
+            /// The code to review.
+            code: String,
+            language: Option<String>,
+        }
+        let schema = crate::input_schema_for::<Review>().expect("object");
+        let arguments = prompt_arguments(&schema);
+        assert_eq!(arguments.len(), 2);
+        let code = arguments.iter().find(|a| a.name == "code").expect("code");
+        assert_eq!(code.required, Some(true));
+        assert_eq!(code.description.as_deref(), Some("The code to review."));
+        let language = arguments
+            .iter()
+            .find(|a| a.name == "language")
+            .expect("language");
+        assert_eq!(language.required, Some(false));
+    }
 }

@@ -1,59 +1,30 @@
-//! What a server offers, as the builder registered it: tools, resources,
-//! templates, prompts and the settings the runner serves them with.
+//! What a server offers, as the builder registered it: its catalog of
+//! tools, resources, templates and prompts ([`Catalog`]), its extensions,
+//! hooks, and the settings the runner serves them with.
 
-use crate::answer::ResourceRequest;
+use crate::catalog::Catalog;
 use crate::changes::ListChanges;
-use std::collections::{BTreeMap, HashMap};
+use crate::entries::CompleteFn;
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use mcp_core::{BoxFuture, DispatcherConfig};
 use mcp_types::RawJson;
 use mcp_types::extension::ExtensionId;
 use mcp_types::{
-    CacheScope, PromptsCapability, ResourcesCapability, ResultOrInputRequired, ServerCapabilities,
-    ToolsCapability,
-};
-use mcp_types::{
-    CallToolResult, CompleteRequestParams, Completion, ErrorObject, GetPromptResult,
-    Implementation, JsonObject, Prompt, Resource, ResourceContents, ResourceTemplate, Tool,
+    CacheScope, ErrorObject, Implementation, JsonObject, PromptsCapability, ResourcesCapability,
+    ServerCapabilities, ToolsCapability,
 };
 use serde_json::Value;
 
-use crate::UriTemplate;
 use crate::request_state::StateSealer;
 use crate::session::{Context, ServerSession};
 use crate::states::AppState;
 use crate::tool_call::{CallOutcome, ToolCall};
 
-/// A tool's handler: it reads the call's arguments where they are (the
-/// runner keeps them, to retry the call and to bind its `requestState`).
-pub(crate) type ToolFn = Arc<
-    dyn Fn(
-            Option<&JsonObject>,
-            Context,
-        ) -> BoxFuture<Result<ResultOrInputRequired<CallToolResult>, ErrorObject>>
-        + Send
-        + Sync,
->;
-pub(crate) type ResourceFn = Arc<
-    dyn Fn(ResourceRequest, Context) -> BoxFuture<Result<Vec<ResourceContents>, ErrorObject>>
-        + Send
-        + Sync,
->;
-pub(crate) type PromptFn = Arc<
-    dyn Fn(
-            BTreeMap<String, String>,
-            Context,
-        ) -> BoxFuture<Result<ResultOrInputRequired<GetPromptResult>, ErrorObject>>
-        + Send
-        + Sync,
->;
 pub(crate) type SessionFn = Arc<dyn Fn(ServerSession) -> BoxFuture<()> + Send + Sync>;
-pub(crate) type CompleteFn = Arc<
-    dyn Fn(CompleteRequestParams, Context) -> BoxFuture<Result<Completion, ErrorObject>>
-        + Send
-        + Sync,
->;
+/// A subscription hook: the resource's URI and the subscriber's session.
+pub(crate) type SubscribeFn = Arc<dyn Fn(String, ServerSession) -> BoxFuture<()> + Send + Sync>;
 
 /// What an extension's request handler is given back to the runner: the
 /// result, or a protocol error.
@@ -85,63 +56,6 @@ pub(crate) struct ExtensionEntry {
 /// The default number of items per page of a list result.
 pub const DEFAULT_PAGE_SIZE: usize = 100;
 
-/// One `x-mcp-header` annotation of a tool (SEP-2243): the header as the
-/// schema names it, the `Mcp-Param-*` header it travels as, and the path of
-/// the argument it repeats.
-pub(crate) struct ParamHeader {
-    pub(crate) header: String,
-    pub(crate) name: String,
-    pub(crate) path: Vec<String>,
-}
-
-/// A tool's `x-mcp-header` annotations ([`mcp_types::routing::annotated_properties`]),
-/// derived once when the tool is registered; a tool whose annotations are
-/// invalid has none to check.
-pub(crate) fn param_headers(tool: &Tool) -> Box<[ParamHeader]> {
-    mcp_types::routing::annotated_properties(tool)
-        .map(|annotated| {
-            annotated
-                .into_iter()
-                .map(|(header, path)| ParamHeader {
-                    name: mcp_types::routing::param_header(&header),
-                    header,
-                    path,
-                })
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-pub(crate) struct ToolEntry {
-    pub(crate) tool: Tool,
-    pub(crate) call: ToolFn,
-    /// Its `x-mcp-header` annotations, read from its input schema once when
-    /// it is registered (every stateless HTTP call checks them).
-    pub(crate) param_headers: Box<[ParamHeader]>,
-    /// The extension that contributed it (an index into `extensions`).
-    pub(crate) owner: Option<usize>,
-}
-
-pub(crate) struct ResourceEntry {
-    pub(crate) resource: Resource,
-    pub(crate) read: ResourceFn,
-    /// The extension that contributed it (an index into `extensions`).
-    pub(crate) owner: Option<usize>,
-}
-
-pub(crate) struct TemplateEntry {
-    pub(crate) template: ResourceTemplate,
-    pub(crate) matcher: UriTemplate,
-    pub(crate) read: ResourceFn,
-    /// The extension that contributed it (an index into `extensions`).
-    pub(crate) owner: Option<usize>,
-}
-
-pub(crate) struct PromptEntry {
-    pub(crate) prompt: Prompt,
-    pub(crate) get: PromptFn,
-}
-
 /// Span fields recorded only on the operator's opt-in, one switch each.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct Recorded {
@@ -154,13 +68,15 @@ pub(crate) struct Registry {
     /// `info` serialized, made once for the `_meta` of every stateless result.
     pub(crate) info_json: std::sync::OnceLock<Box<serde_json::value::RawValue>>,
     pub(crate) instructions: Option<String>,
-    pub(crate) tools: Vec<ToolEntry>,
-    pub(crate) tool_index: HashMap<String, usize>,
-    pub(crate) resources: Vec<ResourceEntry>,
-    pub(crate) resource_index: HashMap<String, usize>,
-    pub(crate) templates: Vec<TemplateEntry>,
-    pub(crate) prompts: Vec<PromptEntry>,
-    pub(crate) prompt_index: HashMap<String, usize>,
+    /// The tools, resources, templates and prompts, changed at run time
+    /// through [`Server::catalog`](crate::Server::catalog).
+    pub(crate) catalog: Catalog,
+    /// Whether the lists are advertised (with `listChanged`) whatever the
+    /// catalog holds ([`ServerBuilder::dynamic`](crate::ServerBuilder::dynamic)).
+    pub(crate) dynamic: bool,
+    /// Told of each resource subscription and its end, in both eras.
+    pub(crate) on_subscribe: Option<SubscribeFn>,
+    pub(crate) on_unsubscribe: Option<SubscribeFn>,
     pub(crate) completion: Option<CompleteFn>,
     pub(crate) roots_list_changed: Option<SessionFn>,
     pub(crate) page_size: usize,
@@ -189,22 +105,23 @@ impl Registry {
     /// [`Server::capabilities`](crate::Server::capabilities)).
     pub(crate) fn capabilities(&self) -> ServerCapabilities {
         let r = self;
-        let list_changed = r.list_changed.then_some(true);
+        let list_changed = (r.list_changed || r.dynamic).then_some(true);
+        let catalog = r.catalog.snapshot();
         let mut capabilities = ServerCapabilities::new();
         // Log messages can always be sent through the context.
         capabilities.logging = Some(JsonObject::new());
-        if !r.tools.is_empty() {
+        if r.dynamic || !catalog.tools.is_empty() {
             let mut tools = ToolsCapability::new();
             tools.list_changed = list_changed;
             capabilities.tools = Some(tools);
         }
-        if !r.resources.is_empty() || !r.templates.is_empty() {
+        if r.dynamic || !catalog.resources.is_empty() || !catalog.templates.is_empty() {
             let mut resources = ResourcesCapability::new();
             resources.subscribe = Some(true);
             resources.list_changed = list_changed;
             capabilities.resources = Some(resources);
         }
-        if !r.prompts.is_empty() {
+        if r.dynamic || !catalog.prompts.is_empty() {
             let mut prompts = PromptsCapability::new();
             prompts.list_changed = list_changed;
             capabilities.prompts = Some(prompts);

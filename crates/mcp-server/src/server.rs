@@ -7,6 +7,7 @@ use mcp_types::{Implementation, ServerCapabilities, Tool};
 
 use crate::session::{ServerSession, SessionState};
 
+use crate::catalog::Catalog;
 use crate::changes::ListChanges;
 use crate::registry::Registry;
 use crate::runner::Runner;
@@ -31,12 +32,19 @@ impl Server {
         self.registry.changes.clone()
     }
 
-    /// The registered tools, in registration order.
-    pub fn tools(&self) -> Vec<&Tool> {
-        self.registry.tools.iter().map(|e| &e.tool).collect()
+    /// The tools listed now (every [`Catalog`] group's, in order).
+    pub fn tools(&self) -> Vec<Tool> {
+        self.registry.catalog.tools()
     }
 
-    /// The capabilities this server declares, from what is registered.
+    /// What this server serves (tools, prompts, resources, templates), to
+    /// change while it serves; see [`Catalog`].
+    pub fn catalog(&self) -> Catalog {
+        self.registry.catalog.clone()
+    }
+
+    /// The capabilities this server declares now, from what is registered
+    /// (or, [`dynamic`](crate::ServerBuilder::dynamic), whatever it is).
     pub fn capabilities(&self) -> ServerCapabilities {
         self.registry.capabilities()
     }

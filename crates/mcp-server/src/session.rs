@@ -29,6 +29,10 @@ struct State {
     forwarding: bool,
     log_level: Option<LoggingLevel>,
     subscriptions: HashSet<String>,
+    /// The URIs the subscription hook was told this session follows, here
+    /// (`ServerBuilder::on_subscribe`): each is told to the unsubscription
+    /// hook once, at `resources/unsubscribe` or when the session ends.
+    hooked: HashSet<String>,
     /// Subscriptions added (`true`) or removed here and not yet merged
     /// into the shared record (see `SessionState::persist`).
     #[cfg(feature = "http")]
@@ -117,22 +121,44 @@ impl SessionState {
         self.lock().log_level = Some(level);
     }
 
-    pub(crate) fn subscribe(&self, uri: String) {
+    /// Subscribes to `uri`; whether the session (as this server knows it)
+    /// did not follow it yet.
+    pub(crate) fn subscribe(&self, uri: String) -> bool {
         let mut state = self.lock();
         #[cfg(feature = "http")]
         if self.shared.get().is_some() {
             state.pending.push((true, uri.clone()));
         }
-        state.subscriptions.insert(uri);
+        state.subscriptions.insert(uri)
     }
 
-    pub(crate) fn unsubscribe(&self, uri: &str) {
+    /// Unsubscribes from `uri`; whether the session (as this server knows
+    /// it) followed it.
+    pub(crate) fn unsubscribe(&self, uri: &str) -> bool {
         let mut state = self.lock();
         #[cfg(feature = "http")]
         if self.shared.get().is_some() {
             state.pending.push((false, uri.to_owned()));
         }
-        state.subscriptions.remove(uri);
+        state.subscriptions.remove(uri)
+    }
+
+    /// Records that the subscription hook is told of `uri`; whether it was
+    /// not yet.
+    pub(crate) fn hook(&self, uri: &str) -> bool {
+        self.lock().hooked.insert(uri.to_owned())
+    }
+
+    /// Records that the unsubscription hook is told of `uri`; whether the
+    /// subscription hook was told of it.
+    pub(crate) fn unhook(&self, uri: &str) -> bool {
+        self.lock().hooked.remove(uri)
+    }
+
+    /// Every URI the subscription hook was told of and the unsubscription
+    /// hook not yet, forgotten (the session ended).
+    pub(crate) fn take_hooked(&self) -> Vec<String> {
+        self.lock().hooked.drain().collect()
     }
 
     /// Whether the client subscribed to `uri`. A shared session's

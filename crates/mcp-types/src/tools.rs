@@ -45,6 +45,21 @@ pub struct Tool {
 }
 
 impl Tool {
+    /// The longest tool name the spec recommends (2025-11-25+).
+    pub const MAX_NAME_LEN: usize = 128;
+
+    /// Whether `name` follows the spec's tool-name rule (2025-11-25+: 1 to
+    /// 128 characters of `A-Z a-z 0-9 _ - .`). A SHOULD, not a MUST: a peer
+    /// may still send other names, and they are read; a program choosing
+    /// names (a gateway prefixing them) keeps to it.
+    pub fn is_valid_name(name: &str) -> bool {
+        !name.is_empty()
+            && name.len() <= Self::MAX_NAME_LEN
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+    }
+
     /// A tool named `name` taking arguments described by `input_schema`.
     pub fn new(name: impl Into<String>, input_schema: JsonObject) -> Self {
         Self {

@@ -431,6 +431,16 @@ impl Running {
             .unwrap_or_else(|_| panic!("mcp never printed {needle:?}"))
     }
 
+    /// Sends the run SIGTERM (what stops a served `mcp gateway`).
+    pub fn terminate(&self) {
+        let pid = self.child.id().and_then(|pid| i32::try_from(pid).ok());
+        let pid = pid.expect("mcp is running");
+        // SAFETY: kill(2) on the child this run started, not yet reaped.
+        #[allow(unsafe_code)]
+        let sent = unsafe { libc::kill(pid, libc::SIGTERM) };
+        assert_eq!(sent, 0, "SIGTERM sent");
+    }
+
     /// Waits for the end.
     pub async fn finish(mut self) -> Ran {
         let mut stdout = String::new();
@@ -491,6 +501,11 @@ impl Served {
 
     pub fn mcp(&self, era: Era) -> Mcp {
         Mcp::url(&self.url, era)
+    }
+
+    /// The endpoint's URL.
+    pub fn url(&self) -> &str {
+        &self.url
     }
 
     pub async fn stop(self) {

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use mcp_types::{ErrorCode, ErrorObject, JsonObject, RawJson, RequestMeta, Revision};
 use serde_json::value::RawValue;
 
-use crate::registry::ParamHeader;
+use crate::entries::ParamHeader;
 use crate::session::StatelessRequest;
 
 /// A request's `params._meta`, unparsed: one borrowed scan of the params.

@@ -11,6 +11,7 @@ use mcp_types::{CallToolRequestParams, ErrorObject, RawJson, Tool};
 
 use super::envelope::request_meta;
 use super::{Cache, Requester, Runner};
+use crate::catalog::Snapshot;
 use crate::session::{ServerSession, declares};
 use crate::tool_call::{CallChain, CallOutcome, CallSite, ToolCall};
 
@@ -45,10 +46,15 @@ impl Runner {
             .collect()
     }
 
-    /// The tool `name` as registered, if this client can see it.
-    pub(crate) fn visible_tool(&self, name: &str, requester: &Requester) -> Option<&Tool> {
-        let &index = self.registry.tool_index.get(name)?;
-        let entry = &self.registry.tools[index];
+    /// The tool `name` as `catalog` holds it, if this client can see it.
+    pub(crate) fn visible_tool<'a>(
+        &self,
+        catalog: &'a Snapshot,
+        name: &str,
+        requester: &Requester,
+    ) -> Option<&'a Tool> {
+        let &index = catalog.tool_index.get(name)?;
+        let entry = &catalog.tools[index];
         self.is_active(entry.owner, requester)
             .then_some(&entry.tool)
     }
@@ -92,6 +98,7 @@ impl Runner {
         Arc::new(Served {
             runner: self.clone(),
             requester: requester.clone(),
+            catalog: self.registry.catalog.snapshot(),
         })
     }
 
@@ -202,11 +209,14 @@ impl Runner {
 struct Served {
     runner: Runner,
     requester: Requester,
+    /// The catalog as the call began, which its interceptors see.
+    catalog: Arc<Snapshot>,
 }
 
 impl CallChain for Served {
     fn visible_tool(&self, name: &str) -> Option<&Tool> {
-        self.runner.visible_tool(name, &self.requester)
+        self.runner
+            .visible_tool(&self.catalog, name, &self.requester)
     }
 
     fn call_next(&self, call: ToolCall) -> BoxFuture<Result<CallOutcome, ErrorObject>> {

@@ -66,8 +66,57 @@ impl Runner {
         };
         let state = self.state.clone();
         let initialized = Box::pin(async move { state.initialized().await });
-        self.tasks
-            .spawn(forward(changes, session, advertised, tasks, initialized));
+        let Some(unsubscribe) = self.registry.on_unsubscribe.clone() else {
+            self.tasks
+                .spawn(forward(changes, session, advertised, tasks, initialized));
+            return;
+        };
+        // When the session ends, the unsubscription hook hears of what it
+        // still followed (only where there is a hook: every idle session
+        // keeps this task).
+        let (state, ended) = (self.state.clone(), session.clone());
+        self.tasks.spawn(async move {
+            forward(changes, session, advertised, tasks, initialized).await;
+            for uri in state.take_hooked() {
+                unsubscribe(uri, ended.clone()).await;
+            }
+        });
+    }
+
+    /// `resources/subscribe` (`subscribe`) or `resources/unsubscribe` of
+    /// `uri`: the session's subscriptions changed and stored, and the hook
+    /// told when it was not (or was) told of `uri` for this session yet.
+    async fn subscription(
+        &self,
+        uri: String,
+        subscribe: bool,
+        cx: &RequestContext,
+    ) -> Result<RawJson, ErrorObject> {
+        let hook = if subscribe {
+            if !self.subscribe_target_exists(&uri) {
+                // `resources/subscribe` exists in the handshake era only.
+                return Err(ErrorObject::resource_not_found(
+                    &uri,
+                    mcp_types::Era::Handshake,
+                ));
+            }
+            self.state.subscribe(uri.clone());
+            self.registry
+                .on_subscribe
+                .as_ref()
+                .filter(|_| self.state.hook(&uri))
+        } else {
+            self.state.unsubscribe(&uri);
+            self.registry
+                .on_unsubscribe
+                .as_ref()
+                .filter(|_| self.state.unhook(&uri))
+        };
+        self.state.persist().await?;
+        if let Some(hook) = hook {
+            hook(uri, self.session(cx, &Requester::Session)).await;
+        }
+        to_raw(&EmptyResult::new())
     }
 
     /// A request of the handshake era; `parsed` is the request already
@@ -130,22 +179,13 @@ impl Runner {
                 "`{}` before initialization: send `initialize` first",
                 request.method
             ))),
+            // On the heap: a rare request, whose hooks' futures would
+            // otherwise make every request's future larger.
             ClientRequest::Subscribe(params) => {
-                if !self.subscribe_target_exists(&params.uri) {
-                    // `resources/subscribe` exists in the handshake era only.
-                    return Err(ErrorObject::resource_not_found(
-                        &params.uri,
-                        mcp_types::Era::Handshake,
-                    ));
-                }
-                self.state.subscribe(params.uri);
-                self.state.persist().await?;
-                to_raw(&EmptyResult::new())
+                Box::pin(self.subscription(params.uri, true, &cx)).await
             }
             ClientRequest::Unsubscribe(params) => {
-                self.state.unsubscribe(&params.uri);
-                self.state.persist().await?;
-                to_raw(&EmptyResult::new())
+                Box::pin(self.subscription(params.uri, false, &cx)).await
             }
             ClientRequest::SetLevel(params) => {
                 self.state.set_log_level(params.level);

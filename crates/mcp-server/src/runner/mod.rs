@@ -235,18 +235,23 @@ impl Runner {
         requester: &Requester,
         carried: bool,
     ) -> Answer<CallToolResult> {
-        let Some(&index) = self
-            .registry
-            .tool_index
-            .get(&params.name)
-            .filter(|&&i| self.is_active(self.registry.tools[i].owner, requester))
-        else {
-            return Err(ErrorObject::invalid_params(format!(
-                "unknown tool `{}`",
-                params.name
-            )));
+        // The tool as the catalog holds it now: one removed while this call
+        // runs stays until it ends. Only the entry is kept across the call,
+        // not the snapshot (the call's future holds what it did before).
+        let entry = {
+            let catalog = self.registry.catalog.snapshot();
+            let Some(&index) = catalog
+                .tool_index
+                .get(&params.name)
+                .filter(|&&i| self.is_active(catalog.tools[i].owner, requester))
+            else {
+                return Err(ErrorObject::invalid_params(format!(
+                    "unknown tool `{}`",
+                    params.name
+                )));
+            };
+            catalog.tools[index].clone()
         };
-        let entry = &self.registry.tools[index];
         mcp_core::record_target_name(&tracing::Span::current(), "tools/call", &params.name);
         if let (Requester::Stateless(_), true) = (requester, carried) {
             check_param_headers(
@@ -292,15 +297,14 @@ impl Runner {
         requester: &Requester,
     ) -> Answer<ReadResourceResult> {
         let uri = params.uri;
-        let (read, variables) = if let Some(&i) = self
-            .registry
+        let catalog = self.registry.catalog.snapshot();
+        let (read, variables) = if let Some(&i) = catalog
             .resource_index
             .get(&uri)
-            .filter(|&&i| self.is_active(self.registry.resources[i].owner, requester))
+            .filter(|&&i| self.is_active(catalog.resources[i].owner, requester))
         {
-            (&self.registry.resources[i].read, BTreeMap::new())
-        } else if let Some((entry, variables)) = self
-            .registry
+            (&catalog.resources[i].read, BTreeMap::new())
+        } else if let Some((entry, variables)) = catalog
             .templates
             .iter()
             .filter(|t| self.is_active(t.owner, requester))
@@ -347,13 +351,14 @@ impl Runner {
         cx: &RequestContext,
         requester: &Requester,
     ) -> Answer<GetPromptResult> {
-        let Some(&index) = self.registry.prompt_index.get(&params.name) else {
+        let catalog = self.registry.catalog.snapshot();
+        let Some(&index) = catalog.prompt_index.get(&params.name) else {
             return Err(ErrorObject::invalid_params(format!(
                 "unknown prompt `{}`",
                 params.name
             )));
         };
-        let entry = &self.registry.prompts[index];
+        let entry = &catalog.prompts[index];
         mcp_core::record_target_name(&tracing::Span::current(), "prompts/get", &params.name);
         let arguments = params.arguments.unwrap_or_default();
         let missing: Vec<&str> = entry
@@ -406,7 +411,14 @@ impl Runner {
             return Err(ErrorObject::method_not_found("completion/complete"));
         };
         match &params.reference {
-            CompleteReference::Prompt(p) if !self.registry.prompt_index.contains_key(&p.name) => {
+            CompleteReference::Prompt(p)
+                if !self
+                    .registry
+                    .catalog
+                    .snapshot()
+                    .prompt_index
+                    .contains_key(&p.name) =>
+            {
                 return Err(ErrorObject::invalid_params(format!(
                     "unknown prompt `{}`",
                     p.name
@@ -424,12 +436,12 @@ impl Runner {
     /// templates left out.
     fn subscribe_target_exists(&self, uri: &str) -> bool {
         let requester = Requester::Session;
-        self.registry
+        let catalog = self.registry.catalog.snapshot();
+        catalog
             .resource_index
             .get(uri)
-            .is_some_and(|&i| self.is_active(self.registry.resources[i].owner, &requester))
-            || self
-                .registry
+            .is_some_and(|&i| self.is_active(catalog.resources[i].owner, &requester))
+            || catalog
                 .templates
                 .iter()
                 .filter(|t| self.is_active(t.owner, &requester))

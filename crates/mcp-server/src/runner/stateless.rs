@@ -15,7 +15,8 @@ use serde::Serialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::session::StatelessRequest;
+use crate::registry::SubscribeFn;
+use crate::session::{ServerSession, StatelessRequest};
 use crate::tasks::TaskWatch;
 
 use super::{Requester, Runner, record_span, to_raw};
@@ -89,6 +90,35 @@ impl Serialize for MetaWithServer<'_> {
         }
         map.serialize_entry(mcp_types::meta::SERVER_INFO, self.info)?;
         map.end()
+    }
+}
+
+/// Tells the unsubscription hook of a listen stream's resources when the
+/// stream ends: in a task of the connection's, as the stream's own future
+/// may be dropped (the client went away) rather than finish.
+struct Unsubscribe {
+    uris: Vec<String>,
+    session: ServerSession,
+    hook: SubscribeFn,
+    tasks: tokio_util::task::TaskTracker,
+}
+
+impl Drop for Unsubscribe {
+    fn drop(&mut self) {
+        let (uris, session, hook) = (
+            std::mem::take(&mut self.uris),
+            self.session.clone(),
+            self.hook.clone(),
+        );
+        // Outside a runtime (the process is ending) there is nothing to
+        // tell the hook with.
+        if tokio::runtime::Handle::try_current().is_ok() {
+            self.tasks.spawn(async move {
+                for uri in uris {
+                    hook(uri, session.clone()).await;
+                }
+            });
+        }
     }
 }
 
@@ -173,6 +203,10 @@ impl Runner {
         let mut filter = params.notifications;
         let mut changes = self.registry.changes.subscribe();
         let (mut tasks, snapshot) = self.watch_tasks(&mut filter, cx, requester).await?;
+        // The hooks hear of the stream's resources as it opens and ends
+        // (however it ends: the guard tells of the end when dropped).
+        let followed = filter.resource_subscriptions.clone().unwrap_or_default();
+        let _subscribed = self.subscribed(followed, self.session(cx, requester)).await;
         let subscription = serde_json::to_value(&cx.id).unwrap_or(Value::Null);
         let meta = serde_json::json!({ mcp_types::meta::SUBSCRIPTION_ID: subscription });
         let ack = serde_json::json!({ "notifications": filter, "_meta": meta });
@@ -254,6 +288,27 @@ impl Runner {
             }
         }
         self.stamp(&serde_json::json!({ "_meta": meta }), None)
+    }
+
+    /// Tells the subscription hook of each of `uris`, followed by a listen
+    /// stream of `session`; the guard returned tells the unsubscription
+    /// hook when the stream ends.
+    async fn subscribed(&self, uris: Vec<String>, session: ServerSession) -> Option<Unsubscribe> {
+        if uris.is_empty() {
+            return None;
+        }
+        if let Some(hook) = &self.registry.on_subscribe {
+            for uri in &uris {
+                hook(uri.clone(), session.clone()).await;
+            }
+        }
+        let hook = self.registry.on_unsubscribe.clone()?;
+        Some(Unsubscribe {
+            uris,
+            session,
+            hook,
+            tasks: self.tasks.clone(),
+        })
     }
 
     /// The tasks a listen stream watches: of the `taskIds` asked for, those

@@ -53,8 +53,9 @@ impl Runner {
     }
 
     fn task_support(&self, tool: &str) -> Option<TaskSupport> {
-        let index = *self.registry.tool_index.get(tool)?;
-        Some(task_support(&self.registry.tools[index].tool))
+        let catalog = self.registry.catalog.snapshot();
+        let index = *catalog.tool_index.get(tool)?;
+        Some(task_support(&catalog.tools[index].tool))
     }
 
     /// Runs `work` for a new task of `owner` as an owned, cancellable tokio

@@ -708,8 +708,9 @@ impl Shared {
             };
         }
         if is_sse {
+            let related = request_id.clone();
             let expected = request_id.into_iter().collect();
-            return self.read_sse(response.into_body(), expected).await;
+            return self.read_sse(response.into_body(), expected, related).await;
         }
         let bytes = self.collect(response.into_body()).await?;
         let messages = if bytes.iter().all(u8::is_ascii_whitespace) {
@@ -752,10 +753,13 @@ impl Shared {
 
     /// Reads an SSE response; if it breaks before every expected response
     /// arrived, resumes it with GET + `Last-Event-ID` after the `retry` delay.
+    /// Reads the SSE stream of the POST of `related` (if it carried a
+    /// request): what the server sends on it is related to that request.
     async fn read_sse(
         self: &Arc<Self>,
         mut body: hyper::body::Incoming,
         mut expected: Vec<RequestId>,
+        related: Option<RequestId>,
     ) -> Result<(), TransportError> {
         let mut last_event_id: Option<String> = None;
         let mut retry = self.config.default_retry;
@@ -786,8 +790,8 @@ impl Shared {
                     .feed(&chunk)
                     .map_err(|e| TransportError::ResponseTooLarge { limit: e.limit })?;
                 for event in events {
-                    self.take_event(event, &mut last_event_id, &mut retry, &mut expected)
-                        .await;
+                    let stream = (&mut last_event_id, &mut retry, &mut expected);
+                    self.take_event(event, stream, related.as_ref()).await;
                 }
                 // Events arrive: the stream is healthy again.
                 backoff.succeeded();
@@ -840,9 +844,8 @@ impl Shared {
     async fn take_event(
         &self,
         event: SseEvent,
-        last_event_id: &mut Option<String>,
-        retry: &mut Duration,
-        expected: &mut Vec<RequestId>,
+        (last_event_id, retry, expected): (&mut Option<String>, &mut Duration, &mut Vec<RequestId>),
+        related: Option<&RequestId>,
     ) -> bool {
         if let Some(id) = event.id {
             *last_event_id = Some(id);
@@ -859,7 +862,7 @@ impl Shared {
         match JsonRpcMessage::from_slice(event.data.as_bytes()) {
             Ok(message) => {
                 expected.retain(|id| !answers(&message, &id.to_string()));
-                self.deliver(message).await;
+                self.deliver_related(message, related.cloned()).await;
                 true
             }
             Err(e) => {
@@ -875,6 +878,12 @@ impl Shared {
     }
 
     async fn deliver(&self, message: JsonRpcMessage) {
+        self.deliver_related(message, None).await;
+    }
+
+    /// Hands `message` on, related to our request `related` when it came
+    /// on that request's stream.
+    async fn deliver_related(&self, message: JsonRpcMessage, related: Option<RequestId>) {
         if let JsonRpcMessage::Response(response) = &message {
             let mut state = self.lock();
             if state.initialize_id.as_ref() == Some(&response.id) {
@@ -889,10 +898,9 @@ impl Shared {
                 }
             }
         }
-        let _ = self
-            .inbound
-            .send(Inbound::Message(message, TransportContext::default()))
-            .await;
+        let mut context = TransportContext::default();
+        context.related_request = related;
+        let _ = self.inbound.send(Inbound::Message(message, context)).await;
     }
 
     async fn fail_request(&self, id: RequestId, error: TransportError) {
@@ -1006,9 +1014,8 @@ impl Shared {
             match decoder.feed(&chunk) {
                 Ok(events) => {
                     for event in events {
-                        delivered |= self
-                            .take_event(event, last_event_id, retry, &mut none)
-                            .await;
+                        let stream = (&mut *last_event_id, &mut *retry, &mut none);
+                        delivered |= self.take_event(event, stream, None).await;
                     }
                 }
                 Err(e) => {

@@ -1,0 +1,362 @@
+//! The gateway as one MCP server: the merged catalog registered in the
+//! server's run-time [`Catalog`](mcp_server::Catalog) (one group, replaced
+//! whole at each change, so clients of both eras hear of each changed
+//! list once), each handler forwarding its request to the upstream the
+//! catalog routed it to: progress reported back, cancellation passed on
+//! (the handler's future is dropped, and with it the upstream call),
+//! asks answered by this call's client ([`crate::asks`]). Resource
+//! subscriptions are made upstream once per URI, their updates announced
+//! downstream.
+
+use std::collections::{BTreeMap, HashMap};
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+
+use mcp_client::RequestOptions;
+use mcp_core::{CancellationToken, Progress};
+use mcp_server::types::{CompleteRequestParams, Completion, ErrorObject, ResourceContents};
+use mcp_server::{
+    Args, CompletionError, Context, PromptError, Registrations, ResourceError, Server,
+    ServerBuilder, ToolDefinition, ToolError, Uri,
+};
+use mcp_types::{CallToolResult, GetPromptResult, JsonObject, RequestId};
+use tokio::sync::{broadcast, mpsc};
+
+use crate::asks::Ran;
+use crate::error::Error;
+use crate::events::GatewayEvent;
+use crate::naming::Route;
+use crate::router::Router;
+
+/// The catalog group the gateway's entries live in.
+pub(crate) const GROUP: &str = "gateway";
+
+/// Progress reports of one call waiting to be passed on; more are dropped
+/// (a later report says as much).
+const PROGRESS_QUEUE: usize = 64;
+
+/// Downstream subscribers per URI: the upstream is subscribed while any
+/// is.
+#[derive(Default)]
+struct Subscribers(Mutex<HashMap<String, usize>>);
+
+impl Subscribers {
+    /// Counts one more; whether it is the first.
+    fn add(&self, uri: &str) -> bool {
+        let mut counts = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let count = counts.entry(uri.to_owned()).or_default();
+        *count += 1;
+        *count == 1
+    }
+
+    /// Counts one less; whether it was the last.
+    fn remove(&self, uri: &str) -> bool {
+        let mut counts = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        match counts.get_mut(uri) {
+            Some(count) if *count > 1 => {
+                *count -= 1;
+                false
+            }
+            Some(_) => {
+                counts.remove(uri);
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+/// Builds the server from `builder`, its catalog filled with the gateway's
+/// entries as they are now.
+///
+/// # Errors
+/// [`Error::Server`] when the server cannot be built or filled.
+pub(crate) fn build(router: &Router, builder: ServerBuilder) -> Result<Server, Error> {
+    let subscribers = Arc::new(Subscribers::default());
+    let (on, off) = (
+        (router.clone(), subscribers.clone()),
+        (router.clone(), subscribers),
+    );
+    let completer = router.clone();
+    let server = builder
+        .dynamic()
+        .on_subscribe(move |uri, _session| {
+            let (router, subscribers) = on.clone();
+            async move {
+                if subscribers.add(&uri) {
+                    let made = match router.owner(&uri) {
+                        Ok(upstream) => router.subscribe(&upstream, &uri).await,
+                        Err(error) => Err(error),
+                    };
+                    if let Err(error) = made {
+                        tracing::warn!(%uri, "could not subscribe upstream: {error}");
+                    }
+                }
+            }
+        })
+        .on_unsubscribe(move |uri, _session| {
+            let (router, subscribers) = off.clone();
+            async move {
+                if subscribers.remove(&uri) {
+                    if let Ok(upstream) = router.owner(&uri) {
+                        if let Err(error) = router.unsubscribe(&upstream, &uri).await {
+                            tracing::warn!(%uri, "could not unsubscribe upstream: {error}");
+                        }
+                    }
+                }
+            }
+        })
+        .completion(move |params: CompleteRequestParams, cx: Context| {
+            let router = completer.clone();
+            async move { complete(&router, params, cx).await }
+        })
+        .build()
+        .map_err(Error::Server)?;
+    fill(router, &server)?;
+    Ok(server)
+}
+
+/// Keeps `server`'s catalog in step with the gateway's until `cancel`,
+/// and announces the upstreams' resource updates.
+pub(crate) async fn keep_in_step(
+    router: Router,
+    server: Server,
+    mut events: broadcast::Receiver<GatewayEvent>,
+    cancel: CancellationToken,
+) {
+    loop {
+        let event = tokio::select! {
+            () = cancel.cancelled() => break,
+            event = events.recv() => event,
+        };
+        match event {
+            // A listener that fell behind may have missed a change.
+            Ok(GatewayEvent::CatalogChanged) | Err(broadcast::error::RecvError::Lagged(_)) => {
+                if let Err(error) = fill(&router, &server) {
+                    tracing::error!("the gateway's catalog could not be served: {error}");
+                }
+            }
+            Ok(GatewayEvent::ResourceUpdated { uri, .. }) => {
+                server.list_changes().resource_updated(uri);
+            }
+            Ok(GatewayEvent::Log { upstream, params }) => {
+                tracing::info!(%upstream, level = ?params.level, data = %params.data, "upstream log");
+            }
+            Ok(_) => {}
+            Err(broadcast::error::RecvError::Closed) => break,
+        }
+    }
+}
+
+/// Replaces the server's gateway group with the merged catalog.
+fn fill(router: &Router, server: &Server) -> Result<(), Error> {
+    let merged = router.board.merged();
+    let mut registrations = Registrations::new();
+    for (route, tool) in &merged.tools {
+        let (router, route) = (router.clone(), route.clone());
+        registrations.register(ToolDefinition::raw(
+            tool.clone(),
+            move |Args(arguments): Args<JsonObject>, cx: Context| {
+                let (router, route) = (router.clone(), route.clone());
+                async move { call_tool(&router, &route, arguments, cx).await }
+            },
+        ));
+    }
+    for (route, prompt) in &merged.prompts {
+        let (router, route) = (router.clone(), route.clone());
+        registrations.prompt_with(
+            prompt.clone(),
+            move |arguments: BTreeMap<String, String>, cx: Context| {
+                let (router, route) = (router.clone(), route.clone());
+                async move { get_prompt(&router, &route, arguments, cx).await }
+            },
+        );
+    }
+    for (upstream, resource) in &merged.resources {
+        registrations.resource(resource.clone(), reader(router, upstream));
+    }
+    for (upstream, template) in &merged.templates {
+        registrations.resource_template(template.clone(), reader(router, upstream));
+    }
+    server
+        .catalog()
+        .replace_group(GROUP, registrations)
+        .map_err(Error::Server)
+}
+
+/// What a resource handler of the gateway returns.
+type Read =
+    std::pin::Pin<Box<dyn Future<Output = Result<Vec<ResourceContents>, ResourceError>> + Send>>;
+
+/// A resource handler reading from `upstream`.
+fn reader(
+    router: &Router,
+    upstream: &Arc<str>,
+) -> impl Fn(Uri, Context) -> Read + Clone + Send + Sync + 'static {
+    let (router, upstream) = (router.clone(), upstream.clone());
+    move |Uri(uri): Uri, cx: Context| {
+        let (router, upstream) = (router.clone(), upstream.clone());
+        Box::pin(async move {
+            let Forwarding {
+                ticket,
+                options,
+                reports,
+            } = forwarding(&router);
+            let read = router.read_resource(&upstream, &uri, options);
+            match forward(&router, &upstream, cx, read, (ticket, reports)).await {
+                Ran::Done(Ok(result)) => Ok(result.contents),
+                Ran::Done(Err(error)) => Err(ResourceError::protocol(error_object(&error))),
+                Ran::AwaitingInput => Err(ResourceError::new(AWAITING)),
+            }
+        })
+    }
+}
+
+/// What a handler returns while its client is asked for input (the
+/// server answers `input_required` instead).
+const AWAITING: &str = "awaiting the client's input";
+
+async fn call_tool(
+    router: &Router,
+    route: &Route,
+    arguments: JsonObject,
+    cx: Context,
+) -> Result<CallToolResult, ToolError> {
+    let Forwarding {
+        ticket,
+        options,
+        reports,
+    } = forwarding(router);
+    let call = router.call_tool(route, Some(arguments), options);
+    match forward(router, &route.upstream, cx, call, (ticket, reports)).await {
+        Ran::Done(Ok(result)) => Ok(result),
+        // The upstream's protocol error as it sent it; anything else is
+        // for the model to read, naming the upstream.
+        Ran::Done(Err(error)) => Err(match remote(&error) {
+            Some(remote) => ToolError::protocol(remote.clone()),
+            None => ToolError::new(error.to_string()),
+        }),
+        Ran::AwaitingInput => Err(ToolError::new(AWAITING)),
+    }
+}
+
+async fn get_prompt(
+    router: &Router,
+    route: &Route,
+    arguments: BTreeMap<String, String>,
+    cx: Context,
+) -> Result<GetPromptResult, PromptError> {
+    let Forwarding {
+        ticket,
+        options,
+        reports,
+    } = forwarding(router);
+    let get = router.get_prompt(route, arguments, options);
+    match forward(router, &route.upstream, cx, get, (ticket, reports)).await {
+        Ran::Done(Ok(result)) => Ok(result),
+        Ran::Done(Err(error)) => Err(PromptError::protocol(error_object(&error))),
+        Ran::AwaitingInput => Err(PromptError::new(AWAITING)),
+    }
+}
+
+async fn complete(
+    router: &Router,
+    params: CompleteRequestParams,
+    cx: Context,
+) -> Result<Completion, CompletionError> {
+    let not_routed = |error: Error| CompletionError::protocol(error_object(&error));
+    let (upstream, reference) = router.completion(params.reference).map_err(not_routed)?;
+    let context = params.context.and_then(|context| context.arguments);
+    let Forwarding {
+        ticket,
+        options,
+        reports,
+    } = forwarding(router);
+    let call = router.complete(&upstream, reference, params.argument, context, options);
+    match forward(router, &upstream, cx, call, (ticket, reports)).await {
+        Ran::Done(Ok(result)) => Ok(result.completion),
+        Ran::Done(Err(error)) => Err(CompletionError::protocol(error_object(&error))),
+        Ran::AwaitingInput => Err(CompletionError::new(AWAITING)),
+    }
+}
+
+/// One forwarded request's options: sent under an id of the gateway's
+/// (how an upstream's ask over HTTP finds its call), its progress reports
+/// handed to a bounded queue.
+struct Forwarding {
+    ticket: (u64, RequestId),
+    options: RequestOptions,
+    reports: mpsc::Receiver<Progress>,
+}
+
+fn forwarding(router: &Router) -> Forwarding {
+    let (sender, reports) = mpsc::channel(PROGRESS_QUEUE);
+    let ticket = router.inflight.request_id();
+    let options = RequestOptions::new()
+        .with_id(ticket.1.clone())
+        .with_progress(move |progress| {
+            let _ = sender.try_send(progress);
+        });
+    Forwarding {
+        ticket,
+        options,
+        reports,
+    }
+}
+
+/// Runs `work` for the downstream call `cx` to `upstream` (its asks
+/// answered by `cx`'s client), reporting the upstream's progress on `cx`
+/// meanwhile.
+async fn forward<T>(
+    router: &Router,
+    upstream: &Arc<str>,
+    cx: Context,
+    work: impl Future<Output = T>,
+    (ticket, mut reports): ((u64, RequestId), mpsc::Receiver<Progress>),
+) -> Ran<T> {
+    let reporter = cx.clone();
+    let call = router.inflight.run(upstream, ticket, cx, work);
+    tokio::pin!(call);
+    let ran = loop {
+        tokio::select! {
+            biased;
+            Some(progress) = reports.recv() => report(&reporter, progress).await,
+            ran = &mut call => break ran,
+        }
+    };
+    // Reports the upstream sent before its answer, still queued.
+    while let Ok(progress) = reports.try_recv() {
+        report(&reporter, progress).await;
+    }
+    ran
+}
+
+/// Passes one progress report on (a client that asked for no progress is
+/// sent none).
+async fn report(cx: &Context, progress: Progress) {
+    let message = progress.message.as_deref();
+    if let Err(error) = cx
+        .report_progress(progress.progress, progress.total, message)
+        .await
+    {
+        tracing::debug!("a progress report was not passed on: {error}");
+    }
+}
+
+/// The upstream's own JSON-RPC error, when it answered with one.
+fn remote(error: &Error) -> Option<&ErrorObject> {
+    match error {
+        Error::Upstream { source, .. } => source.remote(),
+        _ => None,
+    }
+}
+
+/// The JSON-RPC error a forwarded request is answered with: the
+/// upstream's own, else an internal error saying what happened.
+fn error_object(error: &Error) -> ErrorObject {
+    match (remote(error), error) {
+        (Some(remote), _) => remote.clone(),
+        (None, Error::NotFound { .. }) => ErrorObject::invalid_params(error.to_string()),
+        (None, _) => ErrorObject::internal_error(error.to_string()),
+    }
+}

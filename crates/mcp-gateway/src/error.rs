@@ -1,0 +1,89 @@
+//! The one error type of this crate.
+
+/// What went wrong configuring or running a gateway.
+///
+/// Messages name the upstream (and the config entry and field) they are
+/// about, never a secret: an upstream's environment values and header
+/// values appear in no error.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The configuration could not be read as JSON.
+    #[error("the gateway config is not valid JSON: {0}; fix the file's syntax")]
+    ConfigSyntax(#[source] serde_json::Error),
+    /// The configuration is larger than the gateway reads.
+    #[error("the gateway config is {size} bytes, more than the {limit} read; shorten it")]
+    ConfigTooLarge {
+        /// Its size.
+        size: usize,
+        /// The most read ([`Limits::max_config_bytes`](crate::Limits::max_config_bytes)).
+        limit: usize,
+    },
+    /// One entry of the configuration is refused.
+    #[error("upstream `{entry}` in the gateway config: `{field}` {problem}")]
+    Config {
+        /// The entry's name (its key under `mcpServers`), or `mcpServers`
+        /// itself when the section is wrong.
+        entry: String,
+        /// The field at fault.
+        field: &'static str,
+        /// What is wrong with it, and what it should be.
+        problem: String,
+    },
+    /// More upstreams are configured than the limit allows.
+    #[error(
+        "{count} upstreams configured, more than the {limit} allowed; raise \
+         `Limits::max_upstreams` or serve fewer"
+    )]
+    TooManyUpstreams {
+        /// How many were configured.
+        count: usize,
+        /// The limit ([`Limits::max_upstreams`](crate::Limits::max_upstreams)).
+        limit: usize,
+    },
+    /// A name or URI the downstream asked for is not in the merged catalog.
+    #[error("no upstream serves {kind} `{name}`; list the gateway's {kind}s to see what it offers")]
+    NotFound {
+        /// "tool", "prompt" or "resource".
+        kind: &'static str,
+        /// The name or URI asked for.
+        name: String,
+    },
+    /// The upstream that serves the request is not connected right now
+    /// (starting, or restarting after it failed).
+    #[error("upstream `{upstream}` is not connected ({state}); retry once it is back")]
+    Unavailable {
+        /// The upstream's name.
+        upstream: String,
+        /// What it is doing instead.
+        state: String,
+    },
+    /// The upstream's connection ended while the request was in flight (its
+    /// process died, or its HTTP session could not go on); the gateway
+    /// restarts it, the request is not retried.
+    #[error(
+        "upstream `{upstream}` went away during the request ({source}); it is being \
+         restarted: retry the request"
+    )]
+    UpstreamLost {
+        /// The upstream's name.
+        upstream: String,
+        /// What the client saw.
+        #[source]
+        source: mcp_client::Error,
+    },
+    /// The downstream server could not be built, or the merged catalog
+    /// not registered in it.
+    #[error("the gateway's server: {0}")]
+    Server(#[source] mcp_server::Error),
+    /// The upstream answered the request with an error, or the call to it
+    /// failed otherwise.
+    #[error("upstream `{upstream}`: {source}")]
+    Upstream {
+        /// The upstream's name.
+        upstream: String,
+        /// The client's error, with the server's error object if it sent one.
+        #[source]
+        source: mcp_client::Error,
+    },
+}

@@ -1,0 +1,51 @@
+//! Serve any set of MCP servers as one.
+//!
+//! A [`Gateway`] connects to each upstream server of its
+//! [`GatewayConfig`] (a process over stdio, or a streamable HTTP
+//! endpoint, in either protocol era), keeps each one alive with a task of
+//! its own (a process that dies is restarted with backoff, its last stderr
+//! lines logged; an HTTP session that expires is started anew by the
+//! client), merges their tools, prompts, resources and templates into one
+//! catalog ([`naming`]: a prefix per upstream by default, collisions
+//! refused), and routes each request to the upstream that serves it.
+//!
+//! The config reads the `mcpServers` JSON desktop hosts use:
+//!
+//! ```
+//! let config = mcp_gateway::GatewayConfig::from_json(r#"{"mcpServers": {
+//!     "files": {"command": "mcp-files", "args": ["--root", "."]},
+//!     "search": {"url": "http://127.0.0.1:8080/mcp"}
+//! }}"#)?;
+//! # let _ = config;
+//! # Ok::<(), mcp_gateway::Error>(())
+//! ```
+//!
+//! Secrets stay put: an upstream's environment values and header values
+//! appear in no `Debug` output, log line or error, and are sent only to
+//! that upstream.
+
+mod asks;
+mod board;
+mod config;
+mod downstream;
+mod error;
+mod events;
+mod follow;
+mod gateway;
+mod lists;
+pub mod naming;
+mod router;
+mod serving;
+mod stderr;
+mod supervisor;
+mod upstream;
+
+pub use board::{Phase, UpstreamStatus};
+pub use config::{
+    EraPreference, GatewayConfig, Limits, MAX_UPSTREAM_NAME, UpstreamConfig, UpstreamTransport,
+};
+pub use error::Error;
+pub use events::GatewayEvent;
+pub use gateway::{DEFAULT_EVENT_QUEUE, Gateway, GatewayBuilder};
+pub use lists::Lists;
+pub use serving::GatewayHttpService;

@@ -1,0 +1,539 @@
+//! The gateway over real upstreams: the demo server as a child process
+//! (stdio, with its `crash` tool) and a notes server on 127.0.0.1
+//! (streamable HTTP), both offering `echo`. Merged without collisions,
+//! each called, sampling and elicitation answered, progress and
+//! cancellation forwarded, a resource update routed, the child killed
+//! mid-call and served again after its restart.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use mcp_client::{Client, ClientConfig, HttpClientConfig, Negotiation, RequestOptions};
+use mcp_gateway::{
+    EraPreference, Error, Gateway, GatewayConfig, GatewayEvent, Limits, Phase, UpstreamConfig,
+    UpstreamTransport,
+};
+use mcp_server::{Args, Catalog, Context, Server, Tool, ToolDefinition, ToolError};
+use mcp_transport::http::HttpServerConfig;
+use mcp_types::{
+    CreateMessageResult, ElicitRequestParams, ElicitRequestedSchema, ElicitResult, ElicitValue,
+    JsonObject, PrimitiveSchemaDefinition, Resource, SamplingMessageContentBlock,
+    ServerNotification, StringSchema,
+};
+use serde_json::json;
+use tokio::net::TcpListener;
+use tokio::sync::{Notify, mpsc, oneshot};
+
+const DEMO: &str = env!("CARGO_BIN_EXE_mcp-demo-server");
+const WAIT: Duration = Duration::from_secs(30);
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Text {
+    text: String,
+}
+
+/// The notes server on a free port of 127.0.0.1 until the sender is
+/// dropped: `echo`, `touch` (announces `notes://today` updated) and
+/// `wait` (runs until cancelled, then wakes `cancelled`).
+async fn notes_over_http(cancelled: Arc<Notify>) -> (String, Catalog, oneshot::Sender<()>) {
+    let server = Server::builder("notes", "1.0.0")
+        .dynamic()
+        .tool(
+            "echo",
+            "Echoes, the notes way",
+            |Args(args): Args<Text>| async move { format!("notes: {}", args.text) },
+        )
+        .tool("touch", "Updates today's note", |cx: Context| async move {
+            if let Some(changes) = cx.session().list_changes() {
+                changes.resource_updated("notes://today");
+            }
+            "touched"
+        })
+        .tool(
+            "credentials",
+            "Says what Authorization header the call came with",
+            |cx: Context| async move {
+                let header = cx.transport().headers.get("authorization");
+                header.unwrap_or("none").to_owned()
+            },
+        )
+        .tool(
+            "confirm",
+            "Asks the user to confirm `text`; says what they answered",
+            |Args(args): Args<Text>, cx: Context| async move {
+                let schema = ElicitRequestedSchema::new().with_property(
+                    "name",
+                    PrimitiveSchemaDefinition::String(StringSchema::new()),
+                );
+                let answer = cx.elicit_form(&args.text, schema).await?;
+                let name = answer.content.as_ref().and_then(|c| c.get("name"));
+                Ok::<_, ToolError>(match name {
+                    Some(ElicitValue::String(name)) => name.clone(),
+                    _ => "no answer".to_owned(),
+                })
+            },
+        )
+        .tool("wait", "Waits until cancelled", move |cx: Context| {
+            let cancelled = cancelled.clone();
+            async move {
+                let watcher = cx.clone();
+                tokio::spawn(async move {
+                    watcher.cancelled().await;
+                    cancelled.notify_one();
+                });
+                std::future::pending::<()>().await;
+                "never"
+            }
+        })
+        .resource(Resource::new("notes://today", "today"), || async {
+            "a note"
+        })
+        .build()
+        .expect("server");
+    let catalog = server.catalog();
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bound");
+    let addr = listener.local_addr().expect("addr");
+    let (stop, stopped) = oneshot::channel::<()>();
+    tokio::spawn(async move {
+        let shutdown = async {
+            let _ = stopped.await;
+        };
+        let _ = server
+            .serve_http(listener, HttpServerConfig::new(), shutdown)
+            .await;
+    });
+    (format!("http://{addr}/mcp"), catalog, stop)
+}
+
+/// The downstream client, in `era`, answering what the upstreams ask;
+/// the resource updates it hears go to `updates`.
+async fn downstream_client(
+    url: &str,
+    era: Negotiation,
+    updates: mpsc::UnboundedSender<String>,
+) -> Client {
+    let config = ClientConfig::new("downstream", "1")
+        .negotiation(era)
+        .request_timeout(WAIT)
+        .on_sampling(|_, _| async {
+            Ok(CreateMessageResult::new(
+                SamplingMessageContentBlock::text("Paris"),
+                "test-model",
+            ))
+        })
+        .on_elicitation(|_, _| async {
+            let mut content = std::collections::BTreeMap::new();
+            content.insert("name".to_owned(), ElicitValue::String("Ada".into()));
+            Ok(ElicitResult::accept(content))
+        })
+        .on_notification(move |notification| {
+            if let ServerNotification::ResourceUpdated(params) = notification {
+                let _ = updates.send(params.uri);
+            }
+            std::future::ready(())
+        });
+    // A credential of the client's own: the gateway keeps it.
+    let http = HttpClientConfig::new()
+        .header("Authorization", "Bearer the-clients-own")
+        .expect("a header");
+    Client::connect_http_with(url, http, config)
+        .await
+        .expect("downstream connects")
+}
+
+fn text(result: &mcp_types::CallToolResult) -> String {
+    result.content[0].as_text().unwrap_or_default().to_owned()
+}
+
+/// The gateway over the demo server and the notes server, both spoken to
+/// in `era`; what tells of a cancelled `wait`, the notes server's catalog.
+async fn gateway(era: EraPreference) -> (Gateway, Arc<Notify>, Catalog, oneshot::Sender<()>) {
+    let cancelled = Arc::new(Notify::new());
+    let (url, catalog, stop) = notes_over_http(cancelled.clone()).await;
+    let limits =
+        Limits::new().with_restart_backoff(Duration::from_millis(50), Duration::from_secs(1));
+    let config = GatewayConfig::new()
+        .with_limits(limits)
+        .upstream(
+            "demo",
+            UpstreamConfig::new(UpstreamTransport::stdio(DEMO, ["--with-crash-tool"]))
+                .with_era(era),
+        )
+        .expect("demo")
+        .upstream(
+            "notes",
+            UpstreamConfig::new(UpstreamTransport::Http {
+                url,
+                headers: [("Authorization".to_owned(), "Bearer for-notes".to_owned())].into(),
+            })
+            .with_era(era),
+        )
+        .expect("notes");
+    let gateway = Gateway::builder(config).start().expect("started");
+    tokio::time::timeout(WAIT, gateway.ready())
+        .await
+        .expect("both upstreams connect");
+    (gateway, cancelled, catalog, stop)
+}
+
+/// The gateway's server on a free port of 127.0.0.1; its URL.
+async fn serve(gateway: &Arc<Gateway>) -> (String, oneshot::Sender<()>) {
+    let server = gateway
+        .server(Server::builder("gateway", "1.0.0"))
+        .expect("the gateway's server");
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bound");
+    let addr = listener.local_addr().expect("addr");
+    let (stop, stopped) = oneshot::channel::<()>();
+    let gateway = gateway.clone();
+    tokio::spawn(async move {
+        let shutdown = async {
+            let _ = stopped.await;
+        };
+        let _ = gateway
+            .serve_http(&server, listener, HttpServerConfig::new(), shutdown)
+            .await;
+    });
+    (format!("http://{addr}/mcp"), stop)
+}
+
+/// The status code of `GET path` at `addr`.
+async fn probe(addr: &str, path: &str) -> (u16, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(addr)
+        .await
+        .expect("connected");
+    let request = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).await.expect("sent");
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).await.expect("read");
+    let status = answer
+        .split(' ')
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .expect("a status line");
+    (status, answer)
+}
+
+/// Everything a downstream client in `downstream` does through the
+/// gateway, its upstreams spoken to in `upstream`.
+async fn through_the_gateway(upstream: EraPreference, downstream: Negotiation) {
+    let (gateway, cancelled, notes_catalog, _stop_notes) = gateway(upstream).await;
+    let gateway = Arc::new(gateway);
+    let (url, _stop_gateway) = serve(&gateway).await;
+    let addr = url.trim_start_matches("http://").trim_end_matches("/mcp");
+    assert_eq!(probe(addr, "/readyz").await.0, 200);
+    let (updates, mut updated) = mpsc::unbounded_channel();
+    let client = downstream_client(&url, downstream, updates).await;
+
+    let tools = client.list_all_tools().await.expect("tools");
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+    for name in ["demo_echo", "notes_echo", "demo_crash", "notes_wait"] {
+        assert!(names.contains(&name), "{name} in {names:?}");
+    }
+    assert!(
+        gateway.catalog().dropped.is_empty(),
+        "{:?}",
+        gateway.catalog().dropped
+    );
+    let prompts = client.list_all_prompts().await.expect("prompts");
+    assert_eq!(prompts[0].name, "demo_review");
+
+    let demo = client
+        .call_tool("demo_echo", json!({"text": "hi"}))
+        .await
+        .expect("demo echo");
+    assert_eq!(text(&demo), "hi");
+    let notes = client
+        .call_tool("notes_echo", json!({"text": "hi"}))
+        .await
+        .expect("notes echo");
+    assert_eq!(text(&notes), "notes: hi");
+    let structured = client
+        .call_tool("demo_add", json!({"a": 2, "b": 3}))
+        .await
+        .expect("add");
+    assert_eq!(structured.structured_content, Some(json!({"sum": 5})));
+    let failed = client
+        .call_tool("demo_fail", ())
+        .await
+        .expect("a tool error is a result");
+    assert_eq!(failed.is_error, Some(true));
+
+    // The notes upstream gets its configured credential, never the
+    // client's.
+    let credentials = client
+        .call_tool("notes_credentials", ())
+        .await
+        .expect("credentials");
+    assert_eq!(text(&credentials), "Bearer for-notes");
+
+    // The upstream's asks reach the downstream client, and back.
+    let sampled = client
+        .call_tool("demo_sample", json!({"prompt": "Capital of France?"}))
+        .await
+        .expect("sample");
+    assert_eq!(text(&sampled), "Paris");
+    let named = client
+        .call_tool("demo_ask_name", ())
+        .await
+        .expect("ask_name");
+    assert_eq!(text(&named), "hi Ada");
+
+    // Progress flows back.
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let progress = {
+        let seen = seen.clone();
+        RequestOptions::new().with_progress(move |p| seen.lock().expect("lock").push(p.progress))
+    };
+    client
+        .call_tool_with("demo_progress", json!({"steps": 3}), progress)
+        .await
+        .expect("progress");
+    assert_eq!(*seen.lock().expect("lock"), [1.0, 2.0, 3.0]);
+
+    // A call the client gives up on is cancelled upstream.
+    let waiting = client.call_tool("notes_wait", ());
+    let gave_up = tokio::time::timeout(Duration::from_millis(300), waiting).await;
+    assert!(gave_up.is_err(), "the wait tool never answers");
+    tokio::time::timeout(WAIT, cancelled.notified())
+        .await
+        .expect("the upstream saw the cancellation");
+
+    // Prompts and resources route to their owners.
+    let prompt = client
+        .get_prompt(
+            "demo_review",
+            [("code".to_owned(), "fn main() {}".to_owned())].into(),
+        )
+        .await
+        .expect("prompt");
+    assert!(!prompt.messages.is_empty());
+    let note = client.read_resource("notes://today").await.expect("note");
+    assert_eq!(note.contents.len(), 1);
+    let profile = client
+        .read_resource("users://7/profile")
+        .await
+        .expect("profile by template");
+    assert_eq!(profile.contents.len(), 1);
+    let unknown = client.call_tool("nobody_echo", ()).await;
+    assert!(unknown.is_err(), "{unknown:?}");
+
+    // A subscription is made upstream (resources/subscribe, or the
+    // stateless upstream's listen stream) and its update routed back
+    // (handshake-era clients subscribe with resources/subscribe).
+    if matches!(downstream, Negotiation::HandshakeOnly) {
+        client
+            .subscribe_resource("notes://today")
+            .await
+            .expect("subscribed");
+        client.call_tool("notes_touch", ()).await.expect("touched");
+        let uri = tokio::time::timeout(WAIT, updated.recv())
+            .await
+            .expect("an update")
+            .expect("open");
+        assert_eq!(uri, "notes://today");
+    }
+
+    // A tool the notes server gains while serving reaches the client.
+    let mut events = gateway.events();
+    notes_catalog
+        .add_tool(ToolDefinition::new(
+            Tool::new("extra", JsonObject::new()),
+            || async { "extra" },
+        ))
+        .expect("added");
+    tokio::time::timeout(WAIT, async {
+        while gateway.catalog().tool("notes_extra").is_none() {
+            events.recv().await.expect("events");
+        }
+    })
+    .await
+    .expect("the gateway reads the changed list");
+    let extra = client
+        .call_tool("notes_extra", ())
+        .await
+        .expect("the new tool");
+    assert_eq!(text(&extra), "extra");
+
+    client.close().await.expect("closed");
+    gateway.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_stateless_client_through_stateless_upstreams() {
+    through_the_gateway(EraPreference::Auto, Negotiation::Newest).await;
+}
+
+#[tokio::test]
+async fn a_stateless_client_through_handshake_upstreams() {
+    through_the_gateway(EraPreference::Handshake, Negotiation::Newest).await;
+}
+
+#[tokio::test]
+async fn a_handshake_client_through_stateless_upstreams() {
+    through_the_gateway(EraPreference::Auto, Negotiation::HandshakeOnly).await;
+}
+
+#[tokio::test]
+async fn a_handshake_client_through_handshake_upstreams() {
+    through_the_gateway(EraPreference::Handshake, Negotiation::HandshakeOnly).await;
+}
+
+/// An update of a resource subscribed to through the gateway, at an
+/// upstream spoken to in `era`, comes back as an event.
+async fn a_resource_update_is_routed(era: EraPreference) {
+    let (gateway, _cancelled, _notes, _stop) = gateway(era).await;
+    let mut events = gateway.events();
+    gateway
+        .subscribe("notes://today")
+        .await
+        .expect("subscribed");
+    gateway
+        .call_tool("notes_touch", None, RequestOptions::new())
+        .await
+        .expect("touched");
+    let updated = tokio::time::timeout(WAIT, async {
+        loop {
+            match events.recv().await.expect("events") {
+                GatewayEvent::ResourceUpdated { upstream, uri } => break (upstream, uri),
+                _ => continue,
+            }
+        }
+    })
+    .await
+    .expect("an update");
+    assert_eq!(
+        (&*updated.0, updated.1.as_str()),
+        ("notes", "notes://today")
+    );
+    gateway.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_resource_update_is_routed_from_a_handshake_upstream() {
+    a_resource_update_is_routed(EraPreference::Handshake).await;
+}
+
+#[tokio::test]
+async fn a_resource_update_is_routed_from_a_stateless_upstream() {
+    a_resource_update_is_routed(EraPreference::Auto).await;
+}
+
+#[tokio::test]
+async fn a_child_killed_mid_call_fails_the_call_and_is_restarted() {
+    let (gateway, _cancelled, _notes, _stop) = gateway(EraPreference::Auto).await;
+    let mut events = gateway.events();
+    let lost = gateway
+        .call_tool("demo_crash", None, RequestOptions::new())
+        .await
+        .expect_err("the process died");
+    assert!(
+        matches!(&lost, Error::UpstreamLost { upstream, .. } if upstream == "demo"),
+        "{lost:?}"
+    );
+    assert!(lost.to_string().contains("`demo`"), "{lost}");
+    // Seen down, then up again: restarted.
+    let mut down = false;
+    tokio::time::timeout(WAIT, async {
+        loop {
+            match events.recv().await.expect("events") {
+                GatewayEvent::UpstreamDown { upstream } if &*upstream == "demo" => down = true,
+                GatewayEvent::UpstreamUp { upstream } if &*upstream == "demo" && down => break,
+                _ => {}
+            }
+        }
+    })
+    .await
+    .expect("restarted");
+    let status = gateway.statuses()["demo"];
+    assert_eq!((status.phase, status.restarts), (Phase::Ready, 1));
+    let echoed = gateway
+        .call_tool(
+            "demo_echo",
+            json!({"text": "back"}).as_object().cloned(),
+            RequestOptions::new(),
+        )
+        .await
+        .expect("served again");
+    assert_eq!(text(&echoed), "back");
+    gateway.shutdown().await;
+}
+
+#[tokio::test]
+async fn readiness_waits_for_every_upstream_or_the_ones_named() {
+    let config = || {
+        GatewayConfig::new()
+            .upstream(
+                "demo",
+                UpstreamConfig::new(UpstreamTransport::stdio(DEMO, Vec::<String>::new())),
+            )
+            .expect("demo")
+            .upstream(
+                "missing",
+                UpstreamConfig::new(UpstreamTransport::stdio(
+                    "./no-such-mcp-server",
+                    Vec::<String>::new(),
+                )),
+            )
+            .expect("missing")
+    };
+    for (required, ready) in [(None, false), (Some("demo"), true)] {
+        let mut builder = Gateway::builder(config());
+        if let Some(name) = required {
+            builder = builder.ready_requires([name]);
+        }
+        let gateway = Arc::new(builder.start().expect("started"));
+        let mut events = gateway.events();
+        // The demo server is up (the missing one never will be).
+        while !gateway.statuses()["demo"].connected_once {
+            events.recv().await.expect("events");
+        }
+        let (url, stop) = serve(&gateway).await;
+        let addr = url.trim_start_matches("http://").trim_end_matches("/mcp");
+        let (status, answer) = probe(addr, "/readyz").await;
+        assert_eq!(status == 200, ready, "{answer}");
+        if !ready {
+            assert!(answer.contains("\"missing\""), "{answer}");
+        }
+        assert_eq!(gateway.is_ready(), ready);
+        drop(stop);
+        gateway.shutdown().await;
+    }
+}
+
+/// Two calls in flight to one handshake-era HTTP upstream, each asking
+/// its client: each ask reaches the call it belongs to (it came on the SSE
+/// stream of that call's request), both pending at once.
+#[tokio::test]
+async fn concurrent_asks_over_http_reach_their_own_calls() {
+    let (gateway, _cancelled, _notes, _stop_notes) = gateway(EraPreference::Handshake).await;
+    let gateway = Arc::new(gateway);
+    let (url, _stop_gateway) = serve(&gateway).await;
+    // Each answer waits for the other ask: both must be pending together.
+    let both = Arc::new(tokio::sync::Barrier::new(2));
+    let config = ClientConfig::new("downstream", "1")
+        .negotiation(Negotiation::HandshakeOnly)
+        .request_timeout(WAIT)
+        .on_elicitation(move |params, _| {
+            let both = both.clone();
+            async move {
+                both.wait().await;
+                let message = match params {
+                    ElicitRequestParams::Form(form) => form.message,
+                    _ => String::new(),
+                };
+                let mut content = std::collections::BTreeMap::new();
+                content.insert("name".to_owned(), ElicitValue::String(message));
+                Ok(ElicitResult::accept(content))
+            }
+        });
+    let client = Client::connect_http(&url, config).await.expect("connects");
+    let (one, two) = tokio::join!(
+        client.call_tool("notes_confirm", json!({"text": "one"})),
+        client.call_tool("notes_confirm", json!({"text": "two"})),
+    );
+    assert_eq!(text(&one.expect("one")), "one");
+    assert_eq!(text(&two.expect("two")), "two");
+    client.close().await.expect("closed");
+    gateway.shutdown().await;
+}
