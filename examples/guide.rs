@@ -32,6 +32,8 @@ mod testing {}
 mod deployment {}
 #[doc = include_str!("../docs/guide/cli.md")]
 mod cli {}
+#[doc = include_str!("../docs/guide/gateway.md")]
+mod gateway {}
 #[doc = include_str!("../docs/guide/extensions.md")]
 mod extensions {}
 #[doc = include_str!("../docs/guide/porting.md")]

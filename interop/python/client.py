@@ -1,8 +1,10 @@
 """Interop contract client built on the official Python MCP SDK (mcp 2.x).
 
 Usage: python client.py [--mode legacy|auto] [--era handshake|stateless] [--timeout SECONDS] -- <server command> [args...]
+       python client.py [--mode ...] [--era ...] [--timeout SECONDS] --url URL
 
-Spawns the server over stdio, runs every check of the contract and prints one
+Spawns the server over stdio (or, with --url, connects to a streamable HTTP
+endpoint already running), runs every check of the contract and prints one
 `ok: ...` / `FAIL: ...` line per check. Exit status 0 only when all checks pass.
 
 --mode legacy (default) sends `initialize` straight away (handshake era, 2025-11-25).
@@ -45,21 +47,24 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         help="stateless: negotiate 2026-07-28 (server/discover) and run the stateless subset",
     )
     parser.add_argument("--timeout", type=float, default=60.0, help="bound for the whole run, in seconds")
+    parser.add_argument("--url", help="a streamable HTTP endpoint to connect to instead of spawning a server")
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- server command and arguments")
     args = parser.parse_args(argv)
     if args.command[:1] == ["--"]:
         args.command = args.command[1:]
-    if not args.command:
-        parser.error("missing server command after --")
+    if args.url and args.command:
+        parser.error("give either --url or a server command after --, not both")
+    if not args.url and not args.command:
+        parser.error("missing server command after -- (or --url)")
     return args
 
 
 async def run(args: argparse.Namespace) -> Report:
     report = Report()
     rec = Recorder()
-    params = StdioServerParameters(command=args.command[0], args=args.command[1:], env=dict(os.environ))
+    server = args.url or StdioServerParameters(command=args.command[0], args=args.command[1:], env=dict(os.environ))
     client = Client(
-        params,
+        server,
         mode="auto" if args.era == "stateless" else args.mode,
         sampling_callback=rec.sampling,
         elicitation_callback=rec.elicitation,
