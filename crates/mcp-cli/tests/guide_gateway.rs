@@ -231,10 +231,7 @@ fn the_gateway_chapter_commands_work_as_written() {
     std::fs::write(&config_file, subs.apply(CONFIG)).expect("the config written");
     let mut started = Started::default();
     let lines = commands(CHAPTER);
-    assert!(
-        lines.len() >= 8,
-        "the chapter's sh blocks: {lines:#?}"
-    );
+    assert!(lines.len() >= 8, "the chapter's sh blocks: {lines:#?}");
     for line in lines {
         let applied = subs.apply(line);
         let background = applied.ends_with(" &");
