@@ -106,33 +106,32 @@ async fn the_python_client_through_the_gateway_over_stdio_in_both_eras() {
     contract(&stateless).await;
 }
 
-/// `mcp gateway ... --listen 127.0.0.1:0`, running until dropped; its
-/// stderr is read until the `serving` line and drained after it.
-struct Listening {
+/// A server this test started, running until stopped or dropped, that
+/// says where it serves on a stderr line `<prefix>URL`; its stderr is read
+/// until that line and drained after it.
+struct Announced {
     child: tokio::process::Child,
     drain: tokio::task::JoinHandle<()>,
     url: String,
 }
 
-impl Listening {
-    async fn start(args: &[&str]) -> Self {
-        let mut child = tokio::process::Command::new(MCP)
-            .arg("gateway")
+impl Announced {
+    async fn start(program: &Path, args: &[&str], prefix: &str) -> Self {
+        let mut child = tokio::process::Command::new(program)
             .args(args)
-            .args(["--listen", "127.0.0.1:0"])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .kill_on_drop(true)
             .spawn()
-            .expect("mcp gateway starts");
+            .unwrap_or_else(|e| panic!("{} starts: {e}", program.display()));
         let mut lines = BufReader::new(child.stderr.take().expect("piped stderr")).lines();
         let mut seen = String::new();
         let find = async {
             while let Some(line) = lines.next_line().await.expect("stderr reads") {
                 seen.push_str(&line);
                 seen.push('\n');
-                if let Some(url) = line.strip_prefix("mcp gateway: serving ") {
+                if let Some(url) = line.strip_prefix(prefix) {
                     return Some(url.trim().to_owned());
                 }
             }
@@ -143,11 +142,22 @@ impl Listening {
             .ok()
             .flatten();
         let Some(url) = url else {
-            panic!("mcp gateway {args:?} did not say where it serves:\n{seen}");
+            panic!(
+                "{} {args:?} did not say where it serves:\n{seen}",
+                program.display()
+            );
         };
-        // The gateway's log goes on after the line; a full pipe would stall it.
+        // Its log goes on after the line; a full pipe would stall it.
         let drain = tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
         Self { child, drain, url }
+    }
+
+    /// `mcp gateway ARGS --listen 127.0.0.1:0`.
+    async fn gateway(args: &[&str]) -> Self {
+        let mut all = vec!["gateway"];
+        all.extend_from_slice(args);
+        all.extend_from_slice(&["--listen", "127.0.0.1:0"]);
+        Self::start(Path::new(MCP), &all, "mcp gateway: serving ").await
     }
 
     async fn stop(mut self) {
@@ -161,7 +171,7 @@ impl Listening {
 async fn the_python_client_through_the_gateway_over_http_in_both_eras() {
     python();
     let demo = demo_server();
-    let gateway = Listening::start(&["--stdio", &demo]).await;
+    let gateway = Announced::gateway(&["--stdio", &demo]).await;
     contract(&["--url", &gateway.url]).await;
     contract(&["--era", "stateless", "--url", &gateway.url]).await;
     gateway.stop().await;
@@ -175,27 +185,6 @@ fn everything_ts() -> String {
         Ok(path) if !path.is_empty() => path,
         _ => panic!("{NEEDS_TS}"),
     }
-}
-
-/// Our everything-server on a free port of 127.0.0.1, running until
-/// dropped; its URL (it prints it on stderr).
-async fn everything_over_http() -> (tokio::process::Child, String) {
-    let mut child = tokio::process::Command::new(built("examples/everything-server"))
-        .args(["--port", "0"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("the everything-server starts");
-    let mut lines = BufReader::new(child.stderr.take().expect("piped stderr")).lines();
-    let url = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
-        .await
-        .expect("the everything-server says where it serves")
-        .expect("stderr reads")
-        .and_then(|line| line.strip_prefix("everything-server: ").map(str::to_owned))
-        .expect("an `everything-server: URL` line");
-    (child, url)
 }
 
 /// Our client, downstream of the gateway at `url` in `era`, answering
@@ -309,21 +298,27 @@ async fn three_upstreams(url: &str, era: mcp_client::Negotiation) {
 #[ignore = "needs MCP_INTEROP_EVERYTHING_TS (server-everything's dist/index.js) and node; .ci/run sets it and runs these"]
 async fn our_client_through_three_upstreams_in_both_eras() {
     let ts = everything_ts();
-    let (everything, everything_url) = everything_over_http().await;
+    // Our everything-server on a free port of 127.0.0.1.
+    let everything = Announced::start(
+        &built("examples/everything-server"),
+        &["--port", "0"],
+        "everything-server: ",
+    )
+    .await;
     let dir = std::env::temp_dir().join(format!("mcp-gateway-interop-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("a scratch directory");
     let config = dir.join("servers.json");
     let servers = serde_json::json!({"mcpServers": {
         "demo": {"command": demo_server(), "args": []},
-        "everything": {"url": everything_url},
+        "everything": {"url": everything.url},
         "ts": {"command": "node", "args": [ts, "stdio"]},
     }});
     std::fs::write(&config, servers.to_string()).expect("the config written");
     let config_arg = config.display().to_string();
-    let gateway = Listening::start(&["--config", &config_arg]).await;
+    let gateway = Announced::gateway(&["--config", &config_arg]).await;
     three_upstreams(&gateway.url, mcp_client::Negotiation::HandshakeOnly).await;
     three_upstreams(&gateway.url, mcp_client::Negotiation::StatelessOnly).await;
     gateway.stop().await;
-    drop(everything);
+    everything.stop().await;
     let _ = std::fs::remove_dir_all(&dir);
 }
