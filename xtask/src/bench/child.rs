@@ -60,14 +60,25 @@ impl Server {
             .map_err(|e| format!("the server printed `{}`, not an address: {e}", line.trim()))
     }
 
-    /// User + system CPU time the process has used so far.
+    /// User + system CPU time the process and its live children (a
+    /// gateway's upstream server) have used so far.
     pub(super) fn cpu_time(&self) -> Result<Duration, String> {
-        cpu_time(self.pid)
+        let mut total = cpu_time(self.pid)?;
+        for pid in children(self.pid) {
+            // A child that exited in between has no stat left to read.
+            total += cpu_time(pid).unwrap_or_default();
+        }
+        Ok(total)
     }
 
-    /// The peak resident set size (`VmHWM`) in KiB.
+    /// The peak resident set size (`VmHWM`) in KiB of the process plus
+    /// that of each live child: what a deployment of it holds at most.
     pub(super) fn peak_rss_kib(&self) -> Result<u64, String> {
-        peak_rss_kib(self.pid)
+        let mut total = peak_rss_kib(self.pid)?;
+        for pid in children(self.pid) {
+            total += peak_rss_kib(pid).unwrap_or(0);
+        }
+        Ok(total)
     }
 
     /// The resident set size now (`VmRSS`) in KiB.
@@ -119,6 +130,24 @@ pub(super) fn cpu_time(pid: u32) -> Result<Duration, String> {
     let path = format!("/proc/{pid}/stat");
     let stat = std::fs::read_to_string(&path).map_err(|e| format!("reading {path}: {e}"))?;
     parse_cpu_time(&stat).ok_or_else(|| format!("{path} has no utime/stime: {stat}"))
+}
+
+/// The children of process `pid`, from the `children` file of each of its
+/// threads (`/proc/<pid>/task/<tid>/children`); none where the kernel does
+/// not list them.
+fn children(pid: u32) -> Vec<u32> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    tasks
+        .filter_map(Result::ok)
+        .filter_map(|task| std::fs::read_to_string(task.path().join("children")).ok())
+        .flat_map(|list| {
+            list.split_whitespace()
+                .filter_map(|pid| pid.parse().ok())
+                .collect::<Vec<u32>>()
+        })
+        .collect()
 }
 
 /// The peak resident set size (`VmHWM`) of process `pid` in KiB.
@@ -228,6 +257,18 @@ mod tests {
             let error = raise_open_files_limit(hard + 1).expect_err("over the hard limit");
             assert!(error.contains("ulimit -Hn"), "{error}");
         }
+    }
+
+    #[test]
+    fn a_child_is_listed_under_its_parent() {
+        let mut sleeper = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .expect("sleep starts");
+        let listed = children(std::process::id()).contains(&sleeper.id());
+        sleeper.kill().expect("killed");
+        sleeper.wait().expect("reaped");
+        assert!(listed, "the child is not listed");
     }
 
     #[test]

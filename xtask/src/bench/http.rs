@@ -17,6 +17,7 @@ use hyper_util::rt::TokioIo;
 use tokio::task::{JoinHandle, JoinSet};
 
 use super::child::{self, Server};
+use super::gateway;
 use super::report::Row;
 use super::{Budget, CallTemplate, Case, Kind, PEER_TIMEOUT, Programs, Sample, check_echo};
 
@@ -28,9 +29,14 @@ pub(super) async fn measure(
     case: Case,
     budget: Budget,
 ) -> Result<Row, String> {
-    let (program, args) = programs.server(case.kind)?;
-    let mut server = Server::spawn(&program, args)?;
-    let address = server.read_address().await?;
+    let (server, address) = if case.kind.is_gateway() {
+        gateway::spawn(programs).await?
+    } else {
+        let (program, args) = programs.server(case.kind)?;
+        let mut server = Server::spawn(&program, args)?;
+        let address = server.read_address().await?;
+        (server, address)
+    };
     let mut clients = Vec::with_capacity(case.parallel);
     for _ in 0..case.parallel {
         let mut client = Client::open(address, case).await?;

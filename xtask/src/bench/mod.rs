@@ -5,7 +5,10 @@
 //! directory, `rmcp.rs`), all measured in one run so the ratios are
 //! comparable on a noisy machine: throughput, latency, CPU and peak RSS
 //! under load, then the memory of idle sessions and GET streams
-//! (`scale.rs`), then the rows across replicas (`cluster.rs`).
+//! (`scale.rs`), then the rows across replicas (`cluster.rs`). The
+//! gateway rows (`gateway.rs`, issue 29) put `mcp gateway` in front of the
+//! stdio echo server and call it over HTTP, beside the same server called
+//! directly over its stdio with as many calls in flight.
 //!
 //! `bench` (this debug binary) builds the programs and the driver with the
 //! `production` profile (release with fat LTO and one codegen unit, what a
@@ -15,6 +18,7 @@
 
 mod child;
 mod cluster;
+mod gateway;
 mod http;
 mod report;
 mod rmcp;
@@ -84,6 +88,15 @@ enum Kind {
     RmcpSession,
     /// rmcp's echo server, stateless 2026-07-28 requests.
     RmcpStateless,
+    /// `mcp-bench-echo-server` over stdio, called directly: the reference
+    /// of the gateway rows (the same upstream, as many calls in flight).
+    GatewayDirect,
+    /// `mcp gateway --stdio <echo server>` over HTTP, a 2025-11-25 session
+    /// per connection.
+    GatewaySession,
+    /// `mcp gateway --stdio <echo server>` over HTTP, stateless 2026-07-28
+    /// requests.
+    GatewayStateless,
 }
 
 impl Kind {
@@ -93,23 +106,36 @@ impl Kind {
 
     fn baseline(self) -> Self {
         match self {
-            Self::StdioRaw | Self::StdioMcp => Self::StdioRaw,
+            Self::StdioRaw | Self::StdioMcp | Self::GatewayDirect => Self::StdioRaw,
             Self::HttpRaw
             | Self::HttpSession
             | Self::HttpStateless
             | Self::RmcpSession
-            | Self::RmcpStateless => Self::HttpRaw,
+            | Self::RmcpStateless
+            | Self::GatewaySession
+            | Self::GatewayStateless => Self::HttpRaw,
         }
+    }
+
+    /// A call through `mcp gateway`.
+    fn is_gateway(self) -> bool {
+        matches!(self, Self::GatewaySession | Self::GatewayStateless)
     }
 
     /// A 2025-11-25 session per HTTP connection.
     fn is_session_era(self) -> bool {
-        matches!(self, Self::HttpSession | Self::RmcpSession)
+        matches!(
+            self,
+            Self::HttpSession | Self::RmcpSession | Self::GatewaySession
+        )
     }
 
     /// Stateless 2026-07-28 requests over HTTP.
     fn is_stateless_era(self) -> bool {
-        matches!(self, Self::HttpStateless | Self::RmcpStateless)
+        matches!(
+            self,
+            Self::HttpStateless | Self::RmcpStateless | Self::GatewayStateless
+        )
     }
 
     fn is_rmcp(self) -> bool {
@@ -163,6 +189,19 @@ fn cases(with_rmcp: bool) -> Vec<Case> {
             });
         }
     }
+    // Issue 29: the direct reference right before the calls through the
+    // gateway it is compared with.
+    for kind in [
+        Kind::GatewayDirect,
+        Kind::GatewaySession,
+        Kind::GatewayStateless,
+    ] {
+        cases.push(Case {
+            kind,
+            payload: 64,
+            parallel: gateway::PARALLEL,
+        });
+    }
     cases
 }
 
@@ -182,7 +221,7 @@ impl Programs {
     fn server(&self, kind: Kind) -> Result<(PathBuf, &'static [&'static str]), String> {
         Ok(match kind {
             Kind::StdioRaw => (self.path("mcp-transport-test-peer"), &["--raw"]),
-            Kind::StdioMcp => (self.path("mcp-bench-echo-server"), &[]),
+            Kind::StdioMcp | Kind::GatewayDirect => (self.path("mcp-bench-echo-server"), &[]),
             Kind::HttpRaw => (self.path("raw-http-echo"), &[]),
             Kind::HttpSession | Kind::HttpStateless => {
                 (self.path("mcp-bench-echo-server"), &["--http"])
@@ -193,6 +232,8 @@ impl Programs {
                     .ok_or("rmcp's echo server was not built (`--quick` skips it)")?,
                 &[],
             ),
+            // Its arguments name the upstream and a port (`gateway.rs`).
+            Kind::GatewaySession | Kind::GatewayStateless => (self.path("mcp"), &[]),
         })
     }
 }
@@ -217,6 +258,8 @@ pub(crate) fn build_and_run(root: &Path, args: &[String]) -> Result<(), String> 
         "mcp-examples",
         "-p",
         "mcp-transport",
+        "-p",
+        "mcp-cli",
         "--bin",
         "xtask",
         "--bin",
@@ -225,6 +268,9 @@ pub(crate) fn build_and_run(root: &Path, args: &[String]) -> Result<(), String> 
         "mcp-bench-echo-server",
         "--bin",
         "mcp-transport-test-peer",
+        // `mcp gateway` (the gateway rows).
+        "--bin",
+        "mcp",
         // The echo server's `--redis` (the rows across replicas).
         "--features",
         "mcp-examples/redis",
@@ -346,12 +392,16 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<(), String> {
 
 async fn measure(programs: &Programs, case: Case, budget: Budget) -> Result<Row, String> {
     match case.kind {
-        Kind::StdioRaw | Kind::StdioMcp => stdio::measure(programs, case, budget).await,
+        Kind::StdioRaw | Kind::StdioMcp | Kind::GatewayDirect => {
+            stdio::measure(programs, case, budget).await
+        }
         Kind::HttpRaw
         | Kind::HttpSession
         | Kind::HttpStateless
         | Kind::RmcpSession
-        | Kind::RmcpStateless => http::measure(programs, case, budget).await,
+        | Kind::RmcpStateless
+        | Kind::GatewaySession
+        | Kind::GatewayStateless => http::measure(programs, case, budget).await,
     }
 }
 

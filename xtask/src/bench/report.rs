@@ -6,7 +6,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::scale::{self, Item, ScaleRow};
-use super::{COMMAND, Case, Kind, Sample, rmcp, today};
+use super::{COMMAND, Case, Kind, Sample, gateway, rmcp, today};
 
 /// docs/benchmarks.md holds the measured run between these two lines.
 const BEGIN: &str = "<!-- cargo xtask bench: begin -->";
@@ -302,10 +302,10 @@ fn judge(target: &Target, rows: &[Row], scale: &[ScaleRow]) -> (String, bool) {
 
 pub(super) fn transport(kind: Kind) -> &'static str {
     match kind {
-        Kind::StdioRaw | Kind::StdioMcp => "stdio",
+        Kind::StdioRaw | Kind::StdioMcp | Kind::GatewayDirect => "stdio",
         Kind::HttpRaw => "HTTP",
-        Kind::HttpSession | Kind::RmcpSession => "HTTP 2025-11-25",
-        Kind::HttpStateless | Kind::RmcpStateless => "HTTP 2026-07-28",
+        Kind::HttpSession | Kind::RmcpSession | Kind::GatewaySession => "HTTP 2025-11-25",
+        Kind::HttpStateless | Kind::RmcpStateless | Kind::GatewayStateless => "HTTP 2026-07-28",
     }
 }
 
@@ -315,6 +315,8 @@ pub(super) fn server(kind: Kind) -> &'static str {
         Kind::HttpRaw => "raw hyper",
         Kind::StdioMcp | Kind::HttpSession | Kind::HttpStateless => "mcp-server",
         Kind::RmcpSession | Kind::RmcpStateless => rmcp::SERVER,
+        Kind::GatewayDirect => "mcp-server, direct (gateway reference)",
+        Kind::GatewaySession | Kind::GatewayStateless => "mcp gateway to stdio mcp-server",
     }
 }
 
@@ -328,7 +330,9 @@ fn payload(bytes: usize) -> String {
 
 fn parallel(case: Case) -> String {
     match case.kind {
-        Kind::StdioRaw | Kind::StdioMcp => format!("{} in flight", case.parallel),
+        Kind::StdioRaw | Kind::StdioMcp | Kind::GatewayDirect => {
+            format!("{} in flight", case.parallel)
+        }
         _ => format!("C={}", case.parallel),
     }
 }
@@ -429,6 +433,7 @@ pub(super) fn render(rows: &[Row], scale: &[ScaleRow], quick: bool) -> String {
             row.client_cpu_ms_per_1000,
         );
     }
+    out.push_str(&gateway::render(rows));
     if !scale.is_empty() {
         out.push_str(&scale::render(scale, quick));
     }

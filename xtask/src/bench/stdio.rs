@@ -75,7 +75,7 @@ pub(super) async fn measure(
         reader: BufReader::with_capacity(64 * 1024, stdout),
         line: Vec::new(),
     };
-    if case.kind == Kind::StdioMcp {
+    if case.kind != Kind::StdioRaw {
         let initialize = br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"xtask-bench","version":"0"}}}"#;
         let answer = pipes.exchange(initialize, true).await?;
         if !String::from_utf8_lossy(&answer).contains(r#""result""#) {
