@@ -2,9 +2,10 @@
 //! server's run-time [`Catalog`](mcp_server::Catalog) (one group, replaced
 //! whole at each change, so clients of both eras hear of each changed
 //! list once), each handler forwarding its request to the upstream the
-//! catalog routed it to: progress reported back, cancellation passed on
-//! (the handler's future is dropped, and with it the upstream call),
-//! asks answered by this call's client ([`crate::asks`]). Resource
+//! catalog routed it to: progress and log messages reported back,
+//! cancellation passed on (the handler's future is dropped, and with it
+//! the upstream call), asks answered by this call's client
+//! ([`crate::asks`]). Resource
 //! subscriptions are made upstream once per URI, their updates announced
 //! downstream.
 
