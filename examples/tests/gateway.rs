@@ -595,3 +595,77 @@ async fn concurrent_asks_over_http_reach_their_own_calls() {
     client.close().await.expect("closed");
     gateway.shutdown().await;
 }
+
+/// A handshake-era client at `debug`, its log messages heard in `logs`,
+/// its elicitations waking `asked` and answered once `answer` is notified.
+async fn logging_client(url: &str, logs: Heard, asked: Arc<Notify>, answer: Arc<Notify>) -> Client {
+    let config = ClientConfig::new("downstream", "1")
+        .negotiation(Negotiation::HandshakeOnly)
+        .request_timeout(WAIT)
+        .on_elicitation(move |_, _| {
+            let (asked, answer) = (asked.clone(), answer.clone());
+            async move {
+                asked.notify_one();
+                answer.notified().await;
+                let mut content = std::collections::BTreeMap::new();
+                content.insert("name".to_owned(), ElicitValue::String("Ada".into()));
+                Ok(ElicitResult::accept(content))
+            }
+        })
+        .on_notification(move |notification| {
+            if let ServerNotification::LoggingMessage(params) = notification {
+                logs.lock().expect("lock").push((params.level, params.data));
+            }
+            std::future::ready(())
+        });
+    let client = Client::connect_http(url, config).await.expect("connects");
+    client
+        .set_logging_level(LoggingLevel::Debug)
+        .await
+        .expect("logging/setLevel");
+    client
+}
+
+/// Over stdio nothing on the wire says which call a log message belongs
+/// to: with two calls in flight to the demo server (one client's waiting
+/// on its elicitation, another's logging), the message reaches neither
+/// client; with one, it reaches that call's client.
+#[tokio::test]
+async fn a_log_message_of_no_one_call_reaches_no_client() {
+    let (gateway, _cancelled, _notes, _stop_notes) = gateway(EraPreference::Handshake).await;
+    let gateway = Arc::new(gateway);
+    let (url, _stop_gateway) = serve(&gateway).await;
+    let (asked, answer) = (Arc::new(Notify::new()), Arc::new(Notify::new()));
+    let (waiter_logs, logger_logs) = (Heard::default(), Heard::default());
+    let waiter = logging_client(&url, waiter_logs.clone(), asked.clone(), answer.clone()).await;
+    let logger = logging_client(&url, logger_logs.clone(), asked.clone(), answer.clone()).await;
+
+    let waiting = tokio::spawn({
+        let waiter = waiter.clone();
+        async move { waiter.call_tool("demo_ask_name", ()).await }
+    });
+    tokio::time::timeout(WAIT, asked.notified())
+        .await
+        .expect("the demo server asks the waiting client");
+    let logged = logger.call_tool("demo_log", ()).await.expect("log");
+    assert_eq!(text(&logged), "logged");
+    assert_eq!(*logger_logs.lock().expect("lock"), []);
+    answer.notify_one();
+    let named = waiting.await.expect("joined").expect("ask_name");
+    assert_eq!(text(&named), "hi Ada");
+    assert_eq!(*waiter_logs.lock().expect("lock"), []);
+
+    // Alone in flight, the call gets its messages.
+    logger.call_tool("demo_log", ()).await.expect("log");
+    assert_eq!(
+        *logger_logs.lock().expect("lock"),
+        [
+            (LoggingLevel::Info, json!("info message")),
+            (LoggingLevel::Error, json!("error message")),
+        ]
+    );
+    assert_eq!(*waiter_logs.lock().expect("lock"), []);
+    waiter.close().await.expect("closed");
+    logger.close().await.expect("closed");
+    gateway.shutdown().await;
+}
