@@ -2,8 +2,9 @@
 //! (stdio, with its `crash` tool) and a notes server on 127.0.0.1
 //! (streamable HTTP), both offering `echo`. Merged without collisions,
 //! each called, sampling and elicitation answered, progress and
-//! cancellation forwarded, a resource update routed, the child killed
-//! mid-call and served again after its restart.
+//! cancellation forwarded, the upstreams' log messages passed to the
+//! client of the call at its level, a resource update routed, the child
+//! killed mid-call and served again after its restart.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -17,10 +18,10 @@ use mcp_server::{Args, Catalog, Context, Server, Tool, ToolDefinition, ToolError
 use mcp_transport::http::HttpServerConfig;
 use mcp_types::{
     CreateMessageResult, ElicitRequestParams, ElicitRequestedSchema, ElicitResult, ElicitValue,
-    JsonObject, PrimitiveSchemaDefinition, Resource, SamplingMessageContentBlock,
+    JsonObject, LoggingLevel, PrimitiveSchemaDefinition, Resource, SamplingMessageContentBlock,
     ServerNotification, StringSchema,
 };
-use serde_json::json;
+use serde_json::{Value, json};
 use tokio::net::TcpListener;
 use tokio::sync::{Notify, mpsc, oneshot};
 
@@ -34,7 +35,8 @@ struct Text {
 
 /// The notes server on a free port of 127.0.0.1 until the sender is
 /// dropped: `echo`, `touch` (announces `notes://today` updated) and
-/// `wait` (runs until cancelled, then wakes `cancelled`).
+/// `wait` (runs until cancelled, then wakes `cancelled`), `log` (a debug
+/// and a critical message).
 async fn notes_over_http(cancelled: Arc<Notify>) -> (String, Catalog, oneshot::Sender<()>) {
     let server = Server::builder("notes", "1.0.0")
         .dynamic()
@@ -73,6 +75,15 @@ async fn notes_over_http(cancelled: Arc<Notify>) -> (String, Catalog, oneshot::S
                 })
             },
         )
+        .tool(
+            "log",
+            "Logs at debug and critical",
+            |cx: Context| async move {
+                cx.log(LoggingLevel::Debug, "notes debug").await?;
+                cx.log(LoggingLevel::Critical, "notes critical").await?;
+                Ok::<_, ToolError>("logged")
+            },
+        )
         .tool("wait", "Waits until cancelled", move |cx: Context| {
             let cancelled = cancelled.clone();
             async move {
@@ -105,12 +116,17 @@ async fn notes_over_http(cancelled: Arc<Notify>) -> (String, Catalog, oneshot::S
     (format!("http://{addr}/mcp"), catalog, stop)
 }
 
+/// The log messages a client heard, by level and data.
+type Heard = Arc<Mutex<Vec<(LoggingLevel, Value)>>>;
+
 /// The downstream client, in `era`, answering what the upstreams ask;
-/// the resource updates it hears go to `updates`.
+/// the resource updates it hears go to `updates`, its log messages to
+/// `logs`.
 async fn downstream_client(
     url: &str,
     era: Negotiation,
     updates: mpsc::UnboundedSender<String>,
+    logs: Heard,
 ) -> Client {
     let config = ClientConfig::new("downstream", "1")
         .negotiation(era)
@@ -127,8 +143,14 @@ async fn downstream_client(
             Ok(ElicitResult::accept(content))
         })
         .on_notification(move |notification| {
-            if let ServerNotification::ResourceUpdated(params) = notification {
-                let _ = updates.send(params.uri);
+            match notification {
+                ServerNotification::ResourceUpdated(params) => {
+                    let _ = updates.send(params.uri);
+                }
+                ServerNotification::LoggingMessage(params) => {
+                    logs.lock().expect("lock").push((params.level, params.data));
+                }
+                _ => {}
             }
             std::future::ready(())
         });
@@ -223,7 +245,8 @@ async fn through_the_gateway(upstream: EraPreference, downstream: Negotiation) {
     let addr = url.trim_start_matches("http://").trim_end_matches("/mcp");
     assert_eq!(probe(addr, "/readyz").await.0, 200);
     let (updates, mut updated) = mpsc::unbounded_channel();
-    let client = downstream_client(&url, downstream, updates).await;
+    let logs = Heard::default();
+    let client = downstream_client(&url, downstream, updates, logs.clone()).await;
 
     let tools = client.list_all_tools().await.expect("tools");
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
@@ -290,6 +313,41 @@ async fn through_the_gateway(upstream: EraPreference, downstream: Negotiation) {
         .await
         .expect("progress");
     assert_eq!(*seen.lock().expect("lock"), [1.0, 2.0, 3.0]);
+
+    // Log messages reach the client of the call at its level, and none
+    // below it: the demo's over stdio (the one call in flight to it), the
+    // notes server's on the call's own stream. They come before the
+    // answer, on the call's stream.
+    let at_error = if matches!(downstream, Negotiation::HandshakeOnly) {
+        client
+            .set_logging_level(LoggingLevel::Error)
+            .await
+            .expect("logging/setLevel");
+        RequestOptions::new()
+    } else {
+        RequestOptions::new().with_log_level(LoggingLevel::Error)
+    };
+    for tool in ["demo_log", "notes_log"] {
+        let logged = client
+            .call_tool_with(tool, JsonObject::new(), at_error.clone())
+            .await
+            .expect("log");
+        assert_eq!(text(&logged), "logged");
+    }
+    assert_eq!(
+        *logs.lock().expect("lock"),
+        [
+            (LoggingLevel::Error, json!("error message")),
+            (LoggingLevel::Critical, json!("notes critical")),
+        ],
+        "only the messages at the client's level or above, each once"
+    );
+    // A call that asks for none hears none (stateless era).
+    if !matches!(downstream, Negotiation::HandshakeOnly) {
+        logs.lock().expect("lock").clear();
+        client.call_tool("notes_log", ()).await.expect("log");
+        assert_eq!(*logs.lock().expect("lock"), []);
+    }
 
     // A call the client gives up on is cancelled upstream.
     let waiting = client.call_tool("notes_wait", ());
@@ -535,5 +593,79 @@ async fn concurrent_asks_over_http_reach_their_own_calls() {
     assert_eq!(text(&one.expect("one")), "one");
     assert_eq!(text(&two.expect("two")), "two");
     client.close().await.expect("closed");
+    gateway.shutdown().await;
+}
+
+/// A handshake-era client at `debug`, its log messages heard in `logs`,
+/// its elicitations waking `asked` and answered once `answer` is notified.
+async fn logging_client(url: &str, logs: Heard, asked: Arc<Notify>, answer: Arc<Notify>) -> Client {
+    let config = ClientConfig::new("downstream", "1")
+        .negotiation(Negotiation::HandshakeOnly)
+        .request_timeout(WAIT)
+        .on_elicitation(move |_, _| {
+            let (asked, answer) = (asked.clone(), answer.clone());
+            async move {
+                asked.notify_one();
+                answer.notified().await;
+                let mut content = std::collections::BTreeMap::new();
+                content.insert("name".to_owned(), ElicitValue::String("Ada".into()));
+                Ok(ElicitResult::accept(content))
+            }
+        })
+        .on_notification(move |notification| {
+            if let ServerNotification::LoggingMessage(params) = notification {
+                logs.lock().expect("lock").push((params.level, params.data));
+            }
+            std::future::ready(())
+        });
+    let client = Client::connect_http(url, config).await.expect("connects");
+    client
+        .set_logging_level(LoggingLevel::Debug)
+        .await
+        .expect("logging/setLevel");
+    client
+}
+
+/// Over stdio nothing on the wire says which call a log message belongs
+/// to: with two calls in flight to the demo server (one client's waiting
+/// on its elicitation, another's logging), the message reaches neither
+/// client; with one, it reaches that call's client.
+#[tokio::test]
+async fn a_log_message_of_no_one_call_reaches_no_client() {
+    let (gateway, _cancelled, _notes, _stop_notes) = gateway(EraPreference::Handshake).await;
+    let gateway = Arc::new(gateway);
+    let (url, _stop_gateway) = serve(&gateway).await;
+    let (asked, answer) = (Arc::new(Notify::new()), Arc::new(Notify::new()));
+    let (waiter_logs, logger_logs) = (Heard::default(), Heard::default());
+    let waiter = logging_client(&url, waiter_logs.clone(), asked.clone(), answer.clone()).await;
+    let logger = logging_client(&url, logger_logs.clone(), asked.clone(), answer.clone()).await;
+
+    let waiting = tokio::spawn({
+        let waiter = waiter.clone();
+        async move { waiter.call_tool("demo_ask_name", ()).await }
+    });
+    tokio::time::timeout(WAIT, asked.notified())
+        .await
+        .expect("the demo server asks the waiting client");
+    let logged = logger.call_tool("demo_log", ()).await.expect("log");
+    assert_eq!(text(&logged), "logged");
+    assert_eq!(*logger_logs.lock().expect("lock"), []);
+    answer.notify_one();
+    let named = waiting.await.expect("joined").expect("ask_name");
+    assert_eq!(text(&named), "hi Ada");
+    assert_eq!(*waiter_logs.lock().expect("lock"), []);
+
+    // Alone in flight, the call gets its messages.
+    logger.call_tool("demo_log", ()).await.expect("log");
+    assert_eq!(
+        *logger_logs.lock().expect("lock"),
+        [
+            (LoggingLevel::Info, json!("info message")),
+            (LoggingLevel::Error, json!("error message")),
+        ]
+    );
+    assert_eq!(*waiter_logs.lock().expect("lock"), []);
+    waiter.close().await.expect("closed");
+    logger.close().await.expect("closed");
     gateway.shutdown().await;
 }

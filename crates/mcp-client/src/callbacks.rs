@@ -318,7 +318,7 @@ impl Handler for Callbacks {
     async fn handle_notification(
         &self,
         notification: IncomingNotification,
-        _: NotificationContext,
+        cx: NotificationContext,
     ) {
         let revision = self.shared.lock().revision;
         let parsed = match ServerNotification::parse(
@@ -368,7 +368,10 @@ impl Handler for Callbacks {
             _ => {}
         }
         if let Some(callback) = &self.config.notification {
-            callback(parsed).await;
+            let info = crate::NotificationInfo {
+                related_request: cx.transport.related_request,
+            };
+            callback(parsed, info).await;
         }
     }
 }

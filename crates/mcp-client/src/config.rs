@@ -188,9 +188,29 @@ impl ClientConfig {
         Fut: Future<Output = ()> + Send + 'static,
     {
         let callback = Arc::new(callback);
-        self.settings.notification = Some(Arc::new(move |notification| {
+        self.settings.notification = Some(Arc::new(move |notification, _| {
             let callback = callback.clone();
             Box::pin(async move { callback(notification).await })
+        }));
+        self
+    }
+
+    /// As [`on_notification`](Self::on_notification), the callback told
+    /// also which of our requests the notification came in the course of,
+    /// where the transport says ([`NotificationInfo::related_request`]):
+    /// how a proxy hands an upstream's log messages to the call they
+    /// belong to. Replaces an earlier `on_notification` (one callback).
+    ///
+    /// [`NotificationInfo::related_request`]: crate::NotificationInfo::related_request
+    pub fn on_notification_with<F, Fut>(mut self, callback: F) -> Self
+    where
+        F: Fn(ServerNotification, crate::NotificationInfo) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        let callback = Arc::new(callback);
+        self.settings.notification = Some(Arc::new(move |notification, info| {
+            let callback = callback.clone();
+            Box::pin(async move { callback(notification, info).await })
         }));
         self
     }

@@ -19,6 +19,7 @@ use mcp_types::{
 use crate::events::{EventFn, SessionEvent};
 use crate::extension::declared::ExtensionConfig;
 use crate::hosted::{Host, HostedTasks};
+use crate::session::NotificationInfo;
 use crate::task_states::DEFAULT_TASK_STATUS_QUEUE;
 
 pub(crate) type SamplingFn<I> = Arc<
@@ -33,7 +34,8 @@ pub(crate) type RootsFn<I> =
     Arc<dyn Fn(I) -> BoxFuture<Result<ListRootsResult, ErrorObject>> + Send + Sync>;
 pub(crate) type LoggingFn =
     Arc<dyn Fn(LoggingMessageNotificationParams) -> BoxFuture<()> + Send + Sync>;
-pub(crate) type NotificationFn = Arc<dyn Fn(ServerNotification) -> BoxFuture<()> + Send + Sync>;
+pub(crate) type NotificationFn =
+    Arc<dyn Fn(ServerNotification, NotificationInfo) -> BoxFuture<()> + Send + Sync>;
 
 /// The settings of a [`ClientConfig`](crate::ClientConfig): what the
 /// session keeps of it. `I` is what a callback is told of a request.

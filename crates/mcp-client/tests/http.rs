@@ -47,6 +47,10 @@ fn server() -> Server {
         .tool("steps", "Reports progress", steps)
         .tool("sample", "Asks the client's model", sample)
         .tool("reconnect", "Closes its stream mid-call", reconnect)
+        .tool("log", "Logs a warning", |cx: Context| async move {
+            cx.log(mcp_types::LoggingLevel::Warning, "careful").await?;
+            Ok::<_, ToolError>("logged")
+        })
         .build()
         .expect("server")
 }
@@ -735,4 +739,52 @@ async fn a_refused_legacy_post_fails_its_request_and_keeps_the_session() {
         .expect("the call ends")
         .expect("the session goes on");
     assert_eq!(text(&fine), "fine");
+}
+
+/// Which request each log message came in the course of, as the client's
+/// notification callback is told.
+type Related = std::sync::Arc<std::sync::Mutex<Vec<Option<mcp_types::RequestId>>>>;
+
+#[tokio::test]
+async fn a_log_message_sent_in_the_course_of_a_call_names_it_in_both_eras() {
+    use mcp_client::Negotiation;
+    use mcp_types::{LoggingLevel, RequestId, ServerNotification};
+    let running = start(HttpServerConfig::new()).await;
+    for era in [Negotiation::HandshakeOnly, Negotiation::StatelessOnly] {
+        let related = Related::default();
+        let heard = related.clone();
+        let config = ClientConfig::new("http-client", "1")
+            .negotiation(era)
+            .on_notification_with(move |notification, info| {
+                if let ServerNotification::LoggingMessage(_) = notification {
+                    heard.lock().expect("lock").push(info.related_request);
+                }
+                std::future::ready(())
+            });
+        let client = Client::connect_http(&running.url, config)
+            .await
+            .expect("connect");
+        let mut options = RequestOptions::new().with_id("the-log-call");
+        if client.is_stateless() {
+            options = options.with_log_level(LoggingLevel::Debug);
+        } else {
+            client
+                .set_logging_level(LoggingLevel::Debug)
+                .await
+                .expect("setLevel");
+        }
+        let result = client
+            .call_tool_with("log", json!({}), options)
+            .await
+            .expect("log");
+        assert_eq!(text(&result), "logged");
+        // The message came on the call's own stream, before its answer.
+        assert_eq!(
+            *related.lock().expect("lock"),
+            [Some(RequestId::from("the-log-call"))],
+            "{era:?}"
+        );
+        client.close().await.expect("closed");
+    }
+    let _ = running.stop.send(());
 }

@@ -1,19 +1,25 @@
-//! An upstream's requests of its client (sampling, elicitation, roots)
-//! passed to the downstream client of the call they belong to, through
-//! that call's [`Context::ask`] (a server-to-client request to a
-//! handshake-era client, an `input_required` round to a stateless one).
+//! What an upstream sends in the course of a downstream call, passed to
+//! that call's client: its requests of its client (sampling, elicitation,
+//! roots) through the call's [`Context::ask`] (a server-to-client request
+//! to a handshake-era client, an `input_required` round to a stateless
+//! one), its log messages on the call's own stream, at the downstream
+//! client's level ([`Relayed`]).
 //!
-//! Which call an upstream's request belongs to:
+//! Which call an upstream's message belongs to:
 //! - a stateless upstream asks inside the result of our call (Multi
 //!   Round-Trip Requests), and the client answers those rounds within the
 //!   call's own future: the call is known exactly (a task-local);
-//! - a handshake-era upstream sends a request of its own: over streamable
-//!   HTTP it comes on the SSE stream of our request, and the client says
-//!   which ([`RequestInfo::related_request`](mcp_client::RequestInfo)):
+//! - over streamable HTTP (either era) a message the upstream sends in the
+//!   course of our request comes on that request's SSE stream, and the
+//!   client says which ([`RequestInfo::related_request`](mcp_client::RequestInfo),
+//!   [`NotificationInfo::related_request`](mcp_client::NotificationInfo)):
 //!   each forwarded call is sent under an id of the gateway's choosing, so
 //!   the call is known; over stdio nothing on the wire says which, so it
-//!   goes to the one call in flight to that upstream, and is refused with
-//!   an error saying why when there are several (or none).
+//!   goes to the one call in flight to that upstream. With several (or
+//!   none), an ask is refused with an error saying why, and a log message
+//!   is the upstream session's own: it stays in the gateway's log at debug
+//!   (level and logger, never its data), for passing one upstream's log to
+//!   every downstream client would leak it between clients.
 //!
 //! A stateless downstream client answers by calling again: the call's
 //! handler returns at once (the runner answers `input_required`), the
@@ -26,13 +32,25 @@ use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use mcp_core::Progress;
 use mcp_server::Context;
-use mcp_types::{ErrorObject, InputRequest, InputResponse, RequestId};
-use tokio::sync::Notify;
+use mcp_types::{
+    ErrorObject, InputRequest, InputResponse, LoggingMessageNotificationParams, RequestId,
+};
+use tokio::sync::{Notify, mpsc};
 
 tokio::task_local! {
     /// The downstream call whose upstream call is being driven here.
     static CURRENT: Arc<Call>;
+}
+
+/// What an upstream sent in the course of a call, for the call's
+/// forwarder to pass on to its client, in order of arrival.
+pub(crate) enum Relayed {
+    /// A progress report.
+    Progress(Progress),
+    /// A log message.
+    Log(LoggingMessageNotificationParams),
 }
 
 /// One downstream call forwarded upstream.
@@ -40,6 +58,8 @@ struct Call {
     cx: Context,
     /// The id the upstream request is sent under.
     request: RequestId,
+    /// The call's forwarder's queue (bounded: when full, more are dropped).
+    relay: mpsc::Sender<Relayed>,
     /// Set when the downstream client must answer first (stateless era).
     awaiting: AtomicBool,
     wake: Notify,
@@ -88,6 +108,45 @@ impl Inflight {
         self.calls.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// The call to `upstream` a message belongs to: the one sent under
+    /// `related`, else the only one in flight; else how many are.
+    fn belonging(
+        &self,
+        upstream: &Arc<str>,
+        related: Option<&RequestId>,
+    ) -> Result<Arc<Call>, usize> {
+        let calls = self.lock();
+        let list = calls.get(upstream).map(Vec::as_slice);
+        let named =
+            related.and_then(|related| list?.iter().find(|(_, call)| call.request == *related));
+        match (named, list) {
+            (Some((_, call)), _) | (None, Some([(_, call)])) => Ok(call.clone()),
+            (None, other) => Err(other.map_or(0, <[_]>::len)),
+        }
+    }
+
+    /// Passes `upstream`'s log message to the call it belongs to (the
+    /// downstream client's level applies there); one that belongs to no
+    /// call is noted at debug, without its data.
+    pub(crate) fn log(
+        &self,
+        upstream: &Arc<str>,
+        related: Option<&RequestId>,
+        params: LoggingMessageNotificationParams,
+    ) {
+        let (level, logger) = (params.level, params.logger.clone());
+        match self.belonging(upstream, related) {
+            Ok(call) => {
+                if call.relay.try_send(Relayed::Log(params)).is_err() {
+                    tracing::debug!(%upstream, ?level, ?logger, "an upstream log message was dropped: its call's queue is full");
+                }
+            }
+            Err(calls) => {
+                tracing::debug!(%upstream, ?level, ?logger, calls, "an upstream log message belongs to no one call");
+            }
+        }
+    }
+
     /// A fresh id to send an upstream request under (see
     /// [`run`](Self::run)).
     pub(crate) fn request_id(&self) -> (u64, RequestId) {
@@ -97,17 +156,19 @@ impl Inflight {
 
     /// Runs `work` (the upstream call, sent under `request`, from
     /// [`request_id`](Self::request_id)) for the downstream call `cx` to
-    /// `upstream`: its asks go to `cx`'s client.
+    /// `upstream`: its asks go to `cx`'s client, its log messages to
+    /// `relay`.
     pub(crate) async fn run<F: Future>(
         &self,
         upstream: &Arc<str>,
         (id, request): (u64, RequestId),
-        cx: Context,
+        (cx, relay): (Context, mpsc::Sender<Relayed>),
         work: F,
     ) -> Ran<F::Output> {
         let call = Arc::new(Call {
             cx,
             request,
+            relay,
             awaiting: AtomicBool::new(false),
             wake: Notify::new(),
         });
@@ -148,25 +209,15 @@ impl Inflight {
         let method = request.method();
         let call = match CURRENT.try_with(Arc::clone) {
             Ok(call) => call,
-            Err(_) => {
-                let calls = self.lock();
-                let list = calls.get(upstream).map(Vec::as_slice);
-                let named = related
-                    .and_then(|related| list?.iter().find(|(_, call)| call.request == *related));
-                match (named, list) {
-                    (Some((_, call)), _) | (None, Some([(_, call)])) => call.clone(),
-                    (None, other) => {
-                        let count = other.map_or(0, <[_]>::len);
-                        return Err(ErrorObject::internal_error(format!(
-                            "the gateway cannot tell which of its clients' calls this \
-                             `{method}` request belongs to ({count} calls in flight to upstream \
-                             `{upstream}`): unless the transport says (streamable HTTP), it \
-                             forwards such a request only while exactly one call to the \
-                             upstream is in flight"
-                        )));
-                    }
-                }
-            }
+            Err(_) => self.belonging(upstream, related).map_err(|count| {
+                ErrorObject::internal_error(format!(
+                    "the gateway cannot tell which of its clients' calls this \
+                     `{method}` request belongs to ({count} calls in flight to upstream \
+                     `{upstream}`): unless the transport says (streamable HTTP), it \
+                     forwards such a request only while exactly one call to the \
+                     upstream is in flight"
+                ))
+            })?,
         };
         match call.cx.ask(request).await {
             Ok(response) => Ok(response),

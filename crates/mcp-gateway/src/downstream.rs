@@ -2,9 +2,10 @@
 //! server's run-time [`Catalog`](mcp_server::Catalog) (one group, replaced
 //! whole at each change, so clients of both eras hear of each changed
 //! list once), each handler forwarding its request to the upstream the
-//! catalog routed it to: progress reported back, cancellation passed on
-//! (the handler's future is dropped, and with it the upstream call),
-//! asks answered by this call's client ([`crate::asks`]). Resource
+//! catalog routed it to: progress and log messages reported back,
+//! cancellation passed on (the handler's future is dropped, and with it
+//! the upstream call), asks answered by this call's client
+//! ([`crate::asks`]). Resource
 //! subscriptions are made upstream once per URI, their updates announced
 //! downstream.
 
@@ -13,7 +14,7 @@ use std::future::Future;
 use std::sync::{Arc, Mutex};
 
 use mcp_client::RequestOptions;
-use mcp_core::{CancellationToken, Progress};
+use mcp_core::CancellationToken;
 use mcp_server::types::{CompleteRequestParams, Completion, ErrorObject, ResourceContents};
 use mcp_server::{
     Args, CompletionError, Context, PromptError, Registrations, ResourceError, Server,
@@ -22,7 +23,7 @@ use mcp_server::{
 use mcp_types::{CallToolResult, GetPromptResult, JsonObject, RequestId};
 use tokio::sync::{broadcast, mpsc};
 
-use crate::asks::Ran;
+use crate::asks::{Ran, Relayed};
 use crate::error::Error;
 use crate::events::GatewayEvent;
 use crate::naming::Route;
@@ -31,9 +32,9 @@ use crate::router::Router;
 /// The catalog group the gateway's entries live in.
 pub(crate) const GROUP: &str = "gateway";
 
-/// Progress reports of one call waiting to be passed on; more are dropped
-/// (a later report says as much).
-const PROGRESS_QUEUE: usize = 64;
+/// Progress reports and log messages of one call waiting to be passed on;
+/// more are dropped (a later progress report says as much).
+const RELAY_QUEUE: usize = 64;
 
 /// Downstream subscribers per URI: the upstream is subscribed while any
 /// is.
@@ -139,9 +140,6 @@ pub(crate) async fn keep_in_step(
             Ok(GatewayEvent::ResourceUpdated { uri, .. }) => {
                 server.list_changes().resource_updated(uri);
             }
-            Ok(GatewayEvent::Log { upstream, params }) => {
-                tracing::info!(%upstream, level = ?params.level, data = %params.data, "upstream log");
-            }
             Ok(_) => {}
             Err(broadcast::error::RecvError::Closed) => break,
         }
@@ -197,7 +195,7 @@ fn reader(
     move |Uri(uri): Uri, cx: Context| {
         let (router, upstream) = (router.clone(), upstream.clone());
         Box::pin(async move {
-            let (options, tracking) = forwarding(&router);
+            let (options, tracking) = forwarding(&router, &cx);
             let read = router.read_resource(&upstream, &uri, options);
             match forward(&router, &upstream, cx, read, tracking).await {
                 Ran::Done(Ok(result)) => Ok(result.contents),
@@ -218,7 +216,7 @@ async fn call_tool(
     arguments: JsonObject,
     cx: Context,
 ) -> Result<CallToolResult, ToolError> {
-    let (options, tracking) = forwarding(router);
+    let (options, tracking) = forwarding(router, &cx);
     let call = router.call_tool(route, Some(arguments), options);
     match forward(router, &route.upstream, cx, call, tracking).await {
         Ran::Done(Ok(result)) => Ok(result),
@@ -238,7 +236,7 @@ async fn get_prompt(
     arguments: BTreeMap<String, String>,
     cx: Context,
 ) -> Result<GetPromptResult, PromptError> {
-    let (options, tracking) = forwarding(router);
+    let (options, tracking) = forwarding(router, &cx);
     let get = router.get_prompt(route, arguments, options);
     match forward(router, &route.upstream, cx, get, tracking).await {
         Ran::Done(Ok(result)) => Ok(result),
@@ -255,7 +253,7 @@ async fn complete(
     let not_routed = |error: Error| CompletionError::protocol(error_object(&error));
     let (upstream, reference) = router.completion(params.reference).map_err(not_routed)?;
     let context = params.context.and_then(|context| context.arguments);
-    let (options, tracking) = forwarding(router);
+    let (options, tracking) = forwarding(router, &cx);
     let call = router.complete(&upstream, reference, params.argument, context, options);
     match forward(router, &upstream, cx, call, tracking).await {
         Ran::Done(Ok(result)) => Ok(result.completion),
@@ -264,30 +262,43 @@ async fn complete(
     }
 }
 
-/// What follows one forwarded request: the id it goes under, its progress
-/// reports.
+/// What follows one forwarded request: the id it goes under, the queue of
+/// its progress reports and log messages.
 struct Tracking {
     ticket: (u64, RequestId),
-    reports: mpsc::Receiver<Progress>,
+    relay: mpsc::Sender<Relayed>,
+    relayed: mpsc::Receiver<Relayed>,
 }
 
 /// One forwarded request's options: sent under an id of the gateway's
-/// (how an upstream's ask over HTTP finds its call), its progress reports
-/// handed to a bounded queue.
-fn forwarding(router: &Router) -> (RequestOptions, Tracking) {
-    let (sender, reports) = mpsc::channel(PROGRESS_QUEUE);
+/// (how an upstream's ask or log message over HTTP finds its call), its
+/// progress reports handed to a bounded queue, and, to a stateless
+/// upstream, asking for log messages at the level `cx`'s client asked for
+/// (a handshake-era upstream is set to `debug` once, when it connects; the
+/// downstream client's level filters either way).
+fn forwarding(router: &Router, cx: &Context) -> (RequestOptions, Tracking) {
+    let (relay, relayed) = mpsc::channel(RELAY_QUEUE);
     let ticket = router.inflight.request_id();
-    let options = RequestOptions::new()
+    let progress = relay.clone();
+    let mut options = RequestOptions::new()
         .with_id(ticket.1.clone())
-        .with_progress(move |progress| {
-            let _ = sender.try_send(progress);
+        .with_progress(move |report| {
+            let _ = progress.try_send(Relayed::Progress(report));
         });
-    (options, Tracking { ticket, reports })
+    if let Some(level) = cx.session().log_threshold() {
+        options = options.with_log_level(level);
+    }
+    let tracking = Tracking {
+        ticket,
+        relay,
+        relayed,
+    };
+    (options, tracking)
 }
 
 /// Runs `work` for the downstream call `cx` to `upstream` (its asks
-/// answered by `cx`'s client), reporting the upstream's progress on `cx`
-/// meanwhile.
+/// answered by `cx`'s client), passing the upstream's progress and log
+/// messages on to `cx` meanwhile.
 async fn forward<T>(
     router: &Router,
     upstream: &Arc<str>,
@@ -295,35 +306,46 @@ async fn forward<T>(
     work: impl Future<Output = T>,
     Tracking {
         ticket,
-        mut reports,
+        relay,
+        mut relayed,
     }: Tracking,
 ) -> Ran<T> {
     let reporter = cx.clone();
-    let call = router.inflight.run(upstream, ticket, cx, work);
+    let call = router.inflight.run(upstream, ticket, (cx, relay), work);
     tokio::pin!(call);
     let ran = loop {
         tokio::select! {
             biased;
-            Some(progress) = reports.recv() => report(&reporter, progress).await,
+            Some(message) = relayed.recv() => pass_on(&reporter, message).await,
             ran = &mut call => break ran,
         }
     };
-    // Reports the upstream sent before its answer, still queued.
-    while let Ok(progress) = reports.try_recv() {
-        report(&reporter, progress).await;
+    // What the upstream sent before its answer, still queued.
+    while let Ok(message) = relayed.try_recv() {
+        pass_on(&reporter, message).await;
     }
     ran
 }
 
-/// Passes one progress report on (a client that asked for no progress is
-/// sent none).
-async fn report(cx: &Context, progress: Progress) {
-    let message = progress.message.as_deref();
-    if let Err(error) = cx
-        .report_progress(progress.progress, progress.total, message)
-        .await
-    {
-        tracing::debug!("a progress report was not passed on: {error}");
+/// Passes one progress report or log message on (a client that asked for
+/// no progress is sent none; a log message below the client's level is not
+/// sent).
+async fn pass_on(cx: &Context, message: Relayed) {
+    let passed = match message {
+        Relayed::Progress(progress) => {
+            let message = progress.message.as_deref();
+            cx.report_progress(progress.progress, progress.total, message)
+                .await
+        }
+        Relayed::Log(params) => {
+            let logger = params.logger.as_deref();
+            cx.session()
+                .send_log_message(params.level, params.data, logger)
+                .await
+        }
+    };
+    if let Err(error) = passed {
+        tracing::debug!("a progress report or log message was not passed on: {error}");
     }
 }
 

@@ -1,9 +1,9 @@
 //! What a gateway tells whoever serves its catalog downstream: the catalog
-//! changed, an upstream's resource was updated, an upstream logged.
+//! changed, an upstream's resource was updated. (An upstream's log
+//! messages go to the call they came in the course of, not here:
+//! [`crate::asks`].)
 
 use std::sync::Arc;
-
-use mcp_types::LoggingMessageNotificationParams;
 
 /// Something that happened upstream, for the downstream side
 /// ([`Gateway::events`](crate::Gateway::events)).
@@ -29,12 +29,5 @@ pub enum GatewayEvent {
         upstream: Arc<str>,
         /// The resource's URI (URIs are not renamed).
         uri: String,
-    },
-    /// An upstream sent `notifications/message`.
-    Log {
-        /// Its name.
-        upstream: Arc<str>,
-        /// The message, as sent.
-        params: LoggingMessageNotificationParams,
     },
 }

@@ -11,6 +11,7 @@ use mcp_client::{Client, ClientConfig};
 use mcp_core::CancellationToken;
 use mcp_core::backoff::{Backoff, BackoffConfig};
 use mcp_transport::http::Authorizer;
+use mcp_types::LoggingLevel;
 
 use crate::asks::Inflight;
 use crate::board::Board;
@@ -119,6 +120,18 @@ async fn serve(
     tail: &StderrTail,
     cancel: &CancellationToken,
 ) {
+    // A handshake-era upstream sends log messages once told a level: all
+    // of them, for the downstream client's own level filters what reaches
+    // it (a stateless upstream is asked per call).
+    let session = client.session();
+    let logs = session
+        .server_capabilities()
+        .is_some_and(|c| c.logging.is_some());
+    if logs && !session.is_stateless() {
+        if let Err(error) = session.set_logging_level(LoggingLevel::Debug).await {
+            tracing::warn!(upstream = %name, "could not ask for its log messages: {error}");
+        }
+    }
     match fetch_lists(&client).await {
         Ok(lists) => board.connected(name, client.session().clone(), lists),
         Err(error) => {

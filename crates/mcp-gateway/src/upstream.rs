@@ -55,7 +55,7 @@ pub(crate) struct Wiring {
     pub(crate) signals: Arc<ListSignals>,
     /// The resources a stateless upstream's listen stream was acknowledged for.
     pub(crate) acked: Option<Arc<watch::Sender<BTreeSet<String>>>>,
-    /// Updates and log messages, for the downstream side.
+    /// Resource updates, for the downstream side.
     pub(crate) emit: Arc<dyn Fn(GatewayEvent) + Send + Sync>,
 }
 
@@ -137,7 +137,7 @@ pub(crate) fn client_config(
                 .with_max_items(limits.max_list_items)
                 .with_max_pages(limits.max_list_pages),
         )
-        .on_notification(move |notification| {
+        .on_notification_with(move |notification, info| {
             match notification {
                 ServerNotification::ToolListChanged(_)
                 | ServerNotification::PromptListChanged(_)
@@ -148,10 +148,9 @@ pub(crate) fn client_config(
                         uri: params.uri,
                     })
                 }
-                ServerNotification::LoggingMessage(params) => emit(GatewayEvent::Log {
-                    upstream: name.clone(),
-                    params,
-                }),
+                ServerNotification::LoggingMessage(params) => {
+                    inflight.log(&name, info.related_request.as_ref(), params);
+                }
                 // A stateless upstream's listen stream, (re)opened.
                 ServerNotification::SubscriptionsAcknowledged(params) => {
                     if let Some(acked) = &acked {

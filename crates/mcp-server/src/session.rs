@@ -473,6 +473,20 @@ impl ServerSession {
         self.state.lock().log_level
     }
 
+    /// The least severe level [`send_log_message`](Self::send_log_message)
+    /// passes on, `None` when it sends none: in the handshake era the
+    /// level of the client's `logging/setLevel` (every level until it sets
+    /// one); in the stateless era the level this request names in its
+    /// `_meta` (`io.modelcontextprotocol/logLevel`), none without it. A
+    /// proxy asks its upstream for as much.
+    pub fn log_threshold(&self) -> Option<LoggingLevel> {
+        match &self.stateless {
+            // Stateless requests ask for log messages by naming a level.
+            Some(request) => request.log_level,
+            None => Some(self.log_level().unwrap_or(LoggingLevel::Debug)),
+        }
+    }
+
     /// The URIs the client subscribed to.
     pub(crate) fn subscriptions(&self) -> Vec<String> {
         self.state.subscriptions()
@@ -534,16 +548,9 @@ impl ServerSession {
         data: impl Into<Value>,
         logger: Option<&str>,
     ) -> Result<(), Error> {
-        let minimum = match &self.stateless {
-            // Stateless requests ask for log messages by naming a level.
-            Some(request) => match request.log_level {
-                Some(minimum) => Some(minimum),
-                None => return Ok(()),
-            },
-            None => self.log_level(),
-        };
-        if minimum.is_some_and(|minimum| level < minimum) {
-            return Ok(());
+        match self.log_threshold() {
+            Some(minimum) if level >= minimum => {}
+            _ => return Ok(()),
         }
         let mut params = LoggingMessageNotificationParams::new(level, data);
         params.logger = logger.map(str::to_owned);
