@@ -45,29 +45,15 @@ fn free_port() -> u16 {
         .port()
 }
 
-/// Splits a command line as the chapter writes them: words, and double
-/// quotes around a word with spaces.
+/// The CLI's own rule for `--stdio` command lines (shell words, quotes and
+/// backslashes, no expansion), shared with this test: `mcp` is a binary
+/// crate, so its source file is compiled in here.
+#[path = "../src/split.rs"]
+mod split;
+
+/// Splits a command line of the chapter into words.
 fn words(line: &str) -> Vec<String> {
-    let mut words = Vec::new();
-    let mut word = String::new();
-    let (mut quoted, mut any) = (false, false);
-    for c in line.chars() {
-        match c {
-            '"' => (quoted, any) = (!quoted, true),
-            ' ' if !quoted => {
-                if any {
-                    words.push(std::mem::take(&mut word));
-                }
-                any = false;
-            }
-            c => (word.push(c), any = true).1,
-        }
-    }
-    if any {
-        words.push(word);
-    }
-    assert!(!quoted, "an unclosed quote in `{line}`");
-    words
+    split::split_command(line).unwrap_or_else(|e| panic!("`{line}`: {e}"))
 }
 
 /// The lines of every `sh` block, in order.
