@@ -16,6 +16,7 @@ use crate::args::{Era, LogLevel, ServerArgs};
 use crate::ask;
 use crate::error::{CliError, UsageError};
 use crate::output::Output;
+use crate::split::split_command;
 use crate::tokens::{SavedLogin, TokenFile};
 
 /// What the session needs besides the connection.
@@ -65,7 +66,9 @@ pub(crate) fn stdio_command(
     if !server.headers.is_empty() {
         return Err(UsageError::HeaderWithStdio);
     }
-    let mut words = split_command(command)?.into_iter();
+    let mut words = split_command(command)
+        .map_err(UsageError::Command)?
+        .into_iter();
     let program = words.next().ok_or(UsageError::Command(
         "give the server's command, e.g. --stdio \"python server.py\"",
     ))?;
@@ -171,68 +174,5 @@ pub(crate) fn logging_level(level: LogLevel) -> mcp_client::types::LoggingLevel 
         LogLevel::Critical => L::Critical,
         LogLevel::Alert => L::Alert,
         LogLevel::Emergency => L::Emergency,
-    }
-}
-
-/// Splits a command line on whitespace, honouring single and double quotes
-/// and backslash escapes (no expansion: nothing runs through a shell).
-pub(crate) fn split_command(line: &str) -> Result<Vec<String>, UsageError> {
-    let mut words = Vec::new();
-    let mut word = String::new();
-    let mut in_word = false;
-    let mut quote: Option<char> = None;
-    let mut chars = line.chars();
-    while let Some(c) = chars.next() {
-        match (quote, c) {
-            (Some(q), c) if c == q => quote = None,
-            (Some('"'), '\\') | (None, '\\') => {
-                word.push(
-                    chars
-                        .next()
-                        .ok_or(UsageError::Command("a trailing backslash"))?,
-                );
-                in_word = true;
-            }
-            (Some(_), c) => word.push(c),
-            (None, '\'' | '"') => {
-                quote = Some(c);
-                in_word = true;
-            }
-            (None, c) if c.is_whitespace() => {
-                if in_word {
-                    words.push(std::mem::take(&mut word));
-                    in_word = false;
-                }
-            }
-            (None, c) => {
-                word.push(c);
-                in_word = true;
-            }
-        }
-    }
-    if quote.is_some() {
-        return Err(UsageError::Command("a quote is not closed"));
-    }
-    if in_word {
-        words.push(word);
-    }
-    Ok(words)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn command_lines_split_like_a_shell_without_expansion() {
-        let words =
-            split_command(r#"python3 "my server.py" --name 'a b' x\ y $HOME"#).expect("splits");
-        assert_eq!(
-            words,
-            ["python3", "my server.py", "--name", "a b", "x y", "$HOME"]
-        );
-        assert_eq!(split_command("  ").expect("splits"), Vec::<String>::new());
-        assert_eq!(split_command("a ''").expect("splits"), ["a", ""]);
-        assert!(split_command("a 'b").is_err());
     }
 }

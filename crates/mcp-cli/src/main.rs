@@ -9,6 +9,7 @@ mod error;
 mod gateway;
 mod log;
 mod output;
+mod split;
 mod tokens;
 mod untrusted;
 

@@ -233,11 +233,21 @@ async fn three_upstreams(url: &str, era: mcp_client::Negotiation) {
         .await
         .expect("demo_add");
     assert!(text(&sum).contains('5'), "{sum:?}");
+    assert_eq!(
+        sum.structured_content,
+        Some(serde_json::json!({"sum": 5})),
+        "{sum:?}"
+    );
     let simple = client
         .call_tool("everything_test_simple_text", serde_json::json!({}))
         .await
         .expect("everything_test_simple_text");
     assert_eq!(simple.is_error, None, "{simple:?}");
+    assert_eq!(
+        text(&simple),
+        "This is a simple text response for testing.",
+        "{simple:?}"
+    );
     let ts_sum = client
         .call_tool("ts_get-sum", serde_json::json!({"a": 2, "b": 40}))
         .await

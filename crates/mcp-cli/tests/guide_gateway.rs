@@ -45,29 +45,15 @@ fn free_port() -> u16 {
         .port()
 }
 
-/// Splits a command line as the chapter writes them: words, and double
-/// quotes around a word with spaces.
+/// The CLI's own rule for `--stdio` command lines (shell words, quotes and
+/// backslashes, no expansion), shared with this test: `mcp` is a binary
+/// crate, so its source file is compiled in here.
+#[path = "../src/split.rs"]
+mod split;
+
+/// Splits a command line of the chapter into words.
 fn words(line: &str) -> Vec<String> {
-    let mut words = Vec::new();
-    let mut word = String::new();
-    let (mut quoted, mut any) = (false, false);
-    for c in line.chars() {
-        match c {
-            '"' => (quoted, any) = (!quoted, true),
-            ' ' if !quoted => {
-                if any {
-                    words.push(std::mem::take(&mut word));
-                }
-                any = false;
-            }
-            c => (word.push(c), any = true).1,
-        }
-    }
-    if any {
-        words.push(word);
-    }
-    assert!(!quoted, "an unclosed quote in `{line}`");
-    words
+    split::split_command(line).unwrap_or_else(|e| panic!("`{line}`: {e}"))
 }
 
 /// The lines of every `sh` block, in order.
@@ -219,6 +205,14 @@ fn run(words: &[String]) -> Output {
         .unwrap_or_else(|e| panic!("cannot run {words:?}: {e}"))
 }
 
+/// The NAME column of `mcp tools list`'s table.
+fn tool_names(stdout: &str) -> Vec<&str> {
+    let mut lines = stdout.lines();
+    let header = lines.next().unwrap_or_default();
+    assert!(header.starts_with("NAME"), "not a tools table: {stdout}");
+    lines.filter_map(|l| l.split_whitespace().next()).collect()
+}
+
 #[test]
 fn the_gateway_chapter_commands_work_as_written() {
     let written_ports = ["127.0.0.1:8080", "127.0.0.1:8081", "127.0.0.1:3001"];
@@ -277,12 +271,34 @@ fn the_gateway_chapter_commands_work_as_written() {
         // What the chapter says each one shows.
         if line.contains("tools call add a=2 b=40") {
             assert!(stdout.contains("42"), "{line}: {stdout}");
+            let sum: serde_json::Value = serde_json::from_str(stdout.trim())
+                .unwrap_or_else(|e| panic!("{line}: not the tool's JSON ({e}): {stdout}"));
+            assert_eq!(sum, serde_json::json!({"sum": 42}), "{line}");
         } else if line.contains(&format!("{}/mcp tools list", "127.0.0.1:8081")) {
             for name in ["demo_add", "everything_test_simple_text"] {
                 assert!(stdout.contains(name), "{line}: {name} missing: {stdout}");
             }
+            // Every upstream's tools prefixed with its name, each listed.
+            let names = tool_names(&stdout);
+            assert!(
+                names.contains(&"demo_add") && names.contains(&"everything_test_simple_text"),
+                "{line}: {names:?}"
+            );
+            assert!(
+                names
+                    .iter()
+                    .all(|n| n.starts_with("demo_") || n.starts_with("everything_")),
+                "{line}: an unprefixed name: {names:?}"
+            );
         } else if line.contains("tools list") {
             assert!(stdout.contains("add"), "{line}: {stdout}");
+            // One upstream: its names as they are, not prefixed.
+            let names = tool_names(&stdout);
+            assert!(names.contains(&"add"), "{line}: {names:?}");
+            assert!(
+                !names.iter().any(|n| n.starts_with("server_")),
+                "{line}: a prefixed name: {names:?}"
+            );
         }
     }
     drop(started);

@@ -60,12 +60,20 @@ impl Server {
             .map_err(|e| format!("the server printed `{}`, not an address: {e}", line.trim()))
     }
 
-    /// User + system CPU time the process and its live children (a
-    /// gateway's upstream server) have used so far.
+    /// User + system CPU time the process and its children (a gateway's
+    /// upstream server) have used so far: its own, that of the children it
+    /// has reaped (`cutime` + `cstime`), and that of each child still
+    /// listed. A child's time thus moves from the last term to the second
+    /// when it exits and is reaped, and is counted once either way.
     pub(super) fn cpu_time(&self) -> Result<Duration, String> {
-        let mut total = cpu_time(self.pid)?;
+        let path = format!("/proc/{}/stat", self.pid);
+        let stat = std::fs::read_to_string(&path).map_err(|e| format!("reading {path}: {e}"))?;
+        let (own, reaped) =
+            parse_cpu_times(&stat).ok_or_else(|| format!("{path} has no CPU times: {stat}"))?;
+        let mut total = own + reaped;
         for pid in children(self.pid) {
-            // A child that exited in between has no stat left to read.
+            // A child reaped in between has no stat left to read (its time
+            // is in `reaped` from then on).
             total += cpu_time(pid).unwrap_or_default();
         }
         Ok(total)
@@ -115,6 +123,25 @@ impl Server {
         Ok(())
     }
 
+    /// SIGTERM, then SIGKILL if it has not exited within 5 s: for a
+    /// process with children of its own (`mcp gateway` stops and reaps its
+    /// upstream on SIGTERM; SIGKILL would leave that child to init).
+    pub(super) async fn terminate(mut self) -> Result<(), String> {
+        let pid = libc::pid_t::try_from(self.pid).map_err(|e| format!("pid {}: {e}", self.pid))?;
+        // SAFETY: kill(2) on the child this Server started and has not
+        // reaped (`child` still owns it), so the pid names no other process.
+        #[allow(unsafe_code)]
+        let sent = unsafe { libc::kill(pid, libc::SIGTERM) };
+        if sent == 0
+            && tokio::time::timeout(Duration::from_secs(5), self.child.wait())
+                .await
+                .is_ok()
+        {
+            return Ok(());
+        }
+        self.kill().await
+    }
+
     /// Kills the process at once (an HTTP server, which never exits alone).
     pub(super) async fn kill(mut self) -> Result<(), String> {
         self.child
@@ -129,7 +156,9 @@ impl Server {
 pub(super) fn cpu_time(pid: u32) -> Result<Duration, String> {
     let path = format!("/proc/{pid}/stat");
     let stat = std::fs::read_to_string(&path).map_err(|e| format!("reading {path}: {e}"))?;
-    parse_cpu_time(&stat).ok_or_else(|| format!("{path} has no utime/stime: {stat}"))
+    parse_cpu_times(&stat)
+        .map(|(own, _)| own)
+        .ok_or_else(|| format!("{path} has no utime/stime: {stat}"))
 }
 
 /// The children of process `pid`, from the `children` file of each of its
@@ -215,14 +244,19 @@ fn set_open_files_limit(soft: u64, hard: u64) -> Result<(), String> {
 
 /// `utime` and `stime` are fields 14 and 15 of `/proc/<pid>/stat`; the
 /// command name (field 2) may hold spaces, so count from its closing `)`.
-fn parse_cpu_time(stat: &str) -> Option<Duration> {
+/// A `stat` line's `utime + stime` (the process's own CPU time) and
+/// `cutime + cstime` (that of the children it has waited for).
+fn parse_cpu_times(stat: &str) -> Option<(Duration, Duration)> {
     let after_name = &stat[stat.rfind(')')? + 1..];
-    let mut fields = after_name.split_whitespace().skip(11);
-    let utime: u64 = fields.next()?.parse().ok()?;
-    let stime: u64 = fields.next()?.parse().ok()?;
-    Some(Duration::from_millis(
-        (utime + stime) * 1000 / TICKS_PER_SECOND,
-    ))
+    let mut ticks = after_name
+        .split_whitespace()
+        .skip(11)
+        .map(|field| field.parse::<u64>().ok());
+    let mut next = || ticks.next().flatten();
+    let own = next()? + next()?;
+    let reaped = next()? + next()?;
+    let time = |ticks: u64| Duration::from_millis(ticks * 1000 / TICKS_PER_SECOND);
+    Some((time(own), time(reaped)))
 }
 
 fn parse_status_kib(status: &str, label: &str) -> Option<u64> {
@@ -237,7 +271,19 @@ mod tests {
     #[test]
     fn cpu_time_is_utime_plus_stime() {
         let stat = "1234 (a (b) c) S 1 1234 1234 0 -1 4194560 100 0 0 0 250 31 0 0 20 0 1 0";
-        assert_eq!(parse_cpu_time(stat), Some(Duration::from_millis(2810)));
+        assert_eq!(
+            parse_cpu_times(stat).map(|(own, _)| own),
+            Some(Duration::from_millis(2810))
+        );
+    }
+
+    #[test]
+    fn reaped_children_time_is_cutime_plus_cstime() {
+        let stat = "1234 (a (b) c) S 1 1234 1234 0 -1 4194560 100 0 0 0 250 31 7 5 20 0 1 0";
+        assert_eq!(
+            parse_cpu_times(stat),
+            Some((Duration::from_millis(2810), Duration::from_millis(120)))
+        );
     }
 
     #[test]
@@ -276,7 +322,7 @@ mod tests {
         let own = std::process::id();
         let stat = std::fs::read_to_string(format!("/proc/{own}/stat")).expect("stat");
         let status = std::fs::read_to_string(format!("/proc/{own}/status")).expect("status");
-        assert!(parse_cpu_time(&stat).is_some());
+        assert!(parse_cpu_times(&stat).is_some());
         assert!(parse_status_kib(&status, "VmHWM:").is_some_and(|kib| kib > 0));
     }
 }

@@ -59,7 +59,11 @@ pub(super) async fn spawn(programs: &Programs) -> Result<(Server, SocketAddr), S
             return Err(format!("the gateway exited before it listened ({status})"));
         }
         if Instant::now() >= deadline {
-            return Err(format!("the gateway did not listen on {address} in 30 s"));
+            // Its upstream is stopped with it, not left to init.
+            let _ = server.terminate().await;
+            return Err(format!(
+                "the gateway did not listen on {address} in {PEER_TIMEOUT:?}"
+            ));
         }
         // Not listening yet (its upstream is still starting): look again.
         tokio::time::sleep(Duration::from_millis(20)).await;

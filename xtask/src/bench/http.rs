@@ -56,7 +56,12 @@ pub(super) async fn measure(
     for client in clients {
         client.close().await;
     }
-    server.kill().await?;
+    if case.kind.is_gateway() {
+        // The gateway stops and reaps its upstream on SIGTERM.
+        server.terminate().await?;
+    } else {
+        server.kill().await?;
+    }
     Ok(Row::new(case, sample, cpu, own_cpu, peak_rss_kib))
 }
 
