@@ -25,6 +25,8 @@ use serde_json::{Value, json};
 use tokio::net::TcpListener;
 use tokio::sync::{Notify, mpsc, oneshot};
 
+mod served;
+
 const DEMO: &str = env!("CARGO_BIN_EXE_mcp-demo-server");
 const WAIT: Duration = Duration::from_secs(30);
 
@@ -102,18 +104,8 @@ async fn notes_over_http(cancelled: Arc<Notify>) -> (String, Catalog, oneshot::S
         .build()
         .expect("server");
     let catalog = server.catalog();
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bound");
-    let addr = listener.local_addr().expect("addr");
-    let (stop, stopped) = oneshot::channel::<()>();
-    tokio::spawn(async move {
-        let shutdown = async {
-            let _ = stopped.await;
-        };
-        let _ = server
-            .serve_http(listener, HttpServerConfig::new(), shutdown)
-            .await;
-    });
-    (format!("http://{addr}/mcp"), catalog, stop)
+    let (url, stop) = served::serve_http(server).await;
+    (url, catalog, stop)
 }
 
 /// The log messages a client heard, by level and data.
