@@ -150,23 +150,25 @@ pub(crate) async fn keep_in_step(
 fn fill(router: &Router, server: &Server) -> Result<(), Error> {
     let merged = router.board.merged();
     let mut registrations = Registrations::new();
+    // Each handler holds its router and route behind one `Arc`: a call
+    // clones the pointer, not the route's name.
     for (route, tool) in &merged.tools {
-        let (router, route) = (router.clone(), route.clone());
+        let to = Arc::new((router.clone(), route.clone()));
         registrations.register(ToolDefinition::raw(
             tool.clone(),
             move |Args(arguments): Args<JsonObject>, cx: Context| {
-                let (router, route) = (router.clone(), route.clone());
-                async move { call_tool(&router, &route, arguments, cx).await }
+                let to = to.clone();
+                async move { call_tool(&to.0, &to.1, arguments, cx).await }
             },
         ));
     }
     for (route, prompt) in &merged.prompts {
-        let (router, route) = (router.clone(), route.clone());
+        let to = Arc::new((router.clone(), route.clone()));
         registrations.prompt_with(
             prompt.clone(),
             move |arguments: BTreeMap<String, String>, cx: Context| {
-                let (router, route) = (router.clone(), route.clone());
-                async move { get_prompt(&router, &route, arguments, cx).await }
+                let to = to.clone();
+                async move { get_prompt(&to.0, &to.1, arguments, cx).await }
             },
         );
     }
