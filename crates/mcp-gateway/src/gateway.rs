@@ -54,7 +54,9 @@ impl GatewayBuilder {
     /// The client config each upstream connection starts from: the
     /// gateway's name and version, and the callbacks answering the
     /// upstreams' requests. The era, request timeout and list limits are
-    /// set per upstream from the [`GatewayConfig`].
+    /// set per upstream from the [`GatewayConfig`]; tool results are not
+    /// checked against their output schemas (they are passed on as the
+    /// upstream sent them, for the downstream client to check).
     #[must_use]
     pub fn client(mut self, client: ClientConfig) -> Self {
         self.client = client;
