@@ -679,3 +679,27 @@ async fn a_log_message_of_no_one_call_reaches_no_client() {
     logger.close().await.expect("closed");
     gateway.shutdown().await;
 }
+
+/// Through the gateway's server, an upstream lost mid-call is the
+/// gateway's own error, told to the model as a tool error naming the
+/// upstream (not a JSON-RPC error made up as if the upstream sent it).
+#[tokio::test]
+async fn an_upstream_lost_mid_call_is_told_as_the_gateways_own_error() {
+    let (gateway, _cancelled, _notes, _stop_notes) = gateway(EraPreference::Handshake).await;
+    let gateway = Arc::new(gateway);
+    let (url, _stop_gateway) = serve(&gateway).await;
+    let config = ClientConfig::new("downstream", "1").request_timeout(WAIT);
+    let client = Client::connect_http(&url, config).await.expect("connects");
+    let lost = client
+        .call_tool("demo_crash", ())
+        .await
+        .expect("the gateway answers with a tool error");
+    assert_eq!(lost.is_error, Some(true), "{lost:?}");
+    let told = text(&lost);
+    assert!(
+        told.starts_with("upstream `demo` went away during the request"),
+        "{told}"
+    );
+    client.close().await.expect("closed");
+    gateway.shutdown().await;
+}
