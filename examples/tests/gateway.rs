@@ -18,12 +18,14 @@ use mcp_server::{Args, Catalog, Context, Server, Tool, ToolDefinition, ToolError
 use mcp_transport::http::HttpServerConfig;
 use mcp_types::{
     CreateMessageResult, ElicitRequestParams, ElicitRequestedSchema, ElicitResult, ElicitValue,
-    JsonObject, LoggingLevel, PrimitiveSchemaDefinition, Resource, SamplingMessageContentBlock,
-    ServerNotification, StringSchema,
+    ErrorCode, ErrorObject, JsonObject, LoggingLevel, PrimitiveSchemaDefinition, Resource,
+    ResourceContents, SamplingMessageContentBlock, ServerNotification, StringSchema,
 };
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
 use tokio::sync::{Notify, mpsc, oneshot};
+
+mod served;
 
 const DEMO: &str = env!("CARGO_BIN_EXE_mcp-demo-server");
 const WAIT: Duration = Duration::from_secs(30);
@@ -33,10 +35,15 @@ struct Text {
     text: String,
 }
 
+/// The protocol error the notes server's `refuse` answers with.
+fn refusal() -> ErrorObject {
+    ErrorObject::new(ErrorCode(-32001), "notes refuses").with_data(json!({"why": "a test"}))
+}
+
 /// The notes server on a free port of 127.0.0.1 until the sender is
 /// dropped: `echo`, `touch` (announces `notes://today` updated) and
 /// `wait` (runs until cancelled, then wakes `cancelled`), `log` (a debug
-/// and a critical message).
+/// and a critical message), `refuse` (answers [`refusal`]).
 async fn notes_over_http(cancelled: Arc<Notify>) -> (String, Catalog, oneshot::Sender<()>) {
     let server = Server::builder("notes", "1.0.0")
         .dynamic()
@@ -84,6 +91,9 @@ async fn notes_over_http(cancelled: Arc<Notify>) -> (String, Catalog, oneshot::S
                 Ok::<_, ToolError>("logged")
             },
         )
+        .tool("refuse", "Refuses with a protocol error", || async {
+            Err::<String, _>(ToolError::protocol(refusal()))
+        })
         .tool("wait", "Waits until cancelled", move |cx: Context| {
             let cancelled = cancelled.clone();
             async move {
@@ -102,18 +112,8 @@ async fn notes_over_http(cancelled: Arc<Notify>) -> (String, Catalog, oneshot::S
         .build()
         .expect("server");
     let catalog = server.catalog();
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bound");
-    let addr = listener.local_addr().expect("addr");
-    let (stop, stopped) = oneshot::channel::<()>();
-    tokio::spawn(async move {
-        let shutdown = async {
-            let _ = stopped.await;
-        };
-        let _ = server
-            .serve_http(listener, HttpServerConfig::new(), shutdown)
-            .await;
-    });
-    (format!("http://{addr}/mcp"), catalog, stop)
+    let (url, stop) = served::serve_http(server).await;
+    (url, catalog, stop)
 }
 
 /// The log messages a client heard, by level and data.
@@ -165,6 +165,13 @@ async fn downstream_client(
 
 fn text(result: &mcp_types::CallToolResult) -> String {
     result.content[0].as_text().unwrap_or_default().to_owned()
+}
+
+/// The text `tool` answers `arguments` with (a call that fails fails the
+/// test).
+async fn says(client: &Client, tool: &str, arguments: Value) -> String {
+    let result = client.call_tool(tool, arguments).await;
+    text(&result.unwrap_or_else(|error| panic!("{tool}: {error}")))
 }
 
 /// The gateway over the demo server and the notes server, both spoken to
@@ -261,16 +268,9 @@ async fn through_the_gateway(upstream: EraPreference, downstream: Negotiation) {
     let prompts = client.list_all_prompts().await.expect("prompts");
     assert_eq!(prompts[0].name, "demo_review");
 
-    let demo = client
-        .call_tool("demo_echo", json!({"text": "hi"}))
-        .await
-        .expect("demo echo");
-    assert_eq!(text(&demo), "hi");
-    let notes = client
-        .call_tool("notes_echo", json!({"text": "hi"}))
-        .await
-        .expect("notes echo");
-    assert_eq!(text(&notes), "notes: hi");
+    let hi = json!({"text": "hi"});
+    assert_eq!(says(&client, "demo_echo", hi.clone()).await, "hi");
+    assert_eq!(says(&client, "notes_echo", hi).await, "notes: hi");
     let structured = client
         .call_tool("demo_add", json!({"a": 2, "b": 3}))
         .await
@@ -281,26 +281,20 @@ async fn through_the_gateway(upstream: EraPreference, downstream: Negotiation) {
         .await
         .expect("a tool error is a result");
     assert_eq!(failed.is_error, Some(true));
+    // The upstream's own protocol error reaches the client as it sent it.
+    let refused = client.call_tool("notes_refuse", ()).await;
+    let remote = refused.as_ref().err().and_then(|e| e.remote());
+    assert_eq!(remote, Some(&refusal()), "{refused:?}");
 
     // The notes upstream gets its configured credential, never the
     // client's.
-    let credentials = client
-        .call_tool("notes_credentials", ())
-        .await
-        .expect("credentials");
-    assert_eq!(text(&credentials), "Bearer for-notes");
+    let credentials = says(&client, "notes_credentials", json!({})).await;
+    assert_eq!(credentials, "Bearer for-notes");
 
     // The upstream's asks reach the downstream client, and back.
-    let sampled = client
-        .call_tool("demo_sample", json!({"prompt": "Capital of France?"}))
-        .await
-        .expect("sample");
-    assert_eq!(text(&sampled), "Paris");
-    let named = client
-        .call_tool("demo_ask_name", ())
-        .await
-        .expect("ask_name");
-    assert_eq!(text(&named), "hi Ada");
+    let question = json!({"prompt": "Capital of France?"});
+    assert_eq!(says(&client, "demo_sample", question).await, "Paris");
+    assert_eq!(says(&client, "demo_ask_name", json!({})).await, "hi Ada");
 
     // Progress flows back.
     let seen = Arc::new(Mutex::new(Vec::new()));
@@ -365,16 +359,32 @@ async fn through_the_gateway(upstream: EraPreference, downstream: Negotiation) {
         )
         .await
         .expect("prompt");
-    assert!(!prompt.messages.is_empty());
+    let said: Vec<_> = prompt
+        .messages
+        .iter()
+        .map(|m| m.content.as_text())
+        .collect();
+    assert_eq!(said, [Some("Review this code: fn main() {}")]);
     let note = client.read_resource("notes://today").await.expect("note");
-    assert_eq!(note.contents.len(), 1);
+    assert!(
+        matches!(&note.contents[..], [ResourceContents::Text(t)] if t.text == "a note"),
+        "{note:?}"
+    );
     let profile = client
         .read_resource("users://7/profile")
         .await
         .expect("profile by template");
-    assert_eq!(profile.contents.len(), 1);
+    assert!(
+        matches!(&profile.contents[..], [c] if c.uri() == "users://7/profile"),
+        "{profile:?}"
+    );
     let unknown = client.call_tool("nobody_echo", ()).await;
-    assert!(unknown.is_err(), "{unknown:?}");
+    let code = unknown
+        .as_ref()
+        .err()
+        .and_then(|e| e.remote())
+        .map(|e| e.code);
+    assert_eq!(code, Some(ErrorCode::INVALID_PARAMS), "{unknown:?}");
 
     // A subscription is made upstream (resources/subscribe, or the
     // stateless upstream's listen stream) and its update routed back
@@ -667,5 +677,29 @@ async fn a_log_message_of_no_one_call_reaches_no_client() {
     assert_eq!(*waiter_logs.lock().expect("lock"), []);
     waiter.close().await.expect("closed");
     logger.close().await.expect("closed");
+    gateway.shutdown().await;
+}
+
+/// Through the gateway's server, an upstream lost mid-call is the
+/// gateway's own error, told to the model as a tool error naming the
+/// upstream (not a JSON-RPC error made up as if the upstream sent it).
+#[tokio::test]
+async fn an_upstream_lost_mid_call_is_told_as_the_gateways_own_error() {
+    let (gateway, _cancelled, _notes, _stop_notes) = gateway(EraPreference::Handshake).await;
+    let gateway = Arc::new(gateway);
+    let (url, _stop_gateway) = serve(&gateway).await;
+    let config = ClientConfig::new("downstream", "1").request_timeout(WAIT);
+    let client = Client::connect_http(&url, config).await.expect("connects");
+    let lost = client
+        .call_tool("demo_crash", ())
+        .await
+        .expect("the gateway answers with a tool error");
+    assert_eq!(lost.is_error, Some(true), "{lost:?}");
+    let told = text(&lost);
+    assert!(
+        told.starts_with("upstream `demo` went away during the request"),
+        "{told}"
+    );
+    client.close().await.expect("closed");
     gateway.shutdown().await;
 }

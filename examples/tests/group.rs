@@ -11,10 +11,10 @@ use mcp_client::{
     ServerParams,
 };
 use mcp_server::{Args, Server};
-use mcp_transport::http::HttpServerConfig;
 use mcp_transport::stdio::ServerCommand;
 use serde_json::json;
-use tokio::net::TcpListener;
+
+mod served;
 
 const SERVER: &str = env!("CARGO_BIN_EXE_mcp-demo-server");
 
@@ -35,18 +35,7 @@ async fn notes_over_http() -> (String, tokio::sync::oneshot::Sender<()>) {
         .tool("count", "Counts the notes", || async { "3 notes" })
         .build()
         .expect("server");
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bound");
-    let addr = listener.local_addr().expect("addr");
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(async move {
-        let shutdown = async {
-            let _ = stopped.await;
-        };
-        let _ = server
-            .serve_http(listener, HttpServerConfig::new(), shutdown)
-            .await;
-    });
-    (format!("http://{addr}/mcp"), stop)
+    served::serve_http(server).await
 }
 
 fn config() -> ClientConfig {

@@ -74,8 +74,13 @@ pub(crate) enum Ran<T> {
     AwaitingInput,
 }
 
-/// Calls in flight by upstream, each under an id of its own.
-type Calls = HashMap<Arc<str>, Vec<(u64, Arc<Call>)>>;
+/// Calls in flight by upstream, by the number of their request id. An
+/// upstream's entry stays when its last call ends: upstreams are few (the
+/// config's), calls come and go.
+type Calls = HashMap<Arc<str>, HashMap<u64, Arc<Call>>>;
+
+/// What the gateway's request ids start with ([`Inflight::request_id`]).
+const ID_PREFIX: &str = "gateway-";
 
 /// The downstream calls in flight, by the upstream they went to.
 #[derive(Default)]
@@ -93,12 +98,8 @@ struct Registered<'a> {
 
 impl Drop for Registered<'_> {
     fn drop(&mut self) {
-        let mut calls = self.inflight.lock();
-        if let Some(list) = calls.get_mut(self.upstream) {
-            list.retain(|(id, _)| *id != self.id);
-            if list.is_empty() {
-                calls.remove(self.upstream);
-            }
+        if let Some(calls) = self.inflight.lock().get_mut(self.upstream) {
+            calls.remove(&self.id);
         }
     }
 }
@@ -116,12 +117,17 @@ impl Inflight {
         related: Option<&RequestId>,
     ) -> Result<Arc<Call>, usize> {
         let calls = self.lock();
-        let list = calls.get(upstream).map(Vec::as_slice);
-        let named =
-            related.and_then(|related| list?.iter().find(|(_, call)| call.request == *related));
-        match (named, list) {
-            (Some((_, call)), _) | (None, Some([(_, call)])) => Ok(call.clone()),
-            (None, other) => Err(other.map_or(0, <[_]>::len)),
+        let Some(calls) = calls.get(upstream) else {
+            return Err(0);
+        };
+        let named = related.and_then(|related| {
+            let call = calls.get(&number(related)?)?;
+            (call.request == *related).then_some(call)
+        });
+        match named {
+            Some(call) => Ok(call.clone()),
+            None if calls.len() == 1 => calls.values().next().cloned().ok_or(0),
+            None => Err(calls.len()),
         }
     }
 
@@ -151,7 +157,7 @@ impl Inflight {
     /// [`run`](Self::run)).
     pub(crate) fn request_id(&self) -> (u64, RequestId) {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
-        (id, RequestId::from(format!("gateway-{id}")))
+        (id, RequestId::from(format!("{ID_PREFIX}{id}")))
     }
 
     /// Runs `work` (the upstream call, sent under `request`, from
@@ -175,7 +181,7 @@ impl Inflight {
         self.lock()
             .entry(upstream.clone())
             .or_default()
-            .push((id, call.clone()));
+            .insert(id, call.clone());
         let _registered = Registered {
             inflight: self,
             upstream,
@@ -230,5 +236,14 @@ impl Inflight {
             }
             Err(error) => Err(error.to_error_object()),
         }
+    }
+}
+
+/// The number of one of the gateway's request ids (the form
+/// [`Inflight::request_id`] gives them), if `id` is one.
+fn number(id: &RequestId) -> Option<u64> {
+    match id {
+        RequestId::String(id) => id.strip_prefix(ID_PREFIX)?.parse().ok(),
+        RequestId::Number(_) => None,
     }
 }

@@ -150,23 +150,25 @@ pub(crate) async fn keep_in_step(
 fn fill(router: &Router, server: &Server) -> Result<(), Error> {
     let merged = router.board.merged();
     let mut registrations = Registrations::new();
+    // Each handler holds its router and route behind one `Arc`: a call
+    // clones the pointer, not the route's name.
     for (route, tool) in &merged.tools {
-        let (router, route) = (router.clone(), route.clone());
+        let to = Arc::new((router.clone(), route.clone()));
         registrations.register(ToolDefinition::raw(
             tool.clone(),
             move |Args(arguments): Args<JsonObject>, cx: Context| {
-                let (router, route) = (router.clone(), route.clone());
-                async move { call_tool(&router, &route, arguments, cx).await }
+                let to = to.clone();
+                async move { call_tool(&to.0, &to.1, arguments, cx).await }
             },
         ));
     }
     for (route, prompt) in &merged.prompts {
-        let (router, route) = (router.clone(), route.clone());
+        let to = Arc::new((router.clone(), route.clone()));
         registrations.prompt_with(
             prompt.clone(),
             move |arguments: BTreeMap<String, String>, cx: Context| {
-                let (router, route) = (router.clone(), route.clone());
-                async move { get_prompt(&router, &route, arguments, cx).await }
+                let to = to.clone();
+                async move { get_prompt(&to.0, &to.1, arguments, cx).await }
             },
         );
     }
@@ -272,19 +274,21 @@ struct Tracking {
 
 /// One forwarded request's options: sent under an id of the gateway's
 /// (how an upstream's ask or log message over HTTP finds its call), its
-/// progress reports handed to a bounded queue, and, to a stateless
-/// upstream, asking for log messages at the level `cx`'s client asked for
-/// (a handshake-era upstream is set to `debug` once, when it connects; the
-/// downstream client's level filters either way).
+/// progress reports (asked for only when `cx`'s client asked for them)
+/// handed to a bounded queue, and, to a stateless upstream, asking for log
+/// messages at the level `cx`'s client asked for (a handshake-era upstream
+/// is set to `debug` once, when it connects; the downstream client's level
+/// filters either way).
 fn forwarding(router: &Router, cx: &Context) -> (RequestOptions, Tracking) {
     let (relay, relayed) = mpsc::channel(RELAY_QUEUE);
     let ticket = router.inflight.request_id();
-    let progress = relay.clone();
-    let mut options = RequestOptions::new()
-        .with_id(ticket.1.clone())
-        .with_progress(move |report| {
+    let mut options = RequestOptions::new().with_id(ticket.1.clone());
+    if cx.progress_token().is_some() {
+        let progress = relay.clone();
+        options = options.with_progress(move |report| {
             let _ = progress.try_send(Relayed::Progress(report));
         });
+    }
     if let Some(level) = cx.session().log_threshold() {
         options = options.with_log_level(level);
     }

@@ -54,7 +54,9 @@ impl GatewayBuilder {
     /// The client config each upstream connection starts from: the
     /// gateway's name and version, and the callbacks answering the
     /// upstreams' requests. The era, request timeout and list limits are
-    /// set per upstream from the [`GatewayConfig`].
+    /// set per upstream from the [`GatewayConfig`]; tool results are not
+    /// checked against their output schemas (they are passed on as the
+    /// upstream sent them, for the downstream client to check).
     #[must_use]
     pub fn client(mut self, client: ClientConfig) -> Self {
         self.client = client;
@@ -424,13 +426,15 @@ impl Gateway {
     }
 
     /// Stops every upstream: sessions closed, processes shut down (stdin
-    /// closed, a bounded wait, then SIGTERM and SIGKILL) and reaped.
+    /// closed, a bounded wait, then SIGTERM and SIGKILL) and reaped; and
+    /// the tasks keeping [`server`](Self::server)s' catalogs in step.
     pub async fn shutdown(&self) {
         self.cancel.cancel();
         let tasks = std::mem::take(&mut *self.tasks.lock().unwrap_or_else(|e| e.into_inner()));
         for task in tasks {
             if let Err(error) = task.await {
-                tracing::error!("an upstream supervisor failed: {error}");
+                // An upstream's supervisor, or a server's catalog keeper.
+                tracing::error!("a task of the gateway failed: {error}");
             }
         }
     }

@@ -132,6 +132,10 @@ pub(crate) fn client_config(
     let name = name.clone();
     base.negotiation(negotiation)
         .request_timeout(limits.request_timeout)
+        // A result is forwarded as the upstream sent it: the downstream
+        // client checks it against the schema it listed; a check here
+        // would cost a schema walk per call and turn a result into an error.
+        .validate_tool_output(false)
         .list_limits(
             ListLimits::new()
                 .with_max_items(limits.max_list_items)

@@ -1,0 +1,24 @@
+//! What the tests over real sockets share: a server over streamable HTTP
+//! on 127.0.0.1.
+
+use mcp_server::Server;
+use mcp_transport::http::HttpServerConfig;
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+
+/// Serves `server` over streamable HTTP on a free port of 127.0.0.1 until
+/// the returned sender is dropped; its URL.
+pub(crate) async fn serve_http(server: Server) -> (String, oneshot::Sender<()>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bound");
+    let addr = listener.local_addr().expect("addr");
+    let (stop, stopped) = oneshot::channel::<()>();
+    tokio::spawn(async move {
+        let shutdown = async {
+            let _ = stopped.await;
+        };
+        let _ = server
+            .serve_http(listener, HttpServerConfig::new(), shutdown)
+            .await;
+    });
+    (format!("http://{addr}/mcp"), stop)
+}
