@@ -182,17 +182,12 @@ impl ClientConfig {
 
     /// Receives every notification from the server (log messages too, after
     /// [`on_logging`](Self::on_logging)), in order of arrival.
-    pub fn on_notification<F, Fut>(mut self, callback: F) -> Self
+    pub fn on_notification<F, Fut>(self, callback: F) -> Self
     where
         F: Fn(ServerNotification) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = ()> + Send + 'static,
     {
-        let callback = Arc::new(callback);
-        self.settings.notification = Some(Arc::new(move |notification, _| {
-            let callback = callback.clone();
-            Box::pin(async move { callback(notification).await })
-        }));
-        self
+        self.on_notification_with(move |notification, _| callback(notification))
     }
 
     /// As [`on_notification`](Self::on_notification), the callback told
@@ -207,10 +202,10 @@ impl ClientConfig {
         F: Fn(ServerNotification, crate::NotificationInfo) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = ()> + Send + 'static,
     {
-        let callback = Arc::new(callback);
+        // The callback's own future, boxed: nothing shared to clone per
+        // notification.
         self.settings.notification = Some(Arc::new(move |notification, info| {
-            let callback = callback.clone();
-            Box::pin(async move { callback(notification, info).await })
+            Box::pin(callback(notification, info))
         }));
         self
     }

@@ -764,8 +764,10 @@ async fn a_log_message_sent_in_the_course_of_a_call_names_it_in_both_eras() {
         let client = Client::connect_http(&running.url, config)
             .await
             .expect("connect");
+        let stateless = matches!(era, Negotiation::StatelessOnly);
+        assert_eq!(client.is_stateless(), stateless, "{era:?} is what was met");
         let mut options = RequestOptions::new().with_id("the-log-call");
-        if client.is_stateless() {
+        if stateless {
             options = options.with_log_level(LoggingLevel::Debug);
         } else {
             client

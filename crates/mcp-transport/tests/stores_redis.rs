@@ -535,9 +535,11 @@ async fn a_get_stream_whose_last_events_were_never_stored_is_taken_over_without_
         b.announce(&session, id, uri).await;
     }
     let stored = read_until(&mut get, &mut seen, "test://2").await;
+    // Flushes a's writes behind, and checks they arrived.
     events_a
         .replay_after(&stored)
         .await
+        .expect("Redis answers")
         .expect("a's events so far are in Redis");
 
     partition.cut();
@@ -545,6 +547,18 @@ async fn a_get_stream_whose_last_events_were_never_stored_is_taken_over_without_
     b.announce(&session, 3, "test://3").await;
     let last = read_until(&mut get, &mut seen, "test://3").await;
     assert_ne!(last, stored, "test://3 came with an id of its own: {seen}");
+    // The premise: the store never got that event (else this is an
+    // ordinary takeover, and the count of unstored events goes untested).
+    let observer = RedisEventStore::connect(config()).await.expect("connect");
+    let kept = observer
+        .replay_after(&stored)
+        .await
+        .expect("Redis answers")
+        .expect("a's stream is known");
+    assert!(
+        kept.events.iter().all(|(id, _)| *id != last),
+        "test://3 reached the store despite the cut: {kept:?}"
+    );
     drop(get);
     // Reaches b only (a is cut off), before the client is back.
     b.announce(&session, 4, "test://4").await;

@@ -350,6 +350,26 @@ mod tests {
     use serde_json::json;
 
     #[test]
+    fn tool_names_follow_the_spec_rule() {
+        let longest = "a".repeat(Tool::MAX_NAME_LEN);
+        for good in ["get_weather", "DATA.export-v2", "x", longest.as_str()] {
+            assert!(Tool::is_valid_name(good), "{good}");
+        }
+        let too_long = "a".repeat(Tool::MAX_NAME_LEN + 1);
+        for bad in [
+            "",
+            "with space",
+            "a/b",
+            "a,b",
+            "caf\u{e9}",
+            "a\nb",
+            too_long.as_str(),
+        ] {
+            assert!(!Tool::is_valid_name(bad), "{bad:?}");
+        }
+    }
+
+    #[test]
     fn input_schema_keeps_every_keyword() {
         let input = json!({
             "name": "t",

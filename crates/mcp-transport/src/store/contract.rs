@@ -19,7 +19,7 @@ use bytes::Bytes;
 use mcp_tasks::contract::unique;
 use mcp_types::{ClientCapabilities, Implementation, InitializeRequestParams, SessionRecord};
 
-use super::{EventStore, MessageBus, SessionStore};
+use super::{EventStore, MessageBus, SessionStore, parse_event_id};
 
 /// How long any one step may take.
 const STEP: Duration = Duration::from_secs(10);
@@ -115,6 +115,14 @@ pub async fn event_store(a: Arc<dyn EventStore>, b: Arc<dyn EventStore>, max_eve
     let recent = &later[later.len() - 2];
     let tail = replay(b.as_ref(), recent).await.expect("recent ids resume");
     assert_eq!(tail.events.len(), 1);
+    // A peer's id past any sequence number (its successor overflows).
+    let (known, _) = parse_event_id(recent).expect("the store's own id");
+    assert!(
+        replay(b.as_ref(), &format!("{known}_{}", u64::MAX))
+            .await
+            .is_none(),
+        "an id no store reaches is unknown"
+    );
 
     // Forgotten streams are gone for everyone.
     a.forget(&stream);

@@ -50,10 +50,13 @@ pub struct Replay {
 }
 
 /// The stream and sequence number of an event id `{stream}_{seq}` (the
-/// form every store here makes).
+/// form every store here makes). `None` for a sequence number of
+/// `u64::MAX`, which no store reaches: an id is the peer's
+/// (`Last-Event-ID`), and the one after it must be countable.
 pub fn parse_event_id(id: &str) -> Option<(&str, u64)> {
     let (stream, seq) = id.rsplit_once('_')?;
-    Some((stream, seq.parse().ok()?))
+    let seq: u64 = seq.parse().ok()?;
+    (seq < u64::MAX).then_some((stream, seq))
 }
 
 /// The default store: each stream's latest events in memory.
