@@ -121,26 +121,22 @@ impl SessionState {
         self.lock().log_level = Some(level);
     }
 
-    /// Subscribes to `uri`; whether the session (as this server knows it)
-    /// did not follow it yet.
-    pub(crate) fn subscribe(&self, uri: String) -> bool {
+    pub(crate) fn subscribe(&self, uri: String) {
         let mut state = self.lock();
         #[cfg(feature = "http")]
         if self.shared.get().is_some() {
             state.pending.push((true, uri.clone()));
         }
-        state.subscriptions.insert(uri)
+        state.subscriptions.insert(uri);
     }
 
-    /// Unsubscribes from `uri`; whether the session (as this server knows
-    /// it) followed it.
-    pub(crate) fn unsubscribe(&self, uri: &str) -> bool {
+    pub(crate) fn unsubscribe(&self, uri: &str) {
         let mut state = self.lock();
         #[cfg(feature = "http")]
         if self.shared.get().is_some() {
             state.pending.push((false, uri.to_owned()));
         }
-        state.subscriptions.remove(uri)
+        state.subscriptions.remove(uri);
     }
 
     /// Records that the subscription hook is told of `uri`; whether it was
