@@ -615,41 +615,59 @@ mod tests {
         with_type.result_type = Some(mcp_types::ResultType::Complete);
         let mut with_hints = mcp_types::ListToolsResult::new(Vec::new());
         with_hints.ttl_ms = Some(1);
-        type Case<'a> = (&'a dyn erased::Result, Option<(u64, CacheScope)>);
-        let results: [Case<'_>; 5] = [
+        // Whether it is stamped in one serialization, then the case.
+        type Case<'a> = (bool, &'a dyn erased::Result, Option<(u64, CacheScope)>);
+        let results: [Case<'_>; 6] = [
             // One serialization, stamped as it is written.
-            (&mcp_types::CallToolResult::text("hi"), None),
+            (true, &mcp_types::CallToolResult::text("hi"), None),
             (
+                true,
                 &mcp_types::ListToolsResult::new(Vec::new()),
                 Some((5000, CacheScope::Private)),
             ),
             // Members of its own the stamp sets: stamped from its text.
-            (&with_meta, None),
-            (&with_type, None),
-            (&with_hints, Some((5000, CacheScope::Public))),
+            (false, &with_meta, None),
+            (false, &with_type, None),
+            (false, &with_hints, Some((5000, CacheScope::Public))),
+            // Hints of its own the stamp does not set: kept, in one pass.
+            (true, &with_hints, None),
         ];
-        for (result, cache) in results {
+        for (one_pass, result, cache) in results {
             let text = result.text();
             assert_eq!(
                 result.stamp(&runner, cache),
                 stamped(&text, cache),
                 "{text}"
             );
+            assert_eq!(result.one_pass(&runner, cache), one_pass, "{text}");
         }
     }
 
     /// The results of the test above, stamped through their own type.
     mod erased {
+        use super::super::{StampedStruct, to_raw};
         use super::{CacheScope, Runner};
 
         pub(super) trait Result {
             fn stamp(&self, runner: &Runner, cache: Option<(u64, CacheScope)>) -> String;
+            /// Whether the stamp is written as the result is serialized
+            /// (not from its text, serialized first).
+            fn one_pass(&self, runner: &Runner, cache: Option<(u64, CacheScope)>) -> bool;
             fn text(&self) -> String;
         }
 
         impl<T: serde::Serialize> Result for T {
             fn stamp(&self, runner: &Runner, cache: Option<(u64, CacheScope)>) -> String {
                 runner.stamp(self, cache).expect("stamped").get().to_owned()
+            }
+            fn one_pass(&self, runner: &Runner, cache: Option<(u64, CacheScope)>) -> bool {
+                let info = serde_json::value::to_raw_value(&runner.registry.info).expect("info");
+                to_raw(&StampedStruct {
+                    result: self,
+                    cache,
+                    info: &info,
+                })
+                .is_ok()
             }
             fn text(&self) -> String {
                 serde_json::to_string(self).expect("json")
