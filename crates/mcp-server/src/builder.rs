@@ -440,8 +440,9 @@ impl ServerBuilder {
     /// URI and the client's session, in either era: a handshake-era
     /// `resources/subscribe` (awaited before it is answered; the URI was
     /// checked to name a resource or match a template), or a 2026-07-28
-    /// `subscriptions/listen` stream's `resourceSubscriptions` (each URI as
-    /// the stream opens, awaited before it is acknowledged). A gateway
+    /// `subscriptions/listen` stream's `resourceSubscriptions` (each URI
+    /// once as the stream opens, awaited before it is acknowledged; those
+    /// that name no resource and match no template are not told). A gateway
     /// subscribes upstream here, and routes the updates back with
     /// [`ListChanges::resource_updated`](crate::ListChanges::resource_updated).
     ///

@@ -362,7 +362,13 @@ async fn a_stateless_client_over_http_hears_of_changes_on_its_listen_stream() {
     let mut filter = SubscriptionFilter::new();
     filter.tools_list_changed = Some(true);
     filter.prompts_list_changed = Some(true);
-    filter.resource_subscriptions = Some(vec![DOC.to_owned()]);
+    // Named twice, beside a URI that names nothing: the hooks hear of the
+    // resource once, and never of the other.
+    filter.resource_subscriptions = Some(vec![
+        DOC.to_owned(),
+        "memo://nothing".to_owned(),
+        DOC.to_owned(),
+    ]);
     let listening = {
         let client = client.clone();
         let params = SubscriptionsListenRequestParams::new(filter);
@@ -382,6 +388,7 @@ async fn a_stateless_client_over_http_hears_of_changes_on_its_listen_stream() {
     );
     // Told before the stream was acknowledged.
     assert_eq!(heard.try_recv().ok().as_deref(), Some("+memo://doc"));
+    assert!(heard.try_recv().is_err(), "told once, of DOC only");
     server.list_changes().resource_updated(DOC);
     assert_eq!(next(&mut seen).await, format!("updated {DOC}"));
     change_while_connected(&server.catalog(), &client, &mut seen).await;
@@ -389,4 +396,5 @@ async fn a_stateless_client_over_http_hears_of_changes_on_its_listen_stream() {
     listening.abort();
     assert_eq!(next(&mut heard).await, "-memo://doc");
     running.stop().await;
+    assert!(heard.try_recv().is_err(), "the end told once, of DOC only");
 }

@@ -93,7 +93,8 @@ impl Runner {
         cx: &RequestContext,
     ) -> Result<RawJson, ErrorObject> {
         let hook = if subscribe {
-            if !self.subscribe_target_exists(&uri) {
+            let catalog = self.registry.catalog.snapshot();
+            if !self.subscribe_target_exists(&catalog, &uri, &Requester::Session) {
                 // `resources/subscribe` exists in the handshake era only.
                 return Err(ErrorObject::resource_not_found(
                     &uri,

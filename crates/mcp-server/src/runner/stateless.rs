@@ -410,8 +410,13 @@ impl Runner {
         let (mut tasks, snapshot) = self.watch_tasks(&mut filter, cx, requester).await?;
         // The hooks hear of the stream's resources as it opens and ends
         // (however it ends: the guard tells of the end when dropped).
-        let followed = filter.resource_subscriptions.clone().unwrap_or_default();
-        let _subscribed = self.subscribed(followed, self.session(cx, requester)).await;
+        let _subscribed = self
+            .subscribed(
+                filter.resource_subscriptions.as_deref().unwrap_or_default(),
+                self.session(cx, requester),
+                requester,
+            )
+            .await;
         let subscription = serde_json::to_value(&cx.id).unwrap_or(Value::Null);
         let meta = serde_json::json!({ mcp_types::meta::SUBSCRIPTION_ID: subscription });
         let ack = serde_json::json!({ "notifications": filter, "_meta": meta });
@@ -495,17 +500,35 @@ impl Runner {
         self.stamp(&serde_json::json!({ "_meta": meta }), None)
     }
 
-    /// Tells the subscription hook of each of `uris`, followed by a listen
-    /// stream of `session`; the guard returned tells the unsubscription
-    /// hook when the stream ends.
-    async fn subscribed(&self, uris: Vec<String>, session: ServerSession) -> Option<Unsubscribe> {
+    /// Tells the subscription hook of each of `followed` a listen stream of
+    /// `session` follows, once each, and only those that name a resource
+    /// its client can read (as `resources/subscribe` checks): what a peer
+    /// lists reaches the hook only as URIs the server serves, each once
+    /// (as a handshake-era session's subscriptions do). The guard
+    /// returned tells the unsubscription hook of the same URIs when the
+    /// stream ends.
+    async fn subscribed(
+        &self,
+        followed: &[String],
+        session: ServerSession,
+        requester: &Requester,
+    ) -> Option<Unsubscribe> {
+        let hook = self.registry.on_subscribe.as_ref()?;
+        let catalog = self.registry.catalog.snapshot();
+        let mut told = std::collections::HashSet::new();
+        let uris: Vec<String> = followed
+            .iter()
+            .filter(|uri| {
+                self.subscribe_target_exists(&catalog, uri, requester) && told.insert(uri.as_str())
+            })
+            .cloned()
+            .collect();
+        drop((told, catalog));
         if uris.is_empty() {
             return None;
         }
-        if let Some(hook) = &self.registry.on_subscribe {
-            for uri in &uris {
-                hook(uri.clone(), session.clone()).await;
-            }
+        for uri in &uris {
+            hook(uri.clone(), session.clone()).await;
         }
         let hook = self.registry.on_unsubscribe.clone()?;
         Some(Unsubscribe {
