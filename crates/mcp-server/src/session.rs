@@ -121,13 +121,19 @@ impl SessionState {
         self.lock().log_level = Some(level);
     }
 
-    pub(crate) fn subscribe(&self, uri: String) {
+    /// Subscribes to `uri`, unless the session follows `max` others
+    /// already; whether it follows `uri` now.
+    pub(crate) fn subscribe(&self, uri: String, max: usize) -> bool {
         let mut state = self.lock();
+        if !state.subscriptions.contains(&uri) && state.subscriptions.len() >= max {
+            return false;
+        }
         #[cfg(feature = "http")]
         if self.shared.get().is_some() {
             state.pending.push((true, uri.clone()));
         }
         state.subscriptions.insert(uri);
+        true
     }
 
     pub(crate) fn unsubscribe(&self, uri: &str) {

@@ -101,7 +101,13 @@ impl Runner {
                     mcp_types::Era::Handshake,
                 ));
             }
-            self.state.subscribe(uri.clone());
+            let max = self.registry.max_subscriptions;
+            if !self.state.subscribe(uri.clone(), max) {
+                return Err(ErrorObject::invalid_params(format!(
+                    "this session follows {max} resources already, the most it may: \
+                     unsubscribe from one first"
+                )));
+            }
             self.registry
                 .on_subscribe
                 .as_ref()

@@ -406,6 +406,17 @@ impl Runner {
         requester: &Requester,
     ) -> Result<RawJson, ErrorObject> {
         let mut filter = params.notifications;
+        let max = self.registry.max_subscriptions;
+        if filter
+            .resource_subscriptions
+            .as_ref()
+            .is_some_and(|uris| uris.len() > max)
+        {
+            return Err(ErrorObject::invalid_params(format!(
+                "`resourceSubscriptions` names more than {max} resources, the most a stream \
+                 may follow: follow fewer"
+            )));
+        }
         let mut changes = self.registry.changes.subscribe();
         let (mut tasks, snapshot) = self.watch_tasks(&mut filter, cx, requester).await?;
         // The hooks hear of the stream's resources as it opens and ends
