@@ -85,6 +85,7 @@ impl ServerBuilder {
                 completion: None,
                 roots_list_changed: None,
                 page_size: DEFAULT_PAGE_SIZE,
+                max_subscriptions: DEFAULT_MAX_SUBSCRIPTIONS,
                 sealer: StateSealer::random(),
                 changes,
                 list_cache: (60_000, CacheScope::Public),
@@ -113,6 +114,18 @@ impl ServerBuilder {
     /// `resources/templates/list` and `prompts/list` (at least 1).
     pub fn page_size(mut self, page_size: usize) -> Self {
         self.registry.page_size = page_size.max(1);
+        self
+    }
+
+    /// The number of resources one client may follow at once (default
+    /// [`DEFAULT_MAX_SUBSCRIPTIONS`](crate::DEFAULT_MAX_SUBSCRIPTIONS)): a
+    /// handshake-era `resources/subscribe` beyond it is refused (`-32602`),
+    /// as is a `subscriptions/listen` naming more `resourceSubscriptions`.
+    /// Each subscription is kept for the session, and told to
+    /// [`on_subscribe`](Self::on_subscribe) (a gateway subscribes
+    /// upstream), so a client cannot grow either without end.
+    pub fn max_subscriptions(mut self, max: usize) -> Self {
+        self.registry.max_subscriptions = max;
         self
     }
 
@@ -440,8 +453,9 @@ impl ServerBuilder {
     /// URI and the client's session, in either era: a handshake-era
     /// `resources/subscribe` (awaited before it is answered; the URI was
     /// checked to name a resource or match a template), or a 2026-07-28
-    /// `subscriptions/listen` stream's `resourceSubscriptions` (each URI as
-    /// the stream opens, awaited before it is acknowledged). A gateway
+    /// `subscriptions/listen` stream's `resourceSubscriptions` (each URI
+    /// once as the stream opens, awaited before it is acknowledged; those
+    /// that name no resource and match no template are not told). A gateway
     /// subscribes upstream here, and routes the updates back with
     /// [`ListChanges::resource_updated`](crate::ListChanges::resource_updated).
     ///

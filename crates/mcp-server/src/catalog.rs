@@ -249,18 +249,16 @@ impl Catalog {
         changes: ListChanges,
         states: Option<AppState>,
     ) -> Result<Self, Error> {
-        let mut catalog = Self::empty(changes.clone());
-        let group = catalog.accept_with(built, states.as_deref())?;
+        let group = accept(built, states.as_deref())?;
         let snapshot = merge(&[(Self::BUILT, &group)], 0)?;
-        catalog = Self {
+        Ok(Self {
             shared: Arc::new(Shared {
                 current: RwLock::new(Arc::new(snapshot)),
                 groups: Mutex::new(vec![(Self::BUILT.to_owned(), group)]),
                 changes,
                 states,
             }),
-        };
-        Ok(catalog)
+        })
     }
 
     /// The catalog as it is now: what one request reads throughout.
@@ -341,15 +339,7 @@ impl Catalog {
     pub fn add_tool(&self, definition: ToolDefinition) -> Result<(), Error> {
         let mut added = Registrations::new();
         added.register(definition);
-        let added = self.accept(added)?;
-        self.change(Self::BUILT, |old| {
-            let mut group = old.clone();
-            for entry in added.tools {
-                group.tools.retain(|e| e.tool.name != entry.tool.name);
-                group.tools.push(entry);
-            }
-            group
-        })
+        self.add(added)
     }
 
     /// Removes the tool `name` from the [`BUILT`](Self::BUILT) group (an
@@ -474,21 +464,7 @@ impl Catalog {
 
     /// `registrations` as a group's entries, or its first refusal.
     fn accept(&self, registrations: Registrations) -> Result<Group, Error> {
-        self.accept_with(registrations, self.shared.states.as_deref())
-    }
-
-    /// `registrations` as a group's entries, for handlers that may take
-    /// `states`, or its first refusal.
-    fn accept_with(
-        &self,
-        mut registrations: Registrations,
-        states: Option<&crate::states::States>,
-    ) -> Result<Group, Error> {
-        if !registrations.errors.is_empty() {
-            return Err(registrations.errors.swap_remove(0));
-        }
-        crate::registration::check_states(&registrations.needs, states)?;
-        Ok(into_group(registrations))
+        accept(registrations, self.shared.states.as_deref())
     }
 
     /// Replaces `group`'s entries with what `change` makes of them, and
@@ -535,6 +511,19 @@ impl Catalog {
         altered.announce(&self.shared.changes);
         Ok(())
     }
+}
+
+/// `registrations` as a group's entries, for handlers that may take
+/// `states`, or its first refusal.
+fn accept(
+    mut registrations: Registrations,
+    states: Option<&crate::states::States>,
+) -> Result<Group, Error> {
+    if !registrations.errors.is_empty() {
+        return Err(registrations.errors.swap_remove(0));
+    }
+    crate::registration::check_states(&registrations.needs, states)?;
+    Ok(into_group(registrations))
 }
 
 /// `registrations`' entries (already checked) as a group's, each tool's

@@ -50,7 +50,7 @@ pub use in_memory::{InMemorySender, InMemoryTransport};
 /// extractor, see [`handler`]).
 pub use mcp_core::CancellationToken;
 pub use registration::{Registrations, ToolDefinition};
-pub use registry::DEFAULT_PAGE_SIZE;
+pub use registry::{DEFAULT_MAX_SUBSCRIPTIONS, DEFAULT_PAGE_SIZE};
 #[cfg(any(feature = "stdio", feature = "http"))]
 pub use server::shutdown_signal;
 pub use server::{Server, ServerConnection};

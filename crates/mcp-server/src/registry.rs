@@ -56,6 +56,11 @@ pub(crate) struct ExtensionEntry {
 /// The default number of items per page of a list result.
 pub const DEFAULT_PAGE_SIZE: usize = 100;
 
+/// The default number of resources one client may follow at once: a
+/// handshake-era session's subscriptions, or one `subscriptions/listen`
+/// stream's `resourceSubscriptions`.
+pub const DEFAULT_MAX_SUBSCRIPTIONS: usize = 1000;
+
 /// Span fields recorded only on the operator's opt-in, one switch each.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct Recorded {
@@ -80,6 +85,8 @@ pub(crate) struct Registry {
     pub(crate) completion: Option<CompleteFn>,
     pub(crate) roots_list_changed: Option<SessionFn>,
     pub(crate) page_size: usize,
+    /// The resources one session, or one listen stream, may follow.
+    pub(crate) max_subscriptions: usize,
     pub(crate) sealer: StateSealer,
     pub(crate) changes: ListChanges,
     pub(crate) list_cache: (u64, CacheScope),

@@ -121,26 +121,28 @@ impl SessionState {
         self.lock().log_level = Some(level);
     }
 
-    /// Subscribes to `uri`; whether the session (as this server knows it)
-    /// did not follow it yet.
-    pub(crate) fn subscribe(&self, uri: String) -> bool {
+    /// Subscribes to `uri`, unless the session follows `max` others
+    /// already; whether it follows `uri` now.
+    pub(crate) fn subscribe(&self, uri: String, max: usize) -> bool {
         let mut state = self.lock();
+        if !state.subscriptions.contains(&uri) && state.subscriptions.len() >= max {
+            return false;
+        }
         #[cfg(feature = "http")]
         if self.shared.get().is_some() {
             state.pending.push((true, uri.clone()));
         }
-        state.subscriptions.insert(uri)
+        state.subscriptions.insert(uri);
+        true
     }
 
-    /// Unsubscribes from `uri`; whether the session (as this server knows
-    /// it) followed it.
-    pub(crate) fn unsubscribe(&self, uri: &str) -> bool {
+    pub(crate) fn unsubscribe(&self, uri: &str) {
         let mut state = self.lock();
         #[cfg(feature = "http")]
         if self.shared.get().is_some() {
             state.pending.push((false, uri.to_owned()));
         }
-        state.subscriptions.remove(uri)
+        state.subscriptions.remove(uri);
     }
 
     /// Records that the subscription hook is told of `uri`; whether it was

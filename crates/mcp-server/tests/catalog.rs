@@ -296,6 +296,74 @@ async fn the_subscription_hooks_hear_a_handshake_session_and_updates_reach_it() 
     assert_eq!(next(&mut heard).await, "-memo://doc");
 }
 
+#[tokio::test]
+async fn a_client_follows_no_more_resources_than_the_server_allows() {
+    let server = Server::builder("bounded", "1")
+        .max_subscriptions(1)
+        .resource_template(
+            mcp_server::ResourceTemplate::new("memo://{name}", "memo"),
+            || async { "text" },
+        )
+        .build()
+        .expect("server");
+    // Handshake era: a second resource is refused, the first stays.
+    let (handshake, _seen) = config(Negotiation::HandshakeOnly);
+    let client = Client::connect(server.in_memory(), handshake)
+        .await
+        .expect("connected");
+    client
+        .subscribe_resource("memo://a")
+        .await
+        .expect("the first");
+    let error = client
+        .subscribe_resource("memo://b")
+        .await
+        .expect_err("one too many");
+    let remote = error.remote().expect("the server's error");
+    assert_eq!(remote.code, ErrorCode::INVALID_PARAMS);
+    assert!(
+        remote.message.contains("follows 1 resources"),
+        "{}",
+        remote.message
+    );
+    client
+        .subscribe_resource("memo://a")
+        .await
+        .expect("the one it follows, again");
+    client
+        .unsubscribe_resource("memo://a")
+        .await
+        .expect("ended");
+    client
+        .subscribe_resource("memo://b")
+        .await
+        .expect("room again");
+    client.close().await.expect("closed");
+    // 2026-07-28: a listen stream naming more is refused before it opens.
+    let running = http(&server).await;
+    let (stateless, _seen) = config(Negotiation::StatelessOnly);
+    let client = Client::connect_http(&running.url, stateless)
+        .await
+        .expect("connected");
+    let mut filter = SubscriptionFilter::new();
+    filter.resource_subscriptions = Some(vec!["memo://a".to_owned(), "memo://b".to_owned()]);
+    let error = tokio::time::timeout(
+        WAIT,
+        client.session().request::<methods::SubscriptionsListen>(
+            &SubscriptionsListenRequestParams::new(filter),
+            RequestOptions::new(),
+        ),
+    )
+    .await
+    .expect("answered")
+    .expect_err("two resources");
+    let remote = error.remote().expect("the server's error");
+    assert_eq!(remote.code, ErrorCode::INVALID_PARAMS);
+    assert!(remote.message.contains("more than 1"), "{}", remote.message);
+    client.close().await.expect("closed");
+    running.stop().await;
+}
+
 struct Http {
     url: String,
     stop: tokio::sync::oneshot::Sender<()>,
@@ -362,7 +430,13 @@ async fn a_stateless_client_over_http_hears_of_changes_on_its_listen_stream() {
     let mut filter = SubscriptionFilter::new();
     filter.tools_list_changed = Some(true);
     filter.prompts_list_changed = Some(true);
-    filter.resource_subscriptions = Some(vec![DOC.to_owned()]);
+    // Named twice, beside a URI that names nothing: the hooks hear of the
+    // resource once, and never of the other.
+    filter.resource_subscriptions = Some(vec![
+        DOC.to_owned(),
+        "memo://nothing".to_owned(),
+        DOC.to_owned(),
+    ]);
     let listening = {
         let client = client.clone();
         let params = SubscriptionsListenRequestParams::new(filter);
@@ -382,6 +456,7 @@ async fn a_stateless_client_over_http_hears_of_changes_on_its_listen_stream() {
     );
     // Told before the stream was acknowledged.
     assert_eq!(heard.try_recv().ok().as_deref(), Some("+memo://doc"));
+    assert!(heard.try_recv().is_err(), "told once, of DOC only");
     server.list_changes().resource_updated(DOC);
     assert_eq!(next(&mut seen).await, format!("updated {DOC}"));
     change_while_connected(&server.catalog(), &client, &mut seen).await;
@@ -389,4 +464,5 @@ async fn a_stateless_client_over_http_hears_of_changes_on_its_listen_stream() {
     listening.abort();
     assert_eq!(next(&mut heard).await, "-memo://doc");
     running.stop().await;
+    assert!(heard.try_recv().is_err(), "the end told once, of DOC only");
 }

@@ -93,14 +93,21 @@ impl Runner {
         cx: &RequestContext,
     ) -> Result<RawJson, ErrorObject> {
         let hook = if subscribe {
-            if !self.subscribe_target_exists(&uri) {
+            let catalog = self.registry.catalog.snapshot();
+            if !self.subscribe_target_exists(&catalog, &uri, &Requester::Session) {
                 // `resources/subscribe` exists in the handshake era only.
                 return Err(ErrorObject::resource_not_found(
                     &uri,
                     mcp_types::Era::Handshake,
                 ));
             }
-            self.state.subscribe(uri.clone());
+            let max = self.registry.max_subscriptions;
+            if !self.state.subscribe(uri.clone(), max) {
+                return Err(ErrorObject::invalid_params(format!(
+                    "this session follows {max} resources already, the most it may: \
+                     unsubscribe from one first"
+                )));
+            }
             self.registry
                 .on_subscribe
                 .as_ref()

@@ -38,6 +38,7 @@ use crate::request_state::Binding;
 use crate::session::{Context, ServerSession, SessionState, StatelessRequest};
 
 use crate::answer::*;
+use crate::catalog::Snapshot;
 use crate::registry::*;
 
 /// Serves one connection (or, stateless, each request) with a registry.
@@ -431,20 +432,23 @@ impl Runner {
         Ok(CompleteResult::new(completion))
     }
 
-    /// Whether `uri` names a resource this session's client can read: as
-    /// `resources/read` finds it, an inactive extension's resources and
-    /// templates left out.
-    fn subscribe_target_exists(&self, uri: &str) -> bool {
-        let requester = Requester::Session;
-        let catalog = self.registry.catalog.snapshot();
+    /// Whether `uri` names a resource `requester`'s client can read in
+    /// `catalog`: as `resources/read` finds it, an inactive extension's
+    /// resources and templates left out.
+    fn subscribe_target_exists(
+        &self,
+        catalog: &Snapshot,
+        uri: &str,
+        requester: &Requester,
+    ) -> bool {
         catalog
             .resource_index
             .get(uri)
-            .is_some_and(|&i| self.is_active(catalog.resources[i].owner, &requester))
+            .is_some_and(|&i| self.is_active(catalog.resources[i].owner, requester))
             || catalog
                 .templates
                 .iter()
-                .filter(|t| self.is_active(t.owner, &requester))
+                .filter(|t| self.is_active(t.owner, requester))
                 .any(|t| t.matcher.match_uri(uri).is_some())
     }
 }

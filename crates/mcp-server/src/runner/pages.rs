@@ -56,8 +56,9 @@ pub(super) trait Listing: Sized {
     /// The item listed.
     type Item: Clone;
     /// Every item the catalog holds, in order, but those of an extension
-    /// not active for this client (`active(owner)` false).
-    fn items(catalog: &Snapshot, active: impl Fn(Option<usize>) -> bool) -> Vec<Self::Item>;
+    /// not active for this client (`active(owner)` false): borrowed, as
+    /// only one page of them is cloned into the result.
+    fn items(catalog: &Snapshot, active: impl Fn(Option<usize>) -> bool) -> Vec<&Self::Item>;
     /// The tag of the list in `catalog`, which its cursors carry.
     fn tag(catalog: &Snapshot) -> u64;
     /// The result for one page and the cursor of the next.
@@ -68,12 +69,12 @@ macro_rules! listing {
     ($result:ident, $item:ty, $field:ident, $entry:ident) => {
         impl Listing for $result {
             type Item = $item;
-            fn items(catalog: &Snapshot, active: impl Fn(Option<usize>) -> bool) -> Vec<$item> {
+            fn items(catalog: &Snapshot, active: impl Fn(Option<usize>) -> bool) -> Vec<&$item> {
                 catalog
                     .$field
                     .iter()
                     .filter(|e| active(e.owner()))
-                    .map(|e| e.$entry.clone())
+                    .map(|e| &e.$entry)
                     .collect()
             }
             fn tag(catalog: &Snapshot) -> u64 {
@@ -135,7 +136,7 @@ impl Runner {
         });
         let tag = R::tag(&catalog);
         let (items, next) = page(&all, cursor_of(params), self.registry.page_size, tag)?;
-        Ok(R::from_page(items, next))
+        Ok(R::from_page(items.into_iter().cloned().collect(), next))
     }
 }
 

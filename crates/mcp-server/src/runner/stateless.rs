@@ -406,12 +406,28 @@ impl Runner {
         requester: &Requester,
     ) -> Result<RawJson, ErrorObject> {
         let mut filter = params.notifications;
+        let max = self.registry.max_subscriptions;
+        if filter
+            .resource_subscriptions
+            .as_ref()
+            .is_some_and(|uris| uris.len() > max)
+        {
+            return Err(ErrorObject::invalid_params(format!(
+                "`resourceSubscriptions` names more than {max} resources, the most a stream \
+                 may follow: follow fewer"
+            )));
+        }
         let mut changes = self.registry.changes.subscribe();
         let (mut tasks, snapshot) = self.watch_tasks(&mut filter, cx, requester).await?;
         // The hooks hear of the stream's resources as it opens and ends
         // (however it ends: the guard tells of the end when dropped).
-        let followed = filter.resource_subscriptions.clone().unwrap_or_default();
-        let _subscribed = self.subscribed(followed, self.session(cx, requester)).await;
+        let _subscribed = self
+            .subscribed(
+                filter.resource_subscriptions.as_deref().unwrap_or_default(),
+                self.session(cx, requester),
+                requester,
+            )
+            .await;
         let subscription = serde_json::to_value(&cx.id).unwrap_or(Value::Null);
         let meta = serde_json::json!({ mcp_types::meta::SUBSCRIPTION_ID: subscription });
         let ack = serde_json::json!({ "notifications": filter, "_meta": meta });
@@ -495,17 +511,35 @@ impl Runner {
         self.stamp(&serde_json::json!({ "_meta": meta }), None)
     }
 
-    /// Tells the subscription hook of each of `uris`, followed by a listen
-    /// stream of `session`; the guard returned tells the unsubscription
-    /// hook when the stream ends.
-    async fn subscribed(&self, uris: Vec<String>, session: ServerSession) -> Option<Unsubscribe> {
+    /// Tells the subscription hook of each of `followed` a listen stream of
+    /// `session` follows, once each, and only those that name a resource
+    /// its client can read (as `resources/subscribe` checks): what a peer
+    /// lists reaches the hook only as URIs the server serves, each once
+    /// (as a handshake-era session's subscriptions do). The guard
+    /// returned tells the unsubscription hook of the same URIs when the
+    /// stream ends.
+    async fn subscribed(
+        &self,
+        followed: &[String],
+        session: ServerSession,
+        requester: &Requester,
+    ) -> Option<Unsubscribe> {
+        let hook = self.registry.on_subscribe.as_ref()?;
+        let catalog = self.registry.catalog.snapshot();
+        let mut told = std::collections::HashSet::new();
+        let uris: Vec<String> = followed
+            .iter()
+            .filter(|uri| {
+                self.subscribe_target_exists(&catalog, uri, requester) && told.insert(uri.as_str())
+            })
+            .cloned()
+            .collect();
+        drop((told, catalog));
         if uris.is_empty() {
             return None;
         }
-        if let Some(hook) = &self.registry.on_subscribe {
-            for uri in &uris {
-                hook(uri.clone(), session.clone()).await;
-            }
+        for uri in &uris {
+            hook(uri.clone(), session.clone()).await;
         }
         let hook = self.registry.on_unsubscribe.clone()?;
         Some(Unsubscribe {
@@ -615,41 +649,59 @@ mod tests {
         with_type.result_type = Some(mcp_types::ResultType::Complete);
         let mut with_hints = mcp_types::ListToolsResult::new(Vec::new());
         with_hints.ttl_ms = Some(1);
-        type Case<'a> = (&'a dyn erased::Result, Option<(u64, CacheScope)>);
-        let results: [Case<'_>; 5] = [
+        // Whether it is stamped in one serialization, then the case.
+        type Case<'a> = (bool, &'a dyn erased::Result, Option<(u64, CacheScope)>);
+        let results: [Case<'_>; 6] = [
             // One serialization, stamped as it is written.
-            (&mcp_types::CallToolResult::text("hi"), None),
+            (true, &mcp_types::CallToolResult::text("hi"), None),
             (
+                true,
                 &mcp_types::ListToolsResult::new(Vec::new()),
                 Some((5000, CacheScope::Private)),
             ),
             // Members of its own the stamp sets: stamped from its text.
-            (&with_meta, None),
-            (&with_type, None),
-            (&with_hints, Some((5000, CacheScope::Public))),
+            (false, &with_meta, None),
+            (false, &with_type, None),
+            (false, &with_hints, Some((5000, CacheScope::Public))),
+            // Hints of its own the stamp does not set: kept, in one pass.
+            (true, &with_hints, None),
         ];
-        for (result, cache) in results {
+        for (one_pass, result, cache) in results {
             let text = result.text();
             assert_eq!(
                 result.stamp(&runner, cache),
                 stamped(&text, cache),
                 "{text}"
             );
+            assert_eq!(result.one_pass(&runner, cache), one_pass, "{text}");
         }
     }
 
     /// The results of the test above, stamped through their own type.
     mod erased {
+        use super::super::{StampedStruct, to_raw};
         use super::{CacheScope, Runner};
 
         pub(super) trait Result {
             fn stamp(&self, runner: &Runner, cache: Option<(u64, CacheScope)>) -> String;
+            /// Whether the stamp is written as the result is serialized
+            /// (not from its text, serialized first).
+            fn one_pass(&self, runner: &Runner, cache: Option<(u64, CacheScope)>) -> bool;
             fn text(&self) -> String;
         }
 
         impl<T: serde::Serialize> Result for T {
             fn stamp(&self, runner: &Runner, cache: Option<(u64, CacheScope)>) -> String {
                 runner.stamp(self, cache).expect("stamped").get().to_owned()
+            }
+            fn one_pass(&self, runner: &Runner, cache: Option<(u64, CacheScope)>) -> bool {
+                let info = serde_json::value::to_raw_value(&runner.registry.info).expect("info");
+                to_raw(&StampedStruct {
+                    result: self,
+                    cache,
+                    info: &info,
+                })
+                .is_ok()
             }
             fn text(&self) -> String {
                 serde_json::to_string(self).expect("json")
