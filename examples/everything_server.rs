@@ -888,7 +888,7 @@ fn task_tool(name: &str, description: &str, support: TaskSupport) -> Tool {
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut port = 3001u16;
     let mut bind = std::net::IpAddr::from([127, 0, 0, 1]);
-    let mut hosts: Vec<String> = vec!["localhost".into(), "127.0.0.1".into(), "[::1]".into()];
+    let mut hosts: Vec<String> = Vec::new();
     let mut key = None;
     let mut redis = None;
     let mut cors_origins: Vec<String> = Vec::new();
@@ -932,9 +932,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     let telemetry = mcp_examples::telemetry("everything-server")?;
-    let mut config = HttpServerConfig::new()
-        .retry(Duration::from_millis(500))
-        .allowed_hosts(hosts);
+    let mut config = hosts.into_iter().fold(
+        HttpServerConfig::new().retry(Duration::from_millis(500)),
+        HttpServerConfig::allow_host,
+    );
     if !cors_origins.is_empty() {
         let cors = CorsConfig::new(&cors_origins).map_err(|e| format!("--cors-origin: {e}"))?;
         config = config.cors(cors);

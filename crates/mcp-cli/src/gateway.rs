@@ -82,16 +82,12 @@ async fn serve(gateway: &Gateway, args: &GatewayArgs) -> Result<(), CliError> {
             .map_err(|e| connection(&format!("listening on {addr}"), e))?;
         let bound = listener.local_addr().map_or(addr, |a| a);
         eprintln!("mcp gateway: serving http://{bound}/mcp");
-        let mut config = HttpServerConfig::new();
-        if !args.allowed_hosts.is_empty() {
-            let mut hosts = vec![
-                "localhost".to_owned(),
-                "127.0.0.1".to_owned(),
-                "[::1]".to_owned(),
-            ];
-            hosts.extend(args.allowed_hosts.iter().cloned());
-            config = config.allowed_hosts(hosts);
-        }
+        let config = args
+            .allowed_hosts
+            .iter()
+            .fold(HttpServerConfig::new(), |config, host| {
+                config.allow_host(host.clone())
+            });
         let served = gateway
             .serve_http(&server, listener, config, stop.cancelled())
             .await;

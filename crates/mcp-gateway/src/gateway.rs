@@ -76,7 +76,8 @@ impl GatewayBuilder {
 
     /// Signs the HTTP upstream `upstream` in: credentials for each of its
     /// requests, renewed when it challenges (an
-    /// [`OAuthClient`](mcp_client::auth::OAuthClient)-backed login, say).
+    /// `mcp_client::auth::OAuthClient`-backed login, say: feature `auth` of
+    /// mcp-client, which this crate does not need itself).
     /// Only that upstream is sent them.
     #[must_use]
     pub fn authorizer(

@@ -52,7 +52,7 @@ pub use legacy::{LegacySseClient, LegacySseReceiver, LegacySseSender};
 pub use server::fuzzing;
 #[cfg(feature = "http-server")]
 pub use server::{
-    CorsConfig, CorsLayer, CorsService, DEFAULT_PATH, Health, HttpBody, HttpServerConfig,
-    LIVENESS_PATH, Opening, PeerAddr, READINESS_PATH, Readiness, Responding, ServeConfig,
-    ServiceStats, ShutdownHandle, StreamableHttpService, serve,
+    CorsConfig, CorsLayer, CorsService, DEFAULT_ALLOWED_HOSTS, DEFAULT_PATH, Health, HttpBody,
+    HttpServerConfig, LIVENESS_PATH, Opening, PeerAddr, READINESS_PATH, Readiness, Responding,
+    ServeConfig, ServiceStats, ShutdownHandle, StreamableHttpService, serve,
 };

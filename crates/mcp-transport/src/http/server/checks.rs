@@ -89,7 +89,7 @@ pub(super) fn check_origin(
         tracing::warn!(
             what,
             value,
-            "refused a request: not an allowed host; add it with HttpServerConfig::allowed_hosts \
+            "refused a request: not an allowed host; add it with HttpServerConfig::allow_host \
              (or allowed_origins) if this server is reached by that name"
         );
         Err(jsonrpc_error(
@@ -221,6 +221,24 @@ mod tests {
         assert_eq!(host_name("localhost:3000"), "localhost");
         assert_eq!(host_name("[::1]:3000"), "[::1]");
         assert_eq!(host_name("127.0.0.1"), "127.0.0.1");
+    }
+
+    #[test]
+    fn an_allowed_host_is_added_beside_the_defaults() {
+        let host = |name: &'static str| {
+            let mut headers = HeaderMap::new();
+            headers.insert(http::header::HOST, HeaderValue::from_static(name));
+            headers
+        };
+        let config = HttpServerConfig::new().allow_host("mcp.example");
+        assert!(check_origin(&config, &host("mcp.example:8080")).is_ok());
+        assert!(check_origin(&config, &host("localhost:3000")).is_ok());
+        assert!(check_origin(&config, &host("evil.example")).is_err());
+        // After allow_any_host, allow_host narrows nothing.
+        let any = HttpServerConfig::new()
+            .allow_any_host()
+            .allow_host("mcp.example");
+        assert!(check_origin(&any, &host("evil.example")).is_ok());
     }
 
     #[test]

@@ -60,7 +60,12 @@ impl fmt::Debug for HttpServerConfig {
 impl Default for HttpServerConfig {
     fn default() -> Self {
         Self {
-            allowed_hosts: Some(vec!["localhost".into(), "127.0.0.1".into(), "[::1]".into()]),
+            allowed_hosts: Some(
+                DEFAULT_ALLOWED_HOSTS
+                    .iter()
+                    .map(|h| (*h).to_owned())
+                    .collect(),
+            ),
             allowed_origins: None,
             max_body: 4 * 1024 * 1024,
             max_sessions: 1024,
@@ -83,6 +88,10 @@ impl Default for HttpServerConfig {
     }
 }
 
+/// The `Host` names a new [`HttpServerConfig`] accepts: the loopback
+/// interface's, on any port.
+pub const DEFAULT_ALLOWED_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "[::1]"];
+
 impl HttpServerConfig {
     /// Localhost-safe defaults: the endpoint at `/mcp` when served whole by
     /// [`serve`](super::serve), every other path `404` (mounted in a router,
@@ -104,6 +113,17 @@ impl HttpServerConfig {
     /// against DNS rebinding: set it to the names the server is reached by.
     pub fn allowed_hosts<I: IntoIterator<Item = S>, S: Into<String>>(mut self, hosts: I) -> Self {
         self.allowed_hosts = Some(hosts.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Accepts `host` (without port) too, beside those accepted already
+    /// ([`DEFAULT_ALLOWED_HOSTS`] unless set otherwise): for a server also
+    /// reached by another name (a balancer's, a LAN address). Nothing
+    /// changes after [`allow_any_host`](Self::allow_any_host).
+    pub fn allow_host(mut self, host: impl Into<String>) -> Self {
+        if let Some(hosts) = &mut self.allowed_hosts {
+            hosts.push(host.into());
+        }
         self
     }
 

@@ -46,7 +46,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 pub use body::HttpBody;
-pub use config::HttpServerConfig;
+pub use config::{DEFAULT_ALLOWED_HOSTS, HttpServerConfig};
 pub use cors::{CorsConfig, CorsLayer, CorsService};
 pub use edge::DEFAULT_PATH;
 #[cfg(feature = "auth-server")]
