@@ -214,53 +214,23 @@ impl Merged {
     }
 
     fn add(&mut self, upstream: &Arc<str>, lists: &Lists, naming: &dyn Naming) {
-        for tool in &lists.tools {
-            let exposed = naming.name(upstream, EntryKind::Tool, &tool.name);
-            if !Tool::is_valid_name(&exposed) {
-                self.drop_entry("tool", upstream, exposed, DropReason::InvalidName);
-                continue;
-            }
-            if let Some(&at) = self.tool_index.get(&exposed) {
-                let holder = self.tools[at].0.upstream.clone();
-                self.drop_entry("tool", upstream, exposed, DropReason::Collision { holder });
-                continue;
-            }
-            let mut renamed = tool.clone();
-            renamed.name.clone_from(&exposed);
-            self.tool_index.insert(exposed, self.tools.len());
-            let route = Route {
-                upstream: upstream.clone(),
-                name: tool.name.clone(),
-            };
-            self.tools.push((route, renamed));
-        }
-        for prompt in &lists.prompts {
-            let exposed = naming.name(upstream, EntryKind::Prompt, &prompt.name);
-            if let Some(&at) = self.prompt_index.get(&exposed) {
-                let holder = self.prompts[at].0.upstream.clone();
-                self.drop_entry(
-                    "prompt",
-                    upstream,
-                    exposed,
-                    DropReason::Collision { holder },
-                );
-                continue;
-            }
-            let mut renamed = prompt.clone();
-            renamed.name.clone_from(&exposed);
-            self.prompt_index.insert(exposed, self.prompts.len());
-            let route = Route {
-                upstream: upstream.clone(),
-                name: prompt.name.clone(),
-            };
-            self.prompts.push((route, renamed));
-        }
+        let dropped = &mut self.dropped;
+        let tools = (&mut self.tools, &mut self.tool_index);
+        add_named(upstream, &lists.tools, naming, tools, dropped);
+        let prompts = (&mut self.prompts, &mut self.prompt_index);
+        add_named(upstream, &lists.prompts, naming, prompts, dropped);
         for resource in &lists.resources {
             if let Some(holder) = self.resource_owner.get(&resource.uri) {
                 let reason = DropReason::Collision {
                     holder: holder.clone(),
                 };
-                self.drop_entry("resource", upstream, resource.uri.clone(), reason);
+                drop_entry(
+                    &mut self.dropped,
+                    "resource",
+                    upstream,
+                    resource.uri.clone(),
+                    reason,
+                );
                 continue;
             }
             self.resource_owner
@@ -273,33 +243,30 @@ impl Merged {
                 let reason = DropReason::Collision {
                     holder: holder.clone(),
                 };
-                self.drop_entry("resource template", upstream, text.clone(), reason);
+                drop_entry(
+                    &mut self.dropped,
+                    "resource template",
+                    upstream,
+                    text.clone(),
+                    reason,
+                );
                 continue;
             }
             let Ok(parsed) = UriTemplate::parse(text) else {
                 let reason = DropReason::InvalidTemplate;
-                self.drop_entry("resource template", upstream, text.clone(), reason);
+                drop_entry(
+                    &mut self.dropped,
+                    "resource template",
+                    upstream,
+                    text.clone(),
+                    reason,
+                );
                 continue;
             };
             self.template_owner.insert(text.clone(), upstream.clone());
             self.matchers.push((parsed, upstream.clone()));
             self.templates.push((upstream.clone(), template.clone()));
         }
-    }
-
-    fn drop_entry(
-        &mut self,
-        kind: &'static str,
-        upstream: &Arc<str>,
-        name: String,
-        reason: DropReason,
-    ) {
-        self.dropped.push(Dropped {
-            kind,
-            upstream: upstream.clone(),
-            name,
-            reason,
-        });
     }
 
     /// Whether `other` lists the same entries (what was dropped aside).
@@ -336,6 +303,83 @@ impl Merged {
     pub fn template_owner(&self, template: &str) -> Option<&Arc<str>> {
         self.template_owner.get(template)
     }
+}
+
+/// A tool or a prompt: an entry the downstream knows under a name the
+/// naming chose.
+trait Named: Clone {
+    const KIND: EntryKind;
+    fn name(&self) -> &str;
+    fn name_mut(&mut self) -> &mut String;
+}
+
+impl Named for Tool {
+    const KIND: EntryKind = EntryKind::Tool;
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn name_mut(&mut self) -> &mut String {
+        &mut self.name
+    }
+}
+
+impl Named for Prompt {
+    const KIND: EntryKind = EntryKind::Prompt;
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn name_mut(&mut self) -> &mut String {
+        &mut self.name
+    }
+}
+
+/// Adds `upstream`'s `entries` of one kind under their downstream names to
+/// `kept` (and its `index` by name), the ones whose name is taken or (a
+/// tool's) breaks the spec's rule to `dropped`.
+fn add_named<T: Named>(
+    upstream: &Arc<str>,
+    entries: &[T],
+    naming: &dyn Naming,
+    (kept, index): (&mut Vec<(Route, T)>, &mut HashMap<String, usize>),
+    dropped: &mut Vec<Dropped>,
+) {
+    let kind = T::KIND.as_str();
+    for entry in entries {
+        let exposed = naming.name(upstream, T::KIND, entry.name());
+        if T::KIND == EntryKind::Tool && !Tool::is_valid_name(&exposed) {
+            drop_entry(dropped, kind, upstream, exposed, DropReason::InvalidName);
+            continue;
+        }
+        if let Some(&at) = index.get(&exposed) {
+            let holder = kept[at].0.upstream.clone();
+            let reason = DropReason::Collision { holder };
+            drop_entry(dropped, kind, upstream, exposed, reason);
+            continue;
+        }
+        let mut renamed = entry.clone();
+        let name = std::mem::replace(renamed.name_mut(), exposed.clone());
+        index.insert(exposed, kept.len());
+        let route = Route {
+            upstream: upstream.clone(),
+            name,
+        };
+        kept.push((route, renamed));
+    }
+}
+
+fn drop_entry(
+    dropped: &mut Vec<Dropped>,
+    kind: &'static str,
+    upstream: &Arc<str>,
+    name: String,
+    reason: DropReason,
+) {
+    dropped.push(Dropped {
+        kind,
+        upstream: upstream.clone(),
+        name,
+        reason,
+    });
 }
 
 #[cfg(test)]
