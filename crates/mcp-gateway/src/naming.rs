@@ -150,6 +150,9 @@ pub struct Dropped {
 }
 
 impl std::fmt::Display for Dropped {
+    /// The entry's name (or URI, or template) is the upstream's text: shown
+    /// cut to [`SHOWN_CHARS`] characters, its control and bidi characters
+    /// escaped, for the message goes to a log.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let Dropped {
             kind,
@@ -157,6 +160,7 @@ impl std::fmt::Display for Dropped {
             name,
             reason,
         } = self;
+        let name = Shown(name);
         match reason {
             DropReason::Collision { holder } => write!(
                 f,
@@ -172,6 +176,22 @@ impl std::fmt::Display for Dropped {
                 f,
                 "{kind} `{name}` of upstream `{upstream}` left out: not a URI template"
             ),
+        }
+    }
+}
+
+/// The most characters of an upstream's name or URI a message shows.
+const SHOWN_CHARS: usize = 200;
+
+/// An upstream's text in a message: at most [`SHOWN_CHARS`] characters
+/// (`…` marks a cut), escaped as [`str::escape_debug`] does.
+struct Shown<'a>(&'a str);
+
+impl std::fmt::Display for Shown<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0.char_indices().nth(SHOWN_CHARS) {
+            Some((end, _)) => write!(f, "{}…", self.0[..end].escape_debug()),
+            None => write!(f, "{}", self.0.escape_debug()),
         }
     }
 }
@@ -432,6 +452,33 @@ mod tests {
         assert!(reasons[0].contains("tool `echo` of upstream `b`") && reasons[0].contains("`a`"));
         assert!(reasons[1].contains("tool `x y`") && reasons[1].contains("128"));
         assert!(reasons[2].contains("prompt `echo`"));
+    }
+
+    #[test]
+    fn a_dropped_name_is_shown_escaped_and_cut() {
+        let (a, b): (Arc<str>, Arc<str>) = ("a".into(), "b".into());
+        let hostile = "\u{1b}]0;title\u{7}\r\u{202e}x";
+        let long = "p".repeat(10_000);
+        let (la, lb) = (
+            lists(&[hostile, &long], &[], &[]),
+            lists(&[hostile, &long], &[], &[]),
+        );
+        let keep = |_: &str, _: EntryKind, name: &str| name.to_owned();
+        let merged = Merged::merge([(&a, &la), (&b, &lb)], &keep);
+        let reasons: Vec<String> = merged.dropped.iter().map(ToString::to_string).collect();
+        // Both tools of each upstream break the name rule; b's two prompts collide.
+        assert_eq!(reasons.len(), 6, "{reasons:?}");
+        assert_eq!(
+            reasons[0],
+            "tool `\\u{1b}]0;title\\u{7}\\r\\u{202e}x` of upstream `a` left out: tool names are \
+             1 to 128 of A-Z a-z 0-9 _ - . (choose other names with a naming hook)"
+        );
+        let cut = format!("prompt `{}…` of upstream `b`", "p".repeat(SHOWN_CHARS));
+        assert!(reasons[5].starts_with(&cut), "{}", reasons[5]);
+        for reason in &reasons {
+            assert!(!reason.chars().any(char::is_control), "{reason:?}");
+            assert!(reason.len() < SHOWN_CHARS + 200, "{reason}");
+        }
     }
 
     #[test]
