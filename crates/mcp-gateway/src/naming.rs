@@ -120,7 +120,7 @@ pub struct Route {
 }
 
 /// Why an upstream's entry is not in the merged catalog.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum DropReason {
     /// Another upstream's entry has the same downstream name (or URI).
@@ -136,7 +136,7 @@ pub enum DropReason {
 }
 
 /// An entry left out of the merged catalog, and why.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub struct Dropped {
     /// "tool", "prompt", "resource" or "resource template".
