@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
 
 use mcp_client::{
-    Client, ClientConfig, ClientSession, HttpClientConfig, ListLimits, Negotiation, ServerCommand,
+    Client, ClientConfig, ClientSession, HttpClientConfig, Negotiation, ServerCommand,
 };
 use mcp_transport::http::Authorizer;
 use mcp_transport::stdio::StderrSink;
@@ -132,11 +132,7 @@ pub(crate) fn client_config(
     let name = name.clone();
     base.negotiation(negotiation)
         .request_timeout(limits.request_timeout)
-        .list_limits(
-            ListLimits::new()
-                .with_max_items(limits.max_list_items)
-                .with_max_pages(limits.max_list_pages),
-        )
+        .list_limits(limits.lists)
         .on_notification_with(move |notification, info| {
             match notification {
                 ServerNotification::ToolListChanged(_)
@@ -221,7 +217,8 @@ pub(crate) async fn connect(
 }
 
 /// Every list the upstream declares (tools, prompts, resources and
-/// templates), all pages, within the client's [`ListLimits`].
+/// templates), all pages, within the client's
+/// [`ListLimits`](mcp_client::ListLimits).
 ///
 /// # Errors
 /// The client's error when a list cannot be read.
