@@ -178,7 +178,9 @@ pub enum StderrSink {
     Inherit,
     /// Nowhere.
     Discard,
-    /// Each line to a callback.
+    /// Each line to a callback: at most
+    /// [`ServerCommand::max_line`] bytes of it, bytes that are not UTF-8
+    /// replaced.
     Lines(Arc<dyn Fn(String) + Send + Sync>),
 }
 
@@ -302,7 +304,8 @@ impl ServerCommand {
         self
     }
 
-    /// Sets the longest line accepted from the child.
+    /// Sets the longest line accepted from the child (a longer stderr
+    /// line is cut to it).
     #[must_use]
     pub fn max_line(mut self, bytes: usize) -> Self {
         self.max_line = bytes;
