@@ -259,29 +259,19 @@ impl Merged {
         }
         for template in &lists.templates {
             let text = &template.uri_template;
-            if let Some(holder) = self.template_owner.get(text) {
-                let reason = DropReason::Collision {
+            let parsed = match self.template_owner.get(text) {
+                Some(holder) => Err(DropReason::Collision {
                     holder: holder.clone(),
-                };
-                drop_entry(
-                    &mut self.dropped,
-                    "resource template",
-                    upstream,
-                    text.clone(),
-                    reason,
-                );
-                continue;
-            }
-            let Ok(parsed) = UriTemplate::parse(text) else {
-                let reason = DropReason::InvalidTemplate;
-                drop_entry(
-                    &mut self.dropped,
-                    "resource template",
-                    upstream,
-                    text.clone(),
-                    reason,
-                );
-                continue;
+                }),
+                None => UriTemplate::parse(text).map_err(|_| DropReason::InvalidTemplate),
+            };
+            let parsed = match parsed {
+                Ok(parsed) => parsed,
+                Err(reason) => {
+                    let (kind, name) = ("resource template", text.clone());
+                    drop_entry(&mut self.dropped, kind, upstream, name, reason);
+                    continue;
+                }
             };
             self.template_owner.insert(text.clone(), upstream.clone());
             self.matchers.push((parsed, upstream.clone()));
@@ -333,25 +323,22 @@ trait Named: Clone {
     fn name_mut(&mut self) -> &mut String;
 }
 
-impl Named for Tool {
-    const KIND: EntryKind = EntryKind::Tool;
-    fn name(&self) -> &str {
-        &self.name
-    }
-    fn name_mut(&mut self) -> &mut String {
-        &mut self.name
-    }
+/// `Named` for the entry types whose [`EntryKind`] has their name.
+macro_rules! named {
+    ($($entry:ident),*) => {$(
+        impl Named for $entry {
+            const KIND: EntryKind = EntryKind::$entry;
+            fn name(&self) -> &str {
+                &self.name
+            }
+            fn name_mut(&mut self) -> &mut String {
+                &mut self.name
+            }
+        }
+    )*};
 }
 
-impl Named for Prompt {
-    const KIND: EntryKind = EntryKind::Prompt;
-    fn name(&self) -> &str {
-        &self.name
-    }
-    fn name_mut(&mut self) -> &mut String {
-        &mut self.name
-    }
-}
+named!(Tool, Prompt);
 
 /// Adds `upstream`'s `entries` of one kind under their downstream names to
 /// `kept` (and its `index` by name), the ones whose name is taken or (a
