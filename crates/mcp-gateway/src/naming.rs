@@ -150,9 +150,9 @@ pub struct Dropped {
 }
 
 impl std::fmt::Display for Dropped {
-    /// The entry's name (or URI, or template) is the upstream's text: shown
-    /// cut to [`SHOWN_CHARS`] characters, its control and bidi characters
-    /// escaped, for the message goes to a log.
+    // The entry's name (or URI, or template) is the upstream's text: shown
+    // cut to `SHOWN_CHARS` characters, its control and bidi characters
+    // escaped, for the message goes to a log.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let Dropped {
             kind,
