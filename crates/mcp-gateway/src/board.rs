@@ -2,7 +2,7 @@
 //! live session and last lists, and the catalog merged from them. The
 //! supervisors write it; calls read it.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use mcp_client::ClientSession;
@@ -11,7 +11,7 @@ use tokio::sync::{broadcast, watch};
 use crate::error::Error;
 use crate::events::GatewayEvent;
 use crate::lists::Lists;
-use crate::naming::{Merged, Naming};
+use crate::naming::{Dropped, Merged, Naming};
 
 /// Where an upstream stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -164,13 +164,27 @@ impl Board {
         });
     }
 
-    /// Changes `name`'s entry, merges the catalog again, and tells
-    /// listeners when its entries changed; what `change` returned, or
-    /// `None` for an unknown upstream.
+    /// Changes `name`'s entry and, when its lists changed, merges the
+    /// catalog again and tells listeners when its entries changed; what
+    /// `change` returned, or `None` for an unknown upstream.
     fn update<T>(&self, name: &Arc<str>, change: impl FnOnce(&mut Entry) -> T) -> Option<T> {
         let mut state = self.write();
         let entry = state.entries.get_mut(name)?;
+        let lists = Arc::as_ptr(&entry.lists);
         let answer = change(entry);
+        let relist = !std::ptr::eq(lists, Arc::as_ptr(&entry.lists));
+        let changed = relist && self.merge(&mut state);
+        drop(state);
+        self.version.send_modify(|version| *version += 1);
+        if changed {
+            self.emit(GatewayEvent::CatalogChanged);
+        }
+        Some(answer)
+    }
+
+    /// Merges the catalog from every upstream's lists, logging what is
+    /// newly left out; whether its entries changed.
+    fn merge(&self, state: &mut State) -> bool {
         let merged = Merged::merge(
             state
                 .entries
@@ -178,19 +192,16 @@ impl Board {
                 .map(|(name, entry)| (name, &*entry.lists)),
             &*self.naming,
         );
+        let before: HashSet<&Dropped> = state.merged.dropped.iter().collect();
         for dropped in &merged.dropped {
-            if !state.merged.dropped.contains(dropped) {
+            if !before.contains(dropped) {
                 tracing::warn!(upstream = %dropped.upstream, "{dropped}");
             }
         }
+        drop(before);
         let changed = !merged.same_entries(&state.merged);
         state.merged = Arc::new(merged);
-        drop(state);
-        self.version.send_modify(|version| *version += 1);
-        if changed {
-            self.emit(GatewayEvent::CatalogChanged);
-        }
-        Some(answer)
+        changed
     }
 
     /// Tells the listeners (none listening is fine).
@@ -287,5 +298,46 @@ impl ReadyCheck {
             .filter(|name| !statuses.get(*name).is_some_and(|s| s.connected_once))
             .cloned()
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use mcp_types::{JsonObject, Tool};
+
+    use super::*;
+    use crate::naming::Prefix;
+
+    #[test]
+    fn a_phase_change_keeps_the_merged_catalog_and_a_relisting_merges_anew() {
+        let name: Arc<str> = "a".into();
+        let board = Board::new([name.clone()], Box::new(Prefix::default()), 8);
+        let mut events = board.subscribe();
+        let mut lists = Lists::new();
+        lists.tools.push(Tool::new("echo", JsonObject::new()));
+        board.lists_changed(&name, lists.clone());
+        assert!(matches!(
+            events.try_recv(),
+            Ok(GatewayEvent::CatalogChanged)
+        ));
+        let merged = board.merged();
+        assert!(merged.tool("a_echo").is_some());
+
+        // Going down keeps the lists: the catalog is the very same one.
+        board.down(&name);
+        assert!(Arc::ptr_eq(&merged, &board.merged()));
+        assert_eq!(board.statuses()[&name].phase, Phase::Restarting);
+        board.stopped(&name);
+        assert!(Arc::ptr_eq(&merged, &board.merged()));
+        assert_eq!(board.statuses()[&name].phase, Phase::Stopped);
+
+        // The same lists read again: merged anew, but no change to tell.
+        board.lists_changed(&name, lists);
+        assert!(!Arc::ptr_eq(&merged, &board.merged()));
+        assert!(board.merged().same_entries(&merged));
+        assert!(matches!(
+            events.try_recv(),
+            Err(tokio::sync::broadcast::error::TryRecvError::Empty)
+        ));
     }
 }

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use mcp_client::ListLimits;
 use serde_json::{Map, Value};
 
 use crate::error::Error;
@@ -199,11 +200,10 @@ pub struct Limits {
     pub stderr_line_bytes: usize,
     /// Upstreams a gateway serves at most. Default 64.
     pub max_upstreams: usize,
-    /// Entries of each list (tools, prompts, resources, templates) read
-    /// from one upstream at most; more fail its listing. Default 10,000.
-    pub max_list_items: usize,
-    /// Pages of each list read from one upstream at most. Default 100.
-    pub max_list_pages: usize,
+    /// How much of each list (tools, prompts, resources, templates) is
+    /// read from one upstream at most; more fails its listing. Default
+    /// 10,000 entries, 100 pages, 16 MiB as they came on the wire.
+    pub lists: ListLimits,
     /// The largest config file read, in bytes. Default 1 MiB.
     pub max_config_bytes: usize,
 }
@@ -220,8 +220,10 @@ impl Default for Limits {
             stderr_lines: 20,
             stderr_line_bytes: 1024,
             max_upstreams: 64,
-            max_list_items: 10_000,
-            max_list_pages: 100,
+            lists: ListLimits::new()
+                .with_max_items(10_000)
+                .with_max_pages(100)
+                .with_max_bytes(16 * 1024 * 1024),
             max_config_bytes: 1024 * 1024,
         }
     }
@@ -293,15 +295,10 @@ impl Limits {
         }
     }
 
-    /// Sets [`max_list_items`](Self::max_list_items) and
-    /// [`max_list_pages`](Self::max_list_pages).
+    /// Sets [`lists`](Self::lists).
     #[must_use]
-    pub fn with_list_limits(self, items: usize, pages: usize) -> Self {
-        Self {
-            max_list_items: items,
-            max_list_pages: pages,
-            ..self
-        }
+    pub fn with_list_limits(self, lists: ListLimits) -> Self {
+        Self { lists, ..self }
     }
 
     /// Sets [`max_config_bytes`](Self::max_config_bytes).
@@ -639,5 +636,13 @@ mod tests {
             GatewayConfig::from_json_with(two, limits),
             Err(Error::ConfigTooLarge { .. })
         ));
+        // An upstream's lists are bounded in bytes too, not only in
+        // entries and pages, and tighter than a lone client's default.
+        let lists = Limits::new().lists;
+        assert_eq!(
+            (lists.max_items, lists.max_pages, lists.max_bytes),
+            (10_000, 100, 16 * 1024 * 1024)
+        );
+        assert!(lists.max_bytes < ListLimits::new().max_bytes);
     }
 }

@@ -120,7 +120,7 @@ pub struct Route {
 }
 
 /// Why an upstream's entry is not in the merged catalog.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum DropReason {
     /// Another upstream's entry has the same downstream name (or URI).
@@ -136,7 +136,7 @@ pub enum DropReason {
 }
 
 /// An entry left out of the merged catalog, and why.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub struct Dropped {
     /// "tool", "prompt", "resource" or "resource template".
@@ -150,6 +150,9 @@ pub struct Dropped {
 }
 
 impl std::fmt::Display for Dropped {
+    // The entry's name (or URI, or template) is the upstream's text: shown
+    // cut to `SHOWN_CHARS` characters, its control and bidi characters
+    // escaped, for the message goes to a log.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let Dropped {
             kind,
@@ -157,6 +160,7 @@ impl std::fmt::Display for Dropped {
             name,
             reason,
         } = self;
+        let name = Shown(name);
         match reason {
             DropReason::Collision { holder } => write!(
                 f,
@@ -172,6 +176,22 @@ impl std::fmt::Display for Dropped {
                 f,
                 "{kind} `{name}` of upstream `{upstream}` left out: not a URI template"
             ),
+        }
+    }
+}
+
+/// The most characters of an upstream's name or URI a message shows.
+const SHOWN_CHARS: usize = 200;
+
+/// An upstream's text in a message: at most [`SHOWN_CHARS`] characters
+/// (`…` marks a cut), escaped as [`str::escape_debug`] does.
+struct Shown<'a>(&'a str);
+
+impl std::fmt::Display for Shown<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0.char_indices().nth(SHOWN_CHARS) {
+            Some((end, _)) => write!(f, "{}…", self.0[..end].escape_debug()),
+            None => write!(f, "{}", self.0.escape_debug()),
         }
     }
 }
@@ -214,53 +234,23 @@ impl Merged {
     }
 
     fn add(&mut self, upstream: &Arc<str>, lists: &Lists, naming: &dyn Naming) {
-        for tool in &lists.tools {
-            let exposed = naming.name(upstream, EntryKind::Tool, &tool.name);
-            if !Tool::is_valid_name(&exposed) {
-                self.drop_entry("tool", upstream, exposed, DropReason::InvalidName);
-                continue;
-            }
-            if let Some(&at) = self.tool_index.get(&exposed) {
-                let holder = self.tools[at].0.upstream.clone();
-                self.drop_entry("tool", upstream, exposed, DropReason::Collision { holder });
-                continue;
-            }
-            let mut renamed = tool.clone();
-            renamed.name.clone_from(&exposed);
-            self.tool_index.insert(exposed, self.tools.len());
-            let route = Route {
-                upstream: upstream.clone(),
-                name: tool.name.clone(),
-            };
-            self.tools.push((route, renamed));
-        }
-        for prompt in &lists.prompts {
-            let exposed = naming.name(upstream, EntryKind::Prompt, &prompt.name);
-            if let Some(&at) = self.prompt_index.get(&exposed) {
-                let holder = self.prompts[at].0.upstream.clone();
-                self.drop_entry(
-                    "prompt",
-                    upstream,
-                    exposed,
-                    DropReason::Collision { holder },
-                );
-                continue;
-            }
-            let mut renamed = prompt.clone();
-            renamed.name.clone_from(&exposed);
-            self.prompt_index.insert(exposed, self.prompts.len());
-            let route = Route {
-                upstream: upstream.clone(),
-                name: prompt.name.clone(),
-            };
-            self.prompts.push((route, renamed));
-        }
+        let dropped = &mut self.dropped;
+        let tools = (&mut self.tools, &mut self.tool_index);
+        add_named(upstream, &lists.tools, naming, tools, dropped);
+        let prompts = (&mut self.prompts, &mut self.prompt_index);
+        add_named(upstream, &lists.prompts, naming, prompts, dropped);
         for resource in &lists.resources {
             if let Some(holder) = self.resource_owner.get(&resource.uri) {
                 let reason = DropReason::Collision {
                     holder: holder.clone(),
                 };
-                self.drop_entry("resource", upstream, resource.uri.clone(), reason);
+                drop_entry(
+                    &mut self.dropped,
+                    "resource",
+                    upstream,
+                    resource.uri.clone(),
+                    reason,
+                );
                 continue;
             }
             self.resource_owner
@@ -269,37 +259,24 @@ impl Merged {
         }
         for template in &lists.templates {
             let text = &template.uri_template;
-            if let Some(holder) = self.template_owner.get(text) {
-                let reason = DropReason::Collision {
+            let parsed = match self.template_owner.get(text) {
+                Some(holder) => Err(DropReason::Collision {
                     holder: holder.clone(),
-                };
-                self.drop_entry("resource template", upstream, text.clone(), reason);
-                continue;
-            }
-            let Ok(parsed) = UriTemplate::parse(text) else {
-                let reason = DropReason::InvalidTemplate;
-                self.drop_entry("resource template", upstream, text.clone(), reason);
-                continue;
+                }),
+                None => UriTemplate::parse(text).map_err(|_| DropReason::InvalidTemplate),
+            };
+            let parsed = match parsed {
+                Ok(parsed) => parsed,
+                Err(reason) => {
+                    let (kind, name) = ("resource template", text.clone());
+                    drop_entry(&mut self.dropped, kind, upstream, name, reason);
+                    continue;
+                }
             };
             self.template_owner.insert(text.clone(), upstream.clone());
             self.matchers.push((parsed, upstream.clone()));
             self.templates.push((upstream.clone(), template.clone()));
         }
-    }
-
-    fn drop_entry(
-        &mut self,
-        kind: &'static str,
-        upstream: &Arc<str>,
-        name: String,
-        reason: DropReason,
-    ) {
-        self.dropped.push(Dropped {
-            kind,
-            upstream: upstream.clone(),
-            name,
-            reason,
-        });
     }
 
     /// Whether `other` lists the same entries (what was dropped aside).
@@ -336,6 +313,80 @@ impl Merged {
     pub fn template_owner(&self, template: &str) -> Option<&Arc<str>> {
         self.template_owner.get(template)
     }
+}
+
+/// A tool or a prompt: an entry the downstream knows under a name the
+/// naming chose.
+trait Named: Clone {
+    const KIND: EntryKind;
+    fn name(&self) -> &str;
+    fn name_mut(&mut self) -> &mut String;
+}
+
+/// `Named` for the entry types whose [`EntryKind`] has their name.
+macro_rules! named {
+    ($($entry:ident),*) => {$(
+        impl Named for $entry {
+            const KIND: EntryKind = EntryKind::$entry;
+            fn name(&self) -> &str {
+                &self.name
+            }
+            fn name_mut(&mut self) -> &mut String {
+                &mut self.name
+            }
+        }
+    )*};
+}
+
+named!(Tool, Prompt);
+
+/// Adds `upstream`'s `entries` of one kind under their downstream names to
+/// `kept` (and its `index` by name), the ones whose name is taken or (a
+/// tool's) breaks the spec's rule to `dropped`.
+fn add_named<T: Named>(
+    upstream: &Arc<str>,
+    entries: &[T],
+    naming: &dyn Naming,
+    (kept, index): (&mut Vec<(Route, T)>, &mut HashMap<String, usize>),
+    dropped: &mut Vec<Dropped>,
+) {
+    let kind = T::KIND.as_str();
+    for entry in entries {
+        let exposed = naming.name(upstream, T::KIND, entry.name());
+        if T::KIND == EntryKind::Tool && !Tool::is_valid_name(&exposed) {
+            drop_entry(dropped, kind, upstream, exposed, DropReason::InvalidName);
+            continue;
+        }
+        if let Some(&at) = index.get(&exposed) {
+            let holder = kept[at].0.upstream.clone();
+            let reason = DropReason::Collision { holder };
+            drop_entry(dropped, kind, upstream, exposed, reason);
+            continue;
+        }
+        let mut renamed = entry.clone();
+        let name = std::mem::replace(renamed.name_mut(), exposed.clone());
+        index.insert(exposed, kept.len());
+        let route = Route {
+            upstream: upstream.clone(),
+            name,
+        };
+        kept.push((route, renamed));
+    }
+}
+
+fn drop_entry(
+    dropped: &mut Vec<Dropped>,
+    kind: &'static str,
+    upstream: &Arc<str>,
+    name: String,
+    reason: DropReason,
+) {
+    dropped.push(Dropped {
+        kind,
+        upstream: upstream.clone(),
+        name,
+        reason,
+    });
 }
 
 #[cfg(test)]
@@ -388,6 +439,33 @@ mod tests {
         assert!(reasons[0].contains("tool `echo` of upstream `b`") && reasons[0].contains("`a`"));
         assert!(reasons[1].contains("tool `x y`") && reasons[1].contains("128"));
         assert!(reasons[2].contains("prompt `echo`"));
+    }
+
+    #[test]
+    fn a_dropped_name_is_shown_escaped_and_cut() {
+        let (a, b): (Arc<str>, Arc<str>) = ("a".into(), "b".into());
+        let hostile = "\u{1b}]0;title\u{7}\r\u{202e}x";
+        let long = "p".repeat(10_000);
+        let (la, lb) = (
+            lists(&[hostile, &long], &[], &[]),
+            lists(&[hostile, &long], &[], &[]),
+        );
+        let keep = |_: &str, _: EntryKind, name: &str| name.to_owned();
+        let merged = Merged::merge([(&a, &la), (&b, &lb)], &keep);
+        let reasons: Vec<String> = merged.dropped.iter().map(ToString::to_string).collect();
+        // Both tools of each upstream break the name rule; b's two prompts collide.
+        assert_eq!(reasons.len(), 6, "{reasons:?}");
+        assert_eq!(
+            reasons[0],
+            "tool `\\u{1b}]0;title\\u{7}\\r\\u{202e}x` of upstream `a` left out: tool names are \
+             1 to 128 of A-Z a-z 0-9 _ - . (choose other names with a naming hook)"
+        );
+        let cut = format!("prompt `{}…` of upstream `b`", "p".repeat(SHOWN_CHARS));
+        assert!(reasons[5].starts_with(&cut), "{}", reasons[5]);
+        for reason in &reasons {
+            assert!(!reason.chars().any(char::is_control), "{reason:?}");
+            assert!(reason.len() < SHOWN_CHARS + 200, "{reason}");
+        }
     }
 
     #[test]

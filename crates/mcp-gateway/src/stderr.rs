@@ -1,5 +1,6 @@
 //! The last lines an upstream process wrote to stderr, kept to be logged
-//! when it fails: a bounded ring, each line cut to a bounded length.
+//! when it fails: a bounded ring, each line cut to a bounded length, and
+//! given back escaped (the process's text reaches a log, often a terminal).
 
 use std::collections::VecDeque;
 use std::sync::Mutex;
@@ -42,16 +43,18 @@ impl StderrTail {
         lines.push_back(line);
     }
 
-    /// The lines kept, oldest first, as one block of text; emptied.
+    /// The lines kept, oldest first, as one line of text (lines apart by
+    /// an escaped `\n`); emptied.
+    ///
+    /// Every control character (escape sequences, carriage returns, the
+    /// newlines between lines) and bidi control is escaped, so what the
+    /// process wrote can neither steer the terminal the log is read on nor
+    /// pass for a log record of its own.
     pub(crate) fn take(&self) -> String {
         let mut lines = self.lines.lock().unwrap_or_else(|e| e.into_inner());
-        let text = lines
-            .iter()
-            .map(String::as_str)
-            .collect::<Vec<_>>()
-            .join("\n");
-        lines.clear();
-        text
+        let text = lines.drain(..).collect::<Vec<_>>().join("\n");
+        drop(lines);
+        text.escape_debug().to_string()
     }
 }
 
@@ -65,7 +68,22 @@ mod tests {
         for line in ["one", "two", "three é"] {
             tail.push(line.into());
         }
-        assert_eq!(tail.take(), "two\nthre…");
+        assert_eq!(tail.take(), r"two\nthre…");
         assert_eq!(tail.take(), "");
+    }
+
+    #[test]
+    fn control_characters_come_back_escaped() {
+        let tail = StderrTail::new(4, 64);
+        // A screen clear, a window title (OSC 0), a carriage return over
+        // the line, a C1 CSI, a bidi override.
+        tail.push("a\u{1b}[2J\u{1b}]0;t\u{7}\rb\u{9b}1m\u{202e}c".into());
+        tail.push("2026-01-01 WARN forged".into());
+        let text = tail.take();
+        assert_eq!(
+            text,
+            r"a\u{1b}[2J\u{1b}]0;t\u{7}\rb\u{9b}1m\u{202e}c\n2026-01-01 WARN forged"
+        );
+        assert!(!text.chars().any(char::is_control), "{text:?}");
     }
 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
 
 use mcp_client::{
-    Client, ClientConfig, ClientSession, HttpClientConfig, ListLimits, Negotiation, ServerCommand,
+    Client, ClientConfig, ClientSession, HttpClientConfig, Negotiation, ServerCommand,
 };
 use mcp_transport::http::Authorizer;
 use mcp_transport::stdio::StderrSink;
@@ -136,11 +136,7 @@ pub(crate) fn client_config(
         // client checks it against the schema it listed; a check here
         // would cost a schema walk per call and turn a result into an error.
         .validate_tool_output(false)
-        .list_limits(
-            ListLimits::new()
-                .with_max_items(limits.max_list_items)
-                .with_max_pages(limits.max_list_pages),
-        )
+        .list_limits(limits.lists)
         .on_notification_with(move |notification, info| {
             match notification {
                 ServerNotification::ToolListChanged(_)
@@ -225,7 +221,8 @@ pub(crate) async fn connect(
 }
 
 /// Every list the upstream declares (tools, prompts, resources and
-/// templates), all pages, within the client's [`ListLimits`].
+/// templates), all pages, within the client's
+/// [`ListLimits`](mcp_client::ListLimits).
 ///
 /// # Errors
 /// The client's error when a list cannot be read.

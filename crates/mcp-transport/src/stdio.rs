@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
 use tokio::task::JoinHandle;
 
 use crate::error::Error;
@@ -178,7 +178,9 @@ pub enum StderrSink {
     Inherit,
     /// Nowhere.
     Discard,
-    /// Each line to a callback.
+    /// Each line to a callback: at most
+    /// [`ServerCommand::max_line`] bytes of it, bytes that are not UTF-8
+    /// replaced.
     Lines(Arc<dyn Fn(String) + Send + Sync>),
 }
 
@@ -189,6 +191,44 @@ impl std::fmt::Debug for StderrSink {
             StderrSink::Discard => "Discard",
             StderrSink::Lines(_) => "Lines",
         })
+    }
+}
+
+/// Passes the child's stderr to `callback` a line at a time until it
+/// closes: each line at most `max_line` bytes (the rest of a longer one is
+/// skipped), bytes that are not UTF-8 replaced. It never stops reading
+/// early: a child whose stderr is no longer drained blocks once the pipe
+/// is full.
+async fn stderr_lines(
+    stderr: ChildStderr,
+    max_line: usize,
+    callback: Arc<dyn Fn(String) + Send + Sync>,
+) {
+    let mut reader = BufReader::new(stderr);
+    let mut line = Vec::new();
+    loop {
+        let Ok(available) = reader.fill_buf().await else {
+            return;
+        };
+        if available.is_empty() {
+            if !line.is_empty() {
+                callback(String::from_utf8_lossy(&line).into_owned());
+            }
+            return;
+        }
+        let newline = available.iter().position(|&b| b == b'\n');
+        let chunk = &available[..newline.unwrap_or(available.len())];
+        let room = max_line.saturating_sub(line.len());
+        line.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        let used = newline.map_or(available.len(), |at| at + 1);
+        reader.consume(used);
+        if newline.is_some() {
+            if line.last() == Some(&b'\r') {
+                line.pop();
+            }
+            callback(String::from_utf8_lossy(&line).into_owned());
+            line.clear();
+        }
     }
 }
 
@@ -264,7 +304,8 @@ impl ServerCommand {
         self
     }
 
-    /// Sets the longest line accepted from the child.
+    /// Sets the longest line accepted from the child (a longer stderr
+    /// line is cut to it).
     #[must_use]
     pub fn max_line(mut self, bytes: usize) -> Self {
         self.max_line = bytes;
@@ -320,15 +361,11 @@ impl ServerCommand {
             });
         };
         let stderr_task = match (&self.stderr, child.stderr.take()) {
-            (StderrSink::Lines(callback), Some(stderr)) => {
-                let callback = callback.clone();
-                Some(tokio::spawn(async move {
-                    let mut lines = BufReader::new(stderr).lines();
-                    while let Ok(Some(line)) = lines.next_line().await {
-                        callback(line);
-                    }
-                }))
-            }
+            (StderrSink::Lines(callback), Some(stderr)) => Some(tokio::spawn(stderr_lines(
+                stderr,
+                self.max_line,
+                callback.clone(),
+            ))),
             _ => None,
         };
         let pid = child.id();
