@@ -244,7 +244,7 @@ async fn stderr_lines(
 ///     .spawn()?;
 /// # drop(transport); child.shutdown().await?; Ok(()) }
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ServerCommand {
     program: OsString,
     args: Vec<OsString>,
@@ -253,6 +253,22 @@ pub struct ServerCommand {
     stderr: StderrSink,
     max_line: usize,
     shutdown_grace: Duration,
+}
+
+/// The environment's values stay out (they are where a server's secrets
+/// go: API keys, tokens); its names are shown.
+impl std::fmt::Debug for ServerCommand {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerCommand")
+            .field("program", &self.program)
+            .field("args", &self.args)
+            .field("env", &self.env.keys().collect::<Vec<_>>())
+            .field("cwd", &self.cwd)
+            .field("stderr", &self.stderr)
+            .field("max_line", &self.max_line)
+            .field("shutdown_grace", &self.shutdown_grace)
+            .finish()
+    }
 }
 
 impl ServerCommand {

@@ -376,3 +376,14 @@ async fn an_overlong_line_keeps_its_id_however_its_bytes_arrive() {
         writing.await.expect("the writer ends");
     }
 }
+
+#[test]
+fn a_commands_debug_names_its_environment_but_never_its_values() {
+    let command = ServerCommand::new("server")
+        .arg("--verbose")
+        .env("API_TOKEN", "s3cret-value");
+    let shown = format!("{command:?}");
+    assert!(shown.contains("API_TOKEN"), "{shown}");
+    assert!(shown.contains("--verbose"), "{shown}");
+    assert!(!shown.contains("s3cret-value"), "{shown}");
+}
