@@ -200,6 +200,10 @@ pub struct Limits {
     pub stderr_line_bytes: usize,
     /// Upstreams a gateway serves at most. Default 64.
     pub max_upstreams: usize,
+    /// Progress reports and log messages of one forwarded call waiting to
+    /// be passed on to its client; more are dropped (never waited for: the
+    /// upstream connection is not held up by a slow client). Default 64.
+    pub relay_queue: usize,
     /// How much of each list (tools, prompts, resources, templates) is
     /// read from one upstream at most; more fails its listing. Default
     /// 10,000 entries, 100 pages, 16 MiB as they came on the wire.
@@ -220,6 +224,7 @@ impl Default for Limits {
             stderr_lines: 20,
             stderr_line_bytes: 1024,
             max_upstreams: 64,
+            relay_queue: 64,
             lists: ListLimits::new()
                 .with_max_items(10_000)
                 .with_max_pages(100)
@@ -291,6 +296,15 @@ impl Limits {
     pub fn with_max_upstreams(self, upstreams: usize) -> Self {
         Self {
             max_upstreams: upstreams,
+            ..self
+        }
+    }
+
+    /// Sets [`relay_queue`](Self::relay_queue) (at least 1).
+    #[must_use]
+    pub fn with_relay_queue(self, messages: usize) -> Self {
+        Self {
+            relay_queue: messages.max(1),
             ..self
         }
     }

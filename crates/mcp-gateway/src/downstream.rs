@@ -32,10 +32,6 @@ use crate::router::Router;
 /// The catalog group the gateway's entries live in.
 pub(crate) const GROUP: &str = "gateway";
 
-/// Progress reports and log messages of one call waiting to be passed on;
-/// more are dropped (a later progress report says as much).
-const RELAY_QUEUE: usize = 64;
-
 /// Downstream subscribers per URI: the upstream is subscribed while any
 /// is.
 #[derive(Default)]
@@ -280,7 +276,8 @@ struct Tracking {
 /// is set to `debug` once, when it connects; the downstream client's level
 /// filters either way).
 fn forwarding(router: &Router, cx: &Context) -> (RequestOptions, Tracking) {
-    let (relay, relayed) = mpsc::channel(RELAY_QUEUE);
+    // At least 1: a zero from a hand-built `Limits` would panic here.
+    let (relay, relayed) = mpsc::channel(router.limits.relay_queue.max(1));
     let ticket = router.inflight.request_id();
     let mut options = RequestOptions::new().with_id(ticket.1.clone());
     if cx.progress_token().is_some() {
