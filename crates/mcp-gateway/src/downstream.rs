@@ -35,31 +35,54 @@ pub(crate) const GROUP: &str = "gateway";
 /// Downstream subscribers per URI: the upstream is subscribed while any
 /// is.
 #[derive(Default)]
-struct Subscribers(Mutex<HashMap<String, usize>>);
+struct Subscribers(Mutex<HashMap<String, Followed>>);
+
+/// One URI's downstream subscribers, and whether the upstream follows it
+/// for them (a subscription upstream that failed is tried again by the
+/// next subscriber).
+#[derive(Default)]
+struct Followed {
+    subscribers: usize,
+    upstream: bool,
+}
 
 impl Subscribers {
-    /// Counts one more; whether it is the first.
-    fn add(&self, uri: &str) -> bool {
-        let mut counts = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        let count = counts.entry(uri.to_owned()).or_default();
-        *count += 1;
-        *count == 1
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Followed>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Counts one less; whether it was the last.
-    fn remove(&self, uri: &str) -> bool {
-        let mut counts = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        match counts.get_mut(uri) {
-            Some(count) if *count > 1 => {
-                *count -= 1;
+    /// Counts one more; whether the upstream is yet to be subscribed.
+    fn add(&self, uri: &str) -> bool {
+        let mut followed = self.lock();
+        let entry = followed.entry(uri.to_owned()).or_default();
+        entry.subscribers += 1;
+        !entry.upstream
+    }
+
+    /// The upstream follows `uri` now (unless every subscriber left
+    /// meanwhile: then whether it must be unsubscribed again).
+    fn subscribed(&self, uri: &str) -> bool {
+        match self.lock().get_mut(uri) {
+            Some(entry) => {
+                entry.upstream = true;
                 false
             }
-            Some(_) => {
-                counts.remove(uri);
-                true
-            }
-            None => false,
+            None => true,
         }
+    }
+
+    /// Counts one less; whether it was the last and the upstream follows
+    /// the URI (to be unsubscribed).
+    fn remove(&self, uri: &str) -> bool {
+        let mut followed = self.lock();
+        let Some(entry) = followed.get_mut(uri) else {
+            return false;
+        };
+        entry.subscribers = entry.subscribers.saturating_sub(1);
+        if entry.subscribers > 0 {
+            return false;
+        }
+        followed.remove(uri).is_some_and(|entry| entry.upstream)
     }
 }
 
@@ -80,14 +103,25 @@ pub(crate) fn build(router: &Router, builder: ServerBuilder) -> Result<Server, E
         .on_subscribe(move |uri, _session| {
             let (router, subscribers) = on.clone();
             async move {
-                if subscribers.add(&uri) {
-                    let made = match router.owner(&uri) {
-                        Ok(upstream) => router.subscribe(&upstream, &uri).await,
-                        Err(error) => Err(error),
-                    };
-                    if let Err(error) = made {
-                        tracing::warn!(%uri, "could not subscribe upstream: {error}");
+                if !subscribers.add(&uri) {
+                    return;
+                }
+                let upstream = match router.owner(&uri) {
+                    Ok(upstream) => upstream,
+                    Err(error) => {
+                        return tracing::warn!(%uri, "could not subscribe upstream: {error}");
                     }
+                };
+                match router.subscribe(&upstream, &uri).await {
+                    // The last subscriber left while it was made: undone.
+                    Ok(()) if subscribers.subscribed(&uri) => {
+                        if let Err(error) = router.unsubscribe(&upstream, &uri).await {
+                            tracing::warn!(%uri, "could not unsubscribe upstream: {error}");
+                        }
+                    }
+                    Ok(()) => {}
+                    // The next subscriber tries again.
+                    Err(error) => tracing::warn!(%uri, "could not subscribe upstream: {error}"),
                 }
             }
         })
@@ -365,5 +399,37 @@ fn error_object(error: &Error) -> ErrorObject {
         (Some(remote), _) => remote.clone(),
         (None, Error::NotFound { .. }) => ErrorObject::invalid_params(error.to_string()),
         (None, _) => ErrorObject::internal_error(error.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Subscribers;
+
+    #[test]
+    fn a_failed_upstream_subscription_is_tried_again_by_the_next_subscriber() {
+        let subscribers = Subscribers::default();
+        assert!(subscribers.add("a://x"), "the first subscribes upstream");
+        // Its upstream subscription failed: nothing marked.
+        assert!(subscribers.add("a://x"), "the next tries again");
+        assert!(!subscribers.subscribed("a://x"));
+        assert!(!subscribers.add("a://x"), "followed now: no third try");
+        assert!(!subscribers.remove("a://x"));
+        assert!(!subscribers.remove("a://x"));
+        assert!(
+            subscribers.remove("a://x"),
+            "the last one unsubscribes upstream"
+        );
+        assert!(!subscribers.remove("a://x"), "nothing left to count");
+    }
+
+    #[test]
+    fn a_subscription_made_after_every_subscriber_left_is_undone() {
+        let subscribers = Subscribers::default();
+        assert!(subscribers.add("a://y"));
+        // The subscriber leaves while the upstream subscription is made:
+        // nothing to unsubscribe yet.
+        assert!(!subscribers.remove("a://y"));
+        assert!(subscribers.subscribed("a://y"), "made for no one: undo it");
     }
 }
