@@ -20,16 +20,18 @@
 use std::borrow::Cow;
 use std::fmt::Write as _;
 
+use mcp_client::types::untrusted::{Escaped, is_bidi_control};
+
 /// Server text that may span lines (a tool result, an error message, a log
 /// message): newlines and tabs kept, every other control escaped.
 pub(crate) fn printable(text: &str) -> Cow<'_, str> {
-    escape(text, Lines::Kept)
+    Escaped::lines(text).to_cow()
 }
 
 /// Server text shown on one line (a table cell, a prompt, a choice, a
 /// progress message): every control escaped, newlines and tabs included.
 pub(crate) fn one_line(text: &str) -> Cow<'_, str> {
-    escape(text, Lines::Escaped)
+    Escaped::one_line(text).to_cow()
 }
 
 /// Serialized JSON with DEL, C1 and bidi controls written as `\uXXXX`
@@ -51,51 +53,9 @@ pub(crate) fn json_text(json: String) -> String {
     out
 }
 
-#[derive(Clone, Copy, PartialEq)]
-enum Lines {
-    Kept,
-    Escaped,
-}
-
-fn escape(text: &str, lines: Lines) -> Cow<'_, str> {
-    if !text.chars().any(|c| unsafe_char(c, lines)) {
-        return Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len() + 16);
-    for c in text.chars() {
-        if !unsafe_char(c, lines) {
-            out.push(c);
-        } else if u32::from(c) < 0x80 {
-            // C0 and DEL.
-            let _ = write!(out, "\\x{:02x}", u32::from(c));
-        } else {
-            let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
-        }
-    }
-    Cow::Owned(out)
-}
-
-fn unsafe_char(c: char, lines: Lines) -> bool {
-    match c {
-        '\n' | '\t' => lines == Lines::Escaped,
-        // C0, DEL and C1 (Unicode's `Cc`).
-        c if c.is_control() => true,
-        c => is_bidi_control(c),
-    }
-}
-
 /// What serde_json leaves raw in a string and a terminal may obey.
 fn hidden_by_json(c: char) -> bool {
     c == '\u{7f}' || ('\u{80}'..='\u{9f}').contains(&c) || is_bidi_control(c)
-}
-
-/// The Unicode bidirectional formatting characters (UAX #9): marks,
-/// embeddings, overrides and isolates.
-fn is_bidi_control(c: char) -> bool {
-    matches!(
-        c,
-        '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
-    )
 }
 
 #[cfg(test)]
@@ -108,20 +68,12 @@ mod tests {
         "a\u{1b}]0;title\u{7}\u{1b}]52;c;aGk=\u{7}\u{1b}[2J\u{9b}31m\u{202e}b\u{7f}\u{8}\rc";
 
     #[test]
-    fn control_and_bidi_characters_are_escaped_visibly() {
+    fn printed_text_has_its_controls_escaped() {
+        // The rule itself is mcp-types' (`untrusted`); this is the CLI's use.
         assert_eq!(
             printable(HOSTILE),
             r"a\x1b]0;title\x07\x1b]52;c;aGk=\x07\x1b[2J\u{9b}31m\u{202e}b\x7f\x08\x0dc"
         );
-        for bidi in [
-            '\u{061c}', '\u{200e}', '\u{200f}', '\u{202a}', '\u{2066}', '\u{2069}',
-        ] {
-            assert_eq!(
-                printable(&bidi.to_string()),
-                format!("\\u{{{:x}}}", u32::from(bidi))
-            );
-        }
-        assert_eq!(printable("\u{85}"), r"\u{85}", "NEL is a C1 control");
     }
 
     #[test]

@@ -18,6 +18,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use mcp_server::UriTemplate;
+use mcp_types::untrusted::Escaped;
 use mcp_types::{Prompt, Resource, ResourceTemplate, Tool};
 
 use crate::lists::Lists;
@@ -160,7 +161,7 @@ impl std::fmt::Display for Dropped {
             name,
             reason,
         } = self;
-        let name = Shown(name);
+        let name = shown(name);
         match reason {
             DropReason::Collision { holder } => write!(
                 f,
@@ -184,16 +185,9 @@ impl std::fmt::Display for Dropped {
 const SHOWN_CHARS: usize = 200;
 
 /// An upstream's text in a message: at most [`SHOWN_CHARS`] characters
-/// (`…` marks a cut), escaped as [`str::escape_debug`] does.
-struct Shown<'a>(&'a str);
-
-impl std::fmt::Display for Shown<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.0.char_indices().nth(SHOWN_CHARS) {
-            Some((end, _)) => write!(f, "{}…", self.0[..end].escape_debug()),
-            None => write!(f, "{}", self.0.escape_debug()),
-        }
-    }
+/// (`…` marks a cut), its controls escaped.
+fn shown(text: &str) -> Escaped<'_> {
+    Escaped::one_line(text).cut(SHOWN_CHARS)
 }
 
 /// The merged catalog of every upstream: what the downstream lists, and
@@ -457,7 +451,7 @@ mod tests {
         assert_eq!(reasons.len(), 6, "{reasons:?}");
         assert_eq!(
             reasons[0],
-            "tool `\\u{1b}]0;title\\u{7}\\r\\u{202e}x` of upstream `a` left out: tool names are \
+            "tool `\\x1b]0;title\\x07\\x0d\\u{202e}x` of upstream `a` left out: tool names are \
              1 to 128 of A-Z a-z 0-9 _ - . (choose other names with a naming hook)"
         );
         let cut = format!("prompt `{}…` of upstream `b`", "p".repeat(SHOWN_CHARS));

@@ -5,6 +5,8 @@
 use std::collections::VecDeque;
 use std::sync::Mutex;
 
+use mcp_types::untrusted::Escaped;
+
 /// A bounded ring of stderr lines.
 #[derive(Debug)]
 pub(crate) struct StderrTail {
@@ -44,7 +46,7 @@ impl StderrTail {
     }
 
     /// The lines kept, oldest first, as one line of text (lines apart by
-    /// an escaped `\n`); emptied.
+    /// an escaped newline, `\x0a`); emptied.
     ///
     /// Every control character (escape sequences, carriage returns, the
     /// newlines between lines) and bidi control is escaped, so what the
@@ -54,7 +56,7 @@ impl StderrTail {
         let mut lines = self.lines.lock().unwrap_or_else(|e| e.into_inner());
         let text = lines.drain(..).collect::<Vec<_>>().join("\n");
         drop(lines);
-        text.escape_debug().to_string()
+        Escaped::one_line(&text).to_string()
     }
 }
 
@@ -68,7 +70,7 @@ mod tests {
         for line in ["one", "two", "three é"] {
             tail.push(line.into());
         }
-        assert_eq!(tail.take(), r"two\nthre…");
+        assert_eq!(tail.take(), r"two\x0athre…");
         assert_eq!(tail.take(), "");
     }
 
@@ -82,7 +84,7 @@ mod tests {
         let text = tail.take();
         assert_eq!(
             text,
-            r"a\u{1b}[2J\u{1b}]0;t\u{7}\rb\u{9b}1m\u{202e}c\n2026-01-01 WARN forged"
+            r"a\x1b[2J\x1b]0;t\x07\x0db\u{9b}1m\u{202e}c\x0a2026-01-01 WARN forged"
         );
         assert!(!text.chars().any(char::is_control), "{text:?}");
     }

@@ -375,9 +375,13 @@ impl ErrorObject {
     }
 }
 
+/// The message is the peer's text: shown on one line with its controls
+/// escaped ([`Escaped`](crate::untrusted::Escaped)), since an error's
+/// `Display` ends up in logs and terminals.
 impl fmt::Display for ErrorObject {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "error {}: {}", self.code, self.message)
+        let message = crate::untrusted::Escaped::one_line(&self.message);
+        write!(f, "error {}: {message}", self.code)
     }
 }
 
@@ -1055,6 +1059,20 @@ fn value_len_bound(value: &Value) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_error_is_displayed_with_its_peer_written_message_escaped() {
+        let error = ErrorObject::internal_error("failed\r\n2026-01-01 ERROR forged\u{1b}[2J");
+        let shown = error.to_string();
+        assert_eq!(
+            shown,
+            r"error -32603: failed\x0d\x0a2026-01-01 ERROR forged\x1b[2J"
+        );
+        assert_eq!(
+            error.message, "failed\r\n2026-01-01 ERROR forged\u{1b}[2J",
+            "kept exact"
+        );
+    }
 
     /// Found by the `jsonrpc_message` fuzz target: an error's `data` (a long
     /// key here) and a message full of escapes once went uncounted.

@@ -46,6 +46,7 @@ pub mod tag;
 mod task;
 pub mod tasks_ext;
 mod tools;
+pub mod untrusted;
 
 pub use error_code::ErrorCode;
 pub use jsonrpc::{
