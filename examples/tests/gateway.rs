@@ -41,11 +41,19 @@ fn refusal() -> ErrorObject {
 }
 
 /// The notes server on a free port of 127.0.0.1 until the sender is
-/// dropped: `echo`, `touch` (announces `notes://today` updated) and
-/// `wait` (runs until cancelled, then wakes `cancelled`), `log` (a debug
-/// and a critical message), `refuse` (answers [`refusal`]).
+/// dropped (see [`notes_server`]).
 async fn notes_over_http(cancelled: Arc<Notify>) -> (String, Catalog, oneshot::Sender<()>) {
-    let server = Server::builder("notes", "1.0.0")
+    let server = notes_server(cancelled);
+    let catalog = server.catalog();
+    let (url, stop) = served::serve_http(server).await;
+    (url, catalog, stop)
+}
+
+/// The notes server: `echo`, `touch` (announces `notes://today` updated)
+/// and `wait` (runs until cancelled, then wakes `cancelled`), `log` (a
+/// debug and a critical message), `refuse` (answers [`refusal`]).
+fn notes_server(cancelled: Arc<Notify>) -> Server {
+    Server::builder("notes", "1.0.0")
         .dynamic()
         .tool(
             "echo",
@@ -110,10 +118,7 @@ async fn notes_over_http(cancelled: Arc<Notify>) -> (String, Catalog, oneshot::S
             "a note"
         })
         .build()
-        .expect("server");
-    let catalog = server.catalog();
-    let (url, stop) = served::serve_http(server).await;
-    (url, catalog, stop)
+        .expect("server")
 }
 
 /// The log messages a client heard, by level and data.
@@ -702,4 +707,118 @@ async fn an_upstream_lost_mid_call_is_told_as_the_gateways_own_error() {
     );
     client.close().await.expect("closed");
     gateway.shutdown().await;
+}
+
+/// The next event `wanted` picks, within [`WAIT`].
+async fn next_event<T>(
+    events: &mut tokio::sync::broadcast::Receiver<GatewayEvent>,
+    wanted: impl Fn(GatewayEvent) -> Option<T>,
+) -> T {
+    let waiting = async {
+        loop {
+            if let Some(found) = wanted(events.recv().await.expect("events")) {
+                return found;
+            }
+        }
+    };
+    tokio::time::timeout(WAIT, waiting)
+        .await
+        .expect("the event within the wait")
+}
+
+/// The notes server, an HTTP upstream spoken to in `era`, stopped and
+/// served again on the same port with one more tool: every session gone,
+/// its lists changed. With no call to prompt it, the gateway reads its
+/// lists again (a handshake-era upstream in a new session, a stateless
+/// one once its listen stream is back) and its subscription delivers
+/// again; the new tool is served.
+async fn an_http_upstream_served_anew_is_read_anew(era: EraPreference) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bound");
+    let addr = listener.local_addr().expect("addr");
+    let url = format!("http://{addr}/mcp");
+    let (stop, served) = served::serve_on(notes_server(Arc::default()), listener);
+    let config = GatewayConfig::new()
+        .upstream(
+            "notes",
+            UpstreamConfig::new(UpstreamTransport::Http {
+                url: url.clone(),
+                headers: Default::default(),
+            })
+            .with_era(era),
+        )
+        .expect("notes");
+    let gateway = Gateway::builder(config).start().expect("started");
+    tokio::time::timeout(WAIT, gateway.ready())
+        .await
+        .expect("connected");
+    gateway
+        .subscribe("notes://today")
+        .await
+        .expect("subscribed");
+    let mut events = gateway.events();
+
+    // Stopped at once, as if it crashed: its connections end with it.
+    served.abort();
+    let _ = served.await;
+    drop(stop);
+    let again = notes_server(Arc::default());
+    again
+        .catalog()
+        .add_tool(ToolDefinition::new(
+            Tool::new("added", JsonObject::new()),
+            || async { "added" },
+        ))
+        .expect("added");
+    let listener = TcpListener::bind(addr).await.expect("the same port again");
+    let (_stop, _served) = served::serve_on(again, listener);
+
+    next_event(&mut events, |event| {
+        let listed = gateway.catalog().tool("notes_added").is_some();
+        (matches!(event, GatewayEvent::CatalogChanged) && listed).then_some(())
+    })
+    .await;
+    // An update raised by another client of the upstream reaches the
+    // gateway: subscribed in the new session, or on the new stream.
+    let other = Client::connect_http(&url, ClientConfig::new("other", "1"))
+        .await
+        .expect("another client");
+    let updated = async {
+        loop {
+            other.call_tool("touch", ()).await.expect("touched");
+            let heard = tokio::time::timeout(Duration::from_millis(500), async {
+                loop {
+                    if let GatewayEvent::ResourceUpdated { uri, .. } =
+                        events.recv().await.expect("events")
+                    {
+                        break uri;
+                    }
+                }
+            });
+            if let Ok(uri) = heard.await {
+                break uri;
+            }
+        }
+    };
+    let uri = tokio::time::timeout(WAIT, updated)
+        .await
+        .expect("the subscription delivers again");
+    assert_eq!(uri, "notes://today");
+    let added = gateway
+        .call_tool("notes_added", None, RequestOptions::new())
+        .await
+        .expect("the new tool served");
+    assert_eq!(text(&added), "added");
+    assert_eq!(gateway.statuses()["notes"].phase, Phase::Ready);
+    other.close().await.expect("closed");
+    gateway.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_handshake_http_upstream_served_anew_is_read_anew() {
+    an_http_upstream_served_anew_is_read_anew(EraPreference::Handshake).await;
+}
+
+#[tokio::test]
+async fn a_stateless_http_upstream_served_anew_is_read_anew() {
+    an_http_upstream_served_anew_is_read_anew(EraPreference::Stateless).await;
 }
