@@ -726,26 +726,51 @@ async fn next_event<T>(
         .expect("the event within the wait")
 }
 
-/// The notes server, an HTTP upstream spoken to in `era`, stopped and
-/// served again on the same port with one more tool: every session gone,
-/// its lists changed. With no call to prompt it, the gateway reads its
-/// lists again (a handshake-era upstream in a new session, a stateless
-/// one once its listen stream is back) and its subscription delivers
-/// again; the new tool is served.
-async fn an_http_upstream_served_anew_is_read_anew(era: EraPreference) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bound");
-    let addr = listener.local_addr().expect("addr");
-    let url = format!("http://{addr}/mcp");
-    let (stop, served) = served::serve_on(notes_server(Arc::default()), listener);
+/// The notes server on a port of 127.0.0.1 it keeps across crashes.
+struct Notes {
+    addr: std::net::SocketAddr,
+    stop: oneshot::Sender<()>,
+    served: tokio::task::JoinHandle<()>,
+}
+
+impl Notes {
+    /// `server` on `listener`.
+    fn serve(server: Server, listener: TcpListener) -> Self {
+        let addr = listener.local_addr().expect("addr");
+        let (stop, served) = served::serve_on(server, listener);
+        Self { addr, stop, served }
+    }
+
+    fn url(&self) -> String {
+        format!("http://{}/mcp", self.addr)
+    }
+
+    /// Stops at once, as if it crashed (its connections end with it), and
+    /// serves `server` on the same port: every session gone.
+    async fn crash_and_serve(self, server: Server) -> Self {
+        let Self { addr, stop, served } = self;
+        served.abort();
+        let _ = served.await;
+        drop(stop);
+        let listener = TcpListener::bind(addr).await.expect("the same port again");
+        Self::serve(server, listener)
+    }
+}
+
+/// A gateway over `notes` alone, spoken to in `era`, within `limits`,
+/// subscribed to `notes://today`; its events from then on.
+async fn over_notes(
+    notes: &Notes,
+    era: EraPreference,
+    limits: Limits,
+) -> (Gateway, tokio::sync::broadcast::Receiver<GatewayEvent>) {
+    let upstream = UpstreamConfig::new(UpstreamTransport::Http {
+        url: notes.url(),
+        headers: Default::default(),
+    });
     let config = GatewayConfig::new()
-        .upstream(
-            "notes",
-            UpstreamConfig::new(UpstreamTransport::Http {
-                url: url.clone(),
-                headers: Default::default(),
-            })
-            .with_era(era),
-        )
+        .with_limits(limits)
+        .upstream("notes", upstream.with_era(era))
         .expect("notes");
     let gateway = Gateway::builder(config).start().expect("started");
     tokio::time::timeout(WAIT, gateway.ready())
@@ -755,31 +780,18 @@ async fn an_http_upstream_served_anew_is_read_anew(era: EraPreference) {
         .subscribe("notes://today")
         .await
         .expect("subscribed");
-    let mut events = gateway.events();
+    let events = gateway.events();
+    (gateway, events)
+}
 
-    // Stopped at once, as if it crashed: its connections end with it.
-    served.abort();
-    let _ = served.await;
-    drop(stop);
-    let again = notes_server(Arc::default());
-    again
-        .catalog()
-        .add_tool(ToolDefinition::new(
-            Tool::new("added", JsonObject::new()),
-            || async { "added" },
-        ))
-        .expect("added");
-    let listener = TcpListener::bind(addr).await.expect("the same port again");
-    let (_stop, _served) = served::serve_on(again, listener);
-
-    next_event(&mut events, |event| {
-        let listed = gateway.catalog().tool("notes_added").is_some();
-        (matches!(event, GatewayEvent::CatalogChanged) && listed).then_some(())
-    })
-    .await;
-    // An update raised by another client of the upstream reaches the
-    // gateway: subscribed in the new session, or on the new stream.
-    let other = Client::connect_http(&url, ClientConfig::new("other", "1"))
+/// Raises an update of `notes://today` through a client of `notes`' own
+/// until the gateway hears one (a subscription made anew may take a
+/// moment).
+async fn updates_arrive(
+    notes: &Notes,
+    events: &mut tokio::sync::broadcast::Receiver<GatewayEvent>,
+) {
+    let other = Client::connect_http(&notes.url(), ClientConfig::new("other", "1"))
         .await
         .expect("another client");
     let updated = async {
@@ -801,15 +813,43 @@ async fn an_http_upstream_served_anew_is_read_anew(era: EraPreference) {
     };
     let uri = tokio::time::timeout(WAIT, updated)
         .await
-        .expect("the subscription delivers again");
+        .expect("the subscription delivers");
     assert_eq!(uri, "notes://today");
+    other.close().await.expect("closed");
+}
+
+/// The notes server, an HTTP upstream spoken to in `era`, crashes and is
+/// served again on the same port with one more tool: every session gone,
+/// its lists changed. With no call to prompt it, the gateway reads its
+/// lists again (a handshake-era upstream in a new session, a stateless
+/// one once its listen stream is back) and its subscription delivers
+/// again; the new tool is served.
+async fn an_http_upstream_served_anew_is_read_anew(era: EraPreference) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bound");
+    let mut notes = Notes::serve(notes_server(Arc::default()), listener);
+    let (gateway, mut events) = over_notes(&notes, era, Limits::new()).await;
+
+    let again = notes_server(Arc::default());
+    again
+        .catalog()
+        .add_tool(ToolDefinition::new(
+            Tool::new("added", JsonObject::new()),
+            || async { "added" },
+        ))
+        .expect("added");
+    notes = notes.crash_and_serve(again).await;
+    next_event(&mut events, |event| {
+        let listed = gateway.catalog().tool("notes_added").is_some();
+        (matches!(event, GatewayEvent::CatalogChanged) && listed).then_some(())
+    })
+    .await;
+    updates_arrive(&notes, &mut events).await;
     let added = gateway
         .call_tool("notes_added", None, RequestOptions::new())
         .await
         .expect("the new tool served");
     assert_eq!(text(&added), "added");
     assert_eq!(gateway.statuses()["notes"].phase, Phase::Ready);
-    other.close().await.expect("closed");
     gateway.shutdown().await;
 }
 
@@ -821,4 +861,32 @@ async fn a_handshake_http_upstream_served_anew_is_read_anew() {
 #[tokio::test]
 async fn a_stateless_http_upstream_served_anew_is_read_anew() {
     an_http_upstream_served_anew_is_read_anew(EraPreference::Stateless).await;
+}
+
+/// Past the restart budget a lost session is not started anew in place:
+/// the gateway connects anew (after its backoff), and the new connection
+/// subscribes again to what was subscribed to through the gateway.
+#[tokio::test]
+async fn a_session_lost_past_the_budget_is_connected_anew_with_its_subscriptions() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bound");
+    let mut notes = Notes::serve(notes_server(Arc::default()), listener);
+    let limits = Limits::new()
+        .with_restart_backoff(Duration::from_millis(50), Duration::from_secs(1))
+        .with_restart_budget(1, Duration::from_secs(600));
+    let (gateway, mut events) = over_notes(&notes, EraPreference::Handshake, limits).await;
+    // The one new session the budget allows, in place.
+    notes = notes.crash_and_serve(notes_server(Arc::default())).await;
+    updates_arrive(&notes, &mut events).await;
+    assert_eq!(gateway.statuses()["notes"].restarts, 0);
+    // Past it: connected anew.
+    notes = notes.crash_and_serve(notes_server(Arc::default())).await;
+    next_event(&mut events, |event| {
+        matches!(event, GatewayEvent::UpstreamUp { .. }).then_some(())
+    })
+    .await;
+    updates_arrive(&notes, &mut events).await;
+    let status = gateway.statuses()["notes"];
+    assert_eq!((status.phase, status.restarts), (Phase::Ready, 1));
+    gateway.shutdown().await;
+    drop(notes);
 }
