@@ -28,9 +28,14 @@ mod announced;
 /// The longest any one step may take.
 const WAIT: Duration = Duration::from_secs(30);
 
-/// The resource the downstream client subscribes to: the first one the
-/// everything-server's `test_resource_ticks` updates.
-const WATCHED: &str = "test://template/1/data";
+/// The resources the downstream client subscribes to: `test_resource_ticks`
+/// with a count of `n` updates `test://template/1/data` to
+/// `test://template/{n}/data`, one by one. The first is heard before the
+/// session is lost; the last of [`TICKS`] after, and only the new process
+/// raises it (the call in flight, a tick a second, is stopped long before).
+const FIRST: &str = "test://template/1/data";
+const LAST: &str = "test://template/50/data";
+const TICKS: u32 = 50;
 
 /// A port nothing listens on now.
 fn free_port() -> u16 {
@@ -105,31 +110,30 @@ async fn hear(
     tokio::time::timeout(within, waiting).await == Ok(true)
 }
 
-fn is_watched(heard: &Heard) -> bool {
-    matches!(heard, Heard::Updated(uri) if uri == WATCHED)
-}
-
-/// Raises an update of [`WATCHED`] at the upstream through `upstream` (a
-/// client of its own) until the downstream client hears one through the
-/// gateway: a subscription that must be made anew may take a moment.
+/// Raises updates up to `test://template/{count}/data` at the upstream
+/// through `upstream` (a client of its own) until the downstream client
+/// hears one of `uri` through the gateway: a subscription that must be
+/// made anew may take a moment.
 async fn updates_arrive(
     heard: &mut mpsc::UnboundedReceiver<Heard>,
     upstream: &Client,
     gateway: &Announced,
+    (uri, count): (&str, u32),
 ) {
     let deadline = Instant::now() + WAIT;
     loop {
-        let ticks = json!({"count": 1, "intervalMs": 0});
+        let ticks = json!({"count": count, "intervalMs": 0});
         upstream
             .call_tool("test_resource_ticks", ticks)
             .await
-            .expect("the upstream raises an update");
-        if hear(heard, Duration::from_millis(500), is_watched).await {
+            .expect("the upstream raises updates");
+        let updated = |h: &Heard| matches!(h, Heard::Updated(u) if u == uri);
+        if hear(heard, Duration::from_millis(500), updated).await {
             return;
         }
         assert!(
             Instant::now() < deadline,
-            "no update of {WATCHED} through the gateway within {WAIT:?}; its log:\n{}",
+            "no update of {uri} through the gateway within {WAIT:?}; its log:\n{}",
             gateway.log()
         );
     }
@@ -162,14 +166,13 @@ async fn a_lost_session_is_made_whole(upstream_era: &str, downstream: Negotiatio
     // Subscribed through the gateway: resources/subscribe from a
     // handshake-era client, a listen stream from a stateless one.
     let listening = if matches!(downstream, Negotiation::HandshakeOnly) {
-        client
-            .subscribe_resource(WATCHED)
-            .await
-            .expect("subscribed");
+        for uri in [FIRST, LAST] {
+            client.subscribe_resource(uri).await.expect("subscribed");
+        }
         None
     } else {
         let mut filter = SubscriptionFilter::new();
-        filter.resource_subscriptions = Some(vec![WATCHED.to_owned()]);
+        filter.resource_subscriptions = Some(vec![FIRST.to_owned(), LAST.to_owned()]);
         let params = SubscriptionsListenRequestParams::new(filter);
         let session = client.session().clone();
         let listen = tokio::spawn(async move {
@@ -183,18 +186,16 @@ async fn a_lost_session_is_made_whole(upstream_era: &str, downstream: Negotiatio
         Some(listen)
     };
     let mut raising = direct(&upstream).await;
-    updates_arrive(&mut heard, &raising, &gateway).await;
+    updates_arrive(&mut heard, &raising, &gateway, (FIRST, 1)).await;
 
-    // A call in flight when the upstream dies: its first update and
-    // progress report heard (its later updates are of other resources, so
-    // every update of WATCHED from now on comes from the new process).
+    // A call in flight when the upstream dies (once it reported progress).
     let (progressed, mut progress) = mpsc::unbounded_channel();
     let options = RequestOptions::new().with_progress(move |_| {
         let _ = progressed.send(());
     });
     let caller = client.clone();
     let call = tokio::spawn(async move {
-        let ticks = json!({"count": 1000, "intervalMs": 100});
+        let ticks = json!({"count": TICKS, "intervalMs": 1000});
         caller
             .call_tool_with("test_resource_ticks", ticks, options)
             .await
@@ -204,7 +205,6 @@ async fn a_lost_session_is_made_whole(upstream_era: &str, downstream: Negotiatio
         matches!(in_flight, Ok(Some(()))),
         "the call reports progress"
     );
-    assert!(hear(&mut heard, WAIT, is_watched).await, "its first update");
     raising.close().await.expect("closed");
     upstream.stop().await;
     let lost = tokio::time::timeout(WAIT, call)
@@ -221,7 +221,7 @@ async fn a_lost_session_is_made_whole(upstream_era: &str, downstream: Negotiatio
     upstream = everything(port).await;
     raising = direct(&upstream).await;
     // No call through the gateway first: it makes itself whole.
-    updates_arrive(&mut heard, &raising, &gateway).await;
+    updates_arrive(&mut heard, &raising, &gateway, (LAST, TICKS)).await;
     let served = client
         .call_tool("test_simple_text", json!({}))
         .await
