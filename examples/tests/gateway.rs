@@ -41,11 +41,19 @@ fn refusal() -> ErrorObject {
 }
 
 /// The notes server on a free port of 127.0.0.1 until the sender is
-/// dropped: `echo`, `touch` (announces `notes://today` updated) and
-/// `wait` (runs until cancelled, then wakes `cancelled`), `log` (a debug
-/// and a critical message), `refuse` (answers [`refusal`]).
+/// dropped (see [`notes_server`]).
 async fn notes_over_http(cancelled: Arc<Notify>) -> (String, Catalog, oneshot::Sender<()>) {
-    let server = Server::builder("notes", "1.0.0")
+    let server = notes_server(cancelled);
+    let catalog = server.catalog();
+    let (url, stop) = served::serve_http(server).await;
+    (url, catalog, stop)
+}
+
+/// The notes server: `echo`, `touch` (announces `notes://today` updated)
+/// and `wait` (runs until cancelled, then wakes `cancelled`), `log` (a
+/// debug and a critical message), `refuse` (answers [`refusal`]).
+fn notes_server(cancelled: Arc<Notify>) -> Server {
+    Server::builder("notes", "1.0.0")
         .dynamic()
         .tool(
             "echo",
@@ -110,10 +118,7 @@ async fn notes_over_http(cancelled: Arc<Notify>) -> (String, Catalog, oneshot::S
             "a note"
         })
         .build()
-        .expect("server");
-    let catalog = server.catalog();
-    let (url, stop) = served::serve_http(server).await;
-    (url, catalog, stop)
+        .expect("server")
 }
 
 /// The log messages a client heard, by level and data.
@@ -702,4 +707,186 @@ async fn an_upstream_lost_mid_call_is_told_as_the_gateways_own_error() {
     );
     client.close().await.expect("closed");
     gateway.shutdown().await;
+}
+
+/// The next event `wanted` picks, within [`WAIT`].
+async fn next_event<T>(
+    events: &mut tokio::sync::broadcast::Receiver<GatewayEvent>,
+    wanted: impl Fn(GatewayEvent) -> Option<T>,
+) -> T {
+    let waiting = async {
+        loop {
+            if let Some(found) = wanted(events.recv().await.expect("events")) {
+                return found;
+            }
+        }
+    };
+    tokio::time::timeout(WAIT, waiting)
+        .await
+        .expect("the event within the wait")
+}
+
+/// The notes server on a port of 127.0.0.1 it keeps across crashes.
+struct Notes {
+    addr: std::net::SocketAddr,
+    stop: oneshot::Sender<()>,
+    served: tokio::task::JoinHandle<()>,
+}
+
+impl Notes {
+    /// `server` on `listener`.
+    fn serve(server: Server, listener: TcpListener) -> Self {
+        let addr = listener.local_addr().expect("addr");
+        let (stop, served) = served::serve_on(server, listener);
+        Self { addr, stop, served }
+    }
+
+    fn url(&self) -> String {
+        format!("http://{}/mcp", self.addr)
+    }
+
+    /// Stops at once, as if it crashed (its connections end with it), and
+    /// serves `server` on the same port: every session gone.
+    async fn crash_and_serve(self, server: Server) -> Self {
+        let Self { addr, stop, served } = self;
+        served.abort();
+        let _ = served.await;
+        drop(stop);
+        let listener = TcpListener::bind(addr).await.expect("the same port again");
+        Self::serve(server, listener)
+    }
+}
+
+/// A gateway over `notes` alone, spoken to in `era`, within `limits`,
+/// subscribed to `notes://today`; its events from then on.
+async fn over_notes(
+    notes: &Notes,
+    era: EraPreference,
+    limits: Limits,
+) -> (Gateway, tokio::sync::broadcast::Receiver<GatewayEvent>) {
+    let upstream = UpstreamConfig::new(UpstreamTransport::Http {
+        url: notes.url(),
+        headers: Default::default(),
+    });
+    let config = GatewayConfig::new()
+        .with_limits(limits)
+        .upstream("notes", upstream.with_era(era))
+        .expect("notes");
+    let gateway = Gateway::builder(config).start().expect("started");
+    tokio::time::timeout(WAIT, gateway.ready())
+        .await
+        .expect("connected");
+    gateway
+        .subscribe("notes://today")
+        .await
+        .expect("subscribed");
+    let events = gateway.events();
+    (gateway, events)
+}
+
+/// Raises an update of `notes://today` through a client of `notes`' own
+/// until the gateway hears one (a subscription made anew may take a
+/// moment).
+async fn updates_arrive(
+    notes: &Notes,
+    events: &mut tokio::sync::broadcast::Receiver<GatewayEvent>,
+) {
+    let other = Client::connect_http(&notes.url(), ClientConfig::new("other", "1"))
+        .await
+        .expect("another client");
+    let updated = async {
+        loop {
+            other.call_tool("touch", ()).await.expect("touched");
+            let heard = tokio::time::timeout(Duration::from_millis(500), async {
+                loop {
+                    if let GatewayEvent::ResourceUpdated { uri, .. } =
+                        events.recv().await.expect("events")
+                    {
+                        break uri;
+                    }
+                }
+            });
+            if let Ok(uri) = heard.await {
+                break uri;
+            }
+        }
+    };
+    let uri = tokio::time::timeout(WAIT, updated)
+        .await
+        .expect("the subscription delivers");
+    assert_eq!(uri, "notes://today");
+    other.close().await.expect("closed");
+}
+
+/// The notes server, an HTTP upstream spoken to in `era`, crashes and is
+/// served again on the same port with one more tool: every session gone,
+/// its lists changed. With no call to prompt it, the gateway reads its
+/// lists again (a handshake-era upstream in a new session, a stateless
+/// one once its listen stream is back) and its subscription delivers
+/// again; the new tool is served.
+async fn an_http_upstream_served_anew_is_read_anew(era: EraPreference) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bound");
+    let mut notes = Notes::serve(notes_server(Arc::default()), listener);
+    let (gateway, mut events) = over_notes(&notes, era, Limits::new()).await;
+
+    let again = notes_server(Arc::default());
+    again
+        .catalog()
+        .add_tool(ToolDefinition::new(
+            Tool::new("added", JsonObject::new()),
+            || async { "added" },
+        ))
+        .expect("added");
+    notes = notes.crash_and_serve(again).await;
+    next_event(&mut events, |event| {
+        let listed = gateway.catalog().tool("notes_added").is_some();
+        (matches!(event, GatewayEvent::CatalogChanged) && listed).then_some(())
+    })
+    .await;
+    updates_arrive(&notes, &mut events).await;
+    let added = gateway
+        .call_tool("notes_added", None, RequestOptions::new())
+        .await
+        .expect("the new tool served");
+    assert_eq!(text(&added), "added");
+    assert_eq!(gateway.statuses()["notes"].phase, Phase::Ready);
+    gateway.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_handshake_http_upstream_served_anew_is_read_anew() {
+    an_http_upstream_served_anew_is_read_anew(EraPreference::Handshake).await;
+}
+
+#[tokio::test]
+async fn a_stateless_http_upstream_served_anew_is_read_anew() {
+    an_http_upstream_served_anew_is_read_anew(EraPreference::Stateless).await;
+}
+
+/// Past the restart budget a lost session is not started anew in place:
+/// the gateway connects anew (after its backoff), and the new connection
+/// subscribes again to what was subscribed to through the gateway.
+#[tokio::test]
+async fn a_session_lost_past_the_budget_is_connected_anew_with_its_subscriptions() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bound");
+    let mut notes = Notes::serve(notes_server(Arc::default()), listener);
+    let limits = Limits::new()
+        .with_restart_backoff(Duration::from_millis(50), Duration::from_secs(1))
+        .with_restart_budget(1, Duration::from_secs(600));
+    let (gateway, mut events) = over_notes(&notes, EraPreference::Handshake, limits).await;
+    // The one new session the budget allows, in place.
+    notes = notes.crash_and_serve(notes_server(Arc::default())).await;
+    updates_arrive(&notes, &mut events).await;
+    assert_eq!(gateway.statuses()["notes"].restarts, 0);
+    // Past it: connected anew.
+    notes = notes.crash_and_serve(notes_server(Arc::default())).await;
+    next_event(&mut events, |event| {
+        matches!(event, GatewayEvent::UpstreamUp { .. }).then_some(())
+    })
+    .await;
+    updates_arrive(&notes, &mut events).await;
+    let status = gateway.statuses()["notes"];
+    assert_eq!((status.phase, status.restarts), (Phase::Ready, 1));
+    gateway.shutdown().await;
+    drop(notes);
 }

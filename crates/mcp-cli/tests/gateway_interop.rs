@@ -18,13 +18,14 @@
 //! `cargo test --workspace --test gateway_interop -- --ignored`.
 //! Without the variables they are listed as ignored, and fail when run anyway.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
 
-use tokio::io::{AsyncBufReadExt, BufReader};
+use announced::{Announced, MCP, built};
 
-const MCP: &str = env!("CARGO_BIN_EXE_mcp");
+mod announced;
+
 const NEEDS_PYTHON: &str = "set MCP_INTEROP_PYTHON to a Python with mcp==2.3.0 (.ci/run makes one)";
 
 /// How long one run of the contract may take.
@@ -39,19 +40,6 @@ fn python() -> String {
 
 fn client_script() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../interop/python/client.py")
-}
-
-/// The program `cargo test --workspace` built beside this test's `mcp`.
-fn built(relative: &str) -> PathBuf {
-    let dir = Path::new(MCP).parent().expect("the target directory");
-    let path = dir.join(relative);
-    assert!(
-        path.is_file(),
-        "{} is missing: cargo test --workspace builds it; \
-         or build it alone with cargo build -p mcp-examples --bins --examples",
-        path.display()
-    );
-    path
 }
 
 fn demo_server() -> String {
@@ -92,66 +80,6 @@ async fn the_python_client_through_the_gateway_over_stdio_in_both_eras() {
     let mut stateless = vec!["--era", "stateless", "--"];
     stateless.extend_from_slice(&gateway);
     contract(&stateless).await;
-}
-
-/// A server this test started, running until stopped or dropped, that
-/// says where it serves on a stderr line `<prefix>URL`; its stderr is read
-/// until that line and drained after it.
-struct Announced {
-    child: tokio::process::Child,
-    drain: tokio::task::JoinHandle<()>,
-    url: String,
-}
-
-impl Announced {
-    async fn start(program: &Path, args: &[&str], prefix: &str) -> Self {
-        let mut child = tokio::process::Command::new(program)
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .unwrap_or_else(|e| panic!("{} starts: {e}", program.display()));
-        let mut lines = BufReader::new(child.stderr.take().expect("piped stderr")).lines();
-        let mut seen = String::new();
-        let find = async {
-            while let Some(line) = lines.next_line().await.expect("stderr reads") {
-                seen.push_str(&line);
-                seen.push('\n');
-                if let Some(url) = line.strip_prefix(prefix) {
-                    return Some(url.trim().to_owned());
-                }
-            }
-            None
-        };
-        let url = tokio::time::timeout(Duration::from_secs(60), find)
-            .await
-            .ok()
-            .flatten();
-        let Some(url) = url else {
-            panic!(
-                "{} {args:?} did not say where it serves:\n{seen}",
-                program.display()
-            );
-        };
-        // Its log goes on after the line; a full pipe would stall it.
-        let drain = tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-        Self { child, drain, url }
-    }
-
-    /// `mcp gateway ARGS --listen 127.0.0.1:0`.
-    async fn gateway(args: &[&str]) -> Self {
-        let mut all = vec!["gateway"];
-        all.extend_from_slice(args);
-        all.extend_from_slice(&["--listen", "127.0.0.1:0"]);
-        Self::start(Path::new(MCP), &all, "mcp gateway: serving ").await
-    }
-
-    async fn stop(mut self) {
-        let _ = self.child.kill().await;
-        self.drain.abort();
-    }
 }
 
 #[tokio::test]

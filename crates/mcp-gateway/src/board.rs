@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use mcp_client::ClientSession;
-use tokio::sync::{broadcast, watch};
+use tokio::sync::{Notify, broadcast, watch};
 
 use crate::error::Error;
 use crate::events::GatewayEvent;
@@ -55,9 +55,12 @@ struct Entry {
     status: UpstreamStatus,
     session: Option<ClientSession>,
     lists: Arc<Lists>,
-    /// The resources subscribed to at a stateless upstream, which its
-    /// supervisor's listen stream follows.
+    /// The resources subscribed to through the gateway: made again in
+    /// each new session of a handshake-era upstream, followed by a
+    /// stateless upstream's listen stream.
     followed: watch::Sender<BTreeSet<String>>,
+    /// Woken when its HTTP session is found lost, for its supervisor.
+    lost: Arc<Notify>,
     /// The resources its listen stream was last acknowledged for.
     acked: Arc<watch::Sender<BTreeSet<String>>>,
 }
@@ -96,6 +99,7 @@ impl Board {
                     session: None,
                     lists: Arc::default(),
                     followed: watch::channel(BTreeSet::new()).0,
+                    lost: Arc::default(),
                     acked: Arc::new(watch::channel(BTreeSet::new()).0),
                 };
                 (name, entry)
@@ -234,7 +238,7 @@ impl Board {
             .collect()
     }
 
-    /// The resources followed at `name` (a stateless upstream), as they
+    /// The resources subscribed to at `name` through the gateway, as they
     /// change.
     pub(crate) fn followed(&self, name: &Arc<str>) -> watch::Receiver<BTreeSet<String>> {
         match self.read().entries.get(name) {
@@ -251,7 +255,7 @@ impl Board {
             .map(|entry| entry.acked.clone())
     }
 
-    /// Follows `uri` at `name` (a stateless upstream), or stops.
+    /// Counts `uri` as subscribed to at `name`, or no longer.
     pub(crate) fn follow(&self, name: &Arc<str>, uri: &str, follow: bool) {
         if let Some(entry) = self.read().entries.get(name) {
             entry.followed.send_if_modified(|uris| {
@@ -261,6 +265,22 @@ impl Board {
                     uris.remove(uri)
                 }
             });
+        }
+    }
+
+    /// Where `name`'s supervisor hears that its HTTP session was lost.
+    pub(crate) fn lost(&self, name: &Arc<str>) -> Arc<Notify> {
+        match self.read().entries.get(name) {
+            Some(entry) => entry.lost.clone(),
+            None => Arc::default(),
+        }
+    }
+
+    /// `name` no longer knows the gateway's session (a call found out):
+    /// its supervisor starts a new one.
+    pub(crate) fn session_lost(&self, name: &Arc<str>) {
+        if let Some(entry) = self.read().entries.get(name) {
+            entry.lost.notify_one();
         }
     }
 

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use mcp_client::ListLimits;
+use mcp_core::backoff::BackoffConfig;
 use serde_json::{Map, Value};
 
 use crate::error::Error;
@@ -182,7 +183,9 @@ pub struct Limits {
     pub restart_backoff_max: Duration,
     /// At most this many (re)starts of one upstream in any
     /// [`restart_window`](Self::restart_window); past it the gateway waits
-    /// for the window to move on. Default 5.
+    /// for the window to move on. Default 5. An HTTP upstream's new
+    /// sessions (when the server forgot the old one) are paced and
+    /// counted the same way, apart from its reconnections.
     pub max_restarts: u32,
     /// The span [`max_restarts`](Self::max_restarts) counts over. Default
     /// 60 s.
@@ -238,6 +241,15 @@ impl Limits {
     /// The defaults.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// The pace and budget of an upstream's restarts: of its process or
+    /// connection, and of its HTTP session when the server forgot it.
+    pub(crate) fn restarts(&self) -> BackoffConfig {
+        BackoffConfig::new()
+            .with_floor(self.restart_backoff_min)
+            .with_cap(self.restart_backoff_max)
+            .with_budget(self.max_restarts.max(1), self.restart_window)
     }
 
     /// Sets [`restart_backoff_min`](Self::restart_backoff_min) and

@@ -53,10 +53,12 @@ impl GatewayBuilder {
 
     /// The client config each upstream connection starts from: the
     /// gateway's name and version, and the callbacks answering the
-    /// upstreams' requests. The era, request timeout and list limits are
-    /// set per upstream from the [`GatewayConfig`]; tool results are not
-    /// checked against their output schemas (they are passed on as the
-    /// upstream sent them, for the downstream client to check).
+    /// upstreams' requests. The era, request timeout, list limits and
+    /// session restarts are set per upstream from the [`GatewayConfig`];
+    /// tool results are not checked against their output schemas (they
+    /// are passed on as the upstream sent them, for the downstream client
+    /// to check); its session events are the gateway's (a session the
+    /// server forgot is started anew, the lists read again).
     #[must_use]
     pub fn client(mut self, client: ClientConfig) -> Self {
         self.client = client;
@@ -325,8 +327,8 @@ impl Gateway {
     }
 
     /// Subscribes to `uri` at the upstream that owns it; its updates come
-    /// as [`GatewayEvent::ResourceUpdated`]. The upstream session keeps the
-    /// subscription across its restarts.
+    /// as [`GatewayEvent::ResourceUpdated`]. The subscription is made
+    /// again in each new session or connection of the upstream.
     ///
     /// # Errors
     /// As [`call_tool`](Self::call_tool).

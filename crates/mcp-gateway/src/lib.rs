@@ -4,8 +4,10 @@
 //! [`GatewayConfig`] (a process over stdio, or a streamable HTTP
 //! endpoint, in either protocol era), keeps each one alive with a task of
 //! its own (a process that dies is restarted with backoff, its last stderr
-//! lines logged; an HTTP session that expires is started anew by the
-//! client), merges their tools, prompts, resources and templates into one
+//! lines logged; an HTTP session the server forgets is started anew at
+//! once, not at the next call: subscriptions made through the gateway and
+//! the log level set again, the lists read again), merges their tools,
+//! prompts, resources and templates into one
 //! catalog ([`naming`]: a prefix per upstream by default, collisions
 //! refused), and routes each request to the upstream that serves it.
 //!

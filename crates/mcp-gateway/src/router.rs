@@ -92,7 +92,7 @@ impl Router {
         let answer = session
             .call_tool_with(&route.name, arguments, options)
             .await;
-        answer.map_err(|source| forwarded(&route.upstream, source))
+        answer.map_err(|source| self.forwarded(&route.upstream, source))
     }
 
     /// Gets the prompt `route` names from its upstream.
@@ -106,7 +106,7 @@ impl Router {
         let answer = session
             .get_prompt_with(&route.name, arguments, options)
             .await;
-        answer.map_err(|source| forwarded(&route.upstream, source))
+        answer.map_err(|source| self.forwarded(&route.upstream, source))
     }
 
     /// Reads `uri` from `upstream`.
@@ -118,15 +118,18 @@ impl Router {
     ) -> Result<ReadResourceResult, Error> {
         let session = self.session(upstream)?;
         let answer = session.read_resource_with(uri, options).await;
-        answer.map_err(|source| forwarded(upstream, source))
+        answer.map_err(|source| self.forwarded(upstream, source))
     }
 
     /// Subscribes to `uri` at `upstream`: `resources/subscribe` in the
-    /// handshake era, its listen stream's filter in the stateless era.
+    /// handshake era (made again in each new session), its listen stream's
+    /// filter in the stateless era.
     pub(crate) async fn subscribe(&self, upstream: &Arc<str>, uri: &str) -> Result<(), Error> {
         let session = self.session(upstream)?;
+        // Counted first: a session that replaces this one meanwhile
+        // subscribes too.
+        self.board.follow(upstream, uri, true);
         if session.is_stateless() {
-            self.board.follow(upstream, uri, true);
             // Subscribed once the upstream acknowledged a stream with it.
             let acked = self.board.acked(upstream).map(|acked| acked.subscribe());
             let Some(mut acked) = acked else {
@@ -142,18 +145,21 @@ impl Router {
             };
         }
         let answer = session.subscribe_resource(uri).await;
-        answer.map_err(|source| forwarded(upstream, source))
+        answer.map_err(|source| {
+            self.board.follow(upstream, uri, false);
+            self.forwarded(upstream, source)
+        })
     }
 
     /// Ends the subscription to `uri` at `upstream`.
     pub(crate) async fn unsubscribe(&self, upstream: &Arc<str>, uri: &str) -> Result<(), Error> {
         let session = self.session(upstream)?;
+        self.board.follow(upstream, uri, false);
         if session.is_stateless() {
-            self.board.follow(upstream, uri, false);
             return Ok(());
         }
         let answer = session.unsubscribe_resource(uri).await;
-        answer.map_err(|source| forwarded(upstream, source))
+        answer.map_err(|source| self.forwarded(upstream, source))
     }
 
     /// Completes at `upstream`, `reference` already under its names.
@@ -169,7 +175,23 @@ impl Router {
         let answer = session
             .complete_with(reference, argument, context, options)
             .await;
-        answer.map_err(|source| forwarded(upstream, source))
+        answer.map_err(|source| self.forwarded(upstream, source))
+    }
+
+    /// The error of a forwarded request: the upstream lost mid-call (its
+    /// connection, or its HTTP session: its supervisor is told, to start
+    /// a new one at once), or its own.
+    fn forwarded(&self, upstream: &Arc<str>, source: mcp_client::Error) -> Error {
+        if source.is_session_expired() {
+            self.board.session_lost(upstream);
+        }
+        let lost = source.is_connection_closed() || source.is_session_expired();
+        let upstream = upstream.to_string();
+        if lost {
+            Error::UpstreamLost { upstream, source }
+        } else {
+            Error::Upstream { upstream, source }
+        }
     }
 }
 
@@ -177,16 +199,5 @@ fn not_found(kind: &'static str, name: &str) -> Error {
     Error::NotFound {
         kind,
         name: name.into(),
-    }
-}
-
-/// The error of a forwarded request: the upstream lost mid-call, or its
-/// own.
-fn forwarded(upstream: &Arc<str>, source: mcp_client::Error) -> Error {
-    let upstream = upstream.to_string();
-    if source.is_connection_closed() {
-        Error::UpstreamLost { upstream, source }
-    } else {
-        Error::Upstream { upstream, source }
     }
 }

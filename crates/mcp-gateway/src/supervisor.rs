@@ -1,17 +1,20 @@
 //! One task per upstream: connect, read its lists, keep them fresh, and
-//! when the connection ends (a process died, an HTTP session was lost)
-//! log why with the process's last stderr lines and connect again, paced
-//! by a bounded exponential backoff. Owned by the
-//! [`Gateway`](crate::Gateway), which cancels and awaits it.
+//! when the connection ends (a process died, an HTTP session could not be
+//! started anew) log why with the process's last stderr lines and connect
+//! again, paced by a bounded exponential backoff. An HTTP session the
+//! server forgot (it restarted, or ended the session) is started anew at
+//! once, not at the next call: subscriptions made again, lists read again.
+//! Owned by the [`Gateway`](crate::Gateway), which cancels and awaits it.
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use mcp_client::{Client, ClientConfig};
+use mcp_client::{Client, ClientConfig, ClientSession, RequestOptions};
 use mcp_core::CancellationToken;
-use mcp_core::backoff::{Backoff, BackoffConfig};
+use mcp_core::backoff::Backoff;
 use mcp_transport::http::Authorizer;
 use mcp_types::LoggingLevel;
+use tokio::sync::Notify;
 
 use crate::asks::Inflight;
 use crate::board::Board;
@@ -53,19 +56,16 @@ pub(crate) async fn supervise(job: Supervised, board: Arc<Board>, cancel: Cancel
         let board = board.clone();
         Arc::new(move |event| board.emit(event))
     };
+    let lost = board.lost(&name);
     let wiring = Wiring {
         inflight,
         signals: signals.clone(),
+        lost: lost.clone(),
         acked: board.acked(&name),
         emit,
     };
     let config = client_config(&name, &upstream, &limits, base, wiring);
-    let mut backoff = Backoff::new(
-        BackoffConfig::new()
-            .with_floor(limits.restart_backoff_min)
-            .with_cap(limits.restart_backoff_max)
-            .with_budget(limits.max_restarts.max(1), limits.restart_window),
-    );
+    let mut backoff = Backoff::new(limits.restarts());
     loop {
         let connecting = tokio::time::timeout(
             limits.connect_timeout,
@@ -84,7 +84,14 @@ pub(crate) async fn supervise(job: Supervised, board: Arc<Board>, cancel: Cancel
         match connected {
             Ok(Ok(client)) => {
                 backoff.succeeded();
-                serve(&name, client, &board, &signals, &tail, &cancel).await;
+                let watch = Watch {
+                    board: &board,
+                    signals: &signals,
+                    lost: &lost,
+                    tail: &tail,
+                    limits: &limits,
+                };
+                serve(&name, client, watch, &cancel).await;
                 if cancel.is_cancelled() {
                     break;
                 }
@@ -110,16 +117,26 @@ pub(crate) async fn supervise(job: Supervised, board: Arc<Board>, cancel: Cancel
     board.stopped(&name);
 }
 
+/// What a supervisor watches while it serves a connection.
+struct Watch<'a> {
+    board: &'a Board,
+    signals: &'a ListSignals,
+    /// Woken when the HTTP session is found lost.
+    lost: &'a Notify,
+    tail: &'a StderrTail,
+    limits: &'a Limits,
+}
+
 /// Serves one connection until it ends or the gateway stops; closes the
 /// client (its child shut down and reaped) either way.
-async fn serve(
-    name: &Arc<str>,
-    client: Client,
-    board: &Board,
-    signals: &ListSignals,
-    tail: &StderrTail,
-    cancel: &CancellationToken,
-) {
+async fn serve(name: &Arc<str>, client: Client, watch: Watch<'_>, cancel: &CancellationToken) {
+    let Watch {
+        board,
+        signals,
+        lost,
+        tail,
+        limits,
+    } = watch;
     // A handshake-era upstream sends log messages once told a level: all
     // of them, for the downstream client's own level filters what reaches
     // it (a stateless upstream is asked per call).
@@ -142,6 +159,17 @@ async fn serve(
         }
     }
     tracing::info!(upstream = %name, revision = %client.protocol_version(), "upstream connected");
+    if !client.session().is_stateless() {
+        tokio::select! {
+            () = cancel.cancelled() => {}
+            () = resubscribe(name, client.session(), board) => {}
+        }
+    }
+    // A list read that failed (the upstream went away meanwhile) is tried
+    // again, paced, until one succeeds: a stateless upstream back before
+    // its next change would otherwise keep its old lists.
+    let mut relist = Backoff::new(limits.restarts());
+    let mut relist_at = None;
     // A stateless upstream tells of changes only on a listen stream.
     let (session, followed) = (client.session().clone(), board.followed(name));
     let following = async move {
@@ -164,14 +192,85 @@ async fn serve(
                 );
                 break;
             }
+            () = lost.notified() => {
+                if let Err(error) = revive(&client, limits.connect_timeout, cancel).await {
+                    board.down(name);
+                    tracing::warn!(upstream = %name, "could not start a new session: {error}; connecting anew");
+                    break;
+                }
+            }
+            () = sleep_until(relist_at), if relist_at.is_some() => {
+                relist_at = None;
+                signals.mark();
+            }
             () = signals.changed() => match fetch_lists(&client).await {
-                Ok(lists) => board.lists_changed(name, lists),
+                Ok(lists) => {
+                    relist.succeeded();
+                    board.lists_changed(name, lists);
+                }
                 // The connection ending is seen on the next turn.
-                Err(error) => tracing::warn!(upstream = %name, "could not read its changed lists: {error}"),
+                Err(error) => {
+                    let wait = next_wait(&mut relist);
+                    tracing::warn!(upstream = %name, "could not read its changed lists: {error}; trying again in {wait:?}");
+                    relist_at = Some(tokio::time::Instant::now() + wait);
+                }
             },
         }
     }
     close(name, client).await;
+}
+
+/// Subscribes a new session of `name` to the resources subscribed to
+/// through the gateway (the old session's subscriptions went with it).
+async fn resubscribe(name: &Arc<str>, session: &ClientSession, board: &Board) {
+    let uris = board.followed(name).borrow().clone();
+    for uri in uris {
+        if let Err(error) = session.subscribe_resource(&uri).await {
+            tracing::warn!(upstream = %name, %uri, "could not subscribe again: {error}");
+        }
+    }
+}
+
+/// Starts a new session with an HTTP upstream that forgot the old one:
+/// a ping is the request on which the client starts it (subscriptions
+/// and log level made again; its `Restarted` event has the lists read
+/// again), within `timeout`.
+///
+/// # Errors
+/// Why no new session could be started (a timeout included).
+async fn revive(
+    client: &Client,
+    timeout: Duration,
+    cancel: &CancellationToken,
+) -> Result<(), String> {
+    let ping = client.send_ping_with(RequestOptions::new().with_timeout(timeout));
+    let answered = tokio::select! {
+        () = cancel.cancelled() => return Ok(()),
+        answered = tokio::time::timeout(timeout, ping) => answered,
+    };
+    match answered {
+        Ok(Ok(())) => Ok(()),
+        // The server answered: the session goes on.
+        Ok(Err(error)) if error.remote().is_some() => Ok(()),
+        Ok(Err(error)) => Err(error.to_string()),
+        Err(_) => Err(format!("no answer within {timeout:?}")),
+    }
+}
+
+/// Sleeps until `at` (never, for `None`).
+async fn sleep_until(at: Option<tokio::time::Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// The wait before the next attempt of `backoff`: until its window moves
+/// on, when its budget is spent.
+fn next_wait(backoff: &mut Backoff) -> Duration {
+    backoff
+        .next(Instant::now(), None)
+        .unwrap_or_else(|spent| spent.until.saturating_duration_since(Instant::now()))
 }
 
 async fn close(name: &Arc<str>, client: Client) {

@@ -6,8 +6,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
 
 use mcp_client::{
-    Client, ClientConfig, ClientSession, HttpClientConfig, Negotiation, ServerCommand,
+    Client, ClientConfig, ClientSession, Fault, HttpClientConfig, Negotiation, ServerCommand,
+    SessionEvent,
 };
+use mcp_core::TransportError;
 use mcp_transport::http::Authorizer;
 use mcp_transport::stdio::StderrSink;
 use mcp_types::{ErrorObject, InputRequest, InputResponse, ServerNotification};
@@ -51,8 +53,11 @@ impl ListSignals {
 pub(crate) struct Wiring {
     /// The downstream calls in flight, to ask.
     pub(crate) inflight: Arc<Inflight>,
-    /// List changes, for the supervisor.
+    /// List changes (and a session started anew), for the supervisor.
     pub(crate) signals: Arc<ListSignals>,
+    /// Woken when an HTTP upstream no longer knows the session, for the
+    /// supervisor to start a new one at once.
+    pub(crate) lost: Arc<Notify>,
     /// The resources a stateless upstream's listen stream was acknowledged for.
     pub(crate) acked: Option<Arc<watch::Sender<BTreeSet<String>>>>,
     /// Resource updates, for the downstream side.
@@ -79,6 +84,7 @@ pub(crate) fn client_config(
     let Wiring {
         inflight,
         signals,
+        lost,
         acked,
         emit,
     } = wiring;
@@ -129,9 +135,30 @@ pub(crate) fn client_config(
         EraPreference::Handshake => Negotiation::HandshakeOnly,
         EraPreference::Stateless => Negotiation::StatelessOnly,
     };
+    let (restarted, restarted_name) = (signals.clone(), name.clone());
     let name = name.clone();
     base.negotiation(negotiation)
         .request_timeout(limits.request_timeout)
+        .session_restarts(limits.restarts())
+        .on_event(move |event| match event {
+            // Started anew by the client (subscriptions and log level made
+            // again): what the new session lists may differ.
+            SessionEvent::Restarted(restart) => {
+                tracing::info!(
+                    upstream = %restarted_name,
+                    reason = %restart.reason,
+                    resubscribed = restart.resubscribed,
+                    "started a new session with the upstream; reading its lists again"
+                );
+                restarted.mark();
+            }
+            // Its GET stream found the session gone: the client would
+            // start a new one only at the next call.
+            SessionEvent::Fault(Fault::Transport(TransportError::SessionExpired { .. })) => {
+                lost.notify_one();
+            }
+            _ => {}
+        })
         // A result is forwarded as the upstream sent it: the downstream
         // client checks it against the schema it listed; a check here
         // would cost a schema walk per call and turn a result into an error.
