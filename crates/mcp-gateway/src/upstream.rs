@@ -19,6 +19,7 @@ use crate::error::Error;
 use crate::events::GatewayEvent;
 use crate::lists::Lists;
 use crate::stderr::StderrTail;
+use crate::tasks::refuse_task_asks;
 
 /// Which of an upstream's lists changed since they were last read: set by
 /// its notifications, taken by its supervisor.
@@ -90,6 +91,7 @@ pub(crate) fn client_config(
         .on_sampling(move |params, info| {
             let (inflight, name) = (sampling.clone(), sampling_name.clone());
             async move {
+                refuse_task_asks(info.meta.as_ref())?;
                 let related = info.related_request.as_ref();
                 let request = InputRequest::CreateMessage(params);
                 match inflight.ask(&name, related, request).await? {
@@ -101,6 +103,7 @@ pub(crate) fn client_config(
         .on_elicitation(move |params, info| {
             let (inflight, name) = (eliciting.clone(), eliciting_name.clone());
             async move {
+                refuse_task_asks(info.meta.as_ref())?;
                 let related = info.related_request.as_ref();
                 match inflight
                     .ask(&name, related, InputRequest::Elicit(params))
@@ -114,6 +117,7 @@ pub(crate) fn client_config(
         .on_list_roots(move |info| {
             let (inflight, name) = (rooting.clone(), rooting_name.clone());
             async move {
+                refuse_task_asks(info.meta.as_ref())?;
                 let related = info.related_request.as_ref();
                 match inflight
                     .ask(&name, related, InputRequest::ListRoots(None))
