@@ -266,8 +266,10 @@ async fn call_tool(
             .session(&route.upstream)
             .map_err(|error| ToolError::new(error.to_string()))?;
         if tasks::runs_tool_tasks(&session) {
+            // The task fails (a JSON-RPC error) rather than completes
+            // with an error result: it did not run to its end upstream.
             let passed = tasks::pass_through(router, route, &session, arguments).await;
-            return passed.map_err(tool_error);
+            return passed.map_err(|error| ToolError::protocol(error_object(&error)));
         }
     }
     let (options, tracking) = forwarding(router, &cx);

@@ -88,11 +88,7 @@ impl UpstreamTasks {
     ///
     /// # Errors
     /// [`Error::TooManyTasks`] when the table is full.
-    fn seat(
-        self: &Arc<Self>,
-        upstream: &Arc<str>,
-        session: &ClientSession,
-    ) -> Result<Seat, Error> {
+    fn seat(self: &Arc<Self>, upstream: &Arc<str>, session: &ClientSession) -> Result<Seat, Error> {
         let mut live = self.live();
         if live.len() >= self.limit {
             return Err(Error::TooManyTasks { limit: self.limit });
@@ -174,7 +170,9 @@ pub(crate) async fn cancel_orphans(mut orphans: mpsc::Receiver<Orphan>, cancel: 
             cancelled = orphan.session.cancel_task(&orphan.task_id) => cancelled,
         };
         match cancelled {
-            Ok(()) => tracing::debug!(upstream = %orphan.upstream, "an upstream task was cancelled"),
+            Ok(()) => {
+                tracing::debug!(upstream = %orphan.upstream, "an upstream task was cancelled")
+            }
             Err(error) => tracing::debug!(
                 upstream = %orphan.upstream,
                 "an upstream task could not be cancelled (it may have ended): {error}"
