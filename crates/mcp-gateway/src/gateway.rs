@@ -25,7 +25,7 @@ use crate::naming::{Merged, Naming, Prefix};
 use crate::router::Router;
 use crate::serving::GatewayHttpService;
 use crate::supervisor::{Supervised, supervise};
-use crate::tasks::{UpstreamTasks, cancel_orphans};
+use crate::task_table::{UpstreamTasks, cancel_orphans};
 
 /// Events kept for a listener that falls behind (it then misses the
 /// oldest and is told how many).

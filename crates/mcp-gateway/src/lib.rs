@@ -52,6 +52,7 @@ mod router;
 mod serving;
 mod stderr;
 mod supervisor;
+mod task_table;
 mod tasks;
 mod upstream;
 

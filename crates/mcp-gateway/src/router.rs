@@ -16,7 +16,7 @@ use crate::board::Board;
 use crate::config::Limits;
 use crate::error::Error;
 use crate::naming::Route;
-use crate::tasks::UpstreamTasks;
+use crate::task_table::UpstreamTasks;
 
 /// The gateway's shared parts, for its own calls and its downstream
 /// server's handlers.

@@ -12,174 +12,27 @@
 //! fetches its result. Otherwise the work calls the upstream as any call.
 //!
 //! Every upstream task the gateway follows sits in one bounded table
-//! ([`UpstreamTasks`], [`Limits::max_tasks`](crate::Limits::max_tasks)),
+//! ([`crate::task_table`], [`Limits::max_tasks`](crate::Limits::max_tasks)),
 //! under the upstream session it was started on: the upstream's task ids
 //! never leave the gateway (its result's related-task `_meta` is dropped;
 //! errors about it are the gateway's own words), and are never taken from
 //! a downstream client. When the downstream task is cancelled (or its work
 //! stops otherwise before the upstream task ended), the table's entry goes
 //! and the upstream task is cancelled (`tasks/cancel`) by the gateway's
-//! canceller ([`cancel_orphans`]). An upstream lost while a task runs (its
+//! canceller. An upstream lost while a task runs (its
 //! process restarted, its session gone) fails the downstream task with
 //! [`Error::TaskLost`].
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use mcp_client::{ClientSession, TaskStart, poll_interval};
-use mcp_core::CancellationToken;
 use mcp_server::Context;
-use mcp_types::{CallToolResult, ErrorObject, JsonObject, RequestMeta, TaskStatus};
-use tokio::sync::mpsc;
+use mcp_types::{CallToolResult, JsonObject, TaskStatus};
 
 use crate::error::Error;
 use crate::naming::Route;
 use crate::router::{Router, forwarded};
-
-/// One upstream task the gateway follows.
-struct Followed {
-    upstream: Arc<str>,
-    /// The upstream's id, once it answered.
-    task_id: Option<String>,
-}
-
-/// An upstream task whose downstream task stopped first: cancelled by
-/// [`cancel_orphans`].
-pub(crate) struct Orphan {
-    upstream: Arc<str>,
-    session: ClientSession,
-    task_id: String,
-}
-
-/// The upstream tasks the gateway follows now, at most `limit`.
-pub(crate) struct UpstreamTasks {
-    live: Mutex<HashMap<u64, Followed>>,
-    next: AtomicU64,
-    limit: usize,
-    orphans: mpsc::Sender<Orphan>,
-}
-
-impl UpstreamTasks {
-    /// A table of at most `limit` tasks, and the queue of its orphans (as
-    /// long: each entry sends at most one).
-    pub(crate) fn new(limit: usize) -> (Self, mpsc::Receiver<Orphan>) {
-        let (orphans, orphaned) = mpsc::channel(limit.max(1));
-        let table = Self {
-            live: Mutex::new(HashMap::new()),
-            next: AtomicU64::new(0),
-            limit,
-            orphans,
-        };
-        (table, orphaned)
-    }
-
-    fn live(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Followed>> {
-        self.live.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// How many upstream tasks the gateway follows now.
-    pub(crate) fn len(&self) -> usize {
-        self.live().len()
-    }
-
-    /// A seat for one more upstream task of `upstream`, started on
-    /// `session`.
-    ///
-    /// # Errors
-    /// [`Error::TooManyTasks`] when the table is full.
-    fn seat(self: &Arc<Self>, upstream: &Arc<str>, session: &ClientSession) -> Result<Seat, Error> {
-        let mut live = self.live();
-        if live.len() >= self.limit {
-            return Err(Error::TooManyTasks { limit: self.limit });
-        }
-        let key = self.next.fetch_add(1, Ordering::Relaxed);
-        live.insert(
-            key,
-            Followed {
-                upstream: upstream.clone(),
-                task_id: None,
-            },
-        );
-        Ok(Seat {
-            table: self.clone(),
-            key,
-            session: session.clone(),
-            ended: false,
-        })
-    }
-}
-
-/// One entry of the table, held by the work following it: dropped before
-/// the upstream task ended, it has the task cancelled upstream.
-struct Seat {
-    table: Arc<UpstreamTasks>,
-    key: u64,
-    session: ClientSession,
-    ended: bool,
-}
-
-impl Seat {
-    fn started(&self, task_id: &str) {
-        if let Some(followed) = self.table.live().get_mut(&self.key) {
-            followed.task_id = Some(task_id.to_owned());
-        }
-    }
-}
-
-impl Drop for Seat {
-    fn drop(&mut self) {
-        let Some(followed) = self.table.live().remove(&self.key) else {
-            return;
-        };
-        let Some(task_id) = followed.task_id.filter(|_| !self.ended) else {
-            return;
-        };
-        let orphan = Orphan {
-            upstream: followed.upstream,
-            session: self.session.clone(),
-            task_id,
-        };
-        // Never full (as long as the table): each seat sends once.
-        if let Err(error) = self.table.orphans.try_send(orphan) {
-            let orphan = error.into_inner();
-            tracing::warn!(
-                upstream = %orphan.upstream,
-                "an upstream task left behind could not be cancelled: the canceller is gone"
-            );
-        }
-    }
-}
-
-/// Cancels upstream tasks whose downstream task stopped first, until
-/// `cancel` (the gateway's task: [`Gateway::shutdown`](crate::Gateway::shutdown)
-/// awaits it).
-pub(crate) async fn cancel_orphans(mut orphans: mpsc::Receiver<Orphan>, cancel: CancellationToken) {
-    loop {
-        let orphan = tokio::select! {
-            () = cancel.cancelled() => return,
-            orphan = orphans.recv() => match orphan {
-                Some(orphan) => orphan,
-                None => return,
-            },
-        };
-        // Bounded by the session's request timeout; an upstream gone
-        // meanwhile took its task with it.
-        let cancelled = tokio::select! {
-            () = cancel.cancelled() => return,
-            cancelled = orphan.session.cancel_task(&orphan.task_id) => cancelled,
-        };
-        match cancelled {
-            Ok(()) => {
-                tracing::debug!(upstream = %orphan.upstream, "an upstream task was cancelled")
-            }
-            Err(error) => tracing::debug!(
-                upstream = %orphan.upstream,
-                "an upstream task could not be cancelled (it may have ended): {error}"
-            ),
-        }
-    }
-}
+use crate::task_table::Seat;
 
 /// Whether the downstream call `cx` runs as a task of the gateway's: a
 /// 2025-11-25 task-augmented call, or (the tasks extension) one that
@@ -201,23 +54,6 @@ pub(crate) fn runs_tool_tasks(session: &ClientSession) -> bool {
         .and_then(|tasks| tasks.requests)
         .and_then(|requests| requests.tools)
         .is_some_and(|tools| tools.call.is_some())
-}
-
-/// An upstream's request tied to one of its own tasks (`_meta`
-/// related-task): refused, since no downstream request waits for its
-/// answer (the downstream client polls its task), and guessing which
-/// client's call it belongs to could hand it to another client.
-///
-/// # Errors
-/// The refusal, for such a request.
-pub(crate) fn refuse_task_asks(meta: Option<&RequestMeta>) -> Result<(), ErrorObject> {
-    match meta.and_then(|meta| meta.related_task.as_ref()) {
-        Some(_) => Err(ErrorObject::internal_error(
-            "the gateway does not pass on requests an upstream task makes: run the tool \
-             without a task to be asked",
-        )),
-        None => Ok(()),
-    }
 }
 
 /// Runs the tool `route` names as a task on its upstream's `session` and
@@ -303,19 +139,4 @@ async fn follow(
         meta.related_task = None;
     }
     Ok(result)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::refuse_task_asks;
-    use mcp_types::{RelatedTaskMetadata, RequestMeta};
-
-    #[test]
-    fn an_upstream_tasks_asks_are_refused_and_others_pass() {
-        let mut meta = RequestMeta::default();
-        assert!(refuse_task_asks(None).is_ok());
-        assert!(refuse_task_asks(Some(&meta)).is_ok());
-        meta.related_task = Some(RelatedTaskMetadata::new("t"));
-        assert!(refuse_task_asks(Some(&meta)).is_err());
-    }
 }

@@ -13,13 +13,12 @@ use mcp_transport::stdio::StderrSink;
 use mcp_types::{ErrorObject, InputRequest, InputResponse, ServerNotification};
 use tokio::sync::{Notify, watch};
 
-use crate::asks::Inflight;
+use crate::asks::{Inflight, refuse_task_asks};
 use crate::config::{EraPreference, Limits, UpstreamConfig, UpstreamTransport};
 use crate::error::Error;
 use crate::events::GatewayEvent;
 use crate::lists::Lists;
 use crate::stderr::StderrTail;
-use crate::tasks::refuse_task_asks;
 
 /// Which of an upstream's lists changed since they were last read: set by
 /// its notifications, taken by its supervisor.
