@@ -17,7 +17,6 @@ use mcp_types::{
     CallToolResult, JsonObject, Task, TaskStatus, TaskSupport, Tool, ToolExecution, tasks_ext,
 };
 use serde_json::json;
-use tokio::net::TcpListener;
 use tokio::sync::{Semaphore, mpsc, oneshot};
 
 mod served;
@@ -43,6 +42,16 @@ struct Slow {
     gate: Arc<Semaphore>,
     started: mpsc::UnboundedReceiver<String>,
     cancelled: mpsc::UnboundedReceiver<String>,
+}
+
+impl Slow {
+    /// Calls `slow` as a task through `client`; the task, once its tool
+    /// runs upstream.
+    async fn run(&mut self, client: &Client, text: &str) -> Task {
+        let task = start(client, "runner_slow", text).await;
+        assert_eq!(next(&mut self.started).await, text);
+        task
+    }
 }
 
 /// Tells `cancelled` of a call dropped before it finished.
@@ -130,24 +139,23 @@ async fn gateway(runner: String, taskless: String) -> (Arc<Gateway>, String, one
     let server = gateway
         .server(Server::builder("gateway", "1.0.0"))
         .expect("the gateway's server");
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bound");
-    let addr = listener.local_addr().expect("addr");
-    let (stop, stopped) = oneshot::channel::<()>();
-    let serving = gateway.clone();
-    tokio::spawn(async move {
-        let shutdown = async {
-            let _ = stopped.await;
-        };
-        let _ = serving
-            .serve_http(
-                &server,
-                listener,
-                mcp_transport::http::HttpServerConfig::new(),
-                shutdown,
-            )
-            .await;
-    });
-    (gateway, format!("http://{addr}/mcp"), stop)
+    let (url, stop) = served::serve_http(server).await;
+    (gateway, url, stop)
+}
+
+/// The gateway over `runner` and a taskless upstream; its URL; what
+/// stops the taskless upstream and the gateway's server.
+async fn gateway_over(runner: String) -> (Arc<Gateway>, String, [oneshot::Sender<()>; 2]) {
+    let (taskless, stop_taskless) = taskless_upstream().await;
+    let (gateway, url, stop) = gateway(runner, taskless).await;
+    (gateway, url, [stop_taskless, stop])
+}
+
+/// The result of `task`, once it ended.
+async fn finished(client: &Client, task: &Task) -> Result<CallToolResult, mcp_client::Error> {
+    tokio::time::timeout(WAIT, client.wait_for_task(task))
+        .await
+        .expect("in time")
 }
 
 /// A client of the gateway in `era` (one that may be handed tasks).
@@ -188,8 +196,7 @@ async fn next(queue: &mut mpsc::UnboundedReceiver<String>) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_task_passes_through_to_its_upstream_and_stays_its_clients() {
     let (runner, mut slow, _stop_runner) = tasks_upstream().await;
-    let (taskless, _stop_taskless) = taskless_upstream().await;
-    let (gateway, url, _stop) = gateway(runner, taskless).await;
+    let (gateway, url, _stops) = gateway_over(runner).await;
     let tools = gateway.catalog();
     let support = |name: &str| {
         let tool = tools.tools.iter().find(|(_, t)| t.name == name);
@@ -202,8 +209,7 @@ async fn a_task_passes_through_to_its_upstream_and_stays_its_clients() {
     let bob = client(&url, Negotiation::HandshakeOnly).await;
 
     // Started through the gateway: running upstream, polled here.
-    let task = start(&alice, "runner_slow", "one").await;
-    assert_eq!(next(&mut slow.started).await, "one");
+    let task = slow.run(&alice, "one").await;
     assert_eq!(gateway.upstream_tasks(), 1);
     let polled = alice.get_task(&task.task_id).await.expect("polled");
     assert_eq!(polled.status, TaskStatus::Working);
@@ -219,10 +225,7 @@ async fn a_task_passes_through_to_its_upstream_and_stays_its_clients() {
 
     // Let it finish: the result comes under the gateway's task id.
     slow.gate.add_permits(1);
-    let result = tokio::time::timeout(WAIT, alice.wait_for_task(&task))
-        .await
-        .expect("in time")
-        .expect("the result");
+    let result = finished(&alice, &task).await.expect("the result");
     assert_eq!(text(&result), "slow: one");
     let related = result.meta.as_ref().and_then(|m| m.related_task.as_ref());
     assert_eq!(
@@ -233,8 +236,7 @@ async fn a_task_passes_through_to_its_upstream_and_stays_its_clients() {
     assert_eq!(gateway.upstream_tasks(), 0, "followed no more");
 
     // Cancelled through the gateway: the upstream's task is cancelled.
-    let task = start(&alice, "runner_slow", "two").await;
-    assert_eq!(next(&mut slow.started).await, "two");
+    let task = slow.run(&alice, "two").await;
     alice.cancel_task(&task.task_id).await.expect("cancelled");
     assert_eq!(next(&mut slow.cancelled).await, "two", "cancelled upstream");
     assert_eq!(gateway.upstream_tasks(), 0);
@@ -243,10 +245,7 @@ async fn a_task_passes_through_to_its_upstream_and_stays_its_clients() {
 
     // A tool whose upstream runs no tasks: the gateway's task calls it.
     let task = start(&alice, "taskless_hosted", "three").await;
-    let result = tokio::time::timeout(WAIT, alice.wait_for_task(&task))
-        .await
-        .expect("in time")
-        .expect("the result");
+    let result = finished(&alice, &task).await.expect("the result");
     assert_eq!(text(&result), "hosted: three");
 
     // A tool never run as a task is refused as one.
@@ -271,17 +270,12 @@ async fn a_task_passes_through_to_its_upstream_and_stays_its_clients() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stateless_clients_task_passes_through() {
     let (runner, mut slow, _stop_runner) = tasks_upstream().await;
-    let (taskless, _stop_taskless) = taskless_upstream().await;
-    let (gateway, url, _stop) = gateway(runner, taskless).await;
+    let (gateway, url, _stops) = gateway_over(runner).await;
     let carol = client(&url, Negotiation::StatelessOnly).await;
-    let task = start(&carol, "runner_slow", "six").await;
-    assert_eq!(next(&mut slow.started).await, "six");
+    let task = slow.run(&carol, "six").await;
     assert_eq!(gateway.upstream_tasks(), 1, "passed through");
     slow.gate.add_permits(1);
-    let result = tokio::time::timeout(WAIT, carol.wait_for_task(&task))
-        .await
-        .expect("in time")
-        .expect("the result");
+    let result = finished(&carol, &task).await.expect("the result");
     assert_eq!(text(&result), "slow: six");
     assert_eq!(gateway.upstream_tasks(), 0);
     gateway.shutdown().await;
@@ -292,16 +286,11 @@ async fn a_stateless_clients_task_passes_through() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_upstream_lost_mid_task_fails_the_task() {
     let (runner, mut slow, stop_runner) = tasks_upstream().await;
-    let (taskless, _stop_taskless) = taskless_upstream().await;
-    let (gateway, url, _stop) = gateway(runner, taskless).await;
+    let (gateway, url, _stops) = gateway_over(runner).await;
     let alice = client(&url, Negotiation::HandshakeOnly).await;
-    let task = start(&alice, "runner_slow", "seven").await;
-    assert_eq!(next(&mut slow.started).await, "seven");
+    let task = slow.run(&alice, "seven").await;
     drop(stop_runner);
-    let failed = tokio::time::timeout(WAIT, alice.wait_for_task(&task))
-        .await
-        .expect("in time")
-        .expect_err("the task fails");
+    let failed = finished(&alice, &task).await.expect_err("the task fails");
     assert!(
         failed.to_string().contains("lost the task"),
         "says what happened: {failed}"

@@ -4,12 +4,14 @@
 //! task cancelled upstream by the gateway's canceller ([`cancel_orphans`]).
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use mcp_client::ClientSession;
+use mcp_client::{ClientSession, TaskStart};
 use mcp_core::CancellationToken;
 use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
 
 use crate::error::Error;
 
@@ -25,7 +27,22 @@ struct Followed {
 pub(crate) struct Orphan {
     upstream: Arc<str>,
     session: ClientSession,
-    task_id: String,
+    task: Upstream,
+}
+
+/// The start of an upstream task: the task-augmented `tools/call`, run
+/// apart from the work that follows it, so a work dropped meanwhile leaves
+/// the answer (the task's id) for the canceller instead of losing it.
+pub(crate) type Start = JoinHandle<Result<TaskStart, mcp_client::Error>>;
+
+/// Where a seat's upstream task is.
+enum Upstream {
+    /// Asked for; its id not known yet.
+    Starting(Start),
+    /// Running upstream under this id.
+    Running(String),
+    /// Ended (or never started): nothing to cancel.
+    Ended,
 }
 
 /// The upstream tasks the gateway follows now, at most `limit`.
@@ -85,7 +102,7 @@ impl UpstreamTasks {
             table: self.clone(),
             key,
             session: session.clone(),
-            ended: false,
+            task: Upstream::Ended,
         })
     }
 }
@@ -96,16 +113,41 @@ pub(crate) struct Seat {
     table: Arc<UpstreamTasks>,
     key: u64,
     session: ClientSession,
-    /// Set once the upstream task ended: nothing left to cancel.
-    pub(crate) ended: bool,
+    task: Upstream,
 }
 
 impl Seat {
-    /// The upstream answered with its task's id.
-    pub(crate) fn started(&self, task_id: &str) {
-        if let Some(followed) = self.table.live().get_mut(&self.key) {
-            followed.task_id = Some(task_id.to_owned());
+    /// Starts the upstream task by `start` (on this seat's session), run
+    /// as a tokio task this seat owns until it answers: the answer is the
+    /// canceller's if the seat is dropped first.
+    ///
+    /// # Errors
+    /// The upstream's refusal; a start that panicked is a lost connection.
+    pub(crate) async fn start(
+        &mut self,
+        start: impl Future<Output = Result<TaskStart, mcp_client::Error>> + Send + 'static,
+    ) -> Result<TaskStart, mcp_client::Error> {
+        // Held here while it runs: the seat's drop finds it.
+        self.task = Upstream::Starting(tokio::spawn(start));
+        let closed = || mcp_client::Error::Request(mcp_core::Error::Closed);
+        let joined = match &mut self.task {
+            Upstream::Starting(handle) => handle.await,
+            _ => return Err(closed()),
+        };
+        self.task = Upstream::Ended;
+        let started = joined.map_err(|_| closed())??;
+        if let TaskStart::Task(task) = &started {
+            self.task = Upstream::Running(task.task_id.clone());
+            if let Some(followed) = self.table.live().get_mut(&self.key) {
+                followed.task_id = Some(task.task_id.clone());
+            }
         }
+        Ok(started)
+    }
+
+    /// The upstream task ended: nothing left to cancel.
+    pub(crate) fn ended(&mut self) {
+        self.task = Upstream::Ended;
     }
 }
 
@@ -114,17 +156,21 @@ impl Drop for Seat {
         let Some(followed) = self.table.live().remove(&self.key) else {
             return;
         };
-        let Some(task_id) = followed.task_id.filter(|_| !self.ended) else {
+        let task = std::mem::replace(&mut self.task, Upstream::Ended);
+        if let Upstream::Ended = task {
             return;
-        };
+        }
         let orphan = Orphan {
             upstream: followed.upstream,
             session: self.session.clone(),
-            task_id,
+            task,
         };
         // Never full (as long as the table): each seat sends once.
         if let Err(error) = self.table.orphans.try_send(orphan) {
             let orphan = error.into_inner();
+            if let Upstream::Starting(start) = &orphan.task {
+                start.abort();
+            }
             tracing::warn!(
                 upstream = %orphan.upstream,
                 "an upstream task left behind could not be cancelled: the canceller is gone"
@@ -145,18 +191,41 @@ pub(crate) async fn cancel_orphans(mut orphans: mpsc::Receiver<Orphan>, cancel: 
                 None => return,
             },
         };
+        let Orphan {
+            upstream,
+            session,
+            task,
+        } = orphan;
+        let task_id = match task {
+            Upstream::Running(task_id) => task_id,
+            // Its answer first (bounded by the session's request timeout).
+            Upstream::Starting(mut start) => {
+                let started = tokio::select! {
+                    () = cancel.cancelled() => {
+                        start.abort();
+                        return;
+                    }
+                    started = &mut start => started,
+                };
+                match started {
+                    Ok(Ok(TaskStart::Task(task))) => task.task_id,
+                    _ => continue,
+                }
+            }
+            Upstream::Ended => continue,
+        };
         // Bounded by the session's request timeout; an upstream gone
         // meanwhile took its task with it.
         let cancelled = tokio::select! {
             () = cancel.cancelled() => return,
-            cancelled = orphan.session.cancel_task(&orphan.task_id) => cancelled,
+            cancelled = session.cancel_task(&task_id) => cancelled,
         };
         match cancelled {
             Ok(()) => {
-                tracing::debug!(upstream = %orphan.upstream, "an upstream task was cancelled")
+                tracing::debug!(%upstream, "an upstream task was cancelled")
             }
             Err(error) => tracing::debug!(
-                upstream = %orphan.upstream,
+                %upstream,
                 "an upstream task could not be cancelled (it may have ended): {error}"
             ),
         }

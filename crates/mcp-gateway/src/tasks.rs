@@ -73,9 +73,13 @@ pub(crate) async fn pass_through(
     arguments: JsonObject,
 ) -> Result<CallToolResult, Error> {
     let upstream = &route.upstream;
-    let seat = router.tasks.seat(upstream, session)?;
-    let started = session
-        .call_tool_as_task(&route.name, arguments, None)
+    let mut seat = router.tasks.seat(upstream, session)?;
+    let start = {
+        let (session, name) = (session.clone(), route.name.clone());
+        async move { session.call_tool_as_task(&name, arguments, None).await }
+    };
+    let started = seat
+        .start(start)
         .await
         .map_err(|source| forwarded(upstream, source))?;
     let task = match started {
@@ -87,7 +91,6 @@ pub(crate) async fn pass_through(
             });
         }
     };
-    seat.started(&task.task_id);
     let interval = poll_interval(&task);
     let followed = tokio::time::timeout(
         router.limits.task_timeout,
@@ -121,7 +124,7 @@ async fn follow(
         match task.status {
             TaskStatus::Completed | TaskStatus::Failed => break,
             TaskStatus::Cancelled => {
-                seat.ended = true;
+                seat.ended();
                 return Err(Error::TaskCancelled {
                     upstream: upstream.to_string(),
                 });
@@ -130,7 +133,7 @@ async fn follow(
         }
     }
     // Ended upstream: nothing left to cancel.
-    seat.ended = true;
+    seat.ended();
     let mut result = session
         .task_result(&task_id)
         .await
