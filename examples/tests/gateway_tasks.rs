@@ -300,3 +300,48 @@ async fn an_upstream_lost_mid_task_fails_the_task() {
     assert_eq!(gateway.upstream_tasks(), 0);
     gateway.shutdown().await;
 }
+
+/// An upstream process that dies while it runs a task (and is started
+/// again) fails the task, naming the upstream.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_of_an_upstream_process_that_dies_fails() {
+    const DEMO: &str = env!("CARGO_BIN_EXE_mcp-demo-server");
+    let limits = mcp_gateway::Limits::new()
+        .with_restart_backoff(Duration::from_millis(50), Duration::from_secs(1));
+    let config = GatewayConfig::new()
+        .with_limits(limits)
+        .upstream(
+            "demo",
+            UpstreamConfig::new(UpstreamTransport::stdio(
+                DEMO,
+                ["--with-crash-tool", "--with-task-tool"],
+            ))
+            .with_era(EraPreference::Handshake),
+        )
+        .expect("demo");
+    let gateway = Arc::new(Gateway::builder(config).start().expect("started"));
+    tokio::time::timeout(WAIT, gateway.ready())
+        .await
+        .expect("the demo server connects");
+    let server = gateway
+        .server(Server::builder("gateway", "1.0.0"))
+        .expect("the gateway's server");
+    let (url, _stop) = served::serve_http(server).await;
+    let alice = client(&url, Negotiation::HandshakeOnly).await;
+    let started = alice.call_tool_as_task("demo_linger", json!({}), None);
+    let TaskStart::Task(task) = started.await.expect("started") else {
+        panic!("demo_linger was not made a task");
+    };
+    let crashed = alice.call_tool("demo_crash", json!({})).await;
+    let crashed = crashed.expect("an error result");
+    assert_eq!(crashed.is_error, Some(true), "the process died mid-call");
+    let failed = finished(&alice, &task).await.expect_err("the task fails");
+    assert!(
+        failed.to_string().contains("upstream `demo`"),
+        "names the upstream lost: {failed}"
+    );
+    let polled = alice.get_task(&task.task_id).await.expect("polled");
+    assert_eq!(polled.status, TaskStatus::Failed);
+    assert_eq!(gateway.upstream_tasks(), 0);
+    gateway.shutdown().await;
+}
