@@ -223,8 +223,20 @@ async fn a_task_passes_through_to_its_upstream_and_stays_its_clients() {
     let ids: Vec<_> = listed.tasks.iter().map(|t| t.task_id.as_str()).collect();
     assert_eq!(ids, [task.task_id.as_str()]);
 
-    // Let it finish: the result comes under the gateway's task id.
+    // Let it finish: its client is told, and the result comes under the
+    // gateway's task id.
+    let mut watch = alice.watch_tasks(std::slice::from_ref(&task.task_id), Default::default());
     slow.gate.add_permits(1);
+    let told = tokio::time::timeout(WAIT, async {
+        loop {
+            let state = watch.next().await.expect("a state").expect("pushed");
+            if state.task.status.is_terminal() {
+                break state.task.status;
+            }
+        }
+    });
+    assert_eq!(told.await.expect("in time"), TaskStatus::Completed);
+    drop(watch);
     let result = finished(&alice, &task).await.expect("the result");
     assert_eq!(text(&result), "slow: one");
     let related = result.meta.as_ref().and_then(|m| m.related_task.as_ref());
