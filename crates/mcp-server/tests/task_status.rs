@@ -123,3 +123,58 @@ async fn a_lagging_session_is_still_told_that_its_task_ended() {
         serde_json::to_value(TaskStatus::Completed).expect("status")
     );
 }
+
+#[tokio::test]
+async fn a_tools_code_knows_the_task_it_runs_as() {
+    let mut which = Tool::new("which", mcp_types::JsonObject::new());
+    which.execution = Some(ToolExecution::new().with_task_support(TaskSupport::Optional));
+    let server = Server::builder("tasks", "1")
+        .tasks(TasksConfig::new())
+        .tool_with(which, |cx: mcp_server::Context| async move {
+            cx.session().task_id().unwrap_or("none").to_owned()
+        })
+        .build()
+        .expect("a valid server");
+    let (ours, theirs) = MemoryTransport::pair(256);
+    let _serving = server.serve(theirs);
+    let (notified, _notifications) = mpsc::unbounded_channel();
+    let client = Connection::start(ours, Notifications(notified), Default::default());
+    let peer = client.peer();
+    let request = |method: &'static str, params: Value| async move {
+        let answer = peer
+            .request(method, raw(params), SendOptions::new())
+            .await
+            .unwrap_or_else(|e| panic!("{method}: {e}"));
+        answer.parse::<Value>().expect("json")
+    };
+    request(
+        "initialize",
+        json!({
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "which", "version": "0"}
+        }),
+    )
+    .await;
+    peer.notify("notifications/initialized", None)
+        .await
+        .expect("initialized");
+
+    let plain = request("tools/call", json!({"name": "which", "arguments": {}})).await;
+    assert_eq!(plain["content"][0]["text"], "none", "no task: {plain}");
+    let created = request(
+        "tools/call",
+        json!({"name": "which", "arguments": {}, "task": {}}),
+    )
+    .await;
+    let task_id = created["task"]["taskId"].as_str().expect("a task");
+    let result = in_time(
+        "the task's result",
+        request("tasks/result", json!({"taskId": task_id})),
+    )
+    .await;
+    assert_eq!(
+        result["content"][0]["text"], task_id,
+        "its own task: {result}"
+    );
+}
