@@ -36,6 +36,7 @@ use mcp_core::Progress;
 use mcp_server::Context;
 use mcp_types::{
     ErrorObject, InputRequest, InputResponse, LoggingMessageNotificationParams, RequestId,
+    RequestMeta,
 };
 use tokio::sync::{Notify, mpsc};
 
@@ -239,11 +240,43 @@ impl Inflight {
     }
 }
 
+/// An upstream's request tied to one of its own tasks (`_meta`
+/// related-task): refused, since no downstream request waits for its
+/// answer (the downstream client polls its task), and guessing which
+/// client's call it belongs to could hand it to another client.
+///
+/// # Errors
+/// The refusal, for such a request.
+pub(crate) fn refuse_task_asks(meta: Option<&RequestMeta>) -> Result<(), ErrorObject> {
+    match meta.and_then(|meta| meta.related_task.as_ref()) {
+        Some(_) => Err(ErrorObject::internal_error(
+            "the gateway does not pass on requests an upstream task makes: run the tool \
+             without a task to be asked",
+        )),
+        None => Ok(()),
+    }
+}
+
 /// The number of one of the gateway's request ids (the form
 /// [`Inflight::request_id`] gives them), if `id` is one.
 fn number(id: &RequestId) -> Option<u64> {
     match id {
         RequestId::String(id) => id.strip_prefix(ID_PREFIX)?.parse().ok(),
         RequestId::Number(_) => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::refuse_task_asks;
+    use mcp_types::{RelatedTaskMetadata, RequestMeta};
+
+    #[test]
+    fn an_upstream_tasks_asks_are_refused_and_others_pass() {
+        let mut meta = RequestMeta::default();
+        assert!(refuse_task_asks(None).is_ok());
+        assert!(refuse_task_asks(Some(&meta)).is_ok());
+        meta.related_task = Some(RelatedTaskMetadata::new("t"));
+        assert!(refuse_task_asks(Some(&meta)).is_err());
     }
 }

@@ -213,6 +213,14 @@ pub struct Limits {
     pub lists: ListLimits,
     /// The largest config file read, in bytes. Default 1 MiB.
     pub max_config_bytes: usize,
+    /// Upstream tasks the gateway follows at once for its clients' tasks
+    /// (each started on an upstream's one session for all clients, so
+    /// this bounds what the clients together hold there); a task-augmented
+    /// call past it is refused. Default 1,000.
+    pub max_tasks: usize,
+    /// How long the gateway follows one upstream task at most; past it the
+    /// client's task fails and the upstream's is cancelled. Default 24 h.
+    pub task_timeout: Duration,
 }
 
 impl Default for Limits {
@@ -233,6 +241,8 @@ impl Default for Limits {
                 .with_max_pages(100)
                 .with_max_bytes(16 * 1024 * 1024),
             max_config_bytes: 1024 * 1024,
+            max_tasks: 1000,
+            task_timeout: Duration::from_secs(24 * 60 * 60),
         }
     }
 }

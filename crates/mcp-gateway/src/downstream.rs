@@ -20,7 +20,7 @@ use mcp_server::{
     Args, CompletionError, Context, PromptError, Registrations, ResourceError, Server,
     ServerBuilder, ToolDefinition, ToolError, Uri,
 };
-use mcp_types::{CallToolResult, GetPromptResult, JsonObject, RequestId};
+use mcp_types::{CallToolResult, GetPromptResult, JsonObject, RequestId, TaskSupport, Tool};
 use tokio::sync::{broadcast, mpsc};
 
 use crate::asks::{Ran, Relayed};
@@ -28,6 +28,7 @@ use crate::error::Error;
 use crate::events::GatewayEvent;
 use crate::naming::Route;
 use crate::router::Router;
+use crate::tasks;
 
 /// The catalog group the gateway's entries live in.
 pub(crate) const GROUP: &str = "gateway";
@@ -183,12 +184,13 @@ fn fill(router: &Router, server: &Server) -> Result<(), Error> {
     // Each handler holds its router and route behind one `Arc`: a call
     // clones the pointer, not the route's name.
     for (route, tool) in &merged.tools {
+        let tasked = runs_as_task_upstream(tool);
         let to = Arc::new((router.clone(), route.clone()));
         registrations.register(ToolDefinition::raw(
             tool.clone(),
             move |Args(arguments): Args<JsonObject>, cx: Context| {
                 let to = to.clone();
-                async move { call_tool(&to.0, &to.1, arguments, cx).await }
+                async move { call_tool(&to.0, &to.1, tasked, arguments, cx).await }
             },
         ));
     }
@@ -242,23 +244,49 @@ fn reader(
 /// server answers `input_required` instead).
 const AWAITING: &str = "awaiting the client's input";
 
+/// Whether the upstream runs `tool` as a task when asked
+/// (`execution.taskSupport` `optional` or `required`).
+fn runs_as_task_upstream(tool: &Tool) -> bool {
+    let support = tool.execution.as_ref().and_then(|e| e.task_support);
+    matches!(support, Some(TaskSupport::Optional | TaskSupport::Required))
+}
+
+/// Calls the tool `route` names; `tasked` when its upstream runs it as a
+/// task: a call of the gateway's own task is then passed through, if the
+/// upstream serves tasks ([`crate::tasks`]).
 async fn call_tool(
     router: &Router,
     route: &Route,
+    tasked: bool,
     arguments: JsonObject,
     cx: Context,
 ) -> Result<CallToolResult, ToolError> {
+    if tasked && tasks::runs_as_task(&cx) {
+        let session = router
+            .session(&route.upstream)
+            .map_err(|error| ToolError::new(error.to_string()))?;
+        if tasks::runs_tool_tasks(&session) {
+            // The task fails (a JSON-RPC error) rather than completes
+            // with an error result: it did not run to its end upstream.
+            let passed = tasks::pass_through(router, route, &session, arguments).await;
+            return passed.map_err(|error| ToolError::protocol(error_object(&error)));
+        }
+    }
     let (options, tracking) = forwarding(router, &cx);
     let call = router.call_tool(route, Some(arguments), options);
     match forward(router, &route.upstream, cx, call, tracking).await {
         Ran::Done(Ok(result)) => Ok(result),
-        // The upstream's protocol error as it sent it; anything else is
-        // for the model to read, naming the upstream.
-        Ran::Done(Err(error)) => Err(match remote(&error) {
-            Some(remote) => ToolError::protocol(remote.clone()),
-            None => ToolError::new(error.to_string()),
-        }),
+        Ran::Done(Err(error)) => Err(tool_error(error)),
         Ran::AwaitingInput => Err(ToolError::new(AWAITING)),
+    }
+}
+
+/// The upstream's protocol error as it sent it; anything else is for the
+/// model to read, naming the upstream.
+fn tool_error(error: Error) -> ToolError {
+    match remote(&error) {
+        Some(remote) => ToolError::protocol(remote.clone()),
+        None => ToolError::new(error.to_string()),
     }
 }
 

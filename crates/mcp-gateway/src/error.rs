@@ -72,6 +72,59 @@ pub enum Error {
         #[source]
         source: mcp_client::Error,
     },
+    /// The gateway follows as many upstream tasks as it may: a task-augmented
+    /// call is refused until one ends.
+    #[error(
+        "the gateway follows {limit} upstream tasks already, as many as it may; wait for \
+         one to end, or raise `Limits::max_tasks`"
+    )]
+    TooManyTasks {
+        /// The limit ([`Limits::max_tasks`](crate::Limits::max_tasks)).
+        limit: usize,
+    },
+    /// The upstream running a task went away (its process restarted, its
+    /// session ended) or no longer knows the task: the task is lost with
+    /// it. The upstream's own words are not repeated (they may name its
+    /// task id, which the gateway keeps to itself); they are the source.
+    #[error(
+        "upstream `{upstream}` lost the task it ran for this call (it restarted, its \
+         session ended or the task expired there); call the tool again"
+    )]
+    TaskLost {
+        /// The upstream's name.
+        upstream: String,
+        /// What the client saw.
+        #[source]
+        source: mcp_client::Error,
+    },
+    /// The upstream answered a call made as a task with neither a task nor
+    /// a result.
+    #[error(
+        "upstream `{upstream}` answered the call made as a task with something the \
+         gateway cannot follow; call the tool without a task"
+    )]
+    TaskNotStarted {
+        /// The upstream's name.
+        upstream: String,
+    },
+    /// The upstream cancelled the task it ran for this call.
+    #[error("upstream `{upstream}` cancelled the task it ran for this call; call the tool again")]
+    TaskCancelled {
+        /// The upstream's name.
+        upstream: String,
+    },
+    /// The upstream's task did not end within the gateway's limit; it was
+    /// cancelled.
+    #[error(
+        "upstream `{upstream}`'s task did not end within {timeout:?} and was cancelled; \
+         raise `Limits::task_timeout` for longer work"
+    )]
+    TaskTimeout {
+        /// The upstream's name.
+        upstream: String,
+        /// The limit ([`Limits::task_timeout`](crate::Limits::task_timeout)).
+        timeout: std::time::Duration,
+    },
     /// The downstream server could not be built, or the merged catalog
     /// not registered in it.
     #[error("the gateway's server: {0}")]

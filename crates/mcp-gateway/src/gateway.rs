@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use mcp_client::{ClientConfig, RequestOptions};
 use mcp_core::CancellationToken;
-use mcp_server::{Server, ServerBuilder};
+use mcp_server::{Server, ServerBuilder, TasksConfig};
 use mcp_transport::http::{Authorizer, HttpServerConfig, ServeConfig};
 use mcp_types::{
     CallToolResult, CompleteArgument, CompleteReference, CompleteResult, GetPromptResult,
@@ -25,6 +25,7 @@ use crate::naming::{Merged, Naming, Prefix};
 use crate::router::Router;
 use crate::serving::GatewayHttpService;
 use crate::supervisor::{Supervised, supervise};
+use crate::task_table::{UpstreamTasks, cancel_orphans};
 
 /// Events kept for a listener that falls behind (it then misses the
 /// oldest and is told how many).
@@ -40,9 +41,21 @@ pub struct GatewayBuilder {
     ready_requires: Option<BTreeSet<String>>,
     event_queue: usize,
     authorizers: BTreeMap<String, Arc<dyn Authorizer>>,
+    tasks: TasksConfig,
 }
 
 impl GatewayBuilder {
+    /// How the gateway's [`server`](Gateway::server)s run their clients'
+    /// tasks (retention, polling interval suggested, paging, the store;
+    /// [`TasksConfig::new`] unless set). The servers run tools as tasks
+    /// themselves: the builder handed to [`Gateway::server`] must not call
+    /// [`ServerBuilder::tasks`].
+    #[must_use]
+    pub fn tasks(mut self, tasks: TasksConfig) -> Self {
+        self.tasks = tasks;
+        self
+    }
+
     /// Names tools and prompts with `naming` instead of the default
     /// [`Prefix`] (`{upstream}_{name}`).
     #[must_use]
@@ -115,6 +128,7 @@ impl GatewayBuilder {
             ready_requires,
             event_queue,
             mut authorizers,
+            tasks: tasks_config,
         } = self;
         let limits = config.limits;
         if config.upstreams.len() > limits.max_upstreams {
@@ -148,7 +162,8 @@ impl GatewayBuilder {
         let board = Arc::new(Board::new(names.iter().cloned(), naming, event_queue));
         let inflight = Arc::new(Inflight::default());
         let cancel = CancellationToken::new();
-        let tasks = config
+        let (upstream_tasks, orphans) = UpstreamTasks::new(limits.max_tasks);
+        let mut tasks: Vec<JoinHandle<()>> = config
             .upstreams
             .into_iter()
             .zip(names)
@@ -164,6 +179,7 @@ impl GatewayBuilder {
                 tokio::spawn(supervise(job, board.clone(), cancel.clone()))
             })
             .collect();
+        tasks.push(tokio::spawn(cancel_orphans(orphans, cancel.clone())));
         let ready = ReadyCheck {
             board: board.clone(),
             requires: ready_requires.into(),
@@ -173,10 +189,12 @@ impl GatewayBuilder {
                 board,
                 inflight,
                 limits,
+                tasks: Arc::new(upstream_tasks),
             },
             cancel,
             tasks: Mutex::new(tasks),
             ready,
+            tasks_config,
         })
     }
 }
@@ -215,6 +233,7 @@ pub struct Gateway {
     cancel: CancellationToken,
     tasks: Mutex<Vec<JoinHandle<()>>>,
     ready: ReadyCheck,
+    tasks_config: TasksConfig,
 }
 
 impl std::fmt::Debug for Gateway {
@@ -236,6 +255,7 @@ impl Gateway {
             ready_requires: None,
             event_queue: DEFAULT_EVENT_QUEUE,
             authorizers: BTreeMap::new(),
+            tasks: TasksConfig::new(),
         }
     }
 
@@ -254,6 +274,12 @@ impl Gateway {
     /// Every upstream's status, by name (for a health endpoint).
     pub fn statuses(&self) -> BTreeMap<Arc<str>, UpstreamStatus> {
         self.router.board.statuses()
+    }
+
+    /// How many upstream tasks the gateway follows now for its clients'
+    /// tasks (at most [`Limits::max_tasks`](crate::Limits::max_tasks)).
+    pub fn upstream_tasks(&self) -> usize {
+        self.router.tasks.len()
     }
 
     /// Whether every upstream readiness waits for has connected at least
@@ -379,11 +405,17 @@ impl Gateway {
     /// takes. Downstream credentials are never passed upstream: an HTTP
     /// upstream gets only the headers its config names.
     ///
+    /// The server runs tools as tasks ([`GatewayBuilder::tasks`]; so
+    /// `builder` must not): a tool is advertised with the task support
+    /// its upstream gives it, and a client's task of a tool whose upstream
+    /// runs tasks is passed through to it (see the [crate] docs).
+    ///
     /// # Errors
     /// [`Error::Server`] when the server cannot be built.
     pub fn server(&self, builder: ServerBuilder) -> Result<Server, Error> {
         // Listening before the first fill: no change falls in between.
         let events = self.router.board.subscribe();
+        let builder = builder.tasks(self.tasks_config.clone());
         let server = downstream::build(&self.router, builder)?;
         let task = tokio::spawn(downstream::keep_in_step(
             self.router.clone(),

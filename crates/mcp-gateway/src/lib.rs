@@ -22,6 +22,20 @@
 //! # Ok::<(), mcp_gateway::Error>(())
 //! ```
 //!
+//! Tasks pass through where both sides speak them. The gateway's
+//! [`server`](Gateway::server) runs tools as tasks in both eras
+//! ([`GatewayBuilder::tasks`]); each tool is advertised with the
+//! `execution.taskSupport` its upstream gives it. A client's task of a tool
+//! whose upstream serves task-augmented `tools/call` (2025-11-25) starts
+//! the task upstream, follows it at the upstream's polling interval and
+//! keeps its result; cancelling the client's task cancels the upstream's.
+//! For any other upstream the gateway's task calls the tool as any call.
+//! The client polls, lists and cancels only its own tasks, under the
+//! gateway's ids: an upstream's task ids never leave the gateway, and at
+//! most [`Limits::max_tasks`] upstream tasks are followed at once. An
+//! upstream lost while it runs a task fails the client's task
+//! ([`Error::TaskLost`]).
+//!
 //! Secrets stay put: an upstream's environment values and header values
 //! appear in no `Debug` output, log line or error, and are sent only to
 //! that upstream.
@@ -40,6 +54,8 @@ mod router;
 mod serving;
 mod stderr;
 mod supervisor;
+mod task_table;
+mod tasks;
 mod upstream;
 
 pub use board::{Phase, UpstreamStatus};

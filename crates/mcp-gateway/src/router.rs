@@ -16,6 +16,7 @@ use crate::board::Board;
 use crate::config::Limits;
 use crate::error::Error;
 use crate::naming::Route;
+use crate::task_table::UpstreamTasks;
 
 /// The gateway's shared parts, for its own calls and its downstream
 /// server's handlers.
@@ -24,6 +25,8 @@ pub(crate) struct Router {
     pub(crate) board: Arc<Board>,
     pub(crate) inflight: Arc<Inflight>,
     pub(crate) limits: Limits,
+    /// The upstream tasks followed for downstream tasks.
+    pub(crate) tasks: Arc<UpstreamTasks>,
 }
 
 impl Router {
@@ -76,7 +79,8 @@ impl Router {
         }
     }
 
-    fn session(&self, upstream: &Arc<str>) -> Result<ClientSession, Error> {
+    /// The live session of `upstream`.
+    pub(crate) fn session(&self, upstream: &Arc<str>) -> Result<ClientSession, Error> {
         self.board.session(upstream)
     }
 
@@ -181,7 +185,7 @@ impl Router {
     /// The error of a forwarded request: the upstream lost mid-call (its
     /// connection, or its HTTP session: its supervisor is told, to start
     /// a new one at once), or its own.
-    fn forwarded(&self, upstream: &Arc<str>, source: mcp_client::Error) -> Error {
+    pub(crate) fn forwarded(&self, upstream: &Arc<str>, source: mcp_client::Error) -> Error {
         if source.is_session_expired() {
             self.board.session_lost(upstream);
         }

@@ -15,7 +15,7 @@ use mcp_transport::stdio::StderrSink;
 use mcp_types::{ErrorObject, InputRequest, InputResponse, ServerNotification};
 use tokio::sync::{Notify, watch};
 
-use crate::asks::Inflight;
+use crate::asks::{Inflight, refuse_task_asks};
 use crate::config::{EraPreference, Limits, UpstreamConfig, UpstreamTransport};
 use crate::error::Error;
 use crate::events::GatewayEvent;
@@ -96,6 +96,7 @@ pub(crate) fn client_config(
         .on_sampling(move |params, info| {
             let (inflight, name) = (sampling.clone(), sampling_name.clone());
             async move {
+                refuse_task_asks(info.meta.as_ref())?;
                 let related = info.related_request.as_ref();
                 let request = InputRequest::CreateMessage(params);
                 match inflight.ask(&name, related, request).await? {
@@ -107,6 +108,7 @@ pub(crate) fn client_config(
         .on_elicitation(move |params, info| {
             let (inflight, name) = (eliciting.clone(), eliciting_name.clone());
             async move {
+                refuse_task_asks(info.meta.as_ref())?;
                 let related = info.related_request.as_ref();
                 match inflight
                     .ask(&name, related, InputRequest::Elicit(params))
@@ -120,6 +122,7 @@ pub(crate) fn client_config(
         .on_list_roots(move |info| {
             let (inflight, name) = (rooting.clone(), rooting_name.clone());
             async move {
+                refuse_task_asks(info.meta.as_ref())?;
                 let related = info.related_request.as_ref();
                 match inflight
                     .ask(&name, related, InputRequest::ListRoots(None))

@@ -352,6 +352,15 @@ impl ServerSession {
         self
     }
 
+    /// The id of the 2025-11-25 task this call runs as (a task-augmented
+    /// `tools/call` of the handshake era), if it does. At 2026-07-28 a
+    /// call becomes a task where its code first waits
+    /// ([`Context::run_as_task`]), for a client that declared the tasks
+    /// extension ([`Context::client_supports_extension`]).
+    pub fn task_id(&self) -> Option<&str> {
+        self.task.as_deref().map(crate::tasks::TaskSeat::task_id)
+    }
+
     pub(crate) fn with_changes(mut self, changes: crate::ListChanges) -> Self {
         self.changes = Some(changes);
         self
