@@ -90,7 +90,11 @@ fn span<'a>(spans: &'a [SpanData], name: &str, kind: SpanKind, label: &str) -> &
         .iter()
         .filter(|s| s.name == name && s.span_kind == kind)
         .collect();
-    assert_eq!(found.len(), 1, "{label}: one {kind:?} span `{name}`: {spans:#?}");
+    assert_eq!(
+        found.len(),
+        1,
+        "{label}: one {kind:?} span `{name}`: {spans:#?}"
+    );
     found[0]
 }
 
@@ -113,7 +117,11 @@ fn one_trace(upstream: EraPreference, downstream: Negotiation) {
         );
     }
     // Each hop is the child of the one before it.
-    assert_eq!(gateway.parent_span_id, client.span_context.span_id(), "{label}");
+    assert_eq!(
+        gateway.parent_span_id,
+        client.span_context.span_id(),
+        "{label}"
+    );
     assert!(gateway.parent_span_is_remote, "{label}");
     assert_eq!(
         upstream.parent_span_id,

@@ -142,7 +142,17 @@ The config file is the JSON desktop hosts use:
 
 Over HTTP, GET /livez answers while the gateway runs, GET /readyz once every
 upstream (or each --ready one) has connected. Ctrl-C or SIGTERM stops it, its
-upstream processes with it.";
+upstream processes with it.
+
+Deployed (the Deploy flags, or the same keys in the file's \"gateway\" object):
+  mcp gateway --config servers.json --listen 0.0.0.0:8080 \\
+    --jwks jwks.json --issuer https://auth.example.com \\
+    --resource https://mcp.example.com/mcp --scope mcp \\
+    --rate-per-second 20 --burst 40
+  {\"mcpServers\": {...}, \"gateway\": {\"rateLimit\": {\"perSecond\": 20},
+   \"redis\": {\"url\": \"redis://:PASSWORD@10.0.0.5:6379\"}, \"stateKeyFile\": \"state.key\"}}
+Replicas on one Redis share sessions (an mcp built with --features redis);
+docs/guide/gateway.md, \"Deploying\", says what they do not share.";
 
 /// `gateway`.
 #[derive(Debug, Args)]

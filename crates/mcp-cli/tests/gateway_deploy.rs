@@ -595,9 +595,15 @@ async fn bad_deploy_settings_are_refused_by_key() {
 async fn two_replicas_on_one_redis_serve_one_session() {
     let redis = redis_server::RedisServer::start();
     let dir = TempDir::new("mcp-gateway-deploy-replicas");
+    std::fs::write(
+        dir.0.join("state.key"),
+        "a secret both replicas share, 32 bytes and more\n",
+    )
+    .expect("the state key");
     let config = write_config(
         &dir.0,
-        json!({"redis": {"url": redis.url(), "prefix": "gateway-test"}}),
+        json!({"redis": {"url": redis.url(), "prefix": "gateway-test"},
+               "stateKeyFile": "state.key"}),
     );
     let a = gateway(&config, &[]).await;
     let b = gateway(&config, &[]).await;
@@ -643,5 +649,43 @@ async fn two_replicas_on_one_redis_serve_one_session() {
     assert_eq!(status(&routed), 202, "{routed}");
     read_until(&mut asking, &mut text, "answered through b").await;
     assert!(text.contains("\"id\":5"), "the call's result: {text}");
+
+    // A stateless client asked for input by A answers through B: B opens
+    // the `requestState` A sealed (the replicas share stateKeyFile).
+    let asked = stateless_call(a.addr, 6, "demo_ask_name", json!({})).await;
+    let result = &asked["result"];
+    assert_eq!(result["resultType"], "input_required", "{asked}");
+    let (key, _) = result["inputRequests"]
+        .as_object()
+        .and_then(|requests| requests.iter().next())
+        .unwrap_or_else(|| panic!("an input request: {asked}"));
+    let retry = json!({
+        "inputResponses": {key.as_str(): {"action": "accept", "content": {"name": "Ada"}}},
+        "requestState": result["requestState"],
+    });
+    let answered = stateless_call(b.addr, 7, "demo_ask_name", retry).await;
+    assert!(answered.to_string().contains("hi Ada"), "{answered}");
     drop((a, b));
+}
+
+/// A 2026-07-28 `tools/call` of `name` on `addr` (a client that answers
+/// elicitation), `extra` merged into its params: the answer.
+#[cfg(feature = "redis")]
+async fn stateless_call(addr: SocketAddr, id: u64, name: &str, extra: Value) -> Value {
+    let mut body: Value = serde_json::from_str(&call(id, name, json!({}))).expect("json");
+    body["params"]["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}}
+    });
+    if let (Some(params), Value::Object(extra)) = (body["params"].as_object_mut(), extra) {
+        params.extend(extra);
+    }
+    let headers = [
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", "tools/call"),
+        ("Mcp-Name", name),
+    ];
+    let answer = read_all(request(addr, "POST", &headers, &body.to_string()).await).await;
+    assert_eq!(status(&answer), 200, "{answer}");
+    message_with(&answer, "\"result\"")
 }
