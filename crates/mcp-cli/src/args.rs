@@ -123,7 +123,7 @@ pub(crate) enum Command {
     /// eras on one endpoint) and/or this process's stdin/stdout
     /// (`--stdio-out`).
     #[command(after_help = GATEWAY_USES)]
-    Gateway(GatewayArgs),
+    Gateway(Box<GatewayArgs>),
 }
 
 /// The three common uses of `mcp gateway`, for its `--help`.
