@@ -6,35 +6,18 @@
 //! so that the in-memory exporter sees every span).
 
 mod otel_support;
+mod served;
 
 use mcp_client::{Client, ClientConfig, Negotiation};
 use mcp_gateway::{EraPreference, Gateway, GatewayConfig, UpstreamConfig, UpstreamTransport};
 use mcp_server::{Args, Server};
-use mcp_transport::http::HttpServerConfig;
 use opentelemetry::trace::SpanKind;
 use opentelemetry_sdk::trace::SpanData;
 use serde_json::json;
-use tokio::net::TcpListener;
-use tokio::sync::oneshot;
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 struct Text {
     text: String,
-}
-
-/// `server` on a free port of 127.0.0.1 until `stop` is sent: its URL.
-async fn serve(server: Server, stop: oneshot::Receiver<()>) -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bound");
-    let url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
-    tokio::spawn(async move {
-        let stopped = async {
-            let _ = stop.await;
-        };
-        let _ = server
-            .serve_http(listener, HttpServerConfig::new(), stopped)
-            .await;
-    });
-    url
 }
 
 /// One call of `up_echo` from a client of `downstream`'s era through a
@@ -48,8 +31,7 @@ async fn call_through(upstream: EraPreference, downstream: Negotiation) {
         )
         .build()
         .expect("the upstream");
-    let (stop_upstream, stopped) = oneshot::channel();
-    let url = serve(echo, stopped).await;
+    let (url, stop_upstream) = served::serve_http(echo).await;
     let config = GatewayConfig::new()
         .upstream(
             "up",
@@ -65,8 +47,7 @@ async fn call_through(upstream: EraPreference, downstream: Negotiation) {
     let server = gateway
         .server(Server::builder("gateway", "1"))
         .expect("the gateway's server");
-    let (stop_gateway, stopped) = oneshot::channel();
-    let endpoint = serve(server, stopped).await;
+    let (endpoint, stop_gateway) = served::serve_http(server).await;
     let client = Client::connect_http(
         &endpoint,
         ClientConfig::new("trace-client", "1").negotiation(downstream),

@@ -21,6 +21,9 @@
 
 #[path = "../../mcp-server/tests/common/mod.rs"]
 mod common;
+#[path = "../../mcp-transport/tests/support/raw_http.rs"]
+mod raw_http;
+mod support;
 
 #[cfg(feature = "redis")]
 #[path = "../../mcp-transport/tests/support/redis_server.rs"]
@@ -49,30 +52,20 @@ const ISSUER: &str = "https://auth.example.com";
 /// How long a gateway may take to serve.
 const START_WITHIN: Duration = Duration::from_secs(60);
 
-type Check = fn() -> std::pin::Pin<Box<dyn std::future::Future<Output = ()>>>;
-
 /// Every check, by name.
-fn checks() -> Vec<(&'static str, Check)> {
-    let checks: Vec<(&'static str, Check)> = vec![
-        ("bearer_guard_refuses_and_serves", || {
-            Box::pin(bearer_guard_refuses_and_serves())
-        }),
-        ("rate_limit_refuses_past_the_burst", || {
-            Box::pin(rate_limit_refuses_past_the_burst())
-        }),
-        ("bad_deploy_settings_are_refused_by_key", || {
-            Box::pin(bad_deploy_settings_are_refused_by_key())
-        }),
+fn checks() -> Vec<(&'static str, support::Check)> {
+    let every: &[(&str, support::Check)] = support::checks![
+        bearer_guard_refuses_and_serves,
+        rate_limit_refuses_past_the_burst,
+        bad_deploy_settings_are_refused_by_key,
     ];
     #[cfg(feature = "redis")]
-    let checks = {
-        let mut checks = checks;
-        checks.push(("two_replicas_on_one_redis_serve_one_session", || {
-            Box::pin(two_replicas_on_one_redis_serve_one_session())
-        }));
-        checks
+    let every = {
+        let redis: &[(&str, support::Check)] =
+            support::checks![two_replicas_on_one_redis_serve_one_session];
+        [every, redis].concat()
     };
-    checks
+    every.to_vec()
 }
 
 fn main() -> ExitCode {
@@ -80,35 +73,7 @@ fn main() -> ExitCode {
         upstream();
         return ExitCode::SUCCESS;
     }
-    let filter: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| !a.starts_with('-'))
-        .collect();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("a runtime");
-    let mut failed = Vec::new();
-    for (name, check) in checks() {
-        if !filter.is_empty() && !filter.iter().any(|f| name.contains(f.as_str())) {
-            continue;
-        }
-        println!("test {name} ...");
-        let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            runtime.block_on(check());
-        }));
-        if ran.is_err() {
-            failed.push(name);
-        }
-    }
-    if failed.is_empty() {
-        println!("test result: ok");
-        ExitCode::SUCCESS
-    } else {
-        eprintln!("failed: {}", failed.join(", "));
-        ExitCode::FAILURE
-    }
+    support::main(&checks())
 }
 
 // ---------------------------------------------------------------------------
@@ -156,24 +121,6 @@ fn upstream() {
 
 // ---------------------------------------------------------------------------
 // The gateway.
-
-/// A directory of the test's own, removed when dropped.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!("{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("a temporary directory");
-        Self(dir)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 /// Writes the config file: the upstream `demo` and this `gateway`
 /// section.
@@ -234,13 +181,13 @@ async fn gateway(config: &Path, extra: &[&str]) -> Running {
     });
     let deadline = tokio::time::Instant::now() + START_WITHIN;
     loop {
-        let probe = read_all(raw(addr, "GET", "/readyz", &[], "").await).await;
-        if status(&probe) == 200 {
+        let probe = raw_http::request(addr, "GET", "/readyz", &[], "").await;
+        if probe.status == 200 {
             break;
         }
         assert!(
             tokio::time::Instant::now() < deadline,
-            "never ready: {probe}"
+            "never ready: {probe:?}"
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
@@ -264,33 +211,6 @@ async fn refused(args: &[&str]) -> (i32, String) {
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
-}
-
-/// An HTTP request to `path` on a fresh connection.
-async fn raw(
-    addr: SocketAddr,
-    method: &str,
-    path: &str,
-    headers: &[(&str, &str)],
-    body: &str,
-) -> tokio::net::TcpStream {
-    use tokio::io::AsyncWriteExt as _;
-    let mut stream = tokio::net::TcpStream::connect(addr)
-        .await
-        .expect("connected");
-    let mut head = format!(
-        "{method} {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\
-         Accept: application/json, text/event-stream\r\nContent-Type: application/json\r\n\
-         Content-Length: {}\r\n",
-        body.len()
-    );
-    for (name, value) in headers {
-        head.push_str(&format!("{name}: {value}\r\n"));
-    }
-    head.push_str("\r\n");
-    head.push_str(body);
-    stream.write_all(head.as_bytes()).await.expect("sent");
-    stream
 }
 
 /// The `initialize` of a handshake-era client that answers sampling and
@@ -401,11 +321,11 @@ impl Signer {
 /// challenge, a valid token served, another audience or a missing scope
 /// refused; the metadata and the probes answered without a token.
 async fn bearer_guard_refuses_and_serves() {
-    let dir = TempDir::new("mcp-gateway-deploy-auth");
+    let dir = support::TempDir::new("mcp-gateway-deploy-auth");
     let signer = Signer::new();
-    std::fs::write(dir.0.join("jwks.json"), signer.jwks().to_string()).expect("jwks");
+    std::fs::write(dir.path().join("jwks.json"), signer.jwks().to_string()).expect("jwks");
     let config = write_config(
-        &dir.0,
+        dir.path(),
         json!({"auth": {"jwks": "jwks.json", "issuer": ISSUER, "resource": RESOURCE,
                         "scopes": ["mcp"]}}),
     );
@@ -423,24 +343,15 @@ async fn bearer_guard_refuses_and_serves() {
         "{challenge}"
     );
 
-    let metadata = read_all(
-        raw(
-            addr,
-            "GET",
-            "/.well-known/oauth-protected-resource/mcp",
-            &[],
-            "",
-        )
-        .await,
-    )
-    .await;
-    assert_eq!(status(&metadata), 200, "{metadata}");
-    let document = message_with(&metadata, "authorization_servers");
+    let path = "/.well-known/oauth-protected-resource/mcp";
+    let metadata = raw_http::request(addr, "GET", path, &[], "").await;
+    assert_eq!(metadata.status, 200, "{metadata:?}");
+    let document = metadata.json();
     assert_eq!(document["resource"], RESOURCE, "{document}");
     assert_eq!(document["authorization_servers"][0], ISSUER, "{document}");
 
-    let probe = read_all(raw(addr, "GET", "/livez", &[], "").await).await;
-    assert_eq!(status(&probe), 200, "liveness needs no token: {probe}");
+    let probe = raw_http::request(addr, "GET", "/livez", &[], "").await;
+    assert_eq!(probe.status, 200, "liveness needs no token: {probe:?}");
 
     let bearer = format!("Bearer {}", signer.token(RESOURCE, "mcp"));
     let auth = [("Authorization", bearer.as_str())];
@@ -480,8 +391,8 @@ async fn bearer_guard_refuses_and_serves() {
 /// `--rate-per-minute 3 --burst 3`: three requests of one client served,
 /// the fourth refused with the limiter's error (HTTP 429, Retry-After).
 async fn rate_limit_refuses_past_the_burst() {
-    let dir = TempDir::new("mcp-gateway-deploy-rate");
-    let config = write_config(&dir.0, json!({"rateLimit": {"perSecond": 1000}}));
+    let dir = support::TempDir::new("mcp-gateway-deploy-rate");
+    let config = write_config(dir.path(), json!({"rateLimit": {"perSecond": 1000}}));
     // The flags override the file's keys.
     let running = gateway(&config, &["--rate-per-minute", "3", "--burst", "3"]).await;
     let addr = running.addr;
@@ -517,9 +428,9 @@ async fn rate_limit_refuses_past_the_burst() {
 /// Bad values are refused before anything starts, naming their key and
 /// flag (exit code 2); a Redis URL's password is never printed.
 async fn bad_deploy_settings_are_refused_by_key() {
-    let dir = TempDir::new("mcp-gateway-deploy-bad");
+    let dir = support::TempDir::new("mcp-gateway-deploy-bad");
     let listen = ["--listen", "127.0.0.1:0"];
-    let config = write_config(&dir.0, json!({"rateLimit": {"perSecond": 0}}));
+    let config = write_config(dir.path(), json!({"rateLimit": {"perSecond": 0}}));
     let config = config.to_str().expect("a UTF-8 path");
     let cases: &[(&[&str], &str)] = &[
         (
@@ -600,14 +511,14 @@ async fn bad_deploy_settings_are_refused_by_key() {
 #[cfg(feature = "redis")]
 async fn two_replicas_on_one_redis_serve_one_session() {
     let redis = redis_server::RedisServer::start();
-    let dir = TempDir::new("mcp-gateway-deploy-replicas");
+    let dir = support::TempDir::new("mcp-gateway-deploy-replicas");
     std::fs::write(
-        dir.0.join("state.key"),
+        dir.path().join("state.key"),
         "a secret both replicas share, 32 bytes and more\n",
     )
     .expect("the state key");
     let config = write_config(
-        &dir.0,
+        dir.path(),
         json!({"redis": {"url": redis.url(), "prefix": "gateway-test"},
                "stateKeyFile": "state.key"}),
     );
