@@ -152,7 +152,9 @@ Deployed (the Deploy flags, or the same keys in the file's \"gateway\" object):
   {\"mcpServers\": {...}, \"gateway\": {\"rateLimit\": {\"perSecond\": 20},
    \"redis\": {\"url\": \"redis://:PASSWORD@10.0.0.5:6379\"}, \"stateKeyFile\": \"state.key\"}}
 Replicas on one Redis share sessions (an mcp built with --features redis);
-docs/guide/gateway.md, \"Deploying\", says what they do not share.";
+docs/guide/gateway.md, \"Deploying\", says what they do not share. Built with
+--features otel, OTEL_EXPORTER_OTLP_ENDPOINT turns on OpenTelemetry export, and
+each request's trace context is passed upstream.";
 
 /// `gateway`.
 #[derive(Debug, Args)]

@@ -51,7 +51,8 @@ pub(crate) async fn run(server: &ServerArgs, args: &GatewayArgs) -> Result<u8, C
         None => None,
     };
     let connect_timeout = config.limits.connect_timeout;
-    crate::log::init();
+    // Held to the end: dropping it flushes the spans.
+    let _telemetry = crate::log::init()?;
     let version = env!("CARGO_PKG_VERSION");
     let mut builder = Gateway::builder(config).client(ClientConfig::new("mcp-gateway", version));
     if single {

@@ -59,13 +59,20 @@ fn checks() -> Vec<(&'static str, support::Check)> {
         rate_limit_refuses_past_the_burst,
         bad_deploy_settings_are_refused_by_key,
     ];
+    let every = every.to_vec();
+    #[cfg(feature = "otel")]
+    let every = {
+        let otel: &[(&str, support::Check)] =
+            support::checks![the_trace_context_reaches_the_upstream];
+        [every.as_slice(), otel].concat()
+    };
     #[cfg(feature = "redis")]
     let every = {
         let redis: &[(&str, support::Check)] =
             support::checks![two_replicas_on_one_redis_serve_one_session];
-        [every, redis].concat()
+        [every.as_slice(), redis].concat()
     };
-    every.to_vec()
+    every
 }
 
 fn main() -> ExitCode {
@@ -109,6 +116,14 @@ fn upstream() {
                 }
                 "touched"
             })
+            .tool(
+                "traceparent",
+                "Says the trace context its request came with",
+                |cx: mcp_server::Context| async move {
+                    let meta = cx.meta().and_then(|m| m.extra.get("traceparent"));
+                    meta.and_then(Value::as_str).unwrap_or("none").to_owned()
+                },
+            )
             .build()
             .expect("the upstream builds");
         let _ = UPSTREAM.set(server.clone());
@@ -146,7 +161,13 @@ struct Running {
 /// `mcp gateway --config CONFIG --listen 127.0.0.1:0 EXTRA...`, once it
 /// serves and its upstream is ready.
 async fn gateway(config: &Path, extra: &[&str]) -> Running {
+    gateway_with_env(config, extra, &[]).await
+}
+
+/// [`gateway`] with `env` set.
+async fn gateway_with_env(config: &Path, extra: &[&str], env: &[(&str, &str)]) -> Running {
     let mut child = Command::new(env!("CARGO_BIN_EXE_mcp"))
+        .envs(env.iter().copied())
         .arg("gateway")
         .arg("--config")
         .arg(config)
@@ -504,6 +525,52 @@ async fn bad_deploy_settings_are_refused_by_key() {
     assert!(code == 2 || code == 3, "{code}: {stderr}");
     assert!(stderr.contains("redis://***@127.0.0.1:9"), "{stderr}");
     assert!(!stderr.contains("s3cret"), "{stderr}");
+}
+
+/// With feature `otel` and `OTEL_EXPORTER_OTLP_ENDPOINT` set (to a port
+/// nothing listens on: the export fails, the propagation does not), the
+/// trace context of a downstream request reaches the upstream: the same
+/// trace, under a span of the gateway's own.
+#[cfg(feature = "otel")]
+async fn the_trace_context_reaches_the_upstream() {
+    let dir = support::TempDir::new("mcp-gateway-deploy-trace");
+    let config = write_config(dir.path(), json!({}));
+    let running = gateway_with_env(
+        &config,
+        &[],
+        &[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:9")],
+    )
+    .await;
+    let trace = "4bf92f3577b34da6a3ce929d0e0e4736";
+    let parent = format!("00-{trace}-00f067aa0ba902b7-01");
+    let session = open_session(running.addr, &[]).await;
+    let mut body: Value =
+        serde_json::from_str(&call(1, "demo_traceparent", json!({}))).expect("json");
+    body["params"]["_meta"] = json!({"traceparent": parent});
+    let answer = read_all(
+        request(
+            running.addr,
+            "POST",
+            &in_session(&session),
+            &body.to_string(),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(status(&answer), 200, "{answer}");
+    let result = message_with(&answer, "\"result\"");
+    let received = result["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a text: {result}"));
+    assert!(
+        received.starts_with(&format!("00-{trace}-")),
+        "the upstream is in the client's trace: {received}"
+    );
+    assert_ne!(
+        received, parent,
+        "the upstream's parent is the gateway's span, not the client's"
+    );
+    drop(running);
 }
 
 /// Two `mcp gateway` replicas on one redis-server serve one handshake-era
