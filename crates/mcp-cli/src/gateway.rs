@@ -3,17 +3,16 @@
 //! until stdin closes (with `--stdio-out`), Ctrl-C or SIGTERM; then every
 //! upstream process is stopped and reaped.
 
-use mcp_client::ClientConfig;
-use mcp_gateway::naming::EntryKind;
 use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
+use mcp_client::ClientConfig;
+use mcp_gateway::naming::EntryKind;
 use mcp_gateway::{Gateway, GatewayConfig, GatewayHttpService, UpstreamConfig, UpstreamTransport};
 use mcp_server::{CancellationToken, HttpServerConfig, ServeConfig, Server};
-use mcp_transport::http::HttpBody;
-use mcp_transport::http::{BearerGuard, LIVENESS_PATH, READINESS_PATH};
+use mcp_transport::http::{BearerGuard, HttpBody, LIVENESS_PATH, READINESS_PATH};
 
 use crate::args::{Era, GatewayArgs, ServerArgs};
 use crate::connect::{authorizer, headers, stdio_command};
@@ -38,6 +37,8 @@ pub(crate) async fn run(server: &ServerArgs, args: &GatewayArgs) -> Result<u8, C
             .map(|(root, path)| (path, root)),
         args,
     )?;
+    // Held to the end: dropping it flushes the spans.
+    let _telemetry = crate::log::init()?;
     // Redis is reached before anything starts: a replica that cannot
     // share its sessions serves none.
     let http = match args.listen {
@@ -51,8 +52,6 @@ pub(crate) async fn run(server: &ServerArgs, args: &GatewayArgs) -> Result<u8, C
         None => None,
     };
     let connect_timeout = config.limits.connect_timeout;
-    // Held to the end: dropping it flushes the spans.
-    let _telemetry = crate::log::init()?;
     let version = env!("CARGO_PKG_VERSION");
     let mut builder = Gateway::builder(config).client(ClientConfig::new("mcp-gateway", version));
     if single {
