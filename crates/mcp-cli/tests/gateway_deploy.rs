@@ -58,6 +58,7 @@ fn checks() -> Vec<(&'static str, support::Check)> {
         bearer_guard_refuses_and_serves,
         rate_limit_refuses_past_the_burst,
         bad_deploy_settings_are_refused_by_key,
+        http_limits_apply,
     ];
     let every = every.to_vec();
     #[cfg(feature = "otel")]
@@ -443,6 +444,33 @@ async fn rate_limit_refuses_past_the_burst() {
     );
     let error = message_with(refused, "too many requests");
     assert_eq!(error["error"]["data"]["limit"], "rate", "{error}");
+    drop(running);
+}
+
+/// `maxBody` and `maxSessions` from the file: a larger body is refused
+/// with 413; a second session evicts the first, idle one.
+async fn http_limits_apply() {
+    let dir = support::TempDir::new("mcp-gateway-deploy-limits");
+    let config = write_config(dir.path(), json!({"maxBody": 2048, "maxSessions": 1}));
+    let running = gateway(&config, &[]).await;
+    let addr = running.addr;
+    let first = open_session(addr, &[]).await;
+    let echo = |text: &str| call(1, "demo_echo", json!({ "text": text }));
+    let headers = in_session(&first);
+    let answer = read_all(request(addr, "POST", &headers, &echo("small")).await).await;
+    assert_eq!(status(&answer), 200, "{answer}");
+    let large = "x".repeat(4096);
+    let answer = read_all(request(addr, "POST", &headers, &echo(&large)).await).await;
+    assert_eq!(status(&answer), 413, "a body over maxBody: {answer}");
+    let second = open_session(addr, &[]).await;
+    let answer = read_all(request(addr, "POST", &in_session(&second), &echo("b")).await).await;
+    assert_eq!(status(&answer), 200, "{answer}");
+    let answer = read_all(request(addr, "POST", &headers, &echo("a")).await).await;
+    assert_eq!(
+        status(&answer),
+        404,
+        "the first session was evicted (maxSessions 1): {answer}"
+    );
     drop(running);
 }
 
