@@ -123,7 +123,7 @@ pub(crate) enum Command {
     /// eras on one endpoint) and/or this process's stdin/stdout
     /// (`--stdio-out`).
     #[command(after_help = GATEWAY_USES)]
-    Gateway(GatewayArgs),
+    Gateway(Box<GatewayArgs>),
 }
 
 /// The three common uses of `mcp gateway`, for its `--help`.
@@ -142,7 +142,19 @@ The config file is the JSON desktop hosts use:
 
 Over HTTP, GET /livez answers while the gateway runs, GET /readyz once every
 upstream (or each --ready one) has connected. Ctrl-C or SIGTERM stops it, its
-upstream processes with it.";
+upstream processes with it.
+
+Deployed (the Deploy flags, or the same keys in the file's \"gateway\" object):
+  mcp gateway --config servers.json --listen 0.0.0.0:8080 \\
+    --jwks jwks.json --issuer https://auth.example.com \\
+    --resource https://mcp.example.com/mcp --scope mcp \\
+    --rate-per-second 20 --burst 40
+  {\"mcpServers\": {...}, \"gateway\": {\"rateLimit\": {\"perSecond\": 20},
+   \"redis\": {\"url\": \"redis://:PASSWORD@10.0.0.5:6379\"}, \"stateKeyFile\": \"state.key\"}}
+Replicas on one Redis share sessions (an mcp built with --features redis);
+docs/guide/gateway.md, \"Deploying\", says what they do not share. Built with
+--features otel, OTEL_EXPORTER_OTLP_ENDPOINT turns on OpenTelemetry export, and
+each request's trace context is passed upstream.";
 
 /// `gateway`.
 #[derive(Debug, Args)]
@@ -164,6 +176,65 @@ pub(crate) struct GatewayArgs {
     /// Readiness waits for this upstream only (repeatable; default: all).
     #[arg(long = "ready", value_name = "NAME")]
     pub(crate) ready: Vec<String>,
+
+    // Deploy settings: each overrides its key of the config file's
+    // `gateway` section (crate::deploy).
+    /// The largest request body the HTTP side reads, in bytes (default
+    /// 4 MiB; `gateway.maxBody`).
+    #[arg(long, value_name = "BYTES", help_heading = "Deploy")]
+    pub(crate) max_body: Option<u64>,
+    /// The most sessions the HTTP side keeps open (default 1024;
+    /// `gateway.maxSessions`).
+    #[arg(long, value_name = "N", help_heading = "Deploy")]
+    pub(crate) max_sessions: Option<u64>,
+    /// Require a bearer token: JWTs signed by a key of this JWKS file
+    /// (`gateway.auth.jwks`; with --issuer and --resource).
+    #[arg(long, value_name = "FILE", help_heading = "Deploy")]
+    pub(crate) jwks: Option<std::path::PathBuf>,
+    /// The `iss` tokens must name (`gateway.auth.issuer`); also the
+    /// authorization server announced, unless --authorization-server.
+    #[arg(long, value_name = "URL", help_heading = "Deploy")]
+    pub(crate) issuer: Option<String>,
+    /// The gateway's URL as clients reach it: the audience tokens must name
+    /// (`gateway.auth.resource`).
+    #[arg(long, value_name = "URL", help_heading = "Deploy")]
+    pub(crate) resource: Option<String>,
+    /// The authorization server the protected-resource metadata names
+    /// (`gateway.auth.authorizationServer`; default: the issuer).
+    #[arg(long, value_name = "URL", help_heading = "Deploy")]
+    pub(crate) authorization_server: Option<String>,
+    /// A scope every token must grant (repeatable; `gateway.auth.scopes`).
+    #[arg(long = "scope", value_name = "SCOPE", help_heading = "Deploy")]
+    pub(crate) scopes: Vec<String>,
+    /// Requests per second one client may send (`gateway.rateLimit.perSecond`;
+    /// a client is its token's subject, else its session, else its address).
+    #[arg(long, value_name = "N", help_heading = "Deploy")]
+    pub(crate) rate_per_second: Option<u64>,
+    /// Requests per minute one client may send (`gateway.rateLimit.perMinute`).
+    #[arg(long, value_name = "N", help_heading = "Deploy")]
+    pub(crate) rate_per_minute: Option<u64>,
+    /// Requests one client may send at once after a quiet spell (default:
+    /// the rate's count; `gateway.rateLimit.burst`).
+    #[arg(long, value_name = "N", help_heading = "Deploy")]
+    pub(crate) burst: Option<u64>,
+    /// Requests of one client running at the same time
+    /// (`gateway.rateLimit.maxConcurrent`; default: no cap).
+    #[arg(long, value_name = "N", help_heading = "Deploy")]
+    pub(crate) max_concurrent: Option<u64>,
+    /// Share sessions with the other replicas on this Redis
+    /// (`gateway.redis.url`; prefer the file: a password here shows in the
+    /// process list). Needs an `mcp` built with `--features redis`.
+    #[arg(long, value_name = "URL", help_heading = "Deploy")]
+    pub(crate) redis: Option<String>,
+    /// The prefix of the replicas' Redis keys (default `mcp`;
+    /// `gateway.redis.prefix`).
+    #[arg(long, value_name = "PREFIX", help_heading = "Deploy")]
+    pub(crate) redis_prefix: Option<String>,
+    /// The secret (32 bytes or more) sealing stateless clients'
+    /// `requestState`: the same file on every replica
+    /// (`gateway.stateKeyFile`).
+    #[arg(long, value_name = "FILE", help_heading = "Deploy")]
+    pub(crate) state_key_file: Option<std::path::PathBuf>,
 }
 
 /// `tools ...`.

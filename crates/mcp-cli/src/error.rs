@@ -64,6 +64,15 @@ pub(crate) enum UsageError {
     /// `gateway` with nothing to serve, or nowhere to serve it.
     #[error("{0}")]
     Gateway(&'static str),
+    /// A deploy setting of `gateway` (its config file's `gateway` section
+    /// or a flag) that is bad or missing.
+    #[error("{key} {problem}")]
+    Deploy {
+        /// The key and its flag: `gateway.rateLimit.burst (--burst)`.
+        key: String,
+        /// What is wrong with it, and what to do.
+        problem: String,
+    },
     /// `complete` without `--prompt` or `--template`.
     #[error("say what to complete: --prompt NAME or --template URI_TEMPLATE")]
     NoReference,

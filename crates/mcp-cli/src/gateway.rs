@@ -3,13 +3,20 @@
 //! until stdin closes (with `--stdio-out`), Ctrl-C or SIGTERM; then every
 //! upstream process is stopped and reaped.
 
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
 use mcp_client::ClientConfig;
 use mcp_gateway::naming::EntryKind;
-use mcp_gateway::{Gateway, GatewayConfig, UpstreamConfig, UpstreamTransport};
-use mcp_server::{CancellationToken, HttpServerConfig, Server};
+use mcp_gateway::{Gateway, GatewayConfig, GatewayHttpService, UpstreamConfig, UpstreamTransport};
+use mcp_server::{CancellationToken, HttpServerConfig, ServeConfig, Server};
+use mcp_transport::http::{BearerGuard, HttpBody, LIVENESS_PATH, READINESS_PATH};
 
 use crate::args::{Era, GatewayArgs, ServerArgs};
 use crate::connect::{authorizer, headers, stdio_command};
+use crate::deploy::Deploy;
 use crate::error::{CliError, UsageError};
 
 /// The upstream's name when there is one, from `--stdio` or `--url`.
@@ -23,9 +30,28 @@ pub(crate) async fn run(server: &ServerArgs, args: &GatewayArgs) -> Result<u8, C
         )
         .into());
     }
-    let (config, single) = config(server, args)?;
+    let (config, single, file) = config(server, args)?;
+    let deploy = Deploy::read(
+        file.as_ref()
+            .zip(args.config.as_deref())
+            .map(|(root, path)| (path, root)),
+        args,
+    )?;
+    // Held to the end: dropping it flushes the spans.
+    let _telemetry = crate::log::init()?;
+    // Redis is reached before anything starts: a replica that cannot
+    // share its sessions serves none.
+    let http = match args.listen {
+        Some(_) => {
+            let hosts = args.allowed_hosts.iter();
+            let base = hosts.fold(HttpServerConfig::new(), |config, host| {
+                config.allow_host(host.clone())
+            });
+            Some(deploy.http(base).await?)
+        }
+        None => None,
+    };
     let connect_timeout = config.limits.connect_timeout;
-    crate::log::init();
     let version = env!("CARGO_PKG_VERSION");
     let mut builder = Gateway::builder(config).client(ClientConfig::new("mcp-gateway", version));
     if single {
@@ -52,16 +78,21 @@ pub(crate) async fn run(server: &ServerArgs, args: &GatewayArgs) -> Result<u8, C
             "not every upstream connected within {connect_timeout:?}; serving what there is"
         );
     }
-    let served = serve(&gateway, args).await;
+    let served = serve(&gateway, args, &deploy, http).await;
     gateway.shutdown().await;
     served.map(|()| 0)
 }
 
 /// Serves until stdin closes (`--stdio-out`), Ctrl-C or SIGTERM.
-async fn serve(gateway: &Gateway, args: &GatewayArgs) -> Result<(), CliError> {
+async fn serve(
+    gateway: &Gateway,
+    args: &GatewayArgs,
+    deploy: &Deploy,
+    http: Option<HttpServerConfig>,
+) -> Result<(), CliError> {
     let version = env!("CARGO_PKG_VERSION");
     let server = gateway
-        .server(Server::builder("mcp-gateway", version))
+        .server(deploy.server(Server::builder("mcp-gateway", version)))
         .map_err(|e| gateway_error("building its server", e))?;
     let stop = CancellationToken::new();
     let signals = {
@@ -74,7 +105,7 @@ async fn serve(gateway: &Gateway, args: &GatewayArgs) -> Result<(), CliError> {
         }
     };
     let http = async {
-        let Some(addr) = args.listen else {
+        let (Some(addr), Some(config)) = (args.listen, http) else {
             return Ok(());
         };
         let listener = tokio::net::TcpListener::bind(addr)
@@ -82,15 +113,26 @@ async fn serve(gateway: &Gateway, args: &GatewayArgs) -> Result<(), CliError> {
             .map_err(|e| connection(&format!("listening on {addr}"), e))?;
         let bound = listener.local_addr().map_or(addr, |a| a);
         eprintln!("mcp gateway: serving http://{bound}/mcp");
-        let config = args
-            .allowed_hosts
-            .iter()
-            .fold(HttpServerConfig::new(), |config, host| {
-                config.allow_host(host.clone())
-            });
-        let served = gateway
-            .serve_http(&server, listener, config, stop.cancelled())
-            .await;
+        let served = match &deploy.auth {
+            None => {
+                gateway
+                    .serve_http(&server, listener, config, stop.cancelled())
+                    .await
+            }
+            Some(guard) => {
+                let service = gateway.http_service(&server, config);
+                let serve = ServeConfig::new().service_shutdown(service.inner().shutdown_handle());
+                let guarded = Guarded {
+                    probes: service.clone(),
+                    guard: BearerGuard::new(
+                        service,
+                        guard.resource.clone(),
+                        guard.verifier.clone(),
+                    ),
+                };
+                mcp_transport::http::serve(listener, guarded, serve, stop.cancelled()).await
+            }
+        };
         // The HTTP side failing stops the stdio side too.
         stop.cancel();
         served.map_err(|e| connection("serving HTTP", e))
@@ -108,9 +150,14 @@ async fn serve(gateway: &Gateway, args: &GatewayArgs) -> Result<(), CliError> {
     http.and(stdio)
 }
 
+/// What [`config`] read: the gateway's config, whether it is one server
+/// of `--stdio` / `--url`, and the config file's JSON (for its `gateway`
+/// section).
+type Read = (GatewayConfig, bool, Option<serde_json::Value>);
+
 /// The gateway's config: the `--config` file, or the one server of
-/// `--stdio` / `--url` (then `true`).
-fn config(server: &ServerArgs, args: &GatewayArgs) -> Result<(GatewayConfig, bool), CliError> {
+/// `--stdio` / `--url`.
+fn config(server: &ServerArgs, args: &GatewayArgs) -> Result<Read, CliError> {
     if let Some(path) = &args.config {
         let text = std::fs::read_to_string(path)
             .map_err(|e| connection(&format!("reading {}", path.display()), e))?;
@@ -121,7 +168,9 @@ fn config(server: &ServerArgs, args: &GatewayArgs) -> Result<(GatewayConfig, boo
         if config.upstreams.is_empty() {
             return Err(UsageError::Gateway("the config's `mcpServers` names no server").into());
         }
-        return Ok((config, false));
+        // Read whole (and bounded) by `from_json` already: JSON.
+        let root = serde_json::from_str(&text).ok();
+        return Ok((config, false, root));
     }
     let transport = match (&server.stdio, &server.url) {
         (Some(command), None) => {
@@ -147,7 +196,7 @@ fn config(server: &ServerArgs, args: &GatewayArgs) -> Result<(GatewayConfig, boo
     let config = GatewayConfig::new()
         .upstream(SINGLE, UpstreamConfig::new(transport).with_era(era))
         .map_err(|e| gateway_error("configuring", e))?;
-    Ok((config, true))
+    Ok((config, true, None))
 }
 
 fn gateway_error(doing: &str, error: mcp_gateway::Error) -> CliError {
@@ -161,5 +210,49 @@ fn connection(doing: &str, error: impl std::error::Error + Send + Sync + 'static
     CliError::Connection {
         doing: doing.to_owned(),
         source: Box::new(error),
+    }
+}
+
+/// The guarded endpoint with its health probes left open: a balancer or
+/// an orchestrator probes without a token (the probes carry no data).
+#[derive(Clone)]
+struct Guarded {
+    probes: GatewayHttpService,
+    guard: BearerGuard<GatewayHttpService>,
+}
+
+impl<B> tower_service::Service<http::Request<B>> for Guarded
+where
+    GatewayHttpService: tower_service::Service<
+            http::Request<B>,
+            Response = http::Response<HttpBody>,
+            Error = Infallible,
+        >,
+    BearerGuard<GatewayHttpService>: tower_service::Service<
+            http::Request<B>,
+            Response = http::Response<HttpBody>,
+            Error = Infallible,
+        >,
+    <GatewayHttpService as tower_service::Service<http::Request<B>>>::Future: Send + 'static,
+    <BearerGuard<GatewayHttpService> as tower_service::Service<http::Request<B>>>::Future:
+        Send + 'static,
+{
+    type Response = http::Response<HttpBody>;
+    type Error = Infallible;
+    type Future =
+        Pin<Box<dyn Future<Output = Result<http::Response<HttpBody>, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        // Both are always ready (neither holds back requests).
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: http::Request<B>) -> Self::Future {
+        let path = request.uri().path();
+        if path == LIVENESS_PATH || path == READINESS_PATH {
+            Box::pin(self.probes.call(request))
+        } else {
+            Box::pin(self.guard.call(request))
+        }
     }
 }

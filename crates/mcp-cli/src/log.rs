@@ -10,8 +10,11 @@ use std::fmt::Write as _;
 
 use tracing::field::{Field, Visit};
 use tracing::{Event, Level, Subscriber};
+use tracing_subscriber::filter::LevelFilter;
 use tracing_subscriber::layer::{Context, SubscriberExt as _};
 use tracing_subscriber::{Layer, Registry};
+
+use crate::error::CliError;
 
 use crate::untrusted::printable;
 
@@ -44,10 +47,6 @@ impl Visit for Line {
 }
 
 impl<S: Subscriber> Layer<S> for StderrLog {
-    fn enabled(&self, metadata: &tracing::Metadata<'_>, _: Context<'_, S>) -> bool {
-        *metadata.level() <= Level::INFO
-    }
-
     fn on_event(&self, event: &Event<'_>, _: Context<'_, S>) {
         let mut line = Line::default();
         event.record(&mut line);
@@ -67,9 +66,64 @@ fn record(level: Level, line: &Line) -> String {
     text.replace('\n', "\n  ")
 }
 
-/// Sends this process's log to stderr (once; a second call changes nothing).
-pub(crate) fn init() {
-    let _ = tracing::subscriber::set_global_default(Registry::default().with(StderrLog));
+/// What [`init`] set up beside the log: OpenTelemetry export (feature
+/// `otel`), flushed when dropped.
+pub(crate) struct Telemetry(
+    #[cfg(feature = "otel")]
+    #[expect(dead_code, reason = "held: dropping it flushes the spans")]
+    Option<mcp_core::otel::Telemetry>,
+);
+
+/// The environment variables that ask for OpenTelemetry export.
+const OTLP_ENDPOINTS: [&str; 2] = [
+    "OTEL_EXPORTER_OTLP_ENDPOINT",
+    "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+];
+
+/// Sends this process's log to stderr (events at `info` and above; once,
+/// a second call changes nothing), and, when `OTEL_EXPORTER_OTLP_ENDPOINT`
+/// (or the traces one) is set and `mcp` is built with feature `otel`, the
+/// SDK's spans and metrics over OTLP/HTTP, with trace context passed from
+/// each downstream request to the upstream calls it makes.
+///
+/// # Errors
+/// [`CliError::Connection`] when the `OTEL_*` settings cannot be used.
+pub(crate) fn init() -> Result<Telemetry, CliError> {
+    let stderr = StderrLog.with_filter(LevelFilter::INFO);
+    let wanted = OTLP_ENDPOINTS
+        .iter()
+        .any(|name| std::env::var_os(name).is_some_and(|v| !v.is_empty()));
+    #[cfg(feature = "otel")]
+    {
+        use mcp_core::otel::{OtlpConfig, filter, layer, otlp_pipeline};
+        let telemetry = if wanted {
+            let config = OtlpConfig::from_env().with_service_name("mcp-gateway");
+            Some(otlp_pipeline(config).map_err(|e| CliError::Connection {
+                doing: "setting up OpenTelemetry export (the OTEL_* variables)".into(),
+                source: Box::new(e),
+            })?)
+        } else {
+            None
+        };
+        let otel = telemetry
+            .as_ref()
+            .map(|t| layer(t.tracer_provider(), t.meter_provider()).with_filter(filter()));
+        let _ =
+            tracing::subscriber::set_global_default(Registry::default().with(otel).with(stderr));
+        Ok(Telemetry(telemetry))
+    }
+    #[cfg(not(feature = "otel"))]
+    {
+        let _ = tracing::subscriber::set_global_default(Registry::default().with(stderr));
+        if wanted {
+            tracing::warn!(
+                "OTEL_EXPORTER_OTLP_ENDPOINT is set, but this mcp is built without feature \
+                 `otel`: no spans are exported and no trace context is passed upstream \
+                 (build it with `--features otel`)"
+            );
+        }
+        Ok(Telemetry())
+    }
 }
 
 #[cfg(test)]

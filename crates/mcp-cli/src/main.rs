@@ -5,6 +5,7 @@ mod arguments;
 mod ask;
 mod commands;
 mod connect;
+mod deploy;
 mod error;
 mod gateway;
 mod log;

@@ -215,7 +215,12 @@ fn tool_names(stdout: &str) -> Vec<&str> {
 
 #[test]
 fn the_gateway_chapter_commands_work_as_written() {
-    let written_ports = ["127.0.0.1:8080", "127.0.0.1:8081", "127.0.0.1:3001"];
+    let written_ports = [
+        "127.0.0.1:8080",
+        "127.0.0.1:8081",
+        "127.0.0.1:8082",
+        "127.0.0.1:3001",
+    ];
     let ports: HashMap<&str, u16> = written_ports.iter().map(|p| (*p, free_port())).collect();
     let dir = std::env::temp_dir().join(format!("mcp-guide-gateway-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("a scratch directory");

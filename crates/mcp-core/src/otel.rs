@@ -7,7 +7,8 @@
 //!   variables name (`OTEL_EXPORTER_OTLP_ENDPOINT`, default
 //!   `http://localhost:4318`; `OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`,
 //!   `OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_EXPORTER_OTLP_TIMEOUT`, and the
-//!   per-signal variants) and installs the global subscriber.
+//!   per-signal variants) and installs the global subscriber
+//!   ([`otlp_pipeline`]: the same export, the subscriber left to you).
 //! - [`layer`]: the same for an application that builds its own providers
 //!   and subscriber (tests use it with the SDK's in-memory exporters).
 //!
@@ -439,6 +440,21 @@ impl Drop for Telemetry {
 /// [`OtelError::Exporter`] when the OTLP settings are invalid,
 /// [`OtelError::SubscriberSet`] when a global subscriber already exists.
 pub fn init_otlp(config: OtlpConfig) -> Result<Telemetry, OtelError> {
+    let telemetry = otlp_pipeline(config)?;
+    tracing_subscriber::registry()
+        .with(layer(telemetry.tracer_provider(), telemetry.meter_provider()).with_filter(filter()))
+        .try_init()
+        .map_err(OtelError::SubscriberSet)?;
+    Ok(telemetry)
+}
+
+/// The export over OTLP/HTTP of [`init_otlp`], without the subscriber:
+/// for a program that has one of its own (a log to stderr, say) and adds
+/// [`layer`] of these providers, with [`filter`], beside its own layers.
+///
+/// # Errors
+/// [`OtelError::Exporter`] when the OTLP settings are invalid.
+pub fn otlp_pipeline(config: OtlpConfig) -> Result<Telemetry, OtelError> {
     let io = ExportThread::start()?;
     let client = io.client();
     let endpoint = |path: &str| {
@@ -486,10 +502,6 @@ pub fn init_otlp(config: OtlpConfig) -> Result<Telemetry, OtelError> {
         .with_resource(resource)
         .with_reader(reader.build())
         .build();
-    tracing_subscriber::registry()
-        .with(layer(&tracer_provider, &meter_provider).with_filter(filter()))
-        .try_init()
-        .map_err(OtelError::SubscriberSet)?;
     Ok(Telemetry {
         tracer_provider,
         meter_provider,
