@@ -250,6 +250,13 @@ pub(super) fn sse_response(
     response
 }
 
+/// The answer of a POST whose requests were all cancelled: they get no
+/// JSON-RPC answer, and a POST carrying requests must still be answered
+/// with JSON or SSE, so it is an SSE stream that ends at once.
+pub(super) fn no_answer(session_id: Option<&str>) -> Response<HttpBody> {
+    sse_response(mpsc::channel(1).1, session_id, None)
+}
+
 pub(super) fn set_session_header(headers: &mut HeaderMap, session_id: Option<&str>) {
     if let Some(value) = session_id.and_then(|id| HeaderValue::from_str(id).ok()) {
         headers.insert(SESSION_ID_HEADER, value);

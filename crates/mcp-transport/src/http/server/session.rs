@@ -16,8 +16,8 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::task::TaskTracker;
 
 use super::body::{
-    HttpBody, json_response, jsonrpc_error, jsonrpc_error_with_id, plain_status, session_not_found,
-    set_session_header, sse_response,
+    HttpBody, json_response, jsonrpc_error, jsonrpc_error_with_id, no_answer, plain_status,
+    session_not_found, set_session_header, sse_response,
 };
 use super::checks::header_str;
 use super::{Sender, ServiceStats, to_headers};
@@ -584,6 +584,8 @@ impl Session {
         match body {
             PostBody::Sse(rx) => sse_response(rx, session_id, self.keep_alive),
             PostBody::Json(rx) => match rx.await {
+                // Every request was cancelled: nothing to answer.
+                Ok(bodies) if bodies.is_empty() => no_answer(session_id),
                 Ok(mut bodies) => {
                     let body = if bodies.len() == 1 {
                         bodies.remove(0)
@@ -681,8 +683,11 @@ impl Session {
                 unanswered.id = None;
                 let session = self.clone();
                 tasks.spawn(async move {
-                    if let Answered::Alone(message) = answer.await {
-                        session.answer_late(message, id);
+                    match answer.await {
+                        Answered::Alone(message) => session.answer_late(message, id),
+                        // No answer will come: its stream ends here.
+                        Answered::Cancelled => session.end_unanswered(stream, &id),
+                        _ => {}
                     }
                 });
                 return match opened {
@@ -738,16 +743,39 @@ impl Session {
     }
 
     /// Ends the stream of a request that was cancelled: it gets no answer.
+    /// A JSON POST gets what its other requests answered (maybe nothing).
     fn end_unanswered(&self, stream: u64, id: &RequestId) {
         let mut router = self.lock();
         router.forget_request(id);
         self.open_sse(&mut router, stream);
-        if let Some(s) = router.streams.get_mut(&stream) {
-            s.open_requests = s.open_requests.saturating_sub(1);
-            if s.open_requests == 0 {
-                self.finish(&mut router, stream);
+        let Some(s) = router.streams.get_mut(&stream) else {
+            return;
+        };
+        s.open_requests = s.open_requests.saturating_sub(1);
+        if s.open_requests > 0 {
+            return;
+        }
+        if matches!(s.live, Live::Json { .. }) {
+            self.reply_json(&mut router, stream);
+        } else {
+            self.finish(&mut router, stream);
+        }
+    }
+
+    /// Sends a JSON POST the answers collected for it, once none of its
+    /// requests is open, and releases its stream: a JSON answer cannot be
+    /// resumed, so nothing is kept.
+    fn reply_json(&self, router: &mut Router, stream_id: u64) {
+        let Some(stream) = router.streams.get_mut(&stream_id) else {
+            return;
+        };
+        if let Live::Json { reply, collected } = &mut stream.live {
+            if let Some(reply) = reply.take() {
+                let _ = reply.send(std::mem::take(collected));
             }
         }
+        router.last_active = Instant::now();
+        self.release(router, stream_id);
     }
 
     /// Opens the SSE stream of an undecided POST: its receiver goes to the
@@ -1038,18 +1066,13 @@ impl Session {
         let Some(stream) = router.streams.get_mut(&stream_id) else {
             return;
         };
-        if let Live::Json { reply, collected } = &mut stream.live {
+        if let Live::Json { collected, .. } = &mut stream.live {
             collected.push(json);
             if is_response {
                 stream.open_requests = stream.open_requests.saturating_sub(1);
             }
             if stream.open_requests == 0 {
-                if let Some(reply) = reply.take() {
-                    let _ = reply.send(std::mem::take(collected));
-                }
-                // A JSON answer cannot be resumed: nothing to keep.
-                router.last_active = Instant::now();
-                self.release(router, stream_id);
+                self.reply_json(router, stream_id);
             }
             return;
         }

@@ -30,7 +30,8 @@ use mcp_types::{
 use tokio::sync::{mpsc, oneshot};
 
 use super::body::{
-    HttpBody, json_response, jsonrpc_error, jsonrpc_error_with_id, plain_status, sse_response,
+    HttpBody, json_response, jsonrpc_error, jsonrpc_error_with_id, no_answer, plain_status,
+    sse_response,
 };
 use super::checks::{read_envelope, stateless_status, status_for};
 use super::{ServiceInner, to_headers};
@@ -328,13 +329,21 @@ pub(super) async fn exchange(
             // Cancelled: no answer; the POST ends without one.
             _ => {
                 exchange.close();
-                return sse_response(mpsc::channel(1).1, None, None);
+                return no_answer(None);
             }
         },
         first = &mut first_rx => {
             // The handler streams: the rest of its run is the service's,
             // and ends when the body (the guard) is dropped.
-            service.tasks.spawn(answer);
+            let exchange = exchange.clone();
+            service.tasks.spawn(async move {
+                // Its run is over: nothing more comes for the exchange. An
+                // answer has closed it already; a cancelled request has
+                // none, and its stream ends here rather than staying open
+                // for an answer that will never come.
+                answer.await;
+                exchange.close();
+            });
             return answer_with(first, guard, keep_alive);
         }
     }
