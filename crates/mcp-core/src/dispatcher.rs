@@ -7,10 +7,14 @@
 
 use std::sync::Arc;
 
+#[cfg(feature = "rate-limit")]
+use mcp_types::JsonRpcErrorResponse;
 use mcp_types::{JsonRpcMessage, JsonRpcRequest};
 
 use crate::config::DispatcherConfig;
 use crate::dispatch::{control, settle_reply};
+#[cfg(feature = "rate-limit")]
+use crate::engine::refusal_error;
 use crate::engine::{Answered, Call, Runner};
 use crate::handler::{BoxFuture, Handler, NotificationContext};
 use crate::peer::{Outlet, Peer, Shared, Way};
@@ -165,14 +169,32 @@ impl<H: Handler> Drive for Driven<H> {
         match message {
             JsonRpcMessage::Request(request) => {
                 let id = request.id.clone();
+                let stream = transport.stream.clone();
                 let call = self.runner.call(request, transport, None);
                 self.runner.spawn(async move {
-                    if let Answered::Alone(answer) = call.answer.await {
-                        let mut out = Outbound::new(answer);
-                        out.related_request = Some(id);
-                        if let Err(error) = shared.send(out).await {
-                            tracing::debug!(%error, "a response could not be sent");
+                    let answer = match call.answer.await {
+                        Answered::Alone(answer) => answer,
+                        // No answer will come: a stream waiting on one (an
+                        // HTTP POST's) must hear it, or it stays open.
+                        Answered::Cancelled => {
+                            if let Some(stream) = stream {
+                                stream.unanswered(&id);
+                            }
+                            return;
                         }
+                        // Refused before it ran: answered as a refusal is
+                        // on every connection.
+                        #[cfg(feature = "rate-limit")]
+                        Answered::Limited(limited) => {
+                            JsonRpcErrorResponse::new(Some(id.clone()), refusal_error(&limited))
+                                .into()
+                        }
+                        Answered::Sent => return,
+                    };
+                    let mut out = Outbound::new(answer);
+                    out.related_request = Some(id);
+                    if let Err(error) = shared.send(out).await {
+                        tracing::debug!(%error, "a response could not be sent");
                     }
                 });
                 Box::pin(std::future::ready(()))

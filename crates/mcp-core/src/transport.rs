@@ -134,6 +134,16 @@ pub trait StreamControl: Send + Sync + fmt::Debug + 'static {
     /// goes on (SSE polling): the client reconnects with `Last-Event-ID` and
     /// gets what was sent meanwhile. A no-op where streams do not apply.
     fn close_stream(&self);
+
+    /// The request `id` on this stream was cancelled and gets no answer:
+    /// what waits on the stream for that answer (an HTTP POST's SSE stream
+    /// or JSON body) can end. [`Dispatcher::receive`](crate::Dispatcher::receive)
+    /// calls it; a request started with [`Dispatcher::call`](crate::Dispatcher::call)
+    /// ends in [`Answered::Cancelled`](crate::Answered::Cancelled) instead.
+    /// The default does nothing (where a stream waits on no answer).
+    fn unanswered(&self, id: &RequestId) {
+        let _ = id;
+    }
 }
 
 /// What a transport knows about an inbound message beyond its JSON.

@@ -1216,6 +1216,12 @@ impl StreamControl for StreamCloser {
             }
         }
     }
+
+    fn unanswered(&self, id: &RequestId) {
+        if let Some(session) = self.session.upgrade() {
+            session.end_unanswered(self.stream, id);
+        }
+    }
 }
 
 #[cfg(test)]
