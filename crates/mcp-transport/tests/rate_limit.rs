@@ -266,3 +266,54 @@ async fn a_stateless_post_without_a_principal_is_limited_by_its_peer_address() {
 
     stop_server(stop, server).await;
 }
+
+/// A batch (2025-03-26) whose second request is over the limit: that one
+/// is answered with the rate limit's error on the batch's stream, beside
+/// the first one's result, and the stream ends (it waited on both).
+#[tokio::test]
+async fn a_refused_request_in_a_batch_is_answered_on_its_stream() {
+    let (listener, address) = listen().await;
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(serve(
+        listener,
+        limited_service(),
+        ServeConfig::new(),
+        async {
+            let _ = stopped.await;
+        },
+    ));
+    let initialize = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let opened = post(address, LOCAL, &[], initialize).await;
+    assert_eq!(opened.status, 200, "{}{}", opened.head, opened.body);
+    let session = opened
+        .header("mcp-session-id")
+        .expect("a session id")
+        .to_owned();
+    let in_session = [
+        ("Mcp-Session-Id", session.as_str()),
+        ("MCP-Protocol-Version", "2025-03-26"),
+    ];
+    let batch = format!("[{},{}]", ping(2), ping(3));
+    let answer = tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        post(address, LOCAL, &in_session, &batch),
+    )
+    .await
+    .expect("the batch's stream ends once both requests are answered");
+    assert_eq!(answer.status, 200, "{}{}", answer.head, answer.body);
+    let events: Vec<Value> = answer
+        .body
+        .lines()
+        .filter_map(|line| line.strip_prefix("data: "))
+        .filter_map(|data| serde_json::from_str(data).ok())
+        .collect();
+    let by_id = |id: u32| {
+        events
+            .iter()
+            .find(|e| e["id"] == id)
+            .unwrap_or_else(|| panic!("no answer for {id}: {}", answer.body))
+    };
+    assert!(by_id(2).get("result").is_some(), "{}", answer.body);
+    assert_eq!(by_id(3)["error"]["code"], -32010, "{}", answer.body);
+    stop_server(stop, server).await;
+}
