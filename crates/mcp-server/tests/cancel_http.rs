@@ -11,12 +11,14 @@ use std::net::SocketAddr;
 use mcp_server::{Context, Server};
 use mcp_transport::http::HttpServerConfig;
 use serde_json::{Value, json};
-use tokio::net::TcpListener;
+use tokio::net::TcpStream;
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::timeout;
 
 mod common;
-use common::{WAIT, in_session, open_session, post, read_all, read_until, request, status};
+use common::{
+    WAIT, in_session, mint_session_at, open_session, post, read_all, read_until, request, status,
+};
 
 /// What a tool's future saw when it was dropped: whether its request's
 /// cancellation token had fired.
@@ -89,16 +91,7 @@ impl Served {
         let (dropped_tx, dropped) = mpsc::unbounded_channel();
         let (started_tx, started) = mpsc::unbounded_channel();
         let server = server(dropped_tx, started_tx);
-        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bound");
-        let addr = listener.local_addr().expect("addr");
-        let (stop, stopped) = oneshot::channel::<()>();
-        let served = tokio::spawn(async move {
-            server
-                .serve_http(listener, config, async {
-                    let _ = stopped.await;
-                })
-                .await
-        });
+        let (addr, stop, served) = common::serve(server, config).await;
         Self {
             addr,
             dropped,
@@ -147,13 +140,44 @@ fn cancel(id: Value) -> Value {
            "params": {"requestId": id, "reason": "the user gave up"}})
 }
 
-/// The first POST's whole text ended (the read reached EOF: `read_all`
-/// fails the test otherwise) and holds no answer for the request.
-fn assert_unanswered(text: &str) {
+/// The POST's text holds no answer for the request `id` (the only
+/// messages with an `id` on it are answers: the server sends the client
+/// no requests here).
+fn assert_unanswered(text: &str, id: &Value) {
     assert!(
-        !text.contains(r#""result""#) && !text.contains(r#""error""#),
-        "a cancelled request gets no answer: {text}"
+        !text.contains(&format!(r#""id":{id}"#)),
+        "the cancelled request {id} gets no answer: {text}"
     );
+}
+
+/// How the test knows the request runs before it cancels it.
+enum Running {
+    /// The tool's progress came on the POST's own stream.
+    Progress,
+    /// The tool started (its POST may still wait on JSON or SSE).
+    Started,
+}
+
+/// Waits until the request `id` of the POST `first` runs, cancels it with
+/// `cancel`, and checks that its tool saw the cancellation and that the
+/// POST ended (read to EOF) with no answer for it; the POST's whole text.
+async fn cancel_and_end(
+    served: &mut Served,
+    mut first: TcpStream,
+    id: &Value,
+    running: Running,
+    cancel: impl Future<Output = ()>,
+) -> String {
+    let mut text = String::new();
+    match running {
+        Running::Progress => read_until(&mut first, &mut text, "notifications/progress").await,
+        Running::Started => drop(served.started().await),
+    }
+    cancel.await;
+    served.tool_saw_cancellation().await;
+    text.push_str(&read_all(first).await);
+    assert_unanswered(&text, id);
+    text
 }
 
 /// Handshake era: the request's POST is an SSE stream (progress went on
@@ -163,15 +187,12 @@ async fn handshake_stream_ends(id: Value) {
     let addr = served.addr;
     let session = open_session(addr).await;
     let body = call_with_progress(id.clone(), "stream").to_string();
-    let mut first = request(addr, "POST", &in_session(&session), &body).await;
-    let mut text = String::new();
-    read_until(&mut first, &mut text, "notifications/progress").await;
-    assert_eq!(status(&post(addr, &session, cancel(id)).await), 202);
-    served.tool_saw_cancellation().await;
-    let rest = read_all(first).await;
-    text.push_str(&rest);
+    let first = request(addr, "POST", &in_session(&session), &body).await;
+    let text = cancel_and_end(&mut served, first, &id, Running::Progress, async {
+        assert_eq!(status(&post(addr, &session, cancel(id.clone())).await), 202);
+    })
+    .await;
     assert!(text.contains("text/event-stream"), "{text}");
-    assert_unanswered(&text);
     served.stop().await;
 }
 
@@ -194,11 +215,10 @@ async fn a_request_cancelled_before_its_stream_opened_ends_its_post() {
     let session = open_session(addr).await;
     let body = call_with_progress(json!(2), "quiet").to_string();
     let first = request(addr, "POST", &in_session(&session), &body).await;
-    served.started().await;
-    assert_eq!(status(&post(addr, &session, cancel(json!(2))).await), 202);
-    served.tool_saw_cancellation().await;
-    let text = read_all(first).await;
-    assert_unanswered(&text);
+    cancel_and_end(&mut served, first, &json!(2), Running::Started, async {
+        assert_eq!(status(&post(addr, &session, cancel(json!(2))).await), 202);
+    })
+    .await;
     served.stop().await;
 }
 
@@ -210,19 +230,17 @@ async fn a_cancel_of_another_id_type_leaves_the_request_running() {
     let addr = served.addr;
     let session = open_session(addr).await;
     let body = call_with_progress(json!(3), "stream").to_string();
-    let mut first = request(addr, "POST", &in_session(&session), &body).await;
-    let mut text = String::new();
-    read_until(&mut first, &mut text, "notifications/progress").await;
+    let first = request(addr, "POST", &in_session(&session), &body).await;
     let running = served.started().await;
-    assert_eq!(status(&post(addr, &session, cancel(json!("3"))).await), 202);
-    // The session serves a cancel before its POST's 202: its effect, if
-    // any, is there now.
-    assert!(!running.is_cancelled(), "\"3\" is not the id 3");
-    assert_eq!(status(&post(addr, &session, cancel(json!(3))).await), 202);
-    assert!(running.is_cancelled());
-    served.tool_saw_cancellation().await;
-    text.push_str(&read_all(first).await);
-    assert_unanswered(&text);
+    cancel_and_end(&mut served, first, &json!(3), Running::Progress, async {
+        assert_eq!(status(&post(addr, &session, cancel(json!("3"))).await), 202);
+        // The session serves a cancel before its POST's 202: its effect,
+        // if any, is there now.
+        assert!(!running.is_cancelled(), "\"3\" is not the id 3");
+        assert_eq!(status(&post(addr, &session, cancel(json!(3))).await), 202);
+        assert!(running.is_cancelled());
+    })
+    .await;
     served.stop().await;
 }
 
@@ -233,21 +251,17 @@ async fn a_cancelled_request_answered_as_json_ends_its_post() {
     let mut served = Served::start(HttpServerConfig::new().json_response(true)).await;
     let addr = served.addr;
     let session = open_session(addr).await;
-    // The progress goes to the GET stream in this mode; open it to see
-    // that the tool is running.
-    let mut get = common::open_get(addr, &session, None).await;
+    // Its progress does not go on the POST in this mode (it would go to a
+    // GET stream; there is none): the POST waits for JSON.
     let body = call_with_progress(json!(4), "stream").to_string();
     let first = request(addr, "POST", &in_session(&session), &body).await;
-    let mut seen = String::new();
-    read_until(&mut get, &mut seen, "notifications/progress").await;
-    assert_eq!(status(&post(addr, &session, cancel(json!(4))).await), 202);
-    served.tool_saw_cancellation().await;
-    let text = read_all(first).await;
+    let text = cancel_and_end(&mut served, first, &json!(4), Running::Started, async {
+        assert_eq!(status(&post(addr, &session, cancel(json!(4))).await), 202);
+    })
+    .await;
     assert_eq!(status(&text), 200, "{text}");
     // No JSON to send: an event stream with no events.
     assert!(text.contains("text/event-stream"), "{text}");
-    assert_unanswered(&text);
-    drop(get);
     served.stop().await;
 }
 
@@ -290,14 +304,16 @@ async fn a_cancelled_stateless_request_ends_its_sse_stream() {
     let mut served = Served::start(HttpServerConfig::new()).await;
     let addr = served.addr;
     let (body, headers) = stateless_call(5, "stream");
-    let mut first = request(addr, "POST", &headers, &body.to_string()).await;
-    let mut text = String::new();
-    read_until(&mut first, &mut text, "notifications/progress").await;
-    stateless_cancel(addr, 5).await;
-    served.tool_saw_cancellation().await;
-    text.push_str(&read_all(first).await);
+    let first = request(addr, "POST", &headers, &body.to_string()).await;
+    let text = cancel_and_end(
+        &mut served,
+        first,
+        &json!(5),
+        Running::Progress,
+        stateless_cancel(addr, 5),
+    )
+    .await;
     assert!(text.contains("text/event-stream"), "{text}");
-    assert_unanswered(&text);
     served.stop().await;
 }
 
@@ -308,42 +324,29 @@ async fn a_stateless_request_cancelled_before_its_stream_opened_ends_its_post() 
     let addr = served.addr;
     let (body, headers) = stateless_call(6, "quiet");
     let first = request(addr, "POST", &headers, &body.to_string()).await;
-    served.started().await;
-    stateless_cancel(addr, 6).await;
-    served.tool_saw_cancellation().await;
-    let text = read_all(first).await;
-    assert_unanswered(&text);
+    cancel_and_end(
+        &mut served,
+        first,
+        &json!(6),
+        Running::Started,
+        stateless_cancel(addr, 6),
+    )
+    .await;
     served.stop().await;
 }
 
 /// A 2025-03-26 session: the only one that takes a batch.
 async fn open_batch_session(addr: SocketAddr) -> String {
-    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-03-26",
-        "capabilities": {},
-        "clientInfo": {"name": "cancel-http", "version": "1"}
-    }});
-    let answer = read_all(request(addr, "POST", &[], &init.to_string()).await).await;
-    assert_eq!(status(&answer), 200, "{answer}");
-    let session = answer
-        .lines()
-        .find_map(|l| l.strip_prefix("mcp-session-id: "))
-        .expect("a session id")
-        .trim()
-        .to_owned();
+    let session = mint_session_at(addr, "2025-03-26").await;
     let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    let answer = read_all(
-        request(
-            addr,
-            "POST",
-            &batch_headers(&session),
-            &initialized.to_string(),
-        )
-        .await,
-    )
-    .await;
-    assert_eq!(status(&answer), 202, "{answer}");
+    assert_eq!(status(&batch_post(addr, &session, initialized).await), 202);
     session
+}
+
+/// POSTs `body` in a 2025-03-26 `session`.
+async fn batch_post(addr: SocketAddr, session: &str, body: Value) -> String {
+    let headers = batch_headers(session);
+    read_all(request(addr, "POST", &headers, &body.to_string()).await).await
 }
 
 fn batch_headers(session: &str) -> [(&str, &str); 2] {
@@ -364,20 +367,13 @@ async fn batch_ends(config: HttpServerConfig) -> String {
         {"jsonrpc": "2.0", "id": 11, "method": "ping"}
     ]);
     let first = request(addr, "POST", &batch_headers(&session), &batch.to_string()).await;
-    served.started().await;
-    let answer = read_all(
-        request(
-            addr,
-            "POST",
-            &batch_headers(&session),
-            &cancel(json!(10)).to_string(),
-        )
-        .await,
-    )
+    let text = cancel_and_end(&mut served, first, &json!(10), Running::Started, async {
+        assert_eq!(
+            status(&batch_post(addr, &session, cancel(json!(10))).await),
+            202
+        );
+    })
     .await;
-    assert_eq!(status(&answer), 202, "{answer}");
-    served.tool_saw_cancellation().await;
-    let text = read_all(first).await;
     assert!(text.contains(r#""id":11"#), "the ping is answered: {text}");
     assert!(
         !text.contains(r#""id":10"#),

@@ -11,7 +11,6 @@ use mcp_types::parse_count;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
-use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tokio::time::timeout;
 
@@ -41,18 +40,7 @@ async fn start() -> (
         )
         .build()
         .expect("valid server");
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bound");
-    let addr = listener.local_addr().expect("addr");
-    let (stop, stopped) = oneshot::channel::<()>();
-    let config = mcp_transport::http::HttpServerConfig::new();
-    let served = tokio::spawn(async move {
-        server
-            .serve_http(listener, config, async {
-                let _ = stopped.await;
-            })
-            .await
-    });
-    (addr, stop, served)
+    common::serve(server, mcp_transport::http::HttpServerConfig::new()).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -112,8 +112,12 @@ async fn post(address: SocketAddr, from: IpAddr, headers: &[(&str, &str)], body:
 const LOCAL: IpAddr = IpAddr::V4(std::net::Ipv4Addr::LOCALHOST);
 
 fn initialize(id: u32) -> String {
+    initialize_at(id, "2025-11-25")
+}
+
+fn initialize_at(id: u32, version: &str) -> String {
     format!(
-        r#"{{"jsonrpc":"2.0","id":{id},"method":"initialize","params":{{"protocolVersion":"2025-11-25","capabilities":{{}},"clientInfo":{{"name":"t","version":"1"}}}}}}"#
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"initialize","params":{{"protocolVersion":"{version}","capabilities":{{}},"clientInfo":{{"name":"t","version":"1"}}}}}}"#
     )
 }
 
@@ -140,6 +144,26 @@ async fn listen() -> (tokio::net::TcpListener, SocketAddr) {
         .expect("bind");
     let address = listener.local_addr().expect("address");
     (listener, address)
+}
+
+/// Serves [`limited_service`] on 127.0.0.1: its address, and what
+/// [`stop_server`] takes.
+async fn serve_limited() -> (
+    SocketAddr,
+    tokio::sync::oneshot::Sender<()>,
+    tokio::task::JoinHandle<std::io::Result<()>>,
+) {
+    let (listener, address) = listen().await;
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(serve(
+        listener,
+        limited_service(),
+        ServeConfig::new(),
+        async {
+            let _ = stopped.await;
+        },
+    ));
+    (address, stop, server)
 }
 
 /// Stops `serve` and checks that it stopped cleanly.
@@ -227,16 +251,7 @@ async fn a_principal_over_its_limit_gets_429_and_others_do_not() {
 
 #[tokio::test]
 async fn a_stateless_post_without_a_principal_is_limited_by_its_peer_address() {
-    let (listener, address) = listen().await;
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(serve(
-        listener,
-        limited_service(),
-        ServeConfig::new(),
-        async {
-            let _ = stopped.await;
-        },
-    ));
+    let (address, stop, server) = serve_limited().await;
     let headers = [
         ("MCP-Protocol-Version", "2026-07-28"),
         ("Mcp-Method", "tools/call"),
@@ -272,18 +287,8 @@ async fn a_stateless_post_without_a_principal_is_limited_by_its_peer_address() {
 /// the first one's result, and the stream ends (it waited on both).
 #[tokio::test]
 async fn a_refused_request_in_a_batch_is_answered_on_its_stream() {
-    let (listener, address) = listen().await;
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(serve(
-        listener,
-        limited_service(),
-        ServeConfig::new(),
-        async {
-            let _ = stopped.await;
-        },
-    ));
-    let initialize = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
-    let opened = post(address, LOCAL, &[], initialize).await;
+    let (address, stop, server) = serve_limited().await;
+    let opened = post(address, LOCAL, &[], &initialize_at(1, "2025-03-26")).await;
     assert_eq!(opened.status, 200, "{}{}", opened.head, opened.body);
     let session = opened
         .header("mcp-session-id")

@@ -77,6 +77,31 @@ pub(crate) fn in_session(session: &str) -> [(&str, &str); 2] {
     ]
 }
 
+/// Serves `server` over streamable HTTP on 127.0.0.1 until the sender is
+/// used (or dropped): its address, the stop, and the serving task.
+pub(crate) async fn serve(
+    server: mcp_server::Server,
+    config: mcp_transport::http::HttpServerConfig,
+) -> (
+    SocketAddr,
+    tokio::sync::oneshot::Sender<()>,
+    tokio::task::JoinHandle<std::io::Result<()>>,
+) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bound");
+    let addr = listener.local_addr().expect("addr");
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let served = tokio::spawn(async move {
+        server
+            .serve_http(listener, config, async {
+                let _ = stopped.await;
+            })
+            .await
+    });
+    (addr, stop, served)
+}
+
 /// POSTs one message in the session and reads the whole answer.
 pub(crate) async fn post(addr: SocketAddr, session: &str, body: Value) -> String {
     read_all(request(addr, "POST", &in_session(session), &body.to_string()).await).await
@@ -96,8 +121,14 @@ pub(crate) async fn open_session(addr: SocketAddr) -> String {
 
 /// Initializes a session on `addr` (declaring roots); its id.
 pub(crate) async fn mint_session(addr: SocketAddr) -> String {
+    mint_session_at(addr, "2025-11-25").await
+}
+
+/// Initializes a session at protocol `version` on `addr` (declaring
+/// roots); its id.
+pub(crate) async fn mint_session_at(addr: SocketAddr, version: &str) -> String {
     let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25",
+        "protocolVersion": version,
         "capabilities": {"roots": {}},
         "clientInfo": {"name": "shared-client", "version": "1"}
     }});
