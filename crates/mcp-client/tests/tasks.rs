@@ -7,7 +7,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_client::{Client, ClientConfig, Error, HostedTasks, TaskStart};
+use mcp_client::{Client, ClientConfig, Error, HostedTasks, RequestOptions, TaskStart};
+use mcp_types::extension::ExtensionId;
 use std::collections::BTreeMap;
 
 use mcp_server::{Context, Server, TasksConfig, ToolError};
@@ -80,12 +81,30 @@ fn server() -> (Server, Controls) {
             gathers_then_task,
         )
         .tool_with(tool("plain", None), || async move { "plain" })
+        .tool_with(tool("sees_tasks", None), |cx: Context| async move {
+            sees(&cx, tasks_ext::EXTENSION_ID)
+        })
+        .tool_with(tool("sees_example", None), |cx: Context| async move {
+            sees(&cx, EXAMPLE_EXTENSION)
+        })
         .tool_with(tool("delegate_elicitation", None), delegate_elicitation)
         .tool_with(tool("delegate_sampling", None), delegate_sampling)
         .tool_with(tool("delegate_and_cancel", None), delegate_and_cancel)
         .build()
         .expect("server");
     (server, Controls { gate, dropped })
+}
+
+/// An extension of no meaning, declared per request.
+const EXAMPLE_EXTENSION: &str = "com.example/probe";
+
+/// What a tool tells of the extension `id` for the call it serves.
+fn sees(cx: &Context, id: &str) -> &'static str {
+    if cx.client_supports_extension(id) {
+        "declared"
+    } else {
+        "not declared"
+    }
 }
 
 fn tool_error(error: mcp_server::Error) -> ToolError {
@@ -440,10 +459,12 @@ async fn extension_lifecycle(plain: Client, client: Client, mut controls: Contro
             [tasks_ext::EXTENSION_ID],
         json!({})
     );
+    // The task methods declare the extension for their own request.
     let get = plain.get_task("anything").await;
     assert_eq!(
         get.as_ref().err().and_then(code),
-        Some(ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY)
+        Some(ErrorCode::INVALID_PARAMS),
+        "an unknown task, not a missing capability"
     );
     assert!(
         matches!(
@@ -597,16 +618,19 @@ async fn status_notifications(
     );
     drop(watch);
 
-    let mut refused = plain.watch_tasks(&["any".to_owned()], Default::default());
-    let error = in_time("the refusal", refused.next())
+    // A client whose config does not claim the extension declares it for
+    // the task call and the watch alone.
+    let task = started(plain.call_tool_as_task("slow", json!({}), None).await);
+    let mut watch = plain.watch_tasks(std::slice::from_ref(&task.task_id), Default::default());
+    let first = in_time("the first pushed state", watch.next())
         .await
-        .expect("an end")
-        .expect_err("refused");
-    assert_eq!(
-        code(&error),
-        Some(ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY)
-    );
-    drop(refused);
+        .expect("a state")
+        .expect("accepted");
+    assert_eq!(first.task.status, TaskStatus::Working);
+    gate.add_permits(1);
+    let done = until_pushed(&mut watch, TaskStatus::Completed).await;
+    assert_eq!(done.task.task_id, task.task_id);
+    drop(watch);
     for client in [handshake, plain, stateless] {
         client.close().await.expect("closed");
     }
@@ -818,5 +842,94 @@ async fn client_hosted_tasks_over_http() {
         .await
         .expect("connected");
     client_hosted_tasks(client, dropped).await;
+    stop.await;
+}
+
+/// One request declares an extension; the session's other requests do not
+/// (2026-07-28); a handshake session refuses the per-request declaration.
+async fn per_request_extensions(plain: Client, handshake: Client) {
+    let text = |result: mcp_types::CallToolResult| {
+        result.content[0]
+            .as_text()
+            .map(str::to_owned)
+            .unwrap_or_default()
+    };
+    let probe = ExtensionId::new(EXAMPLE_EXTENSION).expect("an extension id");
+    let declaring = RequestOptions::new().with_extension(probe.clone(), Default::default());
+    let seen = plain
+        .call_tool_with("sees_example", json!({}), declaring)
+        .await
+        .expect("called");
+    assert_eq!(text(seen), "declared");
+    let seen = plain
+        .call_tool("sees_example", json!({}))
+        .await
+        .expect("called");
+    assert_eq!(text(seen), "not declared", "the next request is plain");
+
+    // call_tool_as_task declares the tasks extension for that call only.
+    match plain.call_tool_as_task("sees_tasks", json!({}), None).await {
+        Ok(TaskStart::Complete(result)) => assert_eq!(text(result), "declared"),
+        other => panic!("a plain tool answers at once: {other:?}"),
+    }
+    let seen = plain
+        .call_tool("sees_tasks", json!({}))
+        .await
+        .expect("called");
+    assert_eq!(text(seen), "not declared");
+    let result = in_time(
+        "a required task",
+        plain.call_tool_in_task("only_as_task", json!({})),
+    )
+    .await
+    .expect("ran as a task");
+    assert_eq!(text(result), "ran as a task");
+    let required = plain.call_tool("only_as_task", json!({})).await;
+    assert_eq!(
+        required.as_ref().err().and_then(code),
+        Some(ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY),
+        "the session still does not declare the extension: {required:?}"
+    );
+
+    let refused = handshake
+        .call_tool_with(
+            "plain",
+            json!({}),
+            RequestOptions::new().with_extension(probe, Default::default()),
+        )
+        .await;
+    match refused {
+        Err(error @ Error::ExtensionPerRequest { .. }) => {
+            assert!(error.to_string().contains(EXAMPLE_EXTENSION), "{error}");
+        }
+        other => panic!("refused in the handshake era: {other:?}"),
+    }
+    plain.close().await.expect("closed");
+    handshake.close().await.expect("closed");
+}
+
+#[tokio::test]
+async fn per_request_extensions_in_memory() {
+    let (server, _controls) = server();
+    let plain = Client::connect(server.in_memory(), stateless_config(false))
+        .await
+        .expect("connected");
+    let handshake = Client::connect(server.in_memory(), config())
+        .await
+        .expect("connected");
+    per_request_extensions(plain, handshake).await;
+}
+
+#[tokio::test]
+async fn per_request_extensions_over_http() {
+    let (server, _controls) = server();
+    let (url, stop) = serve(server).await;
+    let plain = Client::connect_http(&url, stateless_config(false))
+        .await
+        .expect("connected");
+    let handshake = Client::connect_http(&url, config())
+        .await
+        .expect("connected");
+    per_request_extensions(plain, handshake).await;
     stop.await;
 }
