@@ -5,7 +5,9 @@
 //! the gateway is followed upstream to its result; cancelling it cancels
 //! the upstream's; one client never gets, cancels or lists another's; a
 //! stateless client's task runs through too; an upstream lost mid-task
-//! fails the task.
+//! fails the task. The same with the upstreams spoken to in the stateless
+//! era (2026-07-28), where the gateway declares the tasks extension on
+//! the task's own calls only.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -30,9 +32,14 @@ struct Text {
 
 /// A tool that runs as a task when asked (`execution.taskSupport`).
 fn task_tool(name: &str) -> Tool {
+    task_tool_with(name, TaskSupport::Optional)
+}
+
+/// A tool with task support `support`.
+fn task_tool_with(name: &str, support: TaskSupport) -> Tool {
     let mut tool = Tool::new(name, JsonObject::new());
-    tool.description = Some(format!("{name}, as a task if asked"));
-    tool.execution = Some(ToolExecution::new().with_task_support(TaskSupport::Optional));
+    tool.description = Some(format!("{name}, as a task ({support:?})"));
+    tool.execution = Some(ToolExecution::new().with_task_support(support));
     tool
 }
 
@@ -85,6 +92,10 @@ async fn tasks_upstream() -> (String, Slow, oneshot::Sender<()>) {
                 format!("slow: {}", args.text)
             }
         })
+        .tool_with(
+            task_tool_with("required", TaskSupport::Required),
+            |Args(args): Args<Text>| async move { format!("required: {}", args.text) },
+        )
         .tool(
             "plain",
             "Never a task",
@@ -112,15 +123,19 @@ async fn taskless_upstream() -> (String, oneshot::Sender<()>) {
     served::serve_http(server).await
 }
 
-/// The gateway over both upstreams (spoken to in the handshake era), its
-/// server on 127.0.0.1; its URL.
-async fn gateway(runner: String, taskless: String) -> (Arc<Gateway>, String, oneshot::Sender<()>) {
+/// The gateway over both upstreams (spoken to in `era`), its server on
+/// 127.0.0.1; its URL.
+async fn gateway(
+    runner: String,
+    taskless: String,
+    era: EraPreference,
+) -> (Arc<Gateway>, String, oneshot::Sender<()>) {
     let upstream = |url| {
         UpstreamConfig::new(UpstreamTransport::Http {
             url,
             headers: Default::default(),
         })
-        .with_era(EraPreference::Handshake)
+        .with_era(era)
     };
     let config = GatewayConfig::new()
         .upstream("runner", upstream(runner))
@@ -143,11 +158,20 @@ async fn gateway(runner: String, taskless: String) -> (Arc<Gateway>, String, one
     (gateway, url, stop)
 }
 
-/// The gateway over `runner` and a taskless upstream; its URL; what
-/// stops the taskless upstream and the gateway's server.
+/// The gateway over `runner` and a taskless upstream (spoken to in the
+/// handshake era); its URL; what stops the taskless upstream and the
+/// gateway's server.
 async fn gateway_over(runner: String) -> (Arc<Gateway>, String, [oneshot::Sender<()>; 2]) {
+    gateway_over_in(runner, EraPreference::Handshake).await
+}
+
+/// As [`gateway_over`], the upstreams spoken to in `era`.
+async fn gateway_over_in(
+    runner: String,
+    era: EraPreference,
+) -> (Arc<Gateway>, String, [oneshot::Sender<()>; 2]) {
     let (taskless, stop_taskless) = taskless_upstream().await;
-    let (gateway, url, stop) = gateway(runner, taskless).await;
+    let (gateway, url, stop) = gateway(runner, taskless, era).await;
     (gateway, url, [stop_taskless, stop])
 }
 
@@ -354,6 +378,94 @@ async fn a_task_of_an_upstream_process_that_dies_fails() {
     );
     let polled = alice.get_task(&task.task_id).await.expect("polled");
     assert_eq!(polled.status, TaskStatus::Failed);
+    assert_eq!(gateway.upstream_tasks(), 0);
+    gateway.shutdown().await;
+}
+
+/// A stateless (2026-07-28) upstream serving the tasks extension: a task
+/// started through the gateway (by a client of either era) runs there,
+/// is polled and its result fetched; cancelling it cancels the upstream's;
+/// a `required` tool runs as a task; plain calls stay plain; a tool whose
+/// upstream runs no tasks is called plainly for the gateway's task.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_passes_through_to_a_stateless_upstream() {
+    let (runner, mut slow, _stop_runner) = tasks_upstream().await;
+    let (gateway, url, _stops) = gateway_over_in(runner, EraPreference::Stateless).await;
+    let tools = gateway.catalog();
+    let support = |name: &str| {
+        let tool = tools.tools.iter().find(|(_, t)| t.name == name);
+        tool.and_then(|(_, t)| t.execution.as_ref().and_then(|e| e.task_support))
+    };
+    assert_eq!(support("runner_slow"), Some(TaskSupport::Optional));
+    assert_eq!(support("runner_required"), Some(TaskSupport::Required));
+
+    let alice = client(&url, Negotiation::HandshakeOnly).await;
+    let task = slow.run(&alice, "one").await;
+    assert_eq!(gateway.upstream_tasks(), 1, "passed through");
+    let polled = alice.get_task(&task.task_id).await.expect("polled");
+    assert_eq!(polled.status, TaskStatus::Working);
+    slow.gate.add_permits(1);
+    let result = finished(&alice, &task).await.expect("the result");
+    assert_eq!(text(&result), "slow: one");
+    let related = result.meta.as_ref().and_then(|m| m.related_task.as_ref());
+    assert_eq!(
+        related.map(|r| r.task_id.as_str()),
+        Some(task.task_id.as_str()),
+        "the gateway's id, never the upstream's"
+    );
+    assert_eq!(gateway.upstream_tasks(), 0, "followed no more");
+
+    // Cancelled through the gateway: the upstream's task is cancelled.
+    let task = slow.run(&alice, "two").await;
+    alice.cancel_task(&task.task_id).await.expect("cancelled");
+    assert_eq!(next(&mut slow.cancelled).await, "two", "cancelled upstream");
+    assert_eq!(gateway.upstream_tasks(), 0);
+
+    // A tool the upstream runs only as a task.
+    let task = start(&alice, "runner_required", "three").await;
+    let result = finished(&alice, &task).await.expect("the result");
+    assert_eq!(text(&result), "required: three", "no -32021");
+
+    // A stateless client's task too.
+    let carol = client(&url, Negotiation::StatelessOnly).await;
+    let task = slow.run(&carol, "four").await;
+    assert_eq!(gateway.upstream_tasks(), 1, "passed through");
+    slow.gate.add_permits(1);
+    let result = finished(&carol, &task).await.expect("the result");
+    assert_eq!(text(&result), "slow: four");
+
+    // Plain calls of a task tool stay plain: the gateway does not declare
+    // the extension for them, so the upstream answers with the result.
+    slow.gate.add_permits(1);
+    let result = alice
+        .call_tool("runner_slow", json!({"text": "five"}))
+        .await
+        .expect("called");
+    assert_eq!(text(&result), "slow: five");
+    assert_eq!(next(&mut slow.started).await, "five");
+
+    // The taskless upstream runs no tasks: the gateway's task calls it.
+    let task = start(&alice, "taskless_hosted", "six").await;
+    let result = finished(&alice, &task).await.expect("the result");
+    assert_eq!(text(&result), "hosted: six");
+    assert_eq!(gateway.upstream_tasks(), 0);
+    gateway.shutdown().await;
+}
+
+/// A stateless upstream that goes away while it runs a task fails the
+/// task, saying so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stateless_upstream_lost_mid_task_fails_the_task() {
+    let (runner, mut slow, stop_runner) = tasks_upstream().await;
+    let (gateway, url, _stops) = gateway_over_in(runner, EraPreference::Stateless).await;
+    let alice = client(&url, Negotiation::HandshakeOnly).await;
+    let task = slow.run(&alice, "seven").await;
+    drop(stop_runner);
+    let failed = finished(&alice, &task).await.expect_err("the task fails");
+    assert!(
+        failed.to_string().contains("lost the task"),
+        "says what happened: {failed}"
+    );
     assert_eq!(gateway.upstream_tasks(), 0);
     gateway.shutdown().await;
 }
