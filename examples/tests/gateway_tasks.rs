@@ -14,9 +14,10 @@ use std::time::Duration;
 
 use mcp_client::{Client, ClientConfig, HttpClientConfig, Negotiation, TaskStart};
 use mcp_gateway::{EraPreference, Gateway, GatewayConfig, UpstreamConfig, UpstreamTransport};
-use mcp_server::{Args, Server, TasksConfig};
+use mcp_server::{Args, Context, Server, TasksConfig, ToolError};
 use mcp_types::{
-    CallToolResult, JsonObject, Task, TaskStatus, TaskSupport, Tool, ToolExecution, tasks_ext,
+    CallToolResult, ErrorObject, JsonObject, Task, TaskStatus, TaskSupport, Tool, ToolExecution,
+    tasks_ext,
 };
 use serde_json::json;
 use tokio::sync::{Semaphore, mpsc, oneshot};
@@ -78,6 +79,7 @@ async fn tasks_upstream() -> (String, Slow, oneshot::Sender<()>) {
     let (started_tx, started) = mpsc::unbounded_channel();
     let (cancelled_tx, cancelled) = mpsc::unbounded_channel();
     let permits = gate.clone();
+    let asks_cancelled = cancelled_tx.clone();
     let server = Server::builder("runner", "1.0.0")
         .tasks(TasksConfig::new().poll_interval(Duration::from_millis(20)))
         .tool_with(task_tool("slow"), move |Args(args): Args<Text>| {
@@ -90,6 +92,29 @@ async fn tasks_upstream() -> (String, Slow, oneshot::Sender<()>) {
                 permit.forget();
                 unfinished.0 = None;
                 format!("slow: {}", args.text)
+            }
+        })
+        .tool_with(task_tool("broken"), || async move {
+            Err::<String, _>(ToolError::protocol(ErrorObject::invalid_params(
+                "the input is broken",
+            )))
+        })
+        .tool_with(task_tool("asks"), {
+            let cancelled = asks_cancelled;
+            move |cx: Context| {
+                let guard = Unfinished(Some(("asks".to_owned(), cancelled.clone())));
+                async move {
+                    let _guard = guard;
+                    cx.run_as_task().await;
+                    let schema = serde_json::from_value(json!({
+                        "type": "object",
+                        "properties": {"name": {"type": "string"}}
+                    }));
+                    let schema = schema.map_err(|e| ToolError::new(e.to_string()))?;
+                    let asked = cx.elicit_form("Your name?", schema).await;
+                    asked.map_err(|e| ToolError::new(e.to_string()))?;
+                    Ok::<_, ToolError>("answered".to_owned())
+                }
             }
         })
         .tool_with(
@@ -448,6 +473,26 @@ async fn a_task_passes_through_to_a_stateless_upstream() {
     let task = start(&alice, "taskless_hosted", "six").await;
     let result = finished(&alice, &task).await.expect("the result");
     assert_eq!(text(&result), "hosted: six");
+
+    // A task that fails upstream fails with the upstream's own error.
+    let task = start(&alice, "runner_broken", "seven").await;
+    let failed = finished(&alice, &task).await.expect_err("the task fails");
+    assert_eq!(
+        failed.remote().map(|e| e.message.as_str()),
+        Some("the input is broken"),
+        "{failed}"
+    );
+
+    // A task that asks for input is not relayed: cancelled upstream, and
+    // the downstream task fails saying why.
+    let task = start(&alice, "runner_asks", "eight").await;
+    let failed = finished(&alice, &task).await.expect_err("the task fails");
+    assert!(failed.to_string().contains("asked for input"), "{failed}");
+    assert_eq!(
+        next(&mut slow.cancelled).await,
+        "asks",
+        "cancelled upstream"
+    );
     assert_eq!(gateway.upstream_tasks(), 0);
     gateway.shutdown().await;
 }

@@ -162,10 +162,9 @@ async fn follow(
                 let error = error.unwrap_or_else(|| {
                     ErrorObject::internal_error("the upstream task ended without a result")
                 });
-                return Err(router.forwarded(
-                    upstream,
-                    mcp_client::Error::TaskFailed { task_id, error },
-                ));
+                return Err(
+                    router.forwarded(upstream, mcp_client::Error::TaskFailed { task_id, error })
+                );
             }
         }
     } else {
