@@ -239,6 +239,53 @@ async fn next(queue: &mut mpsc::UnboundedReceiver<String>) -> String {
         .expect("the upstream is there")
 }
 
+/// The `execution.taskSupport` the gateway advertises for `name`.
+fn task_support(gateway: &Gateway, name: &str) -> Option<TaskSupport> {
+    let tools = gateway.catalog();
+    let tool = tools.tools.iter().find(|(_, t)| t.name == name);
+    tool.and_then(|(_, t)| t.execution.as_ref().and_then(|e| e.task_support))
+}
+
+/// Lets `task` (of `slow`) finish: its result `expected`, under the
+/// gateway's task id; the upstream's task followed no more.
+async fn finishes_under_the_gateways_id(
+    gateway: &Gateway,
+    client: &Client,
+    task: &Task,
+    expected: &str,
+) {
+    let result = finished(client, task).await.expect("the result");
+    assert_eq!(text(&result), expected);
+    let related = result.meta.as_ref().and_then(|m| m.related_task.as_ref());
+    assert_eq!(
+        related.map(|r| r.task_id.as_str()),
+        Some(task.task_id.as_str()),
+        "the gateway's id, never the upstream's"
+    );
+    assert_eq!(gateway.upstream_tasks(), 0, "followed no more");
+}
+
+/// Starts `slow` as a task and cancels it through the gateway: the
+/// upstream's task is cancelled. The task.
+async fn cancels_upstream(gateway: &Gateway, slow: &mut Slow, client: &Client, text: &str) -> Task {
+    let task = slow.run(client, text).await;
+    client.cancel_task(&task.task_id).await.expect("cancelled");
+    assert_eq!(next(&mut slow.cancelled).await, text, "cancelled upstream");
+    assert_eq!(gateway.upstream_tasks(), 0);
+    task
+}
+
+/// A plain call of `slow` stays plain: answered with its result.
+async fn stays_plain(slow: &mut Slow, client: &Client) {
+    slow.gate.add_permits(1);
+    let result = client
+        .call_tool("runner_slow", json!({"text": "five"}))
+        .await
+        .expect("called");
+    assert_eq!(text(&result), "slow: five");
+    assert_eq!(next(&mut slow.started).await, "five");
+}
+
 /// The upstream task is passed through: started there, followed to its
 /// result under the gateway's own id; cancelled there when the client
 /// cancels; seen by its own client only.
@@ -246,11 +293,7 @@ async fn next(queue: &mut mpsc::UnboundedReceiver<String>) -> String {
 async fn a_task_passes_through_to_its_upstream_and_stays_its_clients() {
     let (runner, mut slow, _stop_runner) = tasks_upstream().await;
     let (gateway, url, _stops) = gateway_over(runner).await;
-    let tools = gateway.catalog();
-    let support = |name: &str| {
-        let tool = tools.tools.iter().find(|(_, t)| t.name == name);
-        tool.and_then(|(_, t)| t.execution.as_ref().and_then(|e| e.task_support))
-    };
+    let support = |name: &str| task_support(&gateway, name);
     assert_eq!(support("runner_slow"), Some(TaskSupport::Optional));
     assert_eq!(support("runner_plain"), None, "never a task");
 
@@ -286,21 +329,8 @@ async fn a_task_passes_through_to_its_upstream_and_stays_its_clients() {
     });
     assert_eq!(told.await.expect("in time"), TaskStatus::Completed);
     drop(watch);
-    let result = finished(&alice, &task).await.expect("the result");
-    assert_eq!(text(&result), "slow: one");
-    let related = result.meta.as_ref().and_then(|m| m.related_task.as_ref());
-    assert_eq!(
-        related.map(|r| r.task_id.as_str()),
-        Some(task.task_id.as_str()),
-        "the gateway's id, never the upstream's"
-    );
-    assert_eq!(gateway.upstream_tasks(), 0, "followed no more");
-
-    // Cancelled through the gateway: the upstream's task is cancelled.
-    let task = slow.run(&alice, "two").await;
-    alice.cancel_task(&task.task_id).await.expect("cancelled");
-    assert_eq!(next(&mut slow.cancelled).await, "two", "cancelled upstream");
-    assert_eq!(gateway.upstream_tasks(), 0);
+    finishes_under_the_gateways_id(&gateway, &alice, &task, "slow: one").await;
+    let task = cancels_upstream(&gateway, &mut slow, &alice, "two").await;
     let polled = alice.get_task(&task.task_id).await.expect("polled");
     assert_eq!(polled.status, TaskStatus::Cancelled);
 
@@ -316,13 +346,7 @@ async fn a_task_passes_through_to_its_upstream_and_stays_its_clients() {
     assert!(refused.is_err(), "not a task tool: {refused:?}");
 
     // Plain calls of a task tool stay plain.
-    slow.gate.add_permits(1);
-    let result = alice
-        .call_tool("runner_slow", json!({"text": "five"}))
-        .await
-        .expect("called");
-    assert_eq!(text(&result), "slow: five");
-    assert_eq!(next(&mut slow.started).await, "five");
+    stays_plain(&mut slow, &alice).await;
     gateway.shutdown().await;
 }
 
@@ -346,8 +370,14 @@ async fn a_stateless_clients_task_passes_through() {
 /// so.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_upstream_lost_mid_task_fails_the_task() {
+    lost_mid_task(EraPreference::Handshake).await;
+}
+
+/// An upstream spoken to in `era` goes away while it runs a task: the task
+/// fails, saying so.
+async fn lost_mid_task(era: EraPreference) {
     let (runner, mut slow, stop_runner) = tasks_upstream().await;
-    let (gateway, url, _stops) = gateway_over(runner).await;
+    let (gateway, url, _stops) = gateway_over_in(runner, era).await;
     let alice = client(&url, Negotiation::HandshakeOnly).await;
     let task = slow.run(&alice, "seven").await;
     drop(stop_runner);
@@ -416,11 +446,7 @@ async fn a_task_of_an_upstream_process_that_dies_fails() {
 async fn a_task_passes_through_to_a_stateless_upstream() {
     let (runner, mut slow, _stop_runner) = tasks_upstream().await;
     let (gateway, url, _stops) = gateway_over_in(runner, EraPreference::Stateless).await;
-    let tools = gateway.catalog();
-    let support = |name: &str| {
-        let tool = tools.tools.iter().find(|(_, t)| t.name == name);
-        tool.and_then(|(_, t)| t.execution.as_ref().and_then(|e| e.task_support))
-    };
+    let support = |name: &str| task_support(&gateway, name);
     assert_eq!(support("runner_slow"), Some(TaskSupport::Optional));
     assert_eq!(support("runner_required"), Some(TaskSupport::Required));
 
@@ -430,21 +456,8 @@ async fn a_task_passes_through_to_a_stateless_upstream() {
     let polled = alice.get_task(&task.task_id).await.expect("polled");
     assert_eq!(polled.status, TaskStatus::Working);
     slow.gate.add_permits(1);
-    let result = finished(&alice, &task).await.expect("the result");
-    assert_eq!(text(&result), "slow: one");
-    let related = result.meta.as_ref().and_then(|m| m.related_task.as_ref());
-    assert_eq!(
-        related.map(|r| r.task_id.as_str()),
-        Some(task.task_id.as_str()),
-        "the gateway's id, never the upstream's"
-    );
-    assert_eq!(gateway.upstream_tasks(), 0, "followed no more");
-
-    // Cancelled through the gateway: the upstream's task is cancelled.
-    let task = slow.run(&alice, "two").await;
-    alice.cancel_task(&task.task_id).await.expect("cancelled");
-    assert_eq!(next(&mut slow.cancelled).await, "two", "cancelled upstream");
-    assert_eq!(gateway.upstream_tasks(), 0);
+    finishes_under_the_gateways_id(&gateway, &alice, &task, "slow: one").await;
+    cancels_upstream(&gateway, &mut slow, &alice, "two").await;
 
     // A tool the upstream runs only as a task.
     let task = start(&alice, "runner_required", "three").await;
@@ -461,13 +474,7 @@ async fn a_task_passes_through_to_a_stateless_upstream() {
 
     // Plain calls of a task tool stay plain: the gateway does not declare
     // the extension for them, so the upstream answers with the result.
-    slow.gate.add_permits(1);
-    let result = alice
-        .call_tool("runner_slow", json!({"text": "five"}))
-        .await
-        .expect("called");
-    assert_eq!(text(&result), "slow: five");
-    assert_eq!(next(&mut slow.started).await, "five");
+    stays_plain(&mut slow, &alice).await;
 
     // The taskless upstream runs no tasks: the gateway's task calls it.
     let task = start(&alice, "taskless_hosted", "six").await;
@@ -501,16 +508,5 @@ async fn a_task_passes_through_to_a_stateless_upstream() {
 /// task, saying so.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stateless_upstream_lost_mid_task_fails_the_task() {
-    let (runner, mut slow, stop_runner) = tasks_upstream().await;
-    let (gateway, url, _stops) = gateway_over_in(runner, EraPreference::Stateless).await;
-    let alice = client(&url, Negotiation::HandshakeOnly).await;
-    let task = slow.run(&alice, "seven").await;
-    drop(stop_runner);
-    let failed = finished(&alice, &task).await.expect_err("the task fails");
-    assert!(
-        failed.to_string().contains("lost the task"),
-        "says what happened: {failed}"
-    );
-    assert_eq!(gateway.upstream_tasks(), 0);
-    gateway.shutdown().await;
+    lost_mid_task(EraPreference::Stateless).await;
 }

@@ -121,7 +121,7 @@ impl RequestOptions {
     ///
     /// A `tools/call` declaring the tasks extension
     /// ([`mcp_types::tasks_ext::EXTENSION_ID`]) accepts its task handle as
-    /// a claimed result ([`ToolOutcome::Claimed`](crate::ToolOutcome::Claimed))
+    /// a claimed result ([`ToolOutcome::Claimed`](crate::extension::ToolOutcome::Claimed))
     /// even when the config does not claim it;
     /// [`call_tool_as_task`](crate::ClientSession::call_tool_as_task) does
     /// exactly that.

@@ -295,6 +295,7 @@ async fn in_time<T>(what: &str, future: impl std::future::Future<Output = T>) ->
 /// Created, polled, listed, finished; another cancelled (its code
 /// dropped); the tool-level task rules; an unknown task.
 async fn core_lifecycle(client: Client, mut controls: Controls) {
+    refuses_per_request(&client).await;
     let capabilities = client.server_capabilities().expect("initialized");
     let tasks = capabilities.tasks.expect("the core tasks capability");
     assert!(tasks.list.is_some() && tasks.cancel.is_some());
@@ -459,6 +460,13 @@ async fn extension_lifecycle(plain: Client, client: Client, mut controls: Contro
             [tasks_ext::EXTENSION_ID],
         json!({})
     );
+    declares_per_request(&plain).await;
+    let required = plain.call_tool("only_as_task", json!({})).await;
+    assert_eq!(
+        required.as_ref().err().and_then(code),
+        Some(ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY),
+        "the session still does not declare the extension: {required:?}"
+    );
     // The task methods declare the extension for their own request.
     let get = plain.get_task("anything").await;
     assert_eq!(
@@ -584,6 +592,24 @@ async fn until_pushed(
     .await
 }
 
+/// Starts `slow` as a task of stateless `client` and watches it: pushed
+/// working (the gate is closed), then, once a permit of `gate` lets it
+/// finish, completed. The last state pushed.
+async fn watched_to_its_end(client: &Client, gate: &Semaphore) -> mcp_client::TaskState {
+    let task = started(client.call_tool_as_task("slow", json!({}), None).await);
+    let mut watch = client.watch_tasks(std::slice::from_ref(&task.task_id), Default::default());
+    // The current state comes first.
+    let first = in_time("the first pushed state", watch.next())
+        .await
+        .expect("a state")
+        .expect("accepted");
+    assert_eq!(first.task.status, TaskStatus::Working);
+    gate.add_permits(1);
+    let done = until_pushed(&mut watch, TaskStatus::Completed).await;
+    assert_eq!(done.task.task_id, task.task_id);
+    done
+}
+
 /// Task status notifications reach a watching client: on the session at
 /// 2025-11-25 (`notifications/tasks/status`), on a `subscriptions/listen`
 /// stream at 2026-07-28 (`notifications/tasks`, the result inlined); a
@@ -601,36 +627,15 @@ async fn status_notifications(
     assert_eq!(done.task.task_id, task.task_id);
     drop(watch);
 
-    let task = started(stateless.call_tool_as_task("slow", json!({}), None).await);
-    let mut watch = stateless.watch_tasks(std::slice::from_ref(&task.task_id), Default::default());
-    // The current state comes first: the gate is closed, so it is working.
-    let first = in_time("the first pushed state", watch.next())
-        .await
-        .expect("a state")
-        .expect("accepted");
-    assert_eq!(first.task.status, TaskStatus::Working);
-    gate.add_permits(1);
-    let done = until_pushed(&mut watch, TaskStatus::Completed).await;
-    assert_eq!(done.task.task_id, task.task_id);
-    assert_eq!(
-        done.result.expect("the result inlined").content[0].as_text(),
-        Some("done")
-    );
-    drop(watch);
-
     // A client whose config does not claim the extension declares it for
     // the task call and the watch alone.
-    let task = started(plain.call_tool_as_task("slow", json!({}), None).await);
-    let mut watch = plain.watch_tasks(std::slice::from_ref(&task.task_id), Default::default());
-    let first = in_time("the first pushed state", watch.next())
-        .await
-        .expect("a state")
-        .expect("accepted");
-    assert_eq!(first.task.status, TaskStatus::Working);
-    gate.add_permits(1);
-    let done = until_pushed(&mut watch, TaskStatus::Completed).await;
-    assert_eq!(done.task.task_id, task.task_id);
-    drop(watch);
+    for client in [&stateless, &plain] {
+        let done = watched_to_its_end(client, gate).await;
+        assert_eq!(
+            done.result.expect("the result inlined").content[0].as_text(),
+            Some("done")
+        );
+    }
     for client in [handshake, plain, stateless] {
         client.close().await.expect("closed");
     }
@@ -846,51 +851,47 @@ async fn client_hosted_tasks_over_http() {
 }
 
 /// One request declares an extension; the session's other requests do not
-/// (2026-07-28); a handshake session refuses the per-request declaration.
-async fn per_request_extensions(plain: Client, handshake: Client) {
-    let text = |result: mcp_types::CallToolResult| {
-        result.content[0]
-            .as_text()
-            .map(str::to_owned)
-            .unwrap_or_default()
-    };
+/// (2026-07-28): `plain`'s config declares no extension.
+async fn declares_per_request(plain: &Client) {
     let probe = ExtensionId::new(EXAMPLE_EXTENSION).expect("an extension id");
-    let declaring = RequestOptions::new().with_extension(probe.clone(), Default::default());
+    let declaring = RequestOptions::new().with_extension(probe, Default::default());
     let seen = plain
         .call_tool_with("sees_example", json!({}), declaring)
         .await
         .expect("called");
-    assert_eq!(text(seen), "declared");
+    assert_eq!(first_text(seen), "declared");
     let seen = plain
         .call_tool("sees_example", json!({}))
         .await
         .expect("called");
-    assert_eq!(text(seen), "not declared", "the next request is plain");
+    assert_eq!(
+        first_text(seen),
+        "not declared",
+        "the next request is plain"
+    );
 
     // call_tool_as_task declares the tasks extension for that call only.
     match plain.call_tool_as_task("sees_tasks", json!({}), None).await {
-        Ok(TaskStart::Complete(result)) => assert_eq!(text(result), "declared"),
+        Ok(TaskStart::Complete(result)) => assert_eq!(first_text(result), "declared"),
         other => panic!("a plain tool answers at once: {other:?}"),
     }
     let seen = plain
         .call_tool("sees_tasks", json!({}))
         .await
         .expect("called");
-    assert_eq!(text(seen), "not declared");
+    assert_eq!(first_text(seen), "not declared");
     let result = in_time(
         "a required task",
         plain.call_tool_in_task("only_as_task", json!({})),
     )
     .await
     .expect("ran as a task");
-    assert_eq!(text(result), "ran as a task");
-    let required = plain.call_tool("only_as_task", json!({})).await;
-    assert_eq!(
-        required.as_ref().err().and_then(code),
-        Some(ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY),
-        "the session still does not declare the extension: {required:?}"
-    );
+    assert_eq!(first_text(result), "ran as a task");
+}
 
+/// A handshake-era session refuses a per-request extension, saying why.
+async fn refuses_per_request(handshake: &Client) {
+    let probe = ExtensionId::new(EXAMPLE_EXTENSION).expect("an extension id");
     let refused = handshake
         .call_tool_with(
             "plain",
@@ -904,32 +905,11 @@ async fn per_request_extensions(plain: Client, handshake: Client) {
         }
         other => panic!("refused in the handshake era: {other:?}"),
     }
-    plain.close().await.expect("closed");
-    handshake.close().await.expect("closed");
 }
 
-#[tokio::test]
-async fn per_request_extensions_in_memory() {
-    let (server, _controls) = server();
-    let plain = Client::connect(server.in_memory(), stateless_config(false))
-        .await
-        .expect("connected");
-    let handshake = Client::connect(server.in_memory(), config())
-        .await
-        .expect("connected");
-    per_request_extensions(plain, handshake).await;
-}
-
-#[tokio::test]
-async fn per_request_extensions_over_http() {
-    let (server, _controls) = server();
-    let (url, stop) = serve(server).await;
-    let plain = Client::connect_http(&url, stateless_config(false))
-        .await
-        .expect("connected");
-    let handshake = Client::connect_http(&url, config())
-        .await
-        .expect("connected");
-    per_request_extensions(plain, handshake).await;
-    stop.await;
+fn first_text(result: mcp_types::CallToolResult) -> String {
+    result.content[0]
+        .as_text()
+        .map(str::to_owned)
+        .unwrap_or_default()
 }
