@@ -112,7 +112,9 @@ impl RequestOptions {
     /// capabilities of the request's `_meta` envelope (over the config's
     /// own settings for the same id), so the server may answer this one
     /// request as the extension allows while the session's other requests
-    /// stay plain. Declaring it again replaces its settings.
+    /// stay plain. Declaring it again replaces its settings. A list with
+    /// extensions of its own is neither read from nor kept in the
+    /// session's cache (its answer may differ).
     ///
     /// The handshake era declares capabilities once, at `initialize`: a
     /// request with a per-request extension is refused there with
