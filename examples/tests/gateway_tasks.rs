@@ -5,16 +5,19 @@
 //! the gateway is followed upstream to its result; cancelling it cancels
 //! the upstream's; one client never gets, cancels or lists another's; a
 //! stateless client's task runs through too; an upstream lost mid-task
-//! fails the task.
+//! fails the task. The same with the upstreams spoken to in the stateless
+//! era (2026-07-28), where the gateway declares the tasks extension on
+//! the task's own calls only.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_client::{Client, ClientConfig, HttpClientConfig, Negotiation, TaskStart};
 use mcp_gateway::{EraPreference, Gateway, GatewayConfig, UpstreamConfig, UpstreamTransport};
-use mcp_server::{Args, Server, TasksConfig};
+use mcp_server::{Args, Context, Server, TasksConfig, ToolError};
 use mcp_types::{
-    CallToolResult, JsonObject, Task, TaskStatus, TaskSupport, Tool, ToolExecution, tasks_ext,
+    CallToolResult, ErrorObject, JsonObject, Task, TaskStatus, TaskSupport, Tool, ToolExecution,
+    tasks_ext,
 };
 use serde_json::json;
 use tokio::sync::{Semaphore, mpsc, oneshot};
@@ -30,9 +33,14 @@ struct Text {
 
 /// A tool that runs as a task when asked (`execution.taskSupport`).
 fn task_tool(name: &str) -> Tool {
+    task_tool_with(name, TaskSupport::Optional)
+}
+
+/// A tool with task support `support`.
+fn task_tool_with(name: &str, support: TaskSupport) -> Tool {
     let mut tool = Tool::new(name, JsonObject::new());
-    tool.description = Some(format!("{name}, as a task if asked"));
-    tool.execution = Some(ToolExecution::new().with_task_support(TaskSupport::Optional));
+    tool.description = Some(format!("{name}, as a task ({support:?})"));
+    tool.execution = Some(ToolExecution::new().with_task_support(support));
     tool
 }
 
@@ -71,6 +79,7 @@ async fn tasks_upstream() -> (String, Slow, oneshot::Sender<()>) {
     let (started_tx, started) = mpsc::unbounded_channel();
     let (cancelled_tx, cancelled) = mpsc::unbounded_channel();
     let permits = gate.clone();
+    let asks_cancelled = cancelled_tx.clone();
     let server = Server::builder("runner", "1.0.0")
         .tasks(TasksConfig::new().poll_interval(Duration::from_millis(20)))
         .tool_with(task_tool("slow"), move |Args(args): Args<Text>| {
@@ -85,6 +94,33 @@ async fn tasks_upstream() -> (String, Slow, oneshot::Sender<()>) {
                 format!("slow: {}", args.text)
             }
         })
+        .tool_with(task_tool("broken"), || async move {
+            Err::<String, _>(ToolError::protocol(ErrorObject::invalid_params(
+                "the input is broken",
+            )))
+        })
+        .tool_with(task_tool("asks"), {
+            let cancelled = asks_cancelled;
+            move |cx: Context| {
+                let guard = Unfinished(Some(("asks".to_owned(), cancelled.clone())));
+                async move {
+                    let _guard = guard;
+                    cx.run_as_task().await;
+                    let schema = serde_json::from_value(json!({
+                        "type": "object",
+                        "properties": {"name": {"type": "string"}}
+                    }));
+                    let schema = schema.map_err(|e| ToolError::new(e.to_string()))?;
+                    let asked = cx.elicit_form("Your name?", schema).await;
+                    asked.map_err(|e| ToolError::new(e.to_string()))?;
+                    Ok::<_, ToolError>("answered".to_owned())
+                }
+            }
+        })
+        .tool_with(
+            task_tool_with("required", TaskSupport::Required),
+            |Args(args): Args<Text>| async move { format!("required: {}", args.text) },
+        )
         .tool(
             "plain",
             "Never a task",
@@ -112,15 +148,19 @@ async fn taskless_upstream() -> (String, oneshot::Sender<()>) {
     served::serve_http(server).await
 }
 
-/// The gateway over both upstreams (spoken to in the handshake era), its
-/// server on 127.0.0.1; its URL.
-async fn gateway(runner: String, taskless: String) -> (Arc<Gateway>, String, oneshot::Sender<()>) {
+/// The gateway over both upstreams (spoken to in `era`), its server on
+/// 127.0.0.1; its URL.
+async fn gateway(
+    runner: String,
+    taskless: String,
+    era: EraPreference,
+) -> (Arc<Gateway>, String, oneshot::Sender<()>) {
     let upstream = |url| {
         UpstreamConfig::new(UpstreamTransport::Http {
             url,
             headers: Default::default(),
         })
-        .with_era(EraPreference::Handshake)
+        .with_era(era)
     };
     let config = GatewayConfig::new()
         .upstream("runner", upstream(runner))
@@ -143,11 +183,20 @@ async fn gateway(runner: String, taskless: String) -> (Arc<Gateway>, String, one
     (gateway, url, stop)
 }
 
-/// The gateway over `runner` and a taskless upstream; its URL; what
-/// stops the taskless upstream and the gateway's server.
+/// The gateway over `runner` and a taskless upstream (spoken to in the
+/// handshake era); its URL; what stops the taskless upstream and the
+/// gateway's server.
 async fn gateway_over(runner: String) -> (Arc<Gateway>, String, [oneshot::Sender<()>; 2]) {
+    gateway_over_in(runner, EraPreference::Handshake).await
+}
+
+/// As [`gateway_over`], the upstreams spoken to in `era`.
+async fn gateway_over_in(
+    runner: String,
+    era: EraPreference,
+) -> (Arc<Gateway>, String, [oneshot::Sender<()>; 2]) {
     let (taskless, stop_taskless) = taskless_upstream().await;
-    let (gateway, url, stop) = gateway(runner, taskless).await;
+    let (gateway, url, stop) = gateway(runner, taskless, era).await;
     (gateway, url, [stop_taskless, stop])
 }
 
@@ -190,6 +239,53 @@ async fn next(queue: &mut mpsc::UnboundedReceiver<String>) -> String {
         .expect("the upstream is there")
 }
 
+/// The `execution.taskSupport` the gateway advertises for `name`.
+fn task_support(gateway: &Gateway, name: &str) -> Option<TaskSupport> {
+    let tools = gateway.catalog();
+    let tool = tools.tools.iter().find(|(_, t)| t.name == name);
+    tool.and_then(|(_, t)| t.execution.as_ref().and_then(|e| e.task_support))
+}
+
+/// Lets `task` (of `slow`) finish: its result `expected`, under the
+/// gateway's task id; the upstream's task followed no more.
+async fn finishes_under_the_gateways_id(
+    gateway: &Gateway,
+    client: &Client,
+    task: &Task,
+    expected: &str,
+) {
+    let result = finished(client, task).await.expect("the result");
+    assert_eq!(text(&result), expected);
+    let related = result.meta.as_ref().and_then(|m| m.related_task.as_ref());
+    assert_eq!(
+        related.map(|r| r.task_id.as_str()),
+        Some(task.task_id.as_str()),
+        "the gateway's id, never the upstream's"
+    );
+    assert_eq!(gateway.upstream_tasks(), 0, "followed no more");
+}
+
+/// Starts `slow` as a task and cancels it through the gateway: the
+/// upstream's task is cancelled. The task.
+async fn cancels_upstream(gateway: &Gateway, slow: &mut Slow, client: &Client, text: &str) -> Task {
+    let task = slow.run(client, text).await;
+    client.cancel_task(&task.task_id).await.expect("cancelled");
+    assert_eq!(next(&mut slow.cancelled).await, text, "cancelled upstream");
+    assert_eq!(gateway.upstream_tasks(), 0);
+    task
+}
+
+/// A plain call of `slow` stays plain: answered with its result.
+async fn stays_plain(slow: &mut Slow, client: &Client) {
+    slow.gate.add_permits(1);
+    let result = client
+        .call_tool("runner_slow", json!({"text": "five"}))
+        .await
+        .expect("called");
+    assert_eq!(text(&result), "slow: five");
+    assert_eq!(next(&mut slow.started).await, "five");
+}
+
 /// The upstream task is passed through: started there, followed to its
 /// result under the gateway's own id; cancelled there when the client
 /// cancels; seen by its own client only.
@@ -197,11 +293,7 @@ async fn next(queue: &mut mpsc::UnboundedReceiver<String>) -> String {
 async fn a_task_passes_through_to_its_upstream_and_stays_its_clients() {
     let (runner, mut slow, _stop_runner) = tasks_upstream().await;
     let (gateway, url, _stops) = gateway_over(runner).await;
-    let tools = gateway.catalog();
-    let support = |name: &str| {
-        let tool = tools.tools.iter().find(|(_, t)| t.name == name);
-        tool.and_then(|(_, t)| t.execution.as_ref().and_then(|e| e.task_support))
-    };
+    let support = |name: &str| task_support(&gateway, name);
     assert_eq!(support("runner_slow"), Some(TaskSupport::Optional));
     assert_eq!(support("runner_plain"), None, "never a task");
 
@@ -237,21 +329,8 @@ async fn a_task_passes_through_to_its_upstream_and_stays_its_clients() {
     });
     assert_eq!(told.await.expect("in time"), TaskStatus::Completed);
     drop(watch);
-    let result = finished(&alice, &task).await.expect("the result");
-    assert_eq!(text(&result), "slow: one");
-    let related = result.meta.as_ref().and_then(|m| m.related_task.as_ref());
-    assert_eq!(
-        related.map(|r| r.task_id.as_str()),
-        Some(task.task_id.as_str()),
-        "the gateway's id, never the upstream's"
-    );
-    assert_eq!(gateway.upstream_tasks(), 0, "followed no more");
-
-    // Cancelled through the gateway: the upstream's task is cancelled.
-    let task = slow.run(&alice, "two").await;
-    alice.cancel_task(&task.task_id).await.expect("cancelled");
-    assert_eq!(next(&mut slow.cancelled).await, "two", "cancelled upstream");
-    assert_eq!(gateway.upstream_tasks(), 0);
+    finishes_under_the_gateways_id(&gateway, &alice, &task, "slow: one").await;
+    let task = cancels_upstream(&gateway, &mut slow, &alice, "two").await;
     let polled = alice.get_task(&task.task_id).await.expect("polled");
     assert_eq!(polled.status, TaskStatus::Cancelled);
 
@@ -267,13 +346,7 @@ async fn a_task_passes_through_to_its_upstream_and_stays_its_clients() {
     assert!(refused.is_err(), "not a task tool: {refused:?}");
 
     // Plain calls of a task tool stay plain.
-    slow.gate.add_permits(1);
-    let result = alice
-        .call_tool("runner_slow", json!({"text": "five"}))
-        .await
-        .expect("called");
-    assert_eq!(text(&result), "slow: five");
-    assert_eq!(next(&mut slow.started).await, "five");
+    stays_plain(&mut slow, &alice).await;
     gateway.shutdown().await;
 }
 
@@ -297,8 +370,14 @@ async fn a_stateless_clients_task_passes_through() {
 /// so.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_upstream_lost_mid_task_fails_the_task() {
+    lost_mid_task(EraPreference::Handshake).await;
+}
+
+/// An upstream spoken to in `era` goes away while it runs a task: the task
+/// fails, saying so.
+async fn lost_mid_task(era: EraPreference) {
     let (runner, mut slow, stop_runner) = tasks_upstream().await;
-    let (gateway, url, _stops) = gateway_over(runner).await;
+    let (gateway, url, _stops) = gateway_over_in(runner, era).await;
     let alice = client(&url, Negotiation::HandshakeOnly).await;
     let task = slow.run(&alice, "seven").await;
     drop(stop_runner);
@@ -356,4 +435,78 @@ async fn a_task_of_an_upstream_process_that_dies_fails() {
     assert_eq!(polled.status, TaskStatus::Failed);
     assert_eq!(gateway.upstream_tasks(), 0);
     gateway.shutdown().await;
+}
+
+/// A stateless (2026-07-28) upstream serving the tasks extension: a task
+/// started through the gateway (by a client of either era) runs there,
+/// is polled and its result fetched; cancelling it cancels the upstream's;
+/// a `required` tool runs as a task; plain calls stay plain; a tool whose
+/// upstream runs no tasks is called plainly for the gateway's task.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_passes_through_to_a_stateless_upstream() {
+    let (runner, mut slow, _stop_runner) = tasks_upstream().await;
+    let (gateway, url, _stops) = gateway_over_in(runner, EraPreference::Stateless).await;
+    let support = |name: &str| task_support(&gateway, name);
+    assert_eq!(support("runner_slow"), Some(TaskSupport::Optional));
+    assert_eq!(support("runner_required"), Some(TaskSupport::Required));
+
+    let alice = client(&url, Negotiation::HandshakeOnly).await;
+    let task = slow.run(&alice, "one").await;
+    assert_eq!(gateway.upstream_tasks(), 1, "passed through");
+    let polled = alice.get_task(&task.task_id).await.expect("polled");
+    assert_eq!(polled.status, TaskStatus::Working);
+    slow.gate.add_permits(1);
+    finishes_under_the_gateways_id(&gateway, &alice, &task, "slow: one").await;
+    cancels_upstream(&gateway, &mut slow, &alice, "two").await;
+
+    // A tool the upstream runs only as a task.
+    let task = start(&alice, "runner_required", "three").await;
+    let result = finished(&alice, &task).await.expect("the result");
+    assert_eq!(text(&result), "required: three", "no -32021");
+
+    // A stateless client's task too.
+    let carol = client(&url, Negotiation::StatelessOnly).await;
+    let task = slow.run(&carol, "four").await;
+    assert_eq!(gateway.upstream_tasks(), 1, "passed through");
+    slow.gate.add_permits(1);
+    let result = finished(&carol, &task).await.expect("the result");
+    assert_eq!(text(&result), "slow: four");
+
+    // Plain calls of a task tool stay plain: the gateway does not declare
+    // the extension for them, so the upstream answers with the result.
+    stays_plain(&mut slow, &alice).await;
+
+    // The taskless upstream runs no tasks: the gateway's task calls it.
+    let task = start(&alice, "taskless_hosted", "six").await;
+    let result = finished(&alice, &task).await.expect("the result");
+    assert_eq!(text(&result), "hosted: six");
+
+    // A task that fails upstream fails with the upstream's own error.
+    let task = start(&alice, "runner_broken", "seven").await;
+    let failed = finished(&alice, &task).await.expect_err("the task fails");
+    assert_eq!(
+        failed.remote().map(|e| e.message.as_str()),
+        Some("the input is broken"),
+        "{failed}"
+    );
+
+    // A task that asks for input is not relayed: cancelled upstream, and
+    // the downstream task fails saying why.
+    let task = start(&alice, "runner_asks", "eight").await;
+    let failed = finished(&alice, &task).await.expect_err("the task fails");
+    assert!(failed.to_string().contains("asked for input"), "{failed}");
+    assert_eq!(
+        next(&mut slow.cancelled).await,
+        "asks",
+        "cancelled upstream"
+    );
+    assert_eq!(gateway.upstream_tasks(), 0);
+    gateway.shutdown().await;
+}
+
+/// A stateless upstream that goes away while it runs a task fails the
+/// task, saying so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stateless_upstream_lost_mid_task_fails_the_task() {
+    lost_mid_task(EraPreference::Stateless).await;
 }

@@ -82,7 +82,8 @@ impl ClientSession {
 
     /// One page of a list method, from the stateless-era cache while the
     /// server's `ttlMs` allows, with its size in bytes as it came. A call
-    /// with its own `_meta` bypasses the cache: its answer may differ.
+    /// with its own `_meta` or extensions bypasses the cache: its answer
+    /// may differ.
     pub(crate) async fn list_page<M>(
         &self,
         cursor: Option<String>,
@@ -92,7 +93,7 @@ impl ClientSession {
         M: RequestMethod<Params = Option<PaginatedRequestParams>>,
     {
         let key = ResultCache::key(M::NAME, cursor.as_deref());
-        let cacheable = options.meta.is_none();
+        let cacheable = options.meta.is_none() && options.extensions.is_empty();
         let hit = cacheable
             .then(|| self.shared.lock().cache.get(&key, Instant::now()))
             .flatten();

@@ -138,6 +138,22 @@ pub enum Error {
         /// What went wrong last.
         reason: SessionLoss,
     },
+    /// A request declared an extension of its own
+    /// ([`RequestOptions::with_extension`](crate::RequestOptions::with_extension))
+    /// in the handshake era, whose capabilities are fixed at `initialize`.
+    #[error(
+        "`{method}` cannot declare extension(s) {extensions} for itself at protocol revision \
+         {revision}: the handshake era declares capabilities once, at initialize; declare them \
+         with ClientConfig::extension instead"
+    )]
+    ExtensionPerRequest {
+        /// The method.
+        method: &'static str,
+        /// The negotiated revision.
+        revision: &'static str,
+        /// The extensions the request declared, comma-separated.
+        extensions: String,
+    },
     /// The method does not exist at the negotiated protocol revision.
     #[error("`{method}` does not exist at protocol revision {revision}; use {instead}")]
     NotInThisEra {
@@ -238,11 +254,13 @@ impl Error {
         ) || matches!(self, Error::SessionLost { .. })
     }
 
-    /// The server's JSON-RPC error, when the server answered with one; never
-    /// a failure of this side or of the connection.
+    /// The server's JSON-RPC error, when the server answered with one (or
+    /// recorded one for a failed task, [`TaskFailed`](Self::TaskFailed));
+    /// never a failure of this side or of the connection.
     pub fn remote(&self) -> Option<&ErrorObject> {
         match self {
             Error::Request(mcp_core::Error::Remote(e)) => Some(e),
+            Error::TaskFailed { error, .. } => Some(error),
             _ => None,
         }
     }

@@ -4,6 +4,7 @@
 //! and retry with `inputResponses` and the server's `requestState`.
 
 use mcp_types::method::Method;
+use mcp_types::tasks_ext;
 use mcp_types::{
     CallToolRequestParams, GetPromptRequestParams, InputResponses, ReadResourceRequestParams,
     ResultOrInputRequired,
@@ -12,6 +13,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::error::Error;
+use crate::extension::claims::Claims;
 use crate::options::RequestOptions;
 use crate::session::{ClientSession, parse_result, to_raw};
 
@@ -50,14 +52,26 @@ impl ClientSession {
         options: RequestOptions,
     ) -> Result<ResultOrInputRequired<R>, Error> {
         let raw = to_raw(P::METHOD, params)?;
+        // A call declaring the tasks extension for itself accepts its handle.
+        let declares_tasks = options.declares_extension(tasks_ext::EXTENSION_ID);
         let answer = self.request_raw(P::METHOD, Some(raw), options).await?;
         if P::METHOD == mcp_types::methods::CallTool::NAME {
             let revision = self.shared.lock().revision;
-            let claimed = self.config.extensions.claims.claimed(&answer, revision);
-            let claimed = claimed.map_err(|source| Error::InvalidResult {
+            let invalid = |source| Error::InvalidResult {
                 method: P::METHOD,
                 source,
-            })?;
+            };
+            let mut claimed = self
+                .config
+                .extensions
+                .claims
+                .claimed(&answer, revision)
+                .map_err(invalid)?;
+            if claimed.is_none() && declares_tasks {
+                claimed = Claims::only::<tasks_ext::CreateTaskResult>()
+                    .claimed(&answer, revision)
+                    .map_err(invalid)?;
+            }
             if let Some(result) = claimed {
                 return Err(Error::UnexpectedClaimedResult { result });
             }

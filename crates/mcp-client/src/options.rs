@@ -3,7 +3,8 @@
 use std::time::Duration;
 
 use mcp_core::Progress;
-use mcp_types::{LoggingLevel, RawJson, RequestId, RequestMeta};
+use mcp_types::extension::ExtensionId;
+use mcp_types::{JsonObject, LoggingLevel, RawJson, RequestId, RequestMeta};
 use serde_json::value::to_raw_value;
 
 use crate::stateless::Members;
@@ -32,6 +33,8 @@ pub struct RequestOptions {
     pub(crate) dispatch: mcp_core::SendOptions,
     pub(crate) log_level: Option<LoggingLevel>,
     pub(crate) meta: Option<RequestMeta>,
+    /// Extensions declared for this request only (2026-07-28), by id.
+    pub(crate) extensions: Vec<(String, JsonObject)>,
 }
 
 impl RequestOptions {
@@ -101,6 +104,55 @@ impl RequestOptions {
     #[must_use]
     pub fn with_meta(mut self, meta: RequestMeta) -> Self {
         self.meta = Some(meta);
+        self
+    }
+
+    /// Declares extension `id` with its `settings` (`{}` for none) for this
+    /// request only: in the 2026-07-28 era it is added to the client
+    /// capabilities of the request's `_meta` envelope (over the config's
+    /// own settings for the same id), so the server may answer this one
+    /// request as the extension allows while the session's other requests
+    /// stay plain. Declaring it again replaces its settings. A list with
+    /// extensions of its own is neither read from nor kept in the
+    /// session's cache (its answer may differ).
+    ///
+    /// The handshake era declares capabilities once, at `initialize`: a
+    /// request with a per-request extension is refused there with
+    /// [`Error::ExtensionPerRequest`](crate::Error::ExtensionPerRequest) (declare it with
+    /// [`ClientConfig::extension`](crate::ClientConfig::extension) instead).
+    ///
+    /// A `tools/call` declaring the tasks extension
+    /// ([`mcp_types::tasks_ext::EXTENSION_ID`]) accepts its task handle as
+    /// a claimed result ([`ToolOutcome::Claimed`](crate::extension::ToolOutcome::Claimed))
+    /// even when the config does not claim it;
+    /// [`call_tool_as_task`](crate::ClientSession::call_tool_as_task) does
+    /// exactly that.
+    ///
+    /// # Examples
+    /// ```
+    /// use mcp_client::RequestOptions;
+    /// use mcp_types::extension::ExtensionId;
+    ///
+    /// let id = ExtensionId::new("com.example/search").expect("valid id");
+    /// let options = RequestOptions::new().with_extension(id, Default::default());
+    /// assert!(options.declares_extension("com.example/search"));
+    /// ```
+    #[must_use]
+    pub fn with_extension(self, id: ExtensionId, settings: JsonObject) -> Self {
+        self.declaring(id.as_str(), settings)
+    }
+
+    /// Whether this request declares extension `id` of its own
+    /// ([`with_extension`](Self::with_extension)).
+    pub fn declares_extension(&self, id: &str) -> bool {
+        self.extensions.iter().any(|(known, _)| known == id)
+    }
+
+    /// Declares extension `id` (already known to be well formed) for this
+    /// request.
+    pub(crate) fn declaring(mut self, id: &str, settings: JsonObject) -> Self {
+        self.extensions.retain(|(known, _)| known != id);
+        self.extensions.push((id.to_owned(), settings));
         self
     }
 

@@ -468,7 +468,27 @@ impl ClientSession {
             dispatch: mut options,
             log_level,
             meta,
+            extensions,
         } = options;
+        // A request's own extensions: its envelope, for this request only.
+        let own;
+        let envelope = match (envelope, extensions.is_empty()) {
+            (envelope, true) => envelope,
+            (Some(envelope), false) => {
+                own = envelope
+                    .declaring(&extensions)
+                    .map_err(|source| Error::Serialize { method, source })?;
+                Some(&own)
+            }
+            (None, false) => {
+                let ids: Vec<&str> = extensions.iter().map(|(id, _)| id.as_str()).collect();
+                return Err(Error::ExtensionPerRequest {
+                    method,
+                    revision: self.protocol_version().as_str(),
+                    extensions: ids.join(", "),
+                });
+            }
+        };
         if options.timeout.is_none() {
             options.timeout = self.config.request_timeout;
         }

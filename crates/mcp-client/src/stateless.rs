@@ -26,6 +26,8 @@ pub(crate) struct Envelope {
     revision: Revision,
     version: Box<RawValue>,
     info: Box<RawValue>,
+    /// The declared capabilities, kept to add a request's own extensions.
+    declared: ClientCapabilities,
     capabilities: Box<RawValue>,
 }
 
@@ -39,7 +41,28 @@ impl Envelope {
             revision,
             version: to_raw_value(revision.as_str())?,
             info: to_raw_value(info)?,
+            declared: capabilities.clone(),
             capabilities: to_raw_value(capabilities)?,
+        })
+    }
+
+    /// This envelope for one request that also declares `extensions`
+    /// (each over the session's own settings for the same id).
+    pub(crate) fn declaring(
+        &self,
+        extensions: &[(String, JsonObject)],
+    ) -> Result<Self, serde_json::Error> {
+        let mut declared = self.declared.clone();
+        let ad = declared.extensions.get_or_insert_with(JsonObject::new);
+        for (id, settings) in extensions {
+            ad.insert(id.clone(), serde_json::Value::Object(settings.clone()));
+        }
+        Ok(Self {
+            revision: self.revision,
+            version: self.version.clone(),
+            info: self.info.clone(),
+            capabilities: to_raw_value(&declared)?,
+            declared,
         })
     }
 
@@ -206,5 +229,44 @@ mod tests {
         assert_eq!(params.as_object().map(JsonObject::len), Some(1));
         assert_eq!(params["_meta"][meta::PROTOCOL_VERSION], "2026-07-28");
         assert_eq!(headers.get("mcp-name"), None);
+    }
+
+    #[test]
+    fn a_request_declaring_an_extension_adds_it_to_the_sessions_capabilities() {
+        let mut capabilities = ClientCapabilities::new();
+        let mut ad = JsonObject::new();
+        ad.insert("com.example/kept".into(), json!({"a": 1}));
+        ad.insert("com.example/over".into(), json!({"old": true}));
+        capabilities.extensions = Some(ad);
+        let session = Envelope::new(
+            Revision::V2026_07_28,
+            &Implementation::new("c", "1"),
+            &capabilities,
+        )
+        .expect("envelope");
+        let settings = json!({"new": true})
+            .as_object()
+            .cloned()
+            .unwrap_or_default();
+        let once = session
+            .declaring(&[
+                ("com.example/over".into(), settings),
+                ("io.modelcontextprotocol/tasks".into(), JsonObject::new()),
+            ])
+            .expect("envelope");
+        let (params, _) = stamp("tools/list", None, &once, None, |_| None).expect("stamped");
+        let params: Value = params.parse().expect("json");
+        assert_eq!(
+            params["_meta"][meta::CLIENT_CAPABILITIES]["extensions"],
+            json!({"com.example/kept": {"a": 1}, "com.example/over": {"new": true},
+                   "io.modelcontextprotocol/tasks": {}})
+        );
+        // The session's own envelope is unchanged.
+        let (params, _) = stamp("tools/list", None, &session, None, |_| None).expect("stamped");
+        let params: Value = params.parse().expect("json");
+        assert_eq!(
+            params["_meta"][meta::CLIENT_CAPABILITIES]["extensions"],
+            json!({"com.example/kept": {"a": 1}, "com.example/over": {"old": true}})
+        );
     }
 }

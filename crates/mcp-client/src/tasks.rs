@@ -7,9 +7,13 @@
 //!   `tasks/list`, `tasks/cancel`).
 //! - 2026-07-28: the tasks extension (`io.modelcontextprotocol/tasks`,
 //!   SEP-2663). The server decides which calls become tasks, for a client
-//!   that declares the extension: register the task handle as a result
-//!   claim, `ClientConfig::new(..).claim::<mcp_types::tasks_ext::CreateTaskResult>()`,
-//!   and the handle comes back through the result-claim mechanism
+//!   that declares the extension. The methods here declare it for their
+//!   own request only ([`RequestOptions::with_extension`]), so
+//!   [`call_tool_as_task`](ClientSession::call_tool_as_task) may get a task
+//!   while the session's plain calls stay plain. To let every call become
+//!   a task instead, register the task handle as a result claim,
+//!   `ClientConfig::new(..).claim::<mcp_types::tasks_ext::CreateTaskResult>()`:
+//!   the handle then comes back through the result-claim mechanism
 //!   ([`call_tool_claimed`](ClientSession::call_tool_claimed)). A task
 //!   waiting for input is answered through the config's callbacks and
 //!   `tasks/update`.
@@ -58,6 +62,13 @@ impl ResultClaim for tasks_ext::CreateTaskResult {
     const EXTENSION: &'static str = tasks_ext::EXTENSION_ID;
     const RESULT_TYPE: &'static str = tasks_ext::RESULT_TYPE_TASK;
     const SINCE: Revision = Revision::V2026_07_28;
+}
+
+/// `options` declaring the tasks extension for their request alone: at
+/// 2026-07-28 a server answers the extension's methods, and makes a call a
+/// task, only for a client that declares it.
+fn declaring_tasks(options: RequestOptions) -> RequestOptions {
+    options.declaring(tasks_ext::EXTENSION_ID, mcp_types::JsonObject::new())
 }
 
 /// How long to wait before polling `task` again: the server's suggestion,
@@ -164,9 +175,8 @@ impl ClientSession {
     /// Follows the states the server pushes for `task_ids`. Handshake era
     /// (2025-11-25): the `notifications/tasks/status` the server sends on
     /// the session from now on. 2026-07-28: a `subscriptions/listen`
-    /// request with `taskIds` (the tasks extension; the config must claim
-    /// [`tasks_ext::CreateTaskResult`] so the extension is declared), sent
-    /// with `options` (the session's default timeout ends the watch unless
+    /// request with `taskIds` (the tasks extension, declared for this
+    /// request), sent with `options` (the session's default timeout ends the watch unless
     /// `options` sets a longer one); the server sends each task's current
     /// state first, then every change, until the task ends.
     ///
@@ -179,7 +189,7 @@ impl ClientSession {
             let filter = SubscriptionFilter::new().with_task_ids(task_ids.to_vec());
             let params = SubscriptionsListenRequestParams::new(filter);
             Box::pin(async move {
-                self.request::<methods::SubscriptionsListen>(&params, options)
+                self.request::<methods::SubscriptionsListen>(&params, declaring_tasks(options))
                     .await
             }) as Listening<'_>
         });
@@ -193,10 +203,9 @@ impl ClientSession {
 
     /// Calls a tool as a task. Handshake era: a task-augmented call (`ttl`
     /// asks how long the server keeps it), always a task. 2026-07-28: the
-    /// server decides; the config must claim
-    /// [`tasks_ext::CreateTaskResult`] (else the server never makes one),
-    /// input it asks for first is answered through the callbacks, and
-    /// `ttl` is the server's to choose.
+    /// server decides; this call (and only this one) declares the tasks
+    /// extension, input the server asks for first is answered through the
+    /// callbacks, and `ttl` is the server's to choose.
     ///
     /// # Errors
     /// [`Error::Request`] when the server refuses (a tool that never runs as
@@ -210,7 +219,7 @@ impl ClientSession {
     ) -> Result<TaskStart, Error> {
         if self.is_stateless() {
             return match self
-                .call_tool_claimed(name, arguments, RequestOptions::new())
+                .call_tool_claimed(name, arguments, declaring_tasks(RequestOptions::new()))
                 .await?
             {
                 ToolOutcome::Complete(result) => Ok(TaskStart::Complete(result)),
@@ -251,7 +260,10 @@ impl ClientSession {
             return Ok(TaskState::bare(result.task()));
         }
         let got = self
-            .request::<tasks_ext::GetTask>(&TaskIdParams::new(task_id), RequestOptions::new())
+            .request::<tasks_ext::GetTask>(
+                &TaskIdParams::new(task_id),
+                declaring_tasks(RequestOptions::new()),
+            )
             .await?
             .task;
         TaskState::detailed(got).map_err(|source| Error::InvalidResult {
@@ -286,7 +298,7 @@ impl ClientSession {
         )?;
         self.request::<tasks_ext::UpdateTask>(
             &UpdateTaskParams::new(task_id, responses),
-            RequestOptions::new(),
+            declaring_tasks(RequestOptions::new()),
         )
         .await
         .map(|_| ())
@@ -340,7 +352,7 @@ impl ClientSession {
     pub async fn cancel_task(&self, task_id: &str) -> Result<(), Error> {
         let params = TaskIdParams::new(task_id);
         if self.is_stateless() {
-            self.request::<tasks_ext::CancelTask>(&params, RequestOptions::new())
+            self.request::<tasks_ext::CancelTask>(&params, declaring_tasks(RequestOptions::new()))
                 .await?;
         } else {
             self.request::<methods::CancelTask>(&params, RequestOptions::new())

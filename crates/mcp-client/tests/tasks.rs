@@ -7,7 +7,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_client::{Client, ClientConfig, Error, HostedTasks, TaskStart};
+use mcp_client::{Client, ClientConfig, Error, HostedTasks, RequestOptions, TaskStart};
+use mcp_types::extension::ExtensionId;
 use std::collections::BTreeMap;
 
 use mcp_server::{Context, Server, TasksConfig, ToolError};
@@ -80,12 +81,30 @@ fn server() -> (Server, Controls) {
             gathers_then_task,
         )
         .tool_with(tool("plain", None), || async move { "plain" })
+        .tool_with(tool("sees_tasks", None), |cx: Context| async move {
+            sees(&cx, tasks_ext::EXTENSION_ID)
+        })
+        .tool_with(tool("sees_example", None), |cx: Context| async move {
+            sees(&cx, EXAMPLE_EXTENSION)
+        })
         .tool_with(tool("delegate_elicitation", None), delegate_elicitation)
         .tool_with(tool("delegate_sampling", None), delegate_sampling)
         .tool_with(tool("delegate_and_cancel", None), delegate_and_cancel)
         .build()
         .expect("server");
     (server, Controls { gate, dropped })
+}
+
+/// An extension of no meaning, declared per request.
+const EXAMPLE_EXTENSION: &str = "com.example/probe";
+
+/// What a tool tells of the extension `id` for the call it serves.
+fn sees(cx: &Context, id: &str) -> &'static str {
+    if cx.client_supports_extension(id) {
+        "declared"
+    } else {
+        "not declared"
+    }
 }
 
 fn tool_error(error: mcp_server::Error) -> ToolError {
@@ -276,6 +295,7 @@ async fn in_time<T>(what: &str, future: impl std::future::Future<Output = T>) ->
 /// Created, polled, listed, finished; another cancelled (its code
 /// dropped); the tool-level task rules; an unknown task.
 async fn core_lifecycle(client: Client, mut controls: Controls) {
+    refuses_per_request(&client).await;
     let capabilities = client.server_capabilities().expect("initialized");
     let tasks = capabilities.tasks.expect("the core tasks capability");
     assert!(tasks.list.is_some() && tasks.cancel.is_some());
@@ -440,10 +460,19 @@ async fn extension_lifecycle(plain: Client, client: Client, mut controls: Contro
             [tasks_ext::EXTENSION_ID],
         json!({})
     );
+    declares_per_request(&plain).await;
+    let required = plain.call_tool("only_as_task", json!({})).await;
+    assert_eq!(
+        required.as_ref().err().and_then(code),
+        Some(ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY),
+        "the session still does not declare the extension: {required:?}"
+    );
+    // The task methods declare the extension for their own request.
     let get = plain.get_task("anything").await;
     assert_eq!(
         get.as_ref().err().and_then(code),
-        Some(ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY)
+        Some(ErrorCode::INVALID_PARAMS),
+        "an unknown task, not a missing capability"
     );
     assert!(
         matches!(
@@ -563,6 +592,24 @@ async fn until_pushed(
     .await
 }
 
+/// Starts `slow` as a task of stateless `client` and watches it: pushed
+/// working (the gate is closed), then, once a permit of `gate` lets it
+/// finish, completed. The last state pushed.
+async fn watched_to_its_end(client: &Client, gate: &Semaphore) -> mcp_client::TaskState {
+    let task = started(client.call_tool_as_task("slow", json!({}), None).await);
+    let mut watch = client.watch_tasks(std::slice::from_ref(&task.task_id), Default::default());
+    // The current state comes first.
+    let first = in_time("the first pushed state", watch.next())
+        .await
+        .expect("a state")
+        .expect("accepted");
+    assert_eq!(first.task.status, TaskStatus::Working);
+    gate.add_permits(1);
+    let done = until_pushed(&mut watch, TaskStatus::Completed).await;
+    assert_eq!(done.task.task_id, task.task_id);
+    done
+}
+
 /// Task status notifications reach a watching client: on the session at
 /// 2025-11-25 (`notifications/tasks/status`), on a `subscriptions/listen`
 /// stream at 2026-07-28 (`notifications/tasks`, the result inlined); a
@@ -580,33 +627,15 @@ async fn status_notifications(
     assert_eq!(done.task.task_id, task.task_id);
     drop(watch);
 
-    let task = started(stateless.call_tool_as_task("slow", json!({}), None).await);
-    let mut watch = stateless.watch_tasks(std::slice::from_ref(&task.task_id), Default::default());
-    // The current state comes first: the gate is closed, so it is working.
-    let first = in_time("the first pushed state", watch.next())
-        .await
-        .expect("a state")
-        .expect("accepted");
-    assert_eq!(first.task.status, TaskStatus::Working);
-    gate.add_permits(1);
-    let done = until_pushed(&mut watch, TaskStatus::Completed).await;
-    assert_eq!(done.task.task_id, task.task_id);
-    assert_eq!(
-        done.result.expect("the result inlined").content[0].as_text(),
-        Some("done")
-    );
-    drop(watch);
-
-    let mut refused = plain.watch_tasks(&["any".to_owned()], Default::default());
-    let error = in_time("the refusal", refused.next())
-        .await
-        .expect("an end")
-        .expect_err("refused");
-    assert_eq!(
-        code(&error),
-        Some(ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY)
-    );
-    drop(refused);
+    // A client whose config does not claim the extension declares it for
+    // the task call and the watch alone.
+    for client in [&stateless, &plain] {
+        let done = watched_to_its_end(client, gate).await;
+        assert_eq!(
+            done.result.expect("the result inlined").content[0].as_text(),
+            Some("done")
+        );
+    }
     for client in [handshake, plain, stateless] {
         client.close().await.expect("closed");
     }
@@ -819,4 +848,68 @@ async fn client_hosted_tasks_over_http() {
         .expect("connected");
     client_hosted_tasks(client, dropped).await;
     stop.await;
+}
+
+/// One request declares an extension; the session's other requests do not
+/// (2026-07-28): `plain`'s config declares no extension.
+async fn declares_per_request(plain: &Client) {
+    let probe = ExtensionId::new(EXAMPLE_EXTENSION).expect("an extension id");
+    let declaring = RequestOptions::new().with_extension(probe, Default::default());
+    let seen = plain
+        .call_tool_with("sees_example", json!({}), declaring)
+        .await
+        .expect("called");
+    assert_eq!(first_text(seen), "declared");
+    let seen = plain
+        .call_tool("sees_example", json!({}))
+        .await
+        .expect("called");
+    assert_eq!(
+        first_text(seen),
+        "not declared",
+        "the next request is plain"
+    );
+
+    // call_tool_as_task declares the tasks extension for that call only.
+    match plain.call_tool_as_task("sees_tasks", json!({}), None).await {
+        Ok(TaskStart::Complete(result)) => assert_eq!(first_text(result), "declared"),
+        other => panic!("a plain tool answers at once: {other:?}"),
+    }
+    let seen = plain
+        .call_tool("sees_tasks", json!({}))
+        .await
+        .expect("called");
+    assert_eq!(first_text(seen), "not declared");
+    let result = in_time(
+        "a required task",
+        plain.call_tool_in_task("only_as_task", json!({})),
+    )
+    .await
+    .expect("ran as a task");
+    assert_eq!(first_text(result), "ran as a task");
+}
+
+/// A handshake-era session refuses a per-request extension, saying why.
+async fn refuses_per_request(handshake: &Client) {
+    let probe = ExtensionId::new(EXAMPLE_EXTENSION).expect("an extension id");
+    let refused = handshake
+        .call_tool_with(
+            "plain",
+            json!({}),
+            RequestOptions::new().with_extension(probe, Default::default()),
+        )
+        .await;
+    match refused {
+        Err(error @ Error::ExtensionPerRequest { .. }) => {
+            assert!(error.to_string().contains(EXAMPLE_EXTENSION), "{error}");
+        }
+        other => panic!("refused in the handshake era: {other:?}"),
+    }
+}
+
+fn first_text(result: mcp_types::CallToolResult) -> String {
+    result.content[0]
+        .as_text()
+        .map(str::to_owned)
+        .unwrap_or_default()
 }

@@ -107,7 +107,17 @@ pub enum Error {
         /// The upstream's name.
         upstream: String,
     },
-    /// The upstream cancelled the task it ran for this call.
+    /// A 2026-07-28 upstream's task waited for input, which the gateway
+    /// does not relay for a task; it was cancelled upstream.
+    #[error(
+        "upstream `{upstream}`'s task asked for input, which the gateway does not pass on for \
+         a task, so it was cancelled; call the tool without a task to be asked"
+    )]
+    TaskAsked {
+        /// The upstream's name.
+        upstream: String,
+    },
+    /// The upstream cancelled the task it ran for a downstream task.
     #[error("upstream `{upstream}` cancelled the task it ran for this call; call the tool again")]
     TaskCancelled {
         /// The upstream's name.

@@ -7,9 +7,14 @@
 //! reach another's), its status notifications. The tool's work in that
 //! task is a pass-through when the client asked for a task, the tool runs
 //! as one upstream (`execution.taskSupport`) and the upstream serves
-//! task-augmented `tools/call` (the 2025-11-25 `tasks` capability): the
-//! work starts the task upstream, polls it at the upstream's interval and
-//! fetches its result. Otherwise the work calls the upstream as any call.
+//! tasks: task-augmented `tools/call` (the 2025-11-25 `tasks` capability),
+//! or, for a 2026-07-28 upstream, the tasks extension
+//! (`io.modelcontextprotocol/tasks` in its `server/discover`
+//! capabilities). The work starts the task upstream (at 2026-07-28 the
+//! gateway declares the extension on that one call only, so its plain
+//! calls stay plain), polls it at the upstream's interval and fetches its
+//! result (at 2026-07-28 the result comes with the final `tasks/get`).
+//! Otherwise the work calls the upstream as any call.
 //!
 //! Every upstream task the gateway follows sits in one bounded table
 //! ([`crate::task_table`], [`Limits::max_tasks`](crate::Limits::max_tasks)),
@@ -27,7 +32,7 @@ use std::sync::Arc;
 
 use mcp_client::{ClientSession, TaskStart, poll_interval};
 use mcp_server::Context;
-use mcp_types::{CallToolResult, JsonObject, TaskStatus};
+use mcp_types::{CallToolResult, ErrorObject, JsonObject, TaskStatus};
 
 use crate::error::Error;
 use crate::naming::Route;
@@ -43,10 +48,11 @@ pub(crate) fn runs_as_task(cx: &Context) -> bool {
 }
 
 /// Whether `session`'s upstream runs tool calls as tasks the gateway can
-/// follow: the 2025-11-25 `tasks` capability with `tools/call`.
+/// follow: the 2025-11-25 `tasks` capability with `tools/call`, or, at
+/// 2026-07-28, the tasks extension.
 pub(crate) fn runs_tool_tasks(session: &ClientSession) -> bool {
     if session.is_stateless() {
-        return false;
+        return session.server_supports_extension(mcp_types::tasks_ext::EXTENSION_ID);
     }
     let capabilities = session.server_capabilities().unwrap_or_default();
     capabilities
@@ -64,7 +70,8 @@ pub(crate) fn runs_tool_tasks(session: &ClientSession) -> bool {
 /// [`Error::TooManyTasks`] when the gateway follows as many as it may;
 /// [`Error::TaskLost`] when the upstream's session ends or it no longer
 /// knows the task; [`Error::TaskCancelled`] when the upstream cancelled it;
-/// [`Error::TaskTimeout`] past the timeout; [`Error::Upstream`] for the
+/// [`Error::TaskTimeout`] past the timeout; [`Error::TaskAsked`] when a
+/// 2026-07-28 task waits for input; [`Error::Upstream`] for the
 /// upstream's refusal to start it, or the task's own error.
 pub(crate) async fn pass_through(
     router: &Router,
@@ -125,26 +132,47 @@ async fn follow(
             source,
         }
     };
-    loop {
+    let state = loop {
         tokio::time::sleep(interval).await;
-        let task = session.get_task(&task_id).await.map_err(lost)?;
-        match task.status {
-            TaskStatus::Completed | TaskStatus::Failed => break,
+        let state = session.task_state(&task_id).await.map_err(lost)?;
+        match state.task.status {
+            TaskStatus::Completed | TaskStatus::Failed => break state,
             TaskStatus::Cancelled => {
                 seat.ended();
                 return Err(Error::TaskCancelled {
                     upstream: upstream.to_string(),
                 });
             }
-            _ => interval = poll_interval(&task),
+            // The seat, dropped, cancels it upstream.
+            TaskStatus::InputRequired if session.is_stateless() => {
+                return Err(Error::TaskAsked {
+                    upstream: upstream.to_string(),
+                });
+            }
+            _ => interval = poll_interval(&state.task),
         }
-    }
+    };
     // Ended upstream: nothing left to cancel.
     seat.ended();
-    let mut result = session
-        .task_result(&task_id)
-        .await
-        .map_err(|source| router.forwarded(upstream, source))?;
+    let mut result = if session.is_stateless() {
+        // The final state carries the result or the task's own error.
+        match (state.result, state.error) {
+            (Some(result), _) if state.task.status == TaskStatus::Completed => result,
+            (_, error) => {
+                let error = error.unwrap_or_else(|| {
+                    ErrorObject::internal_error("the upstream task ended without a result")
+                });
+                return Err(
+                    router.forwarded(upstream, mcp_client::Error::TaskFailed { task_id, error })
+                );
+            }
+        }
+    } else {
+        session
+            .task_result(&task_id)
+            .await
+            .map_err(|source| router.forwarded(upstream, source))?
+    };
     if let Some(meta) = &mut result.meta {
         meta.related_task = None;
     }

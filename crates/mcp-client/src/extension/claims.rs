@@ -36,6 +36,17 @@ pub(crate) struct Claim {
     parse: ParseFn,
 }
 
+impl Claim {
+    fn of<T: ResultClaim>() -> Self {
+        Self {
+            extension: T::EXTENSION,
+            result_type: T::RESULT_TYPE,
+            since: T::SINCE,
+            parse: parse_claim::<T>,
+        }
+    }
+}
+
 fn parse_claim<T: ResultClaim>(
     raw: &RawJson,
 ) -> Result<Box<dyn Any + Send + Sync>, serde_json::Error> {
@@ -124,16 +135,16 @@ impl Claims {
                 result_type: T::RESULT_TYPE,
             });
         }
-        self.by_type.insert(
-            T::RESULT_TYPE,
-            Claim {
-                extension: T::EXTENSION,
-                result_type: T::RESULT_TYPE,
-                since: T::SINCE,
-                parse: parse_claim::<T>,
-            },
-        );
+        self.by_type.insert(T::RESULT_TYPE, Claim::of::<T>());
         Ok(())
+    }
+
+    /// The claims of `T` alone (one this crate implements, so known valid):
+    /// what a request declaring `T`'s extension for itself accepts.
+    pub(crate) fn only<T: ResultClaim>() -> Self {
+        Self {
+            by_type: HashMap::from([(T::RESULT_TYPE, Claim::of::<T>())]),
+        }
     }
 
     /// Whether `extension` bears claims, none of them active at `revision`.
