@@ -349,6 +349,13 @@ impl HaCluster {
         Err(last)
     }
 
+    /// How many sessions the balancer killed so far as it took replicas
+    /// out of service (`on-marked-down shutdown-sessions`): the sum of
+    /// the sessions active that HAProxy logs with each server marked down.
+    pub(crate) fn sessions_killed(&self) -> usize {
+        killed_at_mark_down(&self.balancer.log_text())
+    }
+
     /// The replicas' process ids.
     pub(crate) fn replica_pids(&self) -> Vec<u32> {
         self.replicas.iter().map(|r| r.process.pid()).collect()
@@ -495,9 +502,41 @@ fn server_states(csv: &str) -> std::collections::BTreeMap<String, String> {
         .collect()
 }
 
+/// The sessions HAProxy says were active on each server it marked down
+/// (`Server replicas/r2 is DOWN, reason: ... 1 active and 0 backup servers
+/// left. 4 sessions active, 0 requeued, ...`), summed.
+fn killed_at_mark_down(log: &str) -> usize {
+    log.lines()
+        .filter(|line| line.contains(" is DOWN"))
+        .filter_map(|line| {
+            let before = &line[..line.find(" sessions active")?];
+            before.rsplit(' ').next()?.parse::<usize>().ok()
+        })
+        .sum()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_sessions_killed_are_read_from_each_mark_down() {
+        let log = "[WARNING]  (8193) : Server replicas/r1 is DOWN, reason: Layer7 wrong status, \
+            code: 503, check duration: 0ms. 2 active and 0 backup servers left. 0 sessions \
+            active, 0 requeued, 0 remaining in queue.
+[WARNING]  (8193) : Server replicas/r2 is DOWN, reason: Layer7 wrong status, code: 503, \
+            check duration: 0ms. 1 active and 0 backup servers left. 1 sessions active, 0 \
+            requeued, 0 remaining in queue.
+[WARNING]  (8193) : Server replicas/r3 is DOWN, reason: Layer7 wrong status, code: 503, \
+            check duration: 12ms. 0 active and 0 backup servers left. 4 sessions active, 0 \
+            requeued, 0 remaining in queue.
+[ALERT]    (8193) : backend 'replicas' has no server available!
+[WARNING]  (8193) : Server replicas/r3 is UP, reason: Layer7 check passed, code: 200, \
+            check duration: 1ms. 1 active and 0 backup servers online. 0 sessions requeued, \
+            0 total in queue.";
+        assert_eq!(killed_at_mark_down(log), 5);
+        assert_eq!(killed_at_mark_down(""), 0);
+    }
 
     #[test]
     fn haproxy_stat_lines_give_each_replica_its_status() {

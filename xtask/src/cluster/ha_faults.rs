@@ -131,7 +131,7 @@ pub(crate) async fn redis_failover(cluster: &mut HaCluster) -> Result<String, St
         })
         .await
     };
-    let verdict = load.finish(true).await;
+    let verdict = load.finish(true, cluster.sessions_killed()).await;
     let stream = stream?;
     let verdict = verdict?;
     sessions_served(&mut kept).await?;

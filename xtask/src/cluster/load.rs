@@ -1,8 +1,8 @@
 //! Load for the scenarios that take Redis away: clients calling a tool on
 //! sessions they opened before, and one client opening new sessions, each
-//! call classified (served, refused with a clear error, or failed in an
-//! unclear way: a dropped connection, a body that is no error, a hang)
-//! and logged with the phase the scenario was in.
+//! call classified (served, refused with a clear error, its connection
+//! closed before any answer, or failed in an unclear way: a body that is
+//! no error, a hang) and logged with the phase the scenario was in.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -26,9 +26,18 @@ pub(crate) enum Outcome {
     Ok,
     /// An error the server answered: HTTP status and the JSON-RPC error message.
     Clear(String),
-    /// Anything else: a dropped connection, a body that is no error, a hang.
+    /// The connection closed before a response head came: what a client
+    /// sees of a request in flight on a replica the balancer takes out of
+    /// service (HAProxy's `on-marked-down shutdown-sessions` kills it, and
+    /// answers 502 only when it still can). Allowed only as often as the
+    /// balancer killed sessions ([`Load::finish`]).
+    Cut(String),
+    /// Anything else: a body that is no error, a hang.
     Unclear(String),
 }
+
+/// What hyper says of a connection closed before the response was whole.
+const CLOSED_BEFORE_ANSWER: &str = "connection closed before message completed";
 
 /// The phases of a scenario, as the workers see them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -136,8 +145,16 @@ impl Load {
 
     /// Stops the clients and judges what they saw: every call before the
     /// fault served, every failure after it clear, and (when `must_fail`)
-    /// at least one call refused while it lasted.
-    pub(crate) async fn finish(mut self, must_fail: bool) -> Result<Verdict, String> {
+    /// at least one call refused while it lasted. A call whose connection
+    /// closed before any answer ([`Outcome::Cut`]) is explained only by
+    /// the balancer killing the sessions of a replica it took out:
+    /// `killed_by_balancer` is how many it killed (its log's count), and
+    /// more cuts than that are a failure.
+    pub(crate) async fn finish(
+        mut self,
+        must_fail: bool,
+        killed_by_balancer: usize,
+    ) -> Result<Verdict, String> {
         self.stop.store(true, Ordering::Relaxed);
         while self.workers.join_next().await.is_some() {}
         let log = self.log.lock().await.clone();
@@ -154,14 +171,31 @@ impl Load {
             problems.push(format!("a call failed before the fault: {o:?}"));
         }
         let mut errors: BTreeMap<String, usize> = BTreeMap::new();
+        let mut cuts = Vec::new();
         for (_, _, outcome) in log.iter().filter(|(p, _, _)| *p >= Phase::Down) {
             match outcome {
                 Outcome::Clear(message) => *errors.entry(message.clone()).or_default() += 1,
+                Outcome::Cut(message) => cuts.push(message),
                 Outcome::Unclear(message) => {
                     problems.push(format!("an unclear failure: {message}"));
                 }
                 Outcome::Ok => {}
             }
+        }
+        if cuts.len() > killed_by_balancer {
+            problems.push(format!(
+                "{} calls had their connection closed with no answer, more than the {} \
+                 sessions the balancer killed as it took replicas out: {cuts:?}",
+                cuts.len(),
+                killed_by_balancer
+            ));
+        } else if !cuts.is_empty() {
+            errors.insert(
+                "connection closed with no answer by the balancer taking its replica out \
+                 (shutdown-sessions)"
+                    .to_owned(),
+                cuts.len(),
+            );
         }
         if errors.keys().any(|m| m.starts_with("404")) {
             problems.push(format!("a session was lost (404): {errors:?}"));
@@ -247,6 +281,7 @@ pub(crate) fn classify(error: &str) -> Outcome {
                 .unwrap_or("?");
             Outcome::Clear(format!("{status} {message}"))
         }
+        None if error.contains(CLOSED_BEFORE_ANSWER) => Outcome::Cut(error.to_owned()),
         None => Outcome::Unclear(error.to_owned()),
     }
 }
@@ -267,6 +302,12 @@ mod tests {
         assert!(matches!(
             classify("sending a request: connection reset"),
             Outcome::Unclear(_)
+        ));
+        assert!(matches!(
+            classify(
+                "sending a request through 198.18.0.2:8080: connection closed before message completed"
+            ),
+            Outcome::Cut(_)
         ));
         assert!(matches!(
             classify(r#"answered 500: {"result":{}}"#),

@@ -76,6 +76,11 @@ impl Process {
         matches!(self.child.try_wait(), Ok(None))
     }
 
+    /// The whole log as written so far.
+    pub(crate) fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
     /// The last lines of the log, for an error message.
     pub(crate) fn log_tail(&self) -> String {
         log_tail(&self.log, 20)
