@@ -51,8 +51,8 @@ pub use mcp_types as types;
 pub use negotiate::Negotiated;
 pub use options::RequestOptions;
 pub use server_id::ServerId;
-pub use session::{ClientSession, NotificationInfo, RequestInfo};
-pub use settings::{ListLimits, Negotiation};
+pub use session::{ClientSession, RequestInfo};
+pub use settings::{ListLimits, Negotiation, NotificationInfo};
 pub use task_states::{DEFAULT_TASK_STATUS_QUEUE, TaskState};
 pub use tasks::{
     DEFAULT_TASK_POLL_INTERVAL, MAX_TASK_POLL_INTERVAL, MIN_TASK_POLL_INTERVAL, TaskStart,

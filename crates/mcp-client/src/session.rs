@@ -160,18 +160,6 @@ pub struct RequestInfo {
     pub related_request: Option<RequestId>,
 }
 
-/// About a notification the server sent, for
-/// [`ClientConfig::on_notification_with`](crate::ClientConfig::on_notification_with).
-#[derive(Debug, Clone, Default)]
-#[non_exhaustive]
-pub struct NotificationInfo {
-    /// Our request the server sent this notification while answering,
-    /// where the transport tells (streamable HTTP, either era: it came on
-    /// that request's SSE stream); `None` over stdio and on the standalone
-    /// GET or listen stream, where nothing on the wire ties it to a request.
-    pub related_request: Option<RequestId>,
-}
-
 /// A session with one server: negotiate (see [`negotiate`](Self::negotiate)),
 /// then the typed calls. Server requests (sampling, elicitation, roots) and
 /// notifications reach the callbacks of the

@@ -12,15 +12,26 @@ use mcp_core::{BoxFuture, DispatcherConfig};
 use mcp_types::{
     ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
     ElicitResult, ElicitationCapability, ErrorObject, Implementation, JsonObject, ListRootsResult,
-    LoggingMessageNotificationParams, Revision, RootsCapability, SamplingCapability,
+    LoggingMessageNotificationParams, RequestId, Revision, RootsCapability, SamplingCapability,
     ServerNotification,
 };
 
 use crate::events::{EventFn, SessionEvent};
 use crate::extension::declared::ExtensionConfig;
 use crate::hosted::{Host, HostedTasks};
-use crate::session::NotificationInfo;
 use crate::task_states::DEFAULT_TASK_STATUS_QUEUE;
+
+/// About a notification the server sent, for
+/// [`ClientConfig::on_notification_with`](crate::ClientConfig::on_notification_with).
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct NotificationInfo {
+    /// Our request the server sent this notification while answering,
+    /// where the transport tells (streamable HTTP, either era: it came on
+    /// that request's SSE stream); `None` over stdio and on the standalone
+    /// GET or listen stream, where nothing on the wire ties it to a request.
+    pub related_request: Option<RequestId>,
+}
 
 pub(crate) type SamplingFn<I> = Arc<
     dyn Fn(CreateMessageRequestParams, I) -> BoxFuture<Result<CreateMessageResult, ErrorObject>>
