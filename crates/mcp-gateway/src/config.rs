@@ -213,10 +213,11 @@ pub struct Limits {
     pub lists: ListLimits,
     /// The largest config file read, in bytes. Default 1 MiB.
     pub max_config_bytes: usize,
-    /// Upstream tasks the gateway follows at once for its clients' tasks
-    /// (each started on an upstream's one session for all clients, so
-    /// this bounds what the clients together hold there); a task-augmented
-    /// call past it is refused. Default 1,000.
+    /// Upstream tasks the gateway follows at once for its clients' tasks,
+    /// those whose client's task stopped first counted until they are
+    /// cancelled upstream (each started on an upstream's one session for
+    /// all clients, so this bounds what the clients together hold there);
+    /// a task-augmented call past it is refused. Default 1,000.
     pub max_tasks: usize,
     /// How long the gateway follows one upstream task at most; past it the
     /// client's task fails and the upstream's is cancelled. Default 24 h.

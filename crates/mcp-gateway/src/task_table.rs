@@ -1,12 +1,11 @@
 //! The upstream tasks the gateway follows for its clients' tasks: a
 //! bounded table of them, each entry held by the work following it
 //! ([`Seat`]); an entry dropped before its upstream task ended has that
-//! task cancelled upstream by the gateway's canceller ([`cancel_orphans`]).
+//! task cancelled upstream by the gateway's canceller ([`cancel_orphans`]),
+//! and counts against the bound until it is.
 
-use std::collections::HashMap;
 use std::future::Future;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use mcp_client::{ClientSession, TaskStart};
 use mcp_core::CancellationToken;
@@ -15,19 +14,22 @@ use tokio::task::JoinHandle;
 
 use crate::error::Error;
 
-/// One upstream task the gateway follows.
-struct Followed {
-    upstream: Arc<str>,
-    /// The upstream's id, once it answered.
-    task_id: Option<String>,
-}
-
 /// An upstream task whose downstream task stopped first: cancelled by
-/// [`cancel_orphans`].
+/// [`cancel_orphans`]; its place in the table is freed when it is dropped.
 pub(crate) struct Orphan {
+    place: Place,
     upstream: Arc<str>,
     session: ClientSession,
     task: Upstream,
+}
+
+/// An orphan's place in the table: freed on drop.
+struct Place(Arc<UpstreamTasks>);
+
+impl Drop for Place {
+    fn drop(&mut self) {
+        self.0.counts().orphaned -= 1;
+    }
 }
 
 /// The start of an upstream task: the task-augmented `tools/call`, run
@@ -45,35 +47,44 @@ enum Upstream {
     Ended,
 }
 
-/// The upstream tasks the gateway follows now, at most `limit`.
+/// How many upstream tasks the table holds.
+#[derive(Default)]
+struct Counts {
+    /// Followed by a seat.
+    live: usize,
+    /// Left to the canceller, not yet cancelled.
+    orphaned: usize,
+}
+
+/// The upstream tasks the gateway follows or is yet to cancel, at most
+/// `limit` together (so its queue of orphans never fills).
 pub(crate) struct UpstreamTasks {
-    live: Mutex<HashMap<u64, Followed>>,
-    next: AtomicU64,
+    counts: Mutex<Counts>,
     limit: usize,
     orphans: mpsc::Sender<Orphan>,
 }
 
 impl UpstreamTasks {
     /// A table of at most `limit` tasks, and the queue of its orphans (as
-    /// long: each entry sends at most one).
+    /// long: an orphan keeps its place until cancelled).
     pub(crate) fn new(limit: usize) -> (Self, mpsc::Receiver<Orphan>) {
         let (orphans, orphaned) = mpsc::channel(limit.max(1));
         let table = Self {
-            live: Mutex::new(HashMap::new()),
-            next: AtomicU64::new(0),
+            counts: Mutex::default(),
             limit,
             orphans,
         };
         (table, orphaned)
     }
 
-    fn live(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Followed>> {
-        self.live.lock().unwrap_or_else(|e| e.into_inner())
+    fn counts(&self) -> MutexGuard<'_, Counts> {
+        self.counts.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// How many upstream tasks the gateway follows now.
+    /// How many upstream tasks the gateway follows now (those left to
+    /// cancel aside).
     pub(crate) fn len(&self) -> usize {
-        self.live().len()
+        self.counts().live
     }
 
     /// A seat for one more upstream task of `upstream`, started on
@@ -86,21 +97,14 @@ impl UpstreamTasks {
         upstream: &Arc<str>,
         session: &ClientSession,
     ) -> Result<Seat, Error> {
-        let mut live = self.live();
-        if live.len() >= self.limit {
+        let mut counts = self.counts();
+        if counts.live + counts.orphaned >= self.limit {
             return Err(Error::TooManyTasks { limit: self.limit });
         }
-        let key = self.next.fetch_add(1, Ordering::Relaxed);
-        live.insert(
-            key,
-            Followed {
-                upstream: upstream.clone(),
-                task_id: None,
-            },
-        );
+        counts.live += 1;
         Ok(Seat {
             table: self.clone(),
-            key,
+            upstream: upstream.clone(),
             session: session.clone(),
             task: Upstream::Ended,
         })
@@ -111,7 +115,7 @@ impl UpstreamTasks {
 /// the upstream task ended, it has the task cancelled upstream.
 pub(crate) struct Seat {
     table: Arc<UpstreamTasks>,
-    key: u64,
+    upstream: Arc<str>,
     session: ClientSession,
     task: Upstream,
 }
@@ -138,9 +142,6 @@ impl Seat {
         let started = joined.map_err(|_| closed())??;
         if let TaskStart::Task(task) = &started {
             self.task = Upstream::Running(task.task_id.clone());
-            if let Some(followed) = self.table.live().get_mut(&self.key) {
-                followed.task_id = Some(task.task_id.clone());
-            }
         }
         Ok(started)
     }
@@ -153,19 +154,23 @@ impl Seat {
 
 impl Drop for Seat {
     fn drop(&mut self) {
-        let Some(followed) = self.table.live().remove(&self.key) else {
-            return;
-        };
         let task = std::mem::replace(&mut self.task, Upstream::Ended);
+        let mut counts = self.table.counts();
+        counts.live -= 1;
         if let Upstream::Ended = task {
             return;
         }
+        // Its place passes to the orphan.
+        counts.orphaned += 1;
+        drop(counts);
         let orphan = Orphan {
-            upstream: followed.upstream,
+            place: Place(self.table.clone()),
+            upstream: self.upstream.clone(),
             session: self.session.clone(),
             task,
         };
-        // Never full (as long as the table): each seat sends once.
+        // Never full (the orphans hold places in the table): closed only
+        // once the gateway stops.
         if let Err(error) = self.table.orphans.try_send(orphan) {
             let orphan = error.into_inner();
             if let Upstream::Starting(start) = &orphan.task {
@@ -173,7 +178,7 @@ impl Drop for Seat {
             }
             tracing::warn!(
                 upstream = %orphan.upstream,
-                "an upstream task left behind could not be cancelled: the canceller is gone"
+                "an upstream task left behind could not be cancelled: the gateway stopped"
             );
         }
     }
@@ -181,8 +186,20 @@ impl Drop for Seat {
 
 /// Cancels upstream tasks whose downstream task stopped first, until
 /// `cancel` (the gateway's task: [`Gateway::shutdown`](crate::Gateway::shutdown)
-/// awaits it).
+/// awaits it). Then the starts still queued are aborted, as a seat
+/// dropped from then on aborts its own: no start outlives the gateway.
 pub(crate) async fn cancel_orphans(mut orphans: mpsc::Receiver<Orphan>, cancel: CancellationToken) {
+    cancel_each(&mut orphans, &cancel).await;
+    orphans.close();
+    while let Ok(orphan) = orphans.try_recv() {
+        if let Upstream::Starting(start) = orphan.task {
+            start.abort();
+        }
+    }
+}
+
+/// Cancels each orphan upstream in turn, until `cancel`.
+async fn cancel_each(orphans: &mut mpsc::Receiver<Orphan>, cancel: &CancellationToken) {
     loop {
         let orphan = tokio::select! {
             () = cancel.cancelled() => return,
@@ -191,7 +208,9 @@ pub(crate) async fn cancel_orphans(mut orphans: mpsc::Receiver<Orphan>, cancel: 
                 None => return,
             },
         };
+        // Its place freed once done with, at the end of the turn.
         let Orphan {
+            place: _place,
             upstream,
             session,
             task,
