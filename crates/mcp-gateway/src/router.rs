@@ -182,13 +182,19 @@ impl Router {
         answer.map_err(|source| self.forwarded(upstream, source))
     }
 
+    /// Tells `upstream`'s supervisor when `source` says the upstream
+    /// forgot the gateway's HTTP session, to start a new one at once.
+    pub(crate) fn notice_lost_session(&self, upstream: &Arc<str>, source: &mcp_client::Error) {
+        if source.is_session_expired() {
+            self.board.session_lost(upstream);
+        }
+    }
+
     /// The error of a forwarded request: the upstream lost mid-call (its
     /// connection, or its HTTP session: its supervisor is told, to start
     /// a new one at once), or its own.
     pub(crate) fn forwarded(&self, upstream: &Arc<str>, source: mcp_client::Error) -> Error {
-        if source.is_session_expired() {
-            self.board.session_lost(upstream);
-        }
+        self.notice_lost_session(upstream, &source);
         let lost = source.is_connection_closed() || source.is_session_expired();
         let upstream = upstream.to_string();
         if lost {

@@ -240,13 +240,19 @@ async fn cancel_each(orphans: &mut mpsc::Receiver<Orphan>, cancel: &Cancellation
             cancelled = session.cancel_task(&task_id) => cancelled,
         };
         match cancelled {
-            Ok(()) => {
-                tracing::debug!(%upstream, "an upstream task was cancelled")
-            }
-            Err(error) => tracing::debug!(
-                %upstream,
-                "an upstream task could not be cancelled (it may have ended): {error}"
-            ),
+            Ok(()) => tracing::debug!(%upstream, "an upstream task was cancelled"),
+            // The upstream's own words are left out: they may name its
+            // task id.
+            Err(error) => match error.remote() {
+                Some(refused) => tracing::debug!(
+                    %upstream,
+                    code = %refused.code,
+                    "the upstream refused to cancel a task (it may have ended)"
+                ),
+                None => {
+                    tracing::debug!(%upstream, "an upstream task could not be cancelled: {error}")
+                }
+            },
         }
     }
 }

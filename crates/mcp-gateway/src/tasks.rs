@@ -123,10 +123,7 @@ async fn follow(
     mut interval: std::time::Duration,
 ) -> Result<CallToolResult, Error> {
     let lost = |source: mcp_client::Error| {
-        if source.is_session_expired() {
-            // Its supervisor starts a new session at once.
-            router.board.session_lost(upstream);
-        }
+        router.notice_lost_session(upstream, &source);
         Error::TaskLost {
             upstream: upstream.to_string(),
             source,
@@ -162,9 +159,11 @@ async fn follow(
                 let error = error.unwrap_or_else(|| {
                     ErrorObject::internal_error("the upstream task ended without a result")
                 });
-                return Err(
-                    router.forwarded(upstream, mcp_client::Error::TaskFailed { task_id, error })
-                );
+                // The task's own error, as a 2025-11-25 `tasks/result`
+                // gives it: not `TaskFailed`, whose message names the
+                // upstream's task id.
+                let source = mcp_client::Error::Request(mcp_core::Error::Remote(error));
+                return Err(router.forwarded(upstream, source));
             }
         }
     } else {
