@@ -26,7 +26,7 @@ use tokio::sync::{broadcast, mpsc};
 use crate::asks::{Ran, Relayed};
 use crate::error::Error;
 use crate::events::GatewayEvent;
-use crate::naming::Route;
+use crate::naming::{Route, shown};
 use crate::router::Router;
 use crate::tasks;
 
@@ -110,19 +110,19 @@ pub(crate) fn build(router: &Router, builder: ServerBuilder) -> Result<Server, E
                 let upstream = match router.owner(&uri) {
                     Ok(upstream) => upstream,
                     Err(error) => {
-                        return tracing::warn!(%uri, "could not subscribe upstream: {error}");
+                        return tracing::warn!(uri = %shown(&uri), "could not subscribe upstream: {error}");
                     }
                 };
                 match router.subscribe(&upstream, &uri).await {
                     // The last subscriber left while it was made: undone.
                     Ok(()) if subscribers.subscribed(&uri) => {
                         if let Err(error) = router.unsubscribe(&upstream, &uri).await {
-                            tracing::warn!(%uri, "could not unsubscribe upstream: {error}");
+                            tracing::warn!(uri = %shown(&uri), "could not unsubscribe upstream: {error}");
                         }
                     }
                     Ok(()) => {}
                     // The next subscriber tries again.
-                    Err(error) => tracing::warn!(%uri, "could not subscribe upstream: {error}"),
+                    Err(error) => tracing::warn!(uri = %shown(&uri), "could not subscribe upstream: {error}"),
                 }
             }
         })
@@ -132,7 +132,7 @@ pub(crate) fn build(router: &Router, builder: ServerBuilder) -> Result<Server, E
                 if subscribers.remove(&uri) {
                     if let Ok(upstream) = router.owner(&uri) {
                         if let Err(error) = router.unsubscribe(&upstream, &uri).await {
-                            tracing::warn!(%uri, "could not unsubscribe upstream: {error}");
+                            tracing::warn!(uri = %shown(&uri), "could not unsubscribe upstream: {error}");
                         }
                     }
                 }

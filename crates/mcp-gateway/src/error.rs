@@ -42,7 +42,11 @@ pub enum Error {
         limit: usize,
     },
     /// A name or URI the downstream asked for is not in the merged catalog.
-    #[error("no upstream serves {kind} `{name}`; list the gateway's {kind}s to see what it offers")]
+    // The name is the asker's text, shown escaped and cut (it reaches logs).
+    #[error(
+        "no upstream serves {kind} `{}`; list the gateway's {kind}s to see what it offers",
+        crate::naming::shown(name)
+    )]
     NotFound {
         /// "tool", "prompt" or "resource".
         kind: &'static str,
@@ -149,4 +153,26 @@ pub enum Error {
         #[source]
         source: mcp_client::Error,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Error;
+
+    #[test]
+    fn a_name_not_found_is_shown_escaped_and_cut() {
+        let name = format!("a://\u{1b}]0;x\u{7}\r\n{}", "p".repeat(5_000));
+        let text = Error::NotFound {
+            kind: "resource",
+            name,
+        }
+        .to_string();
+        assert!(
+            text.starts_with(r"no upstream serves resource `a://\x1b]0;x\x07\x0d\x0app"),
+            "{text}"
+        );
+        assert!(text.contains("p…`; list"), "cut: {text}");
+        assert!(!text.chars().any(char::is_control), "{text:?}");
+        assert!(text.len() < 400, "{} bytes", text.len());
+    }
 }

@@ -181,12 +181,13 @@ impl std::fmt::Display for Dropped {
     }
 }
 
-/// The most characters of an upstream's name or URI a message shows.
+/// The most characters of a peer's name or URI a message shows.
 const SHOWN_CHARS: usize = 200;
 
-/// An upstream's text in a message: at most [`SHOWN_CHARS`] characters
-/// (`…` marks a cut), its controls escaped.
-fn shown(text: &str) -> Escaped<'_> {
+/// A peer's text (an upstream's name or URI, a client's URI) in a message
+/// or a log: at most [`SHOWN_CHARS`] characters (`…` marks a cut), its
+/// controls escaped.
+pub(crate) fn shown(text: &str) -> Escaped<'_> {
     Escaped::one_line(text).cut(SHOWN_CHARS)
 }
 

@@ -20,6 +20,7 @@ use crate::asks::Inflight;
 use crate::board::Board;
 use crate::config::{Limits, UpstreamConfig};
 use crate::follow::follow;
+use crate::naming::shown;
 use crate::stderr::StderrTail;
 use crate::upstream::{ListSignals, Wiring, client_config, connect, fetch_lists};
 
@@ -226,7 +227,7 @@ async fn resubscribe(name: &Arc<str>, session: &ClientSession, board: &Board) {
     let uris = board.followed(name).borrow().clone();
     for uri in uris {
         if let Err(error) = session.subscribe_resource(&uri).await {
-            tracing::warn!(upstream = %name, %uri, "could not subscribe again: {error}");
+            tracing::warn!(upstream = %name, uri = %shown(&uri), "could not subscribe again: {error}");
         }
     }
 }
