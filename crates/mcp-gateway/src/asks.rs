@@ -40,6 +40,8 @@ use mcp_types::{
 };
 use tokio::sync::{Notify, mpsc};
 
+use crate::naming::shown;
+
 tokio::task_local! {
     /// The downstream call whose upstream call is being driven here.
     static CURRENT: Arc<Call>;
@@ -141,15 +143,25 @@ impl Inflight {
         related: Option<&RequestId>,
         params: LoggingMessageNotificationParams,
     ) {
-        let (level, logger) = (params.level, params.logger.clone());
-        match self.belonging(upstream, related) {
-            Ok(call) => {
-                if call.relay.try_send(Relayed::Log(params)).is_err() {
-                    tracing::debug!(%upstream, ?level, ?logger, "an upstream log message was dropped: its call's queue is full");
-                }
+        // Sent as it is; given back, to be noted, when the queue is full.
+        let (params, calls) = match self.belonging(upstream, related) {
+            Ok(call) => match call.relay.try_send(Relayed::Log(params)) {
+                Ok(()) => return,
+                Err(full) => match full.into_inner() {
+                    Relayed::Log(params) => (params, None),
+                    Relayed::Progress(_) => return,
+                },
+            },
+            Err(calls) => (params, Some(calls)),
+        };
+        // The logger's name is the upstream's text: escaped and cut.
+        let (level, logger) = (params.level, params.logger.as_deref().map(shown));
+        match calls {
+            None => {
+                tracing::debug!(%upstream, ?level, logger = logger.map(tracing::field::display), "an upstream log message was dropped: its call's queue is full")
             }
-            Err(calls) => {
-                tracing::debug!(%upstream, ?level, ?logger, calls, "an upstream log message belongs to no one call");
+            Some(calls) => {
+                tracing::debug!(%upstream, ?level, logger = logger.map(tracing::field::display), calls, "an upstream log message belongs to no one call")
             }
         }
     }
