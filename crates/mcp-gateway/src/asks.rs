@@ -59,8 +59,6 @@ pub(crate) enum Relayed {
 /// One downstream call forwarded upstream.
 struct Call {
     cx: Context,
-    /// The id the upstream request is sent under.
-    request: RequestId,
     /// The call's forwarder's queue (bounded: when full, more are dropped).
     relay: mpsc::Sender<Relayed>,
     /// Set when the downstream client must answer first (stateless era).
@@ -123,10 +121,7 @@ impl Inflight {
         let Some(calls) = calls.get(upstream) else {
             return Err(0);
         };
-        let named = related.and_then(|related| {
-            let call = calls.get(&number(related)?)?;
-            (call.request == *related).then_some(call)
-        });
+        let named = related.and_then(|related| calls.get(&number(related)?));
         match named {
             Some(call) => Ok(call.clone()),
             None if calls.len() == 1 => calls.values().next().cloned().ok_or(0),
@@ -173,20 +168,19 @@ impl Inflight {
         (id, RequestId::from(format!("{ID_PREFIX}{id}")))
     }
 
-    /// Runs `work` (the upstream call, sent under `request`, from
-    /// [`request_id`](Self::request_id)) for the downstream call `cx` to
-    /// `upstream`: its asks go to `cx`'s client, its log messages to
-    /// `relay`.
+    /// Runs `work` (the upstream call, sent under the request id numbered
+    /// `id` by [`request_id`](Self::request_id)) for the downstream call
+    /// `cx` to `upstream`: its asks go to `cx`'s client, its log messages
+    /// to `relay`.
     pub(crate) async fn run<F: Future>(
         &self,
         upstream: &Arc<str>,
-        (id, request): (u64, RequestId),
+        id: u64,
         (cx, relay): (Context, mpsc::Sender<Relayed>),
         work: F,
     ) -> Ran<F::Output> {
         let call = Arc::new(Call {
             cx,
-            request,
             relay,
             awaiting: AtomicBool::new(false),
             wake: Notify::new(),
@@ -269,19 +263,45 @@ pub(crate) fn refuse_task_asks(meta: Option<&RequestMeta>) -> Result<(), ErrorOb
     }
 }
 
-/// The number of one of the gateway's request ids (the form
-/// [`Inflight::request_id`] gives them), if `id` is one.
+/// The number of one of the gateway's request ids, if `id` is one: of the
+/// very form [`Inflight::request_id`] writes (no sign, no leading zero),
+/// so no other id finds the call.
 fn number(id: &RequestId) -> Option<u64> {
-    match id {
-        RequestId::String(id) => id.strip_prefix(ID_PREFIX)?.parse().ok(),
-        RequestId::Number(_) => None,
-    }
+    let RequestId::String(id) = id else {
+        return None;
+    };
+    let digits = id.strip_prefix(ID_PREFIX)?;
+    let written =
+        digits.bytes().all(|b| b.is_ascii_digit()) && (digits == "0" || !digits.starts_with('0'));
+    written.then(|| digits.parse().ok()).flatten()
 }
 
 #[cfg(test)]
 mod tests {
-    use super::refuse_task_asks;
-    use mcp_types::{RelatedTaskMetadata, RequestMeta};
+    use super::{Inflight, number, refuse_task_asks};
+    use mcp_types::{RelatedTaskMetadata, RequestId, RequestMeta};
+
+    #[test]
+    fn only_the_ids_the_gateway_writes_find_a_call() {
+        let inflight = Inflight::default();
+        for _ in 0..11 {
+            let (n, id) = inflight.request_id();
+            assert_eq!(number(&id), Some(n), "{id:?}");
+        }
+        for other in [
+            "gateway-07",
+            "gateway-+7",
+            "gateway-",
+            "gateway-7 ",
+            "Gateway-7",
+            "7",
+        ] {
+            assert_eq!(number(&RequestId::from(other)), None, "{other}");
+        }
+        assert_eq!(number(&RequestId::Number(7)), None);
+        let too_big = format!("gateway-{}0", u64::MAX);
+        assert_eq!(number(&RequestId::from(too_big)), None);
+    }
 
     #[test]
     fn an_upstream_tasks_asks_are_refused_and_others_pass() {

@@ -20,7 +20,7 @@ use mcp_server::{
     Args, CompletionError, Context, PromptError, Registrations, ResourceError, Server,
     ServerBuilder, ToolDefinition, ToolError, Uri,
 };
-use mcp_types::{CallToolResult, GetPromptResult, JsonObject, RequestId, TaskSupport, Tool};
+use mcp_types::{CallToolResult, GetPromptResult, JsonObject, TaskSupport, Tool};
 use tokio::sync::{broadcast, mpsc};
 
 use crate::asks::{Ran, Relayed};
@@ -325,7 +325,8 @@ async fn complete(
 /// What follows one forwarded request: the id it goes under, the queue of
 /// its progress reports and log messages.
 struct Tracking {
-    ticket: (u64, RequestId),
+    /// The number of the id it goes under ([`Inflight::request_id`](crate::asks::Inflight::request_id)).
+    ticket: u64,
     relay: mpsc::Sender<Relayed>,
     relayed: mpsc::Receiver<Relayed>,
 }
@@ -340,8 +341,8 @@ struct Tracking {
 fn forwarding(router: &Router, cx: &Context) -> (RequestOptions, Tracking) {
     // At least 1: a zero from a hand-built `Limits` would panic here.
     let (relay, relayed) = mpsc::channel(router.limits.relay_queue.max(1));
-    let ticket = router.inflight.request_id();
-    let mut options = RequestOptions::new().with_id(ticket.1.clone());
+    let (ticket, id) = router.inflight.request_id();
+    let mut options = RequestOptions::new().with_id(id);
     if cx.progress_token().is_some() {
         let progress = relay.clone();
         options = options.with_progress(move |report| {
