@@ -26,9 +26,10 @@
 //! [`server`](Gateway::server) runs tools as tasks in both eras
 //! ([`GatewayBuilder::tasks`]); each tool is advertised with the
 //! `execution.taskSupport` its upstream gives it. A client's task of a tool
-//! whose upstream serves task-augmented `tools/call` (2025-11-25) starts
-//! the task upstream, follows it at the upstream's polling interval and
-//! keeps its result; cancelling the client's task cancels the upstream's.
+//! whose upstream serves task-augmented `tools/call` (2025-11-25) or the
+//! tasks extension (2026-07-28) starts the task upstream, follows it at the
+//! upstream's polling interval and keeps its result; cancelling the
+//! client's task cancels the upstream's.
 //! For any other upstream the gateway's task calls the tool as any call.
 //! The client polls, lists and cancels only its own tasks, under the
 //! gateway's ids: an upstream's task ids never leave the gateway, and at
