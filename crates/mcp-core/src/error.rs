@@ -8,8 +8,14 @@ use mcp_types::{DecodeError, ErrorObject, RequestId};
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// The peer answered with a JSON-RPC error.
-    #[error("peer returned error {}: {}", .0.code, .0.message)]
+    /// The peer answered with a JSON-RPC error (its message, the peer's
+    /// text, shown with its controls escaped, as [`ErrorObject`]'s own
+    /// `Display` does).
+    #[error(
+        "peer returned error {}: {}",
+        .0.code,
+        mcp_types::untrusted::Escaped::one_line(&.0.message)
+    )]
     Remote(ErrorObject),
     /// No answer in time; a cancel notice was sent to the peer (unless the
     /// method may not be cancelled, such as `initialize`).
@@ -174,3 +180,17 @@ pub enum TransportError {
 /// A boxed error from a layer this crate does not know (an HTTP stack, an
 /// OAuth client); downcast it to the concrete type to inspect it.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_peers_error_message_is_shown_escaped() {
+        let error = super::Error::Remote(mcp_types::ErrorObject::internal_error(
+            "no\u{1b}]0;t\u{7}\r\nERROR forged",
+        ));
+        assert_eq!(
+            error.to_string(),
+            r"peer returned error -32603: no\x1b]0;t\x07\x0d\x0aERROR forged"
+        );
+    }
+}
