@@ -279,7 +279,7 @@ fn number(id: &RequestId) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::{Inflight, number, refuse_task_asks};
-    use mcp_types::{RelatedTaskMetadata, RequestId, RequestMeta};
+    use mcp_types::{ErrorObject, RelatedTaskMetadata, RequestId, RequestMeta};
 
     #[test]
     fn only_the_ids_the_gateway_writes_find_a_call() {
@@ -309,6 +309,12 @@ mod tests {
         assert!(refuse_task_asks(None).is_ok());
         assert!(refuse_task_asks(Some(&meta)).is_ok());
         meta.related_task = Some(RelatedTaskMetadata::new("t"));
-        assert!(refuse_task_asks(Some(&meta)).is_err());
+        let refused = refuse_task_asks(Some(&meta)).expect_err("a task's ask is refused");
+        assert_eq!(refused.code, ErrorObject::internal_error("").code);
+        assert!(
+            refused.message.contains("without a task"),
+            "says what to do instead: {}",
+            refused.message
+        );
     }
 }
