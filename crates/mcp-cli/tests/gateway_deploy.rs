@@ -374,6 +374,11 @@ async fn bearer_guard_refuses_and_serves() {
 
     let probe = raw_http::request(addr, "GET", "/livez", &[], "").await;
     assert_eq!(probe.status, 200, "liveness needs no token: {probe:?}");
+    let probe = raw_http::request(addr, "GET", "/readyz", &[], "").await;
+    assert_eq!(probe.status, 200, "readiness needs no token: {probe:?}");
+    // Only the probes themselves (GET or HEAD) pass without a token.
+    let posted = raw_http::request(addr, "POST", "/livez", &[], &initialize()).await;
+    assert_eq!(posted.status, 401, "a POST to a probe's path: {posted:?}");
 
     let bearer = format!("Bearer {}", signer.token(RESOURCE, "mcp"));
     let auth = [("Authorization", bearer.as_str())];
