@@ -486,6 +486,20 @@ async fn bad_deploy_settings_are_refused_by_key() {
     let listen = ["--listen", "127.0.0.1:0"];
     let config = write_config(dir.path(), json!({"rateLimit": {"perSecond": 0}}));
     let config = config.to_str().expect("a UTF-8 path");
+    // Files the settings refuse: a secret too short, a JWKS too large.
+    let short_key = dir.path().join("short.key");
+    std::fs::write(&short_key, "only 20 bytes long!!\n").expect("the key");
+    let short_key = short_key.to_str().expect("a UTF-8 path");
+    let huge_jwks = dir.path().join("huge.json");
+    std::fs::write(&huge_jwks, " ".repeat(1024 * 1024 + 1)).expect("the JWKS");
+    let huge_jwks = huge_jwks.to_str().expect("a UTF-8 path");
+    // 21 bytes, 20 once the trailing newline is dropped.
+    let key_refused = format!(
+        "gateway.stateKeyFile (--state-key-file) {short_key} holds 20 bytes; \
+         a secret needs at least 32"
+    );
+    let jwks_refused =
+        format!("gateway.auth.jwks (--jwks) {huge_jwks} is larger than 1048576 bytes");
     let cases: &[(&[&str], &str)] = &[
         (
             &["--config", config],
@@ -513,6 +527,18 @@ async fn bad_deploy_settings_are_refused_by_key() {
         (
             &["--max-body", "0"],
             "gateway.maxBody (--max-body) must be at least 1",
+        ),
+        (&["--state-key-file", short_key], &key_refused),
+        (
+            &[
+                "--jwks",
+                huge_jwks,
+                "--issuer",
+                ISSUER,
+                "--resource",
+                RESOURCE,
+            ],
+            &jwks_refused,
         ),
         (
             &["--redis", "http://:s3cret@x"],
@@ -556,6 +582,17 @@ async fn bad_deploy_settings_are_refused_by_key() {
     ])
     .await;
     assert!(code == 2 || code == 3, "{code}: {stderr}");
+    // The `mcp` under test is built with this test's features.
+    if cfg!(feature = "redis") {
+        assert_eq!(code, 3, "Redis unreachable: {stderr}");
+        assert!(
+            stderr.contains("connecting to the Redis at redis://***@127.0.0.1:9"),
+            "{stderr}"
+        );
+    } else {
+        assert_eq!(code, 2, "a build without Redis: {stderr}");
+        assert!(stderr.contains("built without Redis"), "{stderr}");
+    }
     assert!(stderr.contains("redis://***@127.0.0.1:9"), "{stderr}");
     assert!(!stderr.contains("s3cret"), "{stderr}");
 }
