@@ -19,6 +19,7 @@
 //! `harness = false`: `cargo test -p mcp-cli --test gateway_deploy --
 //! <filter>` runs the checks whose names contain `<filter>`.
 
+mod announced;
 #[path = "../../mcp-server/tests/common/mod.rs"]
 mod common;
 #[path = "../../mcp-transport/tests/support/raw_http.rs"]
@@ -35,6 +36,7 @@ use std::process::{ExitCode, Stdio};
 use std::sync::OnceLock;
 use std::time::Duration;
 
+use announced::{Announced, MCP};
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 #[cfg(feature = "redis")]
@@ -42,8 +44,7 @@ use common::read_until;
 use common::{read_all, request, status};
 use ring::signature::{Ed25519KeyPair, KeyPair as _};
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::{Child, Command};
+use tokio::process::Command;
 
 const ROLE: &str = "--deploy-role=upstream";
 /// The audience tokens must name.
@@ -155,7 +156,7 @@ fn write_config(dir: &Path, gateway: Value) -> PathBuf {
 /// dropped.
 struct Running {
     /// Held: killed when dropped.
-    _child: Child,
+    _server: Announced,
     addr: SocketAddr,
 }
 
@@ -167,40 +168,16 @@ async fn gateway(config: &Path, extra: &[&str]) -> Running {
 
 /// [`gateway`] with `env` set.
 async fn gateway_with_env(config: &Path, extra: &[&str], env: &[(&str, &str)]) -> Running {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mcp"))
-        .envs(env.iter().copied())
-        .arg("gateway")
-        .arg("--config")
-        .arg(config)
-        .args(["--listen", "127.0.0.1:0"])
-        .args(extra)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("mcp runs");
-    let stderr = child.stderr.take().expect("its stderr");
-    let mut lines = BufReader::new(stderr).lines();
-    let find = async {
-        while let Some(line) = lines.next_line().await.expect("stderr") {
-            if let Some(url) = line.strip_prefix("mcp gateway: serving http://") {
-                return url.trim_end_matches("/mcp").parse::<SocketAddr>().ok();
-            }
-            eprintln!("gateway: {line}");
-        }
-        None
-    };
-    let addr = tokio::time::timeout(START_WITHIN, find)
-        .await
-        .expect("the gateway serves in time")
-        .expect("the gateway serves");
-    // The rest of its log, so that the pipe never fills.
-    tokio::spawn(async move {
-        while let Ok(Some(line)) = lines.next_line().await {
-            eprintln!("gateway {addr}: {line}");
-        }
-    });
+    let config = config.to_str().expect("a UTF-8 path");
+    let mut args = vec!["gateway", "--config", config, "--listen", "127.0.0.1:0"];
+    args.extend_from_slice(extra);
+    let prefix = "mcp gateway: serving http://";
+    let server = Announced::start_with_env(Path::new(MCP), &args, env, prefix).await;
+    let addr = server
+        .url
+        .trim_end_matches("/mcp")
+        .parse::<SocketAddr>()
+        .unwrap_or_else(|e| panic!("{}: {e}", server.url));
     let deadline = tokio::time::Instant::now() + START_WITHIN;
     loop {
         let probe = raw_http::request(addr, "GET", "/readyz", &[], "").await;
@@ -209,12 +186,13 @@ async fn gateway_with_env(config: &Path, extra: &[&str], env: &[(&str, &str)]) -
         }
         assert!(
             tokio::time::Instant::now() < deadline,
-            "never ready: {probe:?}"
+            "never ready: {probe:?}\n{}",
+            server.log()
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     Running {
-        _child: child,
+        _server: server,
         addr,
     }
 }
