@@ -554,17 +554,9 @@ mod tests {
 
     #[test]
     fn the_parsed_flags_debug_hides_the_redis_password() {
-        let cli = Cli::try_parse_from([
-            "mcp",
-            "--url",
-            "http://127.0.0.1:9/mcp",
-            "gateway",
-            "--listen",
-            "127.0.0.1:0",
-            "--redis",
-            "redis://:s3cret@127.0.0.1:6379/0",
-        ])
-        .expect("parses");
+        let line = "mcp --url http://127.0.0.1:9/mcp gateway --listen 127.0.0.1:0 \
+                    --redis redis://:s3cret@127.0.0.1:6379/0";
+        let cli = Cli::try_parse_from(line.split_whitespace()).expect("parses");
         let shown = format!("{cli:?}");
         assert!(shown.contains("redis://***@127.0.0.1:6379/0"), "{shown}");
         assert!(!shown.contains("s3cret"), "{shown}");
