@@ -58,9 +58,27 @@ pub(crate) struct Guard {
     pub(crate) verifier: Arc<dyn TokenVerifier>,
 }
 
+/// A Redis URL, which may hold a password: its `Debug` shows it
+/// [`redacted`], so no derived `Debug` (the parsed flags', a setting's)
+/// can print the password.
+#[derive(Clone)]
+pub(crate) struct RedisUrl(String);
+
+impl From<String> for RedisUrl {
+    fn from(url: String) -> Self {
+        Self(url)
+    }
+}
+
+impl std::fmt::Debug for RedisUrl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&redacted(&self.0))
+    }
+}
+
 /// Where the shared stores are.
 struct Redis {
-    url: String,
+    url: RedisUrl,
     #[cfg_attr(
         not(feature = "redis"),
         expect(dead_code, reason = "read by the Redis stores")
@@ -175,7 +193,7 @@ impl Deploy {
 impl Redis {
     #[cfg(feature = "redis")]
     async fn connect(&self) -> Result<mcp_transport::store::SharedStores, CliError> {
-        let mut config = mcp_transport::store::redis::RedisConfig::new(&self.url);
+        let mut config = mcp_transport::store::redis::RedisConfig::new(&self.url.0);
         if let Some(prefix) = &self.prefix {
             config = config.prefix(prefix);
         }
@@ -183,7 +201,7 @@ impl Redis {
             .connect()
             .await
             .map_err(|error| CliError::Connection {
-                doing: format!("connecting to the Redis at {}", redacted(&self.url)),
+                doing: format!("connecting to the Redis at {:?}", self.url),
                 source: Box::new(error),
             })
     }
@@ -193,8 +211,8 @@ impl Redis {
         Err(UsageError::Deploy {
             key: "gateway.redis (--redis)".into(),
             problem: format!(
-                "{}: this `mcp` is built without Redis; build it with `--features redis`",
-                redacted(&self.url)
+                "{:?}: this `mcp` is built without Redis; build it with `--features redis`",
+                self.url
             ),
         }
         .into())
@@ -202,7 +220,7 @@ impl Redis {
 }
 
 /// `url` with any password (and user) replaced by `***`.
-pub(crate) fn redacted(url: &str) -> String {
+fn redacted(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
         return "(not a URL)".into();
     };
@@ -456,7 +474,7 @@ fn rate(file: &Section<'_>, args: &GatewayArgs) -> Result<Option<RateLimit>, Cli
 }
 
 fn redis(file: &Section<'_>, args: &GatewayArgs) -> Result<Option<Redis>, CliError> {
-    let url = args.redis.clone().or(file.string("url")?);
+    let url = args.redis.clone().or(file.string("url")?.map(RedisUrl));
     let prefix = args.redis_prefix.clone().or(file.string("prefix")?);
     let Some(url) = url else {
         if prefix.is_some() {
@@ -468,12 +486,11 @@ fn redis(file: &Section<'_>, args: &GatewayArgs) -> Result<Option<Redis>, CliErr
         return Ok(None);
     };
     let known = ["redis://", "rediss://", "redis+sentinel://"];
-    if !known.iter().any(|scheme| url.starts_with(scheme)) {
+    if !known.iter().any(|scheme| url.0.starts_with(scheme)) {
         return Err(refuse(
             "gateway.redis.url (--redis)",
             &format!(
-                "`{}` is not a Redis URL (redis://[:PASSWORD@]HOST:PORT[/DB] or redis+sentinel://…)",
-                redacted(&url)
+                "`{url:?}` is not a Redis URL (redis://[:PASSWORD@]HOST:PORT[/DB] or redis+sentinel://…)"
             ),
         ));
     }
@@ -530,7 +547,20 @@ fn read_bounded(path: &Path, key: &str) -> Result<Vec<u8>, CliError> {
 
 #[cfg(test)]
 mod tests {
+    use clap::Parser as _;
+
     use super::redacted;
+    use crate::args::Cli;
+
+    #[test]
+    fn the_parsed_flags_debug_hides_the_redis_password() {
+        let line = "mcp --url http://127.0.0.1:9/mcp gateway --listen 127.0.0.1:0 \
+                    --redis redis://:s3cret@127.0.0.1:6379/0";
+        let cli = Cli::try_parse_from(line.split_whitespace()).expect("parses");
+        let shown = format!("{cli:?}");
+        assert!(shown.contains("redis://***@127.0.0.1:6379/0"), "{shown}");
+        assert!(!shown.contains("s3cret"), "{shown}");
+    }
 
     #[test]
     fn a_redis_password_is_never_shown() {

@@ -12,7 +12,7 @@ use mcp_client::ClientConfig;
 use mcp_gateway::naming::EntryKind;
 use mcp_gateway::{Gateway, GatewayConfig, GatewayHttpService, UpstreamConfig, UpstreamTransport};
 use mcp_server::{CancellationToken, HttpServerConfig, ServeConfig, Server};
-use mcp_transport::http::{BearerGuard, HttpBody, LIVENESS_PATH, READINESS_PATH};
+use mcp_transport::http::{BearerGuard, Health, HttpBody};
 
 use crate::args::{Era, GatewayArgs, ServerArgs};
 use crate::connect::{authorizer, headers, stdio_command};
@@ -248,8 +248,9 @@ where
     }
 
     fn call(&mut self, request: http::Request<B>) -> Self::Future {
-        let path = request.uri().path();
-        if path == LIVENESS_PATH || path == READINESS_PATH {
+        // Exactly the requests the probes answer (GET or HEAD of their
+        // paths): anything else there is the guard's.
+        if Health::is_probe(request.method(), request.uri().path()) {
             Box::pin(self.probes.call(request))
         } else {
             Box::pin(self.guard.call(request))

@@ -16,7 +16,7 @@ use tracing_subscriber::{Layer, Registry};
 
 use crate::error::CliError;
 
-use crate::untrusted::printable;
+use crate::untrusted::printable_cut;
 
 /// Writes each event of `info` or above to stderr.
 struct StderrLog;
@@ -54,14 +54,20 @@ impl<S: Subscriber> Layer<S> for StderrLog {
     }
 }
 
-/// `mcp gateway: <level>: <message><fields>`, printable, each line after
-/// the first indented.
+/// The most characters of a record's message, and of its fields, shown:
+/// an upstream's error message can be as long as the message that carried
+/// it; the fields hold at most the stderr tail (20 lines of 1 KiB by
+/// default) besides names.
+const MAX_SHOWN_CHARS: usize = 32 * 1024;
+
+/// `mcp gateway: <level>: <message><fields>`, printable and cut, each line
+/// after the first indented.
 fn record(level: Level, line: &Line) -> String {
     let level = level.as_str().to_ascii_lowercase();
     let text = format!(
         "mcp gateway: {level}: {}{}",
-        printable(&line.message),
-        printable(&line.fields)
+        printable_cut(&line.message, MAX_SHOWN_CHARS),
+        printable_cut(&line.fields, MAX_SHOWN_CHARS)
     );
     text.replace('\n', "\n  ")
 }
@@ -150,5 +156,23 @@ mod tests {
             1,
             "{text}"
         );
+    }
+
+    #[test]
+    fn a_record_is_bounded_whatever_the_peer_sent() {
+        let line = Line {
+            message: "q".repeat(MAX_SHOWN_CHARS * 4),
+            fields: format!(" stderr={}", "z".repeat(MAX_SHOWN_CHARS * 4)),
+        };
+        let text = record(Level::WARN, &line);
+        let shown = |c: char| text.chars().filter(|&x| x == c).count();
+        assert_eq!(shown('q'), MAX_SHOWN_CHARS, "the message is cut");
+        assert_eq!(
+            shown('z'),
+            MAX_SHOWN_CHARS - " stderr=".len(),
+            "the fields are cut"
+        );
+        assert_eq!(shown('…'), 2, "each cut is marked: {}", text.len());
+        assert!(text.len() < 3 * MAX_SHOWN_CHARS, "{}", text.len());
     }
 }

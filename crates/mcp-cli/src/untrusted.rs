@@ -28,6 +28,12 @@ pub(crate) fn printable(text: &str) -> Cow<'_, str> {
     Escaped::lines(text).to_cow()
 }
 
+/// [`printable`], cut after `max_chars` characters (then `…`): server text
+/// of any length shown where the length must stay bounded (a log record).
+pub(crate) fn printable_cut(text: &str, max_chars: usize) -> Escaped<'_> {
+    Escaped::lines(text).cut(max_chars)
+}
+
 /// Server text shown on one line (a table cell, a prompt, a choice, a
 /// progress message): every control escaped, newlines and tabs included.
 pub(crate) fn one_line(text: &str) -> Cow<'_, str> {

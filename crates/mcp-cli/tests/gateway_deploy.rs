@@ -19,6 +19,7 @@
 //! `harness = false`: `cargo test -p mcp-cli --test gateway_deploy --
 //! <filter>` runs the checks whose names contain `<filter>`.
 
+mod announced;
 #[path = "../../mcp-server/tests/common/mod.rs"]
 mod common;
 #[path = "../../mcp-transport/tests/support/raw_http.rs"]
@@ -35,6 +36,7 @@ use std::process::{ExitCode, Stdio};
 use std::sync::OnceLock;
 use std::time::Duration;
 
+use announced::{Announced, MCP};
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 #[cfg(feature = "redis")]
@@ -42,8 +44,7 @@ use common::read_until;
 use common::{read_all, request, status};
 use ring::signature::{Ed25519KeyPair, KeyPair as _};
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::{Child, Command};
+use tokio::process::Command;
 
 const ROLE: &str = "--deploy-role=upstream";
 /// The audience tokens must name.
@@ -155,7 +156,7 @@ fn write_config(dir: &Path, gateway: Value) -> PathBuf {
 /// dropped.
 struct Running {
     /// Held: killed when dropped.
-    _child: Child,
+    _server: Announced,
     addr: SocketAddr,
 }
 
@@ -167,40 +168,16 @@ async fn gateway(config: &Path, extra: &[&str]) -> Running {
 
 /// [`gateway`] with `env` set.
 async fn gateway_with_env(config: &Path, extra: &[&str], env: &[(&str, &str)]) -> Running {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mcp"))
-        .envs(env.iter().copied())
-        .arg("gateway")
-        .arg("--config")
-        .arg(config)
-        .args(["--listen", "127.0.0.1:0"])
-        .args(extra)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("mcp runs");
-    let stderr = child.stderr.take().expect("its stderr");
-    let mut lines = BufReader::new(stderr).lines();
-    let find = async {
-        while let Some(line) = lines.next_line().await.expect("stderr") {
-            if let Some(url) = line.strip_prefix("mcp gateway: serving http://") {
-                return url.trim_end_matches("/mcp").parse::<SocketAddr>().ok();
-            }
-            eprintln!("gateway: {line}");
-        }
-        None
-    };
-    let addr = tokio::time::timeout(START_WITHIN, find)
-        .await
-        .expect("the gateway serves in time")
-        .expect("the gateway serves");
-    // The rest of its log, so that the pipe never fills.
-    tokio::spawn(async move {
-        while let Ok(Some(line)) = lines.next_line().await {
-            eprintln!("gateway {addr}: {line}");
-        }
-    });
+    let config = config.to_str().expect("a UTF-8 path");
+    let mut args = vec!["gateway", "--config", config, "--listen", "127.0.0.1:0"];
+    args.extend_from_slice(extra);
+    let prefix = "mcp gateway: serving http://";
+    let server = Announced::start_with_env(Path::new(MCP), &args, env, prefix).await;
+    let addr = server
+        .url
+        .trim_end_matches("/mcp")
+        .parse::<SocketAddr>()
+        .unwrap_or_else(|e| panic!("{}: {e}", server.url));
     let deadline = tokio::time::Instant::now() + START_WITHIN;
     loop {
         let probe = raw_http::request(addr, "GET", "/readyz", &[], "").await;
@@ -209,12 +186,13 @@ async fn gateway_with_env(config: &Path, extra: &[&str], env: &[(&str, &str)]) -
         }
         assert!(
             tokio::time::Instant::now() < deadline,
-            "never ready: {probe:?}"
+            "never ready: {probe:?}\n{}",
+            server.log()
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     Running {
-        _child: child,
+        _server: server,
         addr,
     }
 }
@@ -374,6 +352,11 @@ async fn bearer_guard_refuses_and_serves() {
 
     let probe = raw_http::request(addr, "GET", "/livez", &[], "").await;
     assert_eq!(probe.status, 200, "liveness needs no token: {probe:?}");
+    let probe = raw_http::request(addr, "GET", "/readyz", &[], "").await;
+    assert_eq!(probe.status, 200, "readiness needs no token: {probe:?}");
+    // Only the probes themselves (GET or HEAD) pass without a token.
+    let posted = raw_http::request(addr, "POST", "/livez", &[], &initialize()).await;
+    assert_eq!(posted.status, 401, "a POST to a probe's path: {posted:?}");
 
     let bearer = format!("Bearer {}", signer.token(RESOURCE, "mcp"));
     let auth = [("Authorization", bearer.as_str())];
@@ -481,6 +464,20 @@ async fn bad_deploy_settings_are_refused_by_key() {
     let listen = ["--listen", "127.0.0.1:0"];
     let config = write_config(dir.path(), json!({"rateLimit": {"perSecond": 0}}));
     let config = config.to_str().expect("a UTF-8 path");
+    // Files the settings refuse: a secret too short, a JWKS too large.
+    let short_key = dir.path().join("short.key");
+    std::fs::write(&short_key, "only 20 bytes long!!\n").expect("the key");
+    let short_key = short_key.to_str().expect("a UTF-8 path");
+    let huge_jwks = dir.path().join("huge.json");
+    std::fs::write(&huge_jwks, " ".repeat(1024 * 1024 + 1)).expect("the JWKS");
+    let huge_jwks = huge_jwks.to_str().expect("a UTF-8 path");
+    // 21 bytes, 20 once the trailing newline is dropped.
+    let key_refused = format!(
+        "gateway.stateKeyFile (--state-key-file) {short_key} holds 20 bytes; \
+         a secret needs at least 32"
+    );
+    let jwks_refused =
+        format!("gateway.auth.jwks (--jwks) {huge_jwks} is larger than 1048576 bytes");
     let cases: &[(&[&str], &str)] = &[
         (
             &["--config", config],
@@ -508,6 +505,18 @@ async fn bad_deploy_settings_are_refused_by_key() {
         (
             &["--max-body", "0"],
             "gateway.maxBody (--max-body) must be at least 1",
+        ),
+        (&["--state-key-file", short_key], &key_refused),
+        (
+            &[
+                "--jwks",
+                huge_jwks,
+                "--issuer",
+                ISSUER,
+                "--resource",
+                RESOURCE,
+            ],
+            &jwks_refused,
         ),
         (
             &["--redis", "http://:s3cret@x"],
@@ -551,6 +560,17 @@ async fn bad_deploy_settings_are_refused_by_key() {
     ])
     .await;
     assert!(code == 2 || code == 3, "{code}: {stderr}");
+    // The `mcp` under test is built with this test's features.
+    if cfg!(feature = "redis") {
+        assert_eq!(code, 3, "Redis unreachable: {stderr}");
+        assert!(
+            stderr.contains("connecting to the Redis at redis://***@127.0.0.1:9"),
+            "{stderr}"
+        );
+    } else {
+        assert_eq!(code, 2, "a build without Redis: {stderr}");
+        assert!(stderr.contains("built without Redis"), "{stderr}");
+    }
     assert!(stderr.contains("redis://***@127.0.0.1:9"), "{stderr}");
     assert!(!stderr.contains("s3cret"), "{stderr}");
 }

@@ -44,8 +44,19 @@ pub(crate) struct Announced {
 
 impl Announced {
     pub(crate) async fn start(program: &Path, args: &[&str], prefix: &str) -> Self {
+        Self::start_with_env(program, args, &[], prefix).await
+    }
+
+    /// [`start`](Self::start) with `env` set.
+    pub(crate) async fn start_with_env(
+        program: &Path,
+        args: &[&str],
+        env: &[(&str, &str)],
+        prefix: &str,
+    ) -> Self {
         let mut child = tokio::process::Command::new(program)
             .args(args)
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
