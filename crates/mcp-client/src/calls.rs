@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 use mcp_types::method::{Method, RequestMethod};
+use mcp_types::untrusted::Escaped;
 use mcp_types::{
     CallToolRequestParams, CallToolResult, CompleteArgument, CompleteContext, CompleteReference,
     CompleteRequestParams, CompleteResult, EmptyResult, GetPromptRequestParams, GetPromptResult,
@@ -200,7 +201,7 @@ impl ClientSession {
                     true
                 }
                 Err(reason) => {
-                    tracing::warn!(tool = %tool.name, %reason, "dropping a tool with invalid x-mcp-header annotations");
+                    tracing::warn!(tool = %Escaped::name(&tool.name), %reason, "dropping a tool with invalid x-mcp-header annotations");
                     false
                 }
             });

@@ -71,7 +71,10 @@ pub enum Error {
         source: serde_json::Error,
     },
     /// A tool's result does not match the output schema it declared.
-    #[error("the result of tool `{tool}` does not match its output schema: {reason}")]
+    #[error(
+        "the result of tool `{tool}` does not match its output schema: {}",
+        Escaped::one_line(.reason)
+    )]
     InvalidToolResult {
         /// The tool.
         tool: String,
@@ -386,6 +389,14 @@ mod tests {
                 .to_string()
                 .starts_with(r"the server answered with protocol revision `2099\x1b[2J`, which"),
             "{revision}"
+        );
+        let invalid = Error::InvalidToolResult {
+            tool: "t".into(),
+            reason: "\"\u{202e}x\" is not of type \"integer\"".into(),
+        };
+        assert_eq!(
+            invalid.to_string(),
+            r#"the result of tool `t` does not match its output schema: "\u{202e}x" is not of type "integer""#
         );
         let skill = Error::SkillVerification {
             uri: "skill://a\nb/SKILL.md".into(),
