@@ -768,9 +768,10 @@ impl ClientSession {
     /// Whether the server listed extension `id` under
     /// `capabilities.extensions` (once negotiated).
     pub fn server_supports_extension(&self, id: &str) -> bool {
-        self.server_capabilities()
-            .and_then(|c| c.extensions)
-            .is_some_and(|e| e.contains_key(id))
+        self.reading_server_capabilities(|c| {
+            c.extensions.as_ref().is_some_and(|e| e.contains_key(id))
+        })
+        .unwrap_or(false)
     }
 
     /// Calls a tool, accepting results of the config's
