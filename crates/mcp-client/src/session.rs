@@ -472,11 +472,11 @@ impl ClientSession {
         let own;
         let envelope = match (envelope, extensions.is_empty()) {
             (envelope, true) => envelope,
-            (Some(envelope), false) => {
-                own = envelope
-                    .declaring(&extensions)
+            (Some(session), false) => {
+                own = session
+                    .declaring(extensions)
                     .map_err(|source| Error::Serialize { method, source })?;
-                Some(&own)
+                Some(own.as_ref().unwrap_or(session))
             }
             (None, false) => {
                 let ids: Vec<&str> = extensions.iter().map(|(id, _)| id.as_str()).collect();
