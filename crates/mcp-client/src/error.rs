@@ -63,7 +63,11 @@ pub enum Error {
         reason: crate::skill_mismatch::SkillMismatch,
     },
     /// The server's answer does not match the method's result schema.
-    #[error("the server's answer to `{method}` is not a valid result: {source}")]
+    // serde quotes what it read (an unknown variant or field) as it came.
+    #[error(
+        "the server's answer to `{method}` is not a valid result: {}",
+        Escaped::one_line(&.source.to_string())
+    )]
     InvalidResult {
         /// The method.
         method: &'static str,
@@ -397,6 +401,17 @@ mod tests {
         assert_eq!(
             invalid.to_string(),
             r#"the result of tool `t` does not match its output schema: "\u{202e}x" is not of type "integer""#
+        );
+        let source = serde_json::from_str::<mcp_types::LoggingLevel>(r#""\u001b[2J""#)
+            .expect_err("no such level");
+        assert!(source.to_string().contains('\u{1b}'), "serde quotes it raw");
+        let invalid = Error::InvalidResult {
+            method: "logging/setLevel",
+            source,
+        };
+        assert!(
+            invalid.to_string().contains(r"unknown variant `\x1b[2J`"),
+            "{invalid}"
         );
         let skill = Error::SkillVerification {
             uri: "skill://a\nb/SKILL.md".into(),
