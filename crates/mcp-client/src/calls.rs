@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 use mcp_types::method::{Method, RequestMethod};
+use mcp_types::untrusted::Escaped;
 use mcp_types::{
     CallToolRequestParams, CallToolResult, CompleteArgument, CompleteContext, CompleteReference,
     CompleteRequestParams, CompleteResult, EmptyResult, GetPromptRequestParams, GetPromptResult,
@@ -200,7 +201,7 @@ impl ClientSession {
                     true
                 }
                 Err(reason) => {
-                    tracing::warn!(tool = %tool.name, %reason, "dropping a tool with invalid x-mcp-header annotations");
+                    tracing::warn!(tool = %Escaped::name(&tool.name), %reason, "dropping a tool with invalid x-mcp-header annotations");
                     false
                 }
             });
@@ -767,9 +768,10 @@ impl ClientSession {
     /// Whether the server listed extension `id` under
     /// `capabilities.extensions` (once negotiated).
     pub fn server_supports_extension(&self, id: &str) -> bool {
-        self.server_capabilities()
-            .and_then(|c| c.extensions)
-            .is_some_and(|e| e.contains_key(id))
+        self.reading_server_capabilities(|c| {
+            c.extensions.as_ref().is_some_and(|e| e.contains_key(id))
+        })
+        .unwrap_or(false)
     }
 
     /// Calls a tool, accepting results of the config's

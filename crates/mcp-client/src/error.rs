@@ -2,6 +2,7 @@
 
 use mcp_core::TransportError;
 use mcp_types::ErrorObject;
+use mcp_types::untrusted::Escaped;
 
 /// What went wrong talking to a server.
 #[derive(Debug, thiserror::Error)]
@@ -15,8 +16,9 @@ pub enum Error {
     Request(#[from] mcp_core::Error),
     /// The server answered `initialize` with a revision this client does not speak.
     #[error(
-        "the server answered with protocol revision `{answered}`, which this client does not \
-         support (it speaks {supported}); use a server that supports one of those"
+        "the server answered with protocol revision `{}`, which this client does not support \
+         (it speaks {supported}); use a server that supports one of those",
+        Escaped::name(.answered)
     )]
     UnsupportedProtocolVersion {
         /// What the server answered.
@@ -50,7 +52,10 @@ pub enum Error {
     },
     /// A skill file read from the server does not match its skill entry
     /// (SEP-2640); the content was not used.
-    #[error("skill file `{uri}` failed verification: {reason}; it was not used")]
+    #[error(
+        "skill file `{}` failed verification: {reason}; it was not used",
+        Escaped::name(.uri)
+    )]
     SkillVerification {
         /// The file's URI.
         uri: String,
@@ -58,7 +63,11 @@ pub enum Error {
         reason: crate::skill_mismatch::SkillMismatch,
     },
     /// The server's answer does not match the method's result schema.
-    #[error("the server's answer to `{method}` is not a valid result: {source}")]
+    // serde quotes what it read (an unknown variant or field) as it came.
+    #[error(
+        "the server's answer to `{method}` is not a valid result: {}",
+        Escaped::one_line(&.source.to_string())
+    )]
     InvalidResult {
         /// The method.
         method: &'static str,
@@ -66,7 +75,10 @@ pub enum Error {
         source: serde_json::Error,
     },
     /// A tool's result does not match the output schema it declared.
-    #[error("the result of tool `{tool}` does not match its output schema: {reason}")]
+    #[error(
+        "the result of tool `{tool}` does not match its output schema: {}",
+        Escaped::one_line(.reason)
+    )]
     InvalidToolResult {
         /// The tool.
         tool: String,
@@ -173,14 +185,21 @@ pub enum Error {
         rounds: usize,
     },
     /// A task was cancelled before it produced a result.
-    #[error("task `{task_id}` was cancelled before it produced a result")]
+    #[error(
+        "task `{}` was cancelled before it produced a result",
+        Escaped::name(.task_id)
+    )]
     TaskCancelled {
         /// The task.
         task_id: String,
     },
     /// A task failed with a JSON-RPC error (2026-07-28, where the error is
     /// part of the task's state rather than the answer to a request).
-    #[error("task `{task_id}` failed: {}", .error.message)]
+    #[error(
+        "task `{}` failed: {}",
+        Escaped::name(.task_id),
+        Escaped::one_line(&.error.message)
+    )]
     TaskFailed {
         /// The task.
         task_id: String,
@@ -339,5 +358,73 @@ impl Error {
             Some(TransportError::Auth(source)) => source.downcast_ref(),
             _ => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_servers_text_is_shown_escaped_and_its_ids_cut() {
+        let failed = Error::TaskFailed {
+            task_id: "t\u{1b}]0;x\u{7}".into(),
+            error: ErrorObject::internal_error("boom\r\nERROR forged\u{202e}"),
+        };
+        assert_eq!(
+            failed.to_string(),
+            r"task `t\x1b]0;x\x07` failed: boom\x0d\x0aERROR forged\u{202e}"
+        );
+        let cancelled = Error::TaskCancelled {
+            task_id: "c".repeat(10_000),
+        };
+        let shown = cancelled.to_string();
+        assert!(shown.len() < 400, "{shown}");
+        assert!(
+            shown.contains(&format!("`{}…`", "c".repeat(200))),
+            "{shown}"
+        );
+        let revision = Error::UnsupportedProtocolVersion {
+            answered: "2099\u{1b}[2J".into(),
+            supported: "2025-11-25".into(),
+        };
+        assert!(
+            revision
+                .to_string()
+                .starts_with(r"the server answered with protocol revision `2099\x1b[2J`, which"),
+            "{revision}"
+        );
+        let invalid = Error::InvalidToolResult {
+            tool: "t".into(),
+            reason: "\"\u{202e}x\" is not of type \"integer\"".into(),
+        };
+        assert_eq!(
+            invalid.to_string(),
+            r#"the result of tool `t` does not match its output schema: "\u{202e}x" is not of type "integer""#
+        );
+        let source = serde_json::from_str::<mcp_types::LoggingLevel>(r#""\u001b[2J""#)
+            .expect_err("no such level");
+        assert!(source.to_string().contains('\u{1b}'), "serde quotes it raw");
+        let invalid = Error::InvalidResult {
+            method: "logging/setLevel",
+            source,
+        };
+        assert!(
+            invalid.to_string().contains(r"unknown variant `\x1b[2J`"),
+            "{invalid}"
+        );
+        let skill = Error::SkillVerification {
+            uri: "skill://a\nb/SKILL.md".into(),
+            reason: crate::skill_mismatch::SkillMismatch::FrontmatterField {
+                field: "na\u{1b}me".into(),
+            },
+        };
+        assert_eq!(
+            skill.to_string(),
+            concat!(
+                r"skill file `skill://a\x0ab/SKILL.md` failed verification: ",
+                r"frontmatter field `na\x1bme` differs from the entry's; it was not used"
+            )
+        );
     }
 }

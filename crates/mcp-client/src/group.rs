@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 
+use mcp_types::untrusted::Escaped;
 use mcp_types::{CallToolResult, Implementation, Prompt, Resource, Tool};
 use serde::Serialize;
 
@@ -300,7 +301,7 @@ impl ClientSessionGroup {
         let mut gathered = Gathered::default();
         let failed = |kind: &'static str, error: Error| {
             tracing::warn!(
-                server = %server.name, kind, %error,
+                server = %Escaped::name(&server.name), kind, %error,
                 "could not list the server's {kind}; it joins the group without them"
             );
             ListingFailure { kind, error }

@@ -13,7 +13,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::error::Error;
-use crate::extension::claims::Claims;
+use crate::extension::claims::Claim;
 use crate::options::RequestOptions;
 use crate::session::{ClientSession, parse_result, to_raw};
 
@@ -61,17 +61,13 @@ impl ClientSession {
                 method: P::METHOD,
                 source,
             };
-            let mut claimed = self
+            let also = declares_tasks.then(Claim::of::<tasks_ext::CreateTaskResult>);
+            let claimed = self
                 .config
                 .extensions
                 .claims
-                .claimed(&answer, revision)
+                .claimed(&answer, revision, also.as_ref())
                 .map_err(invalid)?;
-            if claimed.is_none() && declares_tasks {
-                claimed = Claims::only::<tasks_ext::CreateTaskResult>()
-                    .claimed(&answer, revision)
-                    .map_err(invalid)?;
-            }
             if let Some(result) = claimed {
                 return Err(Error::UnexpectedClaimedResult { result });
             }

@@ -254,10 +254,20 @@ impl ClientSession {
 
     /// The server's capabilities, once negotiated.
     pub fn server_capabilities(&self) -> Option<ServerCapabilities> {
+        self.reading_server_capabilities(ServerCapabilities::clone)
+    }
+
+    /// `read` of the server's capabilities, once negotiated, under the
+    /// session's lock: for a question about them that need not copy what
+    /// the server declared (its extension settings are any size it likes).
+    pub(crate) fn reading_server_capabilities<R>(
+        &self,
+        read: impl FnOnce(&ServerCapabilities) -> R,
+    ) -> Option<R> {
         let state = self.shared.lock();
         match (&state.stateless, &state.discovered, &state.initialized) {
-            (Some(_), Some(d), _) => Some(d.capabilities.clone()),
-            (_, _, Some(i)) => Some(i.capabilities.clone()),
+            (Some(_), Some(d), _) => Some(read(&d.capabilities)),
+            (_, _, Some(i)) => Some(read(&i.capabilities)),
             _ => None,
         }
     }
@@ -462,11 +472,11 @@ impl ClientSession {
         let own;
         let envelope = match (envelope, extensions.is_empty()) {
             (envelope, true) => envelope,
-            (Some(envelope), false) => {
-                own = envelope
-                    .declaring(&extensions)
+            (Some(session), false) => {
+                own = session
+                    .declaring(extensions)
                     .map_err(|source| Error::Serialize { method, source })?;
-                Some(&own)
+                Some(own.as_ref().unwrap_or(session))
             }
             (None, false) => {
                 let ids: Vec<&str> = extensions.iter().map(|(id, _)| id.as_str()).collect();

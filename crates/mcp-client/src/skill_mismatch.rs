@@ -1,5 +1,8 @@
 //! What a skill file's verification can find wrong: plain data, below the
-//! crate's error that carries it.
+//! crate's error that carries it. What the server wrote (the entry's
+//! digest, a field's name) is shown escaped.
+
+use mcp_types::untrusted::Escaped;
 
 /// What did not match when a skill file was verified.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -23,7 +26,7 @@ pub enum SkillMismatch {
         actual: u64,
     },
     /// The SHA-256 digest differs from the entry's `digest`.
-    #[error("its digest is {actual}, the entry says {expected}")]
+    #[error("its digest is {actual}, the entry says {}", Escaped::name(.expected))]
     Digest {
         /// The entry's digest.
         expected: String,
@@ -37,7 +40,7 @@ pub enum SkillMismatch {
         reason: String,
     },
     /// A frontmatter field differs between the file and the entry.
-    #[error("frontmatter field `{field}` differs from the entry's")]
+    #[error("frontmatter field `{}` differs from the entry's", Escaped::name(.field))]
     FrontmatterField {
         /// The field.
         field: String,

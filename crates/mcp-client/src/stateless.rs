@@ -19,6 +19,7 @@ use mcp_types::routing::{
 use mcp_types::{
     ClientCapabilities, Implementation, JsonObject, LoggingLevel, RawJson, Revision, meta, methods,
 };
+use serde_json::Value;
 use serde_json::value::{RawValue, to_raw_value};
 
 /// The `_meta` members every stateless request carries, serialized once.
@@ -47,23 +48,31 @@ impl Envelope {
     }
 
     /// This envelope for one request that also declares `extensions`
-    /// (each over the session's own settings for the same id).
+    /// (each over the session's own settings for the same id); `None` when
+    /// the session already declares each of them so (a config claiming the
+    /// tasks extension, then polling a task): this envelope serves as is.
     pub(crate) fn declaring(
         &self,
-        extensions: &[(String, JsonObject)],
-    ) -> Result<Self, serde_json::Error> {
+        extensions: Vec<(String, JsonObject)>,
+    ) -> Result<Option<Self>, serde_json::Error> {
+        let ad = self.declared.extensions.as_ref();
+        if extensions.iter().all(|(id, settings)| {
+            matches!(ad.and_then(|ad| ad.get(id)), Some(Value::Object(own)) if own == settings)
+        }) {
+            return Ok(None);
+        }
         let mut declared = self.declared.clone();
         let ad = declared.extensions.get_or_insert_with(JsonObject::new);
         for (id, settings) in extensions {
-            ad.insert(id.clone(), serde_json::Value::Object(settings.clone()));
+            ad.insert(id, Value::Object(settings));
         }
-        Ok(Self {
+        Ok(Some(Self {
             revision: self.revision,
             version: self.version.clone(),
             info: self.info.clone(),
             capabilities: to_raw_value(&declared)?,
             declared,
-        })
+        }))
     }
 
     /// The revision the envelope names.
@@ -249,11 +258,12 @@ mod tests {
             .cloned()
             .unwrap_or_default();
         let once = session
-            .declaring(&[
+            .declaring(vec![
                 ("com.example/over".into(), settings),
                 ("io.modelcontextprotocol/tasks".into(), JsonObject::new()),
             ])
-            .expect("envelope");
+            .expect("envelope")
+            .expect("an envelope of its own");
         let (params, _) = stamp("tools/list", None, &once, None, |_| None).expect("stamped");
         let params: Value = params.parse().expect("json");
         assert_eq!(
@@ -267,6 +277,21 @@ mod tests {
         assert_eq!(
             params["_meta"][meta::CLIENT_CAPABILITIES]["extensions"],
             json!({"com.example/kept": {"a": 1}, "com.example/over": {"old": true}})
+        );
+        // What the session declares already needs no envelope of its own;
+        // other settings for it do.
+        let same = json!({"a": 1}).as_object().cloned().unwrap_or_default();
+        assert!(
+            session
+                .declaring(vec![("com.example/kept".into(), same)])
+                .expect("envelope")
+                .is_none()
+        );
+        assert!(
+            session
+                .declaring(vec![("com.example/kept".into(), JsonObject::new())])
+                .expect("envelope")
+                .is_some()
         );
     }
 }

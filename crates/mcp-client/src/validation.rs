@@ -7,6 +7,8 @@ use std::collections::HashMap;
 #[cfg(feature = "output-validation")]
 use std::sync::Arc;
 
+#[cfg(feature = "output-validation")]
+use mcp_types::untrusted::Escaped;
 use mcp_types::{CallToolResult, Tool};
 
 use crate::error::Error;
@@ -39,7 +41,9 @@ impl OutputSchemas {
                         {
                             Ok(v) => Some(Arc::new(v)),
                             Err(e) => {
-                                tracing::warn!(tool = %tool.name, error = %e, "ignoring an output schema that does not compile");
+                                tracing::warn!(
+                                    tool = %Escaped::name(&tool.name),
+                                    error = %Escaped::one_line(&e.to_string()), "ignoring an output schema that does not compile");
                                 None
                             }
                         }

@@ -673,16 +673,17 @@ impl DecodeError {
     }
 }
 
+/// The message may quote the peer's bytes (serde names an unknown field
+/// or variant as it came): shown escaped, as [`ErrorObject`]'s.
 impl fmt::Display for DecodeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let message = crate::untrusted::Escaped::one_line(&self.message);
         match self.kind {
-            DecodeErrorKind::Parse => write!(f, "not valid JSON: {}", self.message),
-            DecodeErrorKind::NotUtf8 => write!(f, "not UTF-8: {}", self.message),
-            DecodeErrorKind::Invalid => write!(f, "not a valid JSON-RPC message: {}", self.message),
-            DecodeErrorKind::ResultAndError => {
-                write!(f, "an ambiguous response: {}", self.message)
-            }
-            DecodeErrorKind::Batch => write!(f, "not a single message: {}", self.message),
+            DecodeErrorKind::Parse => write!(f, "not valid JSON: {message}"),
+            DecodeErrorKind::NotUtf8 => write!(f, "not UTF-8: {message}"),
+            DecodeErrorKind::Invalid => write!(f, "not a valid JSON-RPC message: {message}"),
+            DecodeErrorKind::ResultAndError => write!(f, "an ambiguous response: {message}"),
+            DecodeErrorKind::Batch => write!(f, "not a single message: {message}"),
         }
     }
 }

@@ -15,6 +15,7 @@ use crate::method::{Method, MethodCall, Notification, Request, ResultResponse};
 use crate::method_table::{MessageKind, MethodInfo, Side};
 use crate::methods;
 use crate::revision::Revision;
+use crate::untrusted::Escaped;
 use crate::{
     CallToolResult, CancelTaskResult, CompleteResult, CreateMessageResult, CreateTaskResult,
     DiscoverResult, ElicitResult, EmptyResult, GetPromptResult, GetTaskPayloadResult,
@@ -175,12 +176,17 @@ impl fmt::Display for MessageError {
             MessageError::UnknownMethod { method, revision } => {
                 write!(
                     f,
-                    "method `{method}` does not exist at protocol revision {revision}"
+                    "method `{}` does not exist at protocol revision {revision}",
+                    Escaped::name(method)
                 )
             }
-            MessageError::InvalidParams { method, source } => {
-                write!(f, "invalid params for `{method}`: {source}")
-            }
+            // serde quotes what it read (an unknown variant or field) as
+            // it came.
+            MessageError::InvalidParams { method, source } => write!(
+                f,
+                "invalid params for `{method}`: {}",
+                Escaped::one_line(&source.to_string())
+            ),
             MessageError::MissingParams { method } => {
                 write!(f, "`{method}` requires params; none were given")
             }

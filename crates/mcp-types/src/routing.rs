@@ -130,7 +130,10 @@ fn walk(
             return Err("`x-mcp-header` on the schema root".into());
         }
         if header.is_empty() || !header.bytes().all(is_token_byte) {
-            return Err(format!("`x-mcp-header` `{header}` is not an HTTP token"));
+            return Err(format!(
+                "`x-mcp-header` `{}` is not an HTTP token",
+                crate::untrusted::Escaped::name(header)
+            ));
         }
         if !seen.insert(header.to_ascii_lowercase()) {
             return Err(format!("`x-mcp-header` `{header}` appears twice"));
@@ -384,6 +387,13 @@ mod tests {
                 "{schema}"
             );
         }
+        // The reason, for a log, shows the peer's header escaped.
+        let hostile = tool(json!({"type": "object", "properties": {
+            "a": {"type": "string", "x-mcp-header": "X\u{1b}[2J\nforged"}}}));
+        assert_eq!(
+            annotated_properties(&hostile),
+            Err(r"`x-mcp-header` `X\x1b[2J\x0aforged` is not an HTTP token".to_owned())
+        );
     }
 
     #[test]

@@ -458,7 +458,10 @@ impl Yaml<'_> {
                 return Err(self.error("empty key"));
             }
             if object.contains_key(&key) {
-                return Err(self.error(format!("duplicate key `{key}`")));
+                return Err(self.error(format!(
+                    "duplicate key `{}`",
+                    crate::untrusted::Escaped::name(&key)
+                )));
             }
             self.at += 1;
             let value = if rest.is_empty() || rest.starts_with('#') {
@@ -645,6 +648,14 @@ fn single_quoted(text: &str) -> Option<Value> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_duplicate_key_is_named_escaped() {
+        let text = "---\nna\u{1b}]0;x\u{7}me: a\nna\u{1b}]0;x\u{7}me: b\n---\n";
+        let error = parse_frontmatter(text).expect_err("a duplicate key");
+        assert_eq!(error.reason, r"duplicate key `na\x1b]0;x\x07me`");
+        assert_eq!(error.line, Some(3));
+    }
 
     #[test]
     fn frontmatter_reads_the_yaml_skills_use() {

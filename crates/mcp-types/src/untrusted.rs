@@ -26,9 +26,13 @@
 use std::borrow::Cow;
 use std::fmt;
 
+/// The most characters of a peer's name a message shows ([`Escaped::name`]).
+const NAME_CHARS: usize = 200;
+
 /// A peer's text, shown with its controls escaped (see the
-/// [module](self)): built with [`one_line`](Self::one_line) or
-/// [`lines`](Self::lines), optionally [`cut`](Self::cut); written by its
+/// [module](self)): built with [`one_line`](Self::one_line),
+/// [`lines`](Self::lines) or [`name`](Self::name), optionally
+/// [`cut`](Self::cut); written by its
 /// `Display`, without allocating.
 #[derive(Debug, Clone, Copy)]
 pub struct Escaped<'a> {
@@ -54,6 +58,12 @@ impl<'a> Escaped<'a> {
             keep_lines: true,
             ..Self::one_line(text)
         }
+    }
+
+    /// A peer's name, id, URI or revision inside a message: on one line
+    /// and cut at 200 characters, for a peer can make it any length.
+    pub fn name(text: &'a str) -> Self {
+        Self::one_line(text).cut(NAME_CHARS)
     }
 
     /// Shows at most `max_chars` characters of the text (counted before
@@ -171,5 +181,10 @@ mod tests {
         assert_eq!(Escaped::one_line("héllo").cut(2).to_cow(), "hé…");
         assert_eq!(Escaped::one_line("\rbc").cut(2).to_string(), r"\x0db…");
         assert_eq!(Escaped::one_line("ab").cut(2).to_cow(), "ab");
+        let long = format!("\u{1b}{}", "n".repeat(NAME_CHARS));
+        assert_eq!(
+            Escaped::name(&long).to_string(),
+            format!(r"\x1b{}…", "n".repeat(NAME_CHARS - 1))
+        );
     }
 }

@@ -157,3 +157,46 @@ fn a_request_read_before_its_revision_is_known_names_it_in_meta() {
     let parsed = ClientRequest::parse_any_revision("tools/list", None).expect("tools/list");
     assert!(parsed.meta().is_none(), "absent params have no `_meta`");
 }
+
+/// serde quotes an unknown variant as it came, and a method is the peer's
+/// own text: the errors show both escaped, a long method cut.
+#[test]
+fn the_peers_text_in_an_error_is_shown_escaped() {
+    let hostile = format!("x\u{1b}]0;t\u{7}\n{}", "m".repeat(1000));
+    let err =
+        ClientRequest::parse(&hostile, None, Revision::V2025_11_25).expect_err("no such method");
+    let shown = err.to_string();
+    assert!(
+        shown.starts_with(r"method `x\x1b]0;t\x07\x0ammm"),
+        "{shown}"
+    );
+    assert!(shown.len() < 300, "cut: {shown}");
+    assert_eq!(err.to_error_object().message, shown);
+
+    let params = raw(r#"{"level":"\u001b[2J\u202e"}"#);
+    let err = ClientRequest::parse("logging/setLevel", Some(&params), Revision::V2025_11_25)
+        .expect_err("no such level");
+    assert!(matches!(err, MessageError::InvalidParams { .. }));
+    let shown = err.to_string();
+    assert!(shown.contains(r"\x1b[2J\u{202e}"), "{shown}");
+    assert!(
+        !shown.contains('\u{1b}') && !shown.contains('\u{202e}'),
+        "{shown}"
+    );
+
+    for text in [
+        r#"{"jsonrpc":"\u001b[2J","id":1,"method":"ping"}"#,
+        r#"{"jsonrpc":"2.0","id":1,"error":{"code":"\u001b[2J","message":"m"}}"#,
+        r#"{"jsonrpc":"2.0","id":{"\u001b[2J":1},"method":"ping"}"#,
+    ] {
+        let err = JsonRpcMessage::from_str(text).expect_err("invalid");
+        let shown = err.to_string();
+        assert!(!shown.chars().any(char::is_control), "{shown}");
+    }
+    let err = JsonRpcMessage::from_str(r#"{"jsonrpc":"\u001b[2J","id":1,"method":"ping"}"#)
+        .expect_err("not 2.0");
+    assert_eq!(
+        err.to_string(),
+        r#"not a valid JSON-RPC message: `jsonrpc` is `\x1b[2J`; MCP requires "2.0""#
+    );
+}

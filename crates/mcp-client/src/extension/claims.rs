@@ -37,7 +37,8 @@ pub(crate) struct Claim {
 }
 
 impl Claim {
-    fn of<T: ResultClaim>() -> Self {
+    /// The claim of `T` (one this crate implements, so known valid).
+    pub(crate) fn of<T: ResultClaim>() -> Self {
         Self {
             extension: T::EXTENSION,
             result_type: T::RESULT_TYPE,
@@ -139,14 +140,6 @@ impl Claims {
         Ok(())
     }
 
-    /// The claims of `T` alone (one this crate implements, so known valid):
-    /// what a request declaring `T`'s extension for itself accepts.
-    pub(crate) fn only<T: ResultClaim>() -> Self {
-        Self {
-            by_type: HashMap::from([(T::RESULT_TYPE, Claim::of::<T>())]),
-        }
-    }
-
     /// Whether `extension` bears claims, none of them active at `revision`.
     pub(crate) fn all_inactive(&self, extension: &str, revision: Revision) -> bool {
         let mut of_extension = self
@@ -162,7 +155,9 @@ impl Claims {
         self.by_type.values().map(|c| c.extension)
     }
 
-    /// The claimed result `raw` is, if an active claim takes its `resultType`.
+    /// The claimed result `raw` is, if an active claim takes its
+    /// `resultType`: one of these, else `also` (the claim of an extension
+    /// the request declared for itself), the tag read once.
     ///
     /// # Errors
     /// What serde found wrong when it is claimed but does not fit the
@@ -171,8 +166,9 @@ impl Claims {
         &self,
         raw: &RawJson,
         revision: Revision,
+        also: Option<&Claim>,
     ) -> Result<Option<ClaimedResult>, serde_json::Error> {
-        if self.by_type.is_empty() {
+        if self.by_type.is_empty() && also.is_none() {
             return Ok(None);
         }
         #[derive(serde::Deserialize)]
@@ -186,6 +182,7 @@ impl Claims {
         let Some(claim) = self
             .by_type
             .get(tag.as_str())
+            .or(also.filter(|c| c.result_type == tag))
             .filter(|c| c.since <= revision)
         else {
             return Ok(None);
