@@ -212,7 +212,7 @@ async fn stderr_lines(
         };
         if available.is_empty() {
             if !line.is_empty() {
-                callback(String::from_utf8_lossy(&line).into_owned());
+                callback(into_text(line));
             }
             return;
         }
@@ -226,10 +226,17 @@ async fn stderr_lines(
             if line.last() == Some(&b'\r') {
                 line.pop();
             }
-            callback(String::from_utf8_lossy(&line).into_owned());
-            line.clear();
+            callback(into_text(std::mem::take(&mut line)));
         }
     }
+}
+
+/// A stderr line as text: its own buffer when it is UTF-8 (no copy, and
+/// no buffer of a long line kept for the next), else a copy with the bad
+/// bytes replaced.
+fn into_text(line: Vec<u8>) -> String {
+    String::from_utf8(line)
+        .unwrap_or_else(|error| String::from_utf8_lossy(error.as_bytes()).into_owned())
 }
 
 /// How to start a stdio server.
