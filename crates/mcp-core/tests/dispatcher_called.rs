@@ -487,3 +487,84 @@ async fn an_outlet_that_cannot_carry_a_message_says_why_to_its_sender() {
         "{refused:?}"
     );
 }
+
+/// The stream a received request came on (an HTTP POST's): hears which
+/// requests get no answer.
+#[derive(Debug)]
+struct Unanswered(mpsc::UnboundedSender<mcp_types::RequestId>);
+
+impl mcp_core::StreamControl for Unanswered {
+    fn close_stream(&self) {}
+
+    fn unanswered(&self, id: &mcp_types::RequestId) {
+        let _ = self.0.send(id.clone());
+    }
+}
+
+#[tokio::test]
+async fn a_received_request_cancelled_tells_its_stream_it_gets_no_answer() {
+    let mut served = serve();
+    let (heard, mut unanswered) = mpsc::unbounded_channel();
+    let mut context = TransportContext::default();
+    context.stream = Some(Arc::new(Unanswered(heard)));
+    served
+        .dispatcher
+        .receive(JsonRpcMessage::Request(request(8, "hang")), context)
+        .await;
+    let token = timeout(LIMIT, served.tokens.recv())
+        .await
+        .expect("in time")
+        .expect("a token");
+    let cancel = mcp_types::JsonRpcNotification::new(
+        "notifications/cancelled",
+        Some(RawJson::from_serialize(&json!({"requestId": 8})).expect("json")),
+    );
+    served
+        .dispatcher
+        .receive(
+            JsonRpcMessage::Notification(cancel),
+            TransportContext::default(),
+        )
+        .await;
+    assert!(token.is_cancelled());
+    let id = timeout(LIMIT, unanswered.recv())
+        .await
+        .expect("in time")
+        .expect("the stream hears of it");
+    assert_eq!(id, 8.into());
+    // Its run is over, and nothing went out for it.
+    let sent = served.outlet.taken();
+    assert!(sent.is_empty(), "{sent:?}");
+    // An answered request is not reported.
+    let mut context = TransportContext::default();
+    let (heard, mut unanswered) = mpsc::unbounded_channel();
+    context.stream = Some(Arc::new(Unanswered(heard)));
+    served
+        .dispatcher
+        .receive(JsonRpcMessage::Request(request(9, "echo")), context)
+        .await;
+    timeout(LIMIT, async {
+        while !served
+            .outlet
+            .0
+            .lock()
+            .expect("lock")
+            .iter()
+            .any(|m| matches!(m, JsonRpcMessage::Response(r) if r.id == 9.into()))
+        {
+            tokio::task::yield_now().await;
+        }
+    })
+    .await
+    .expect("the echo is answered");
+    // Its run has ended (the answer went out from it): the stream heard
+    // nothing, and hears nothing once the dispatcher is closed either.
+    served.dispatcher.close();
+    timeout(LIMIT, served.dispatcher.closed())
+        .await
+        .expect("closed in time");
+    assert!(
+        unanswered.try_recv().is_err(),
+        "an answered request is not unanswered"
+    );
+}
