@@ -233,8 +233,10 @@ async fn stderr_lines(
 
 /// A stderr line as text: its own buffer when it is UTF-8 (no copy, and
 /// no buffer of a long line kept for the next), else a copy with the bad
-/// bytes replaced.
-fn into_text(line: Vec<u8>) -> String {
+/// bytes replaced. Exactly its size (a no-op for a line read in one
+/// piece): the callback may keep it.
+fn into_text(mut line: Vec<u8>) -> String {
+    line.shrink_to_fit();
     String::from_utf8(line)
         .unwrap_or_else(|error| String::from_utf8_lossy(error.as_bytes()).into_owned())
 }
