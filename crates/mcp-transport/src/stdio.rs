@@ -180,7 +180,9 @@ pub enum StderrSink {
     Discard,
     /// Each line to a callback: at most
     /// [`ServerCommand::max_line`] bytes of it, bytes that are not UTF-8
-    /// replaced.
+    /// replaced. Otherwise the child's text as it wrote it, control
+    /// characters and all: escape it before a terminal or a log sees it
+    /// ([`mcp_types::untrusted::Escaped`]), and cut it shorter to keep it.
     Lines(Arc<dyn Fn(String) + Send + Sync>),
 }
 
