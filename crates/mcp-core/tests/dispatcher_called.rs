@@ -224,16 +224,38 @@ async fn a_call_dropped_before_its_first_poll_is_cancelled_and_a_finished_one_is
     );
 }
 
+/// The stream a received request came on (an HTTP POST's): hears which
+/// requests get no answer.
+#[derive(Debug)]
+struct Unanswered(mpsc::UnboundedSender<mcp_types::RequestId>);
+
+impl mcp_core::StreamControl for Unanswered {
+    fn close_stream(&self) {}
+
+    fn unanswered(&self, id: &mcp_types::RequestId) {
+        let _ = self.0.send(id.clone());
+    }
+}
+
+/// A context whose stream tells `heard` of the requests it gets no answer
+/// for.
+fn on_stream(heard: &mpsc::UnboundedSender<mcp_types::RequestId>) -> TransportContext {
+    let mut context = TransportContext::default();
+    context.stream = Some(Arc::new(Unanswered(heard.clone())));
+    context
+}
+
 #[tokio::test]
 async fn received_messages_are_served_and_answered_through_the_outlet() {
     let mut served = serve();
+    let (heard, mut unanswered) = mpsc::unbounded_channel();
     // A request handed in runs in a task of the dispatcher's; its answer
     // goes to the outlet.
     served
         .dispatcher
         .receive(
             JsonRpcMessage::Request(request(8, "hang")),
-            TransportContext::default(),
+            on_stream(&heard),
         )
         .await;
     let token = timeout(LIMIT, served.tokens.recv())
@@ -253,11 +275,18 @@ async fn received_messages_are_served_and_answered_through_the_outlet() {
         )
         .await;
     assert!(token.is_cancelled());
+    // It gets no answer, and the stream it came on hears so.
+    let id = timeout(LIMIT, unanswered.recv())
+        .await
+        .expect("in time")
+        .expect("the stream hears of it");
+    assert_eq!(id, 8.into());
+    assert!(served.outlet.taken().is_empty(), "nothing went out for it");
     served
         .dispatcher
         .receive(
             JsonRpcMessage::Request(request(9, "echo")),
-            TransportContext::default(),
+            on_stream(&heard),
         )
         .await;
     // A request of ours, answered by a message handed in.
@@ -316,6 +345,11 @@ async fn received_messages_are_served_and_answered_through_the_outlet() {
     timeout(LIMIT, served.dispatcher.closed())
         .await
         .expect("closed in time");
+    // The answered request's stream heard nothing.
+    assert!(
+        unanswered.try_recv().is_err(),
+        "an answered request is not unanswered"
+    );
 }
 
 /// A transport whose writes wait for the test, and whose reads come from a

@@ -180,14 +180,27 @@ async fn cancel_and_end(
     text
 }
 
+/// A server under `config`, a session opened on it, and the POST in that
+/// session of a call of the tool `name` with id `id`, asking for progress:
+/// the server, the session's id, the POST's connection.
+async fn call_in_session(
+    config: HttpServerConfig,
+    id: &Value,
+    name: &str,
+) -> (Served, String, TcpStream) {
+    let served = Served::start(config).await;
+    let session = open_session(served.addr).await;
+    let body = call_with_progress(id.clone(), name).to_string();
+    let first = request(served.addr, "POST", &in_session(&session), &body).await;
+    (served, session, first)
+}
+
 /// Handshake era: the request's POST is an SSE stream (progress went on
 /// it); the cancel, a POST in the same session, ends that stream.
 async fn handshake_stream_ends(id: Value) {
-    let mut served = Served::start(HttpServerConfig::new()).await;
+    let (mut served, session, first) =
+        call_in_session(HttpServerConfig::new(), &id, "stream").await;
     let addr = served.addr;
-    let session = open_session(addr).await;
-    let body = call_with_progress(id.clone(), "stream").to_string();
-    let first = request(addr, "POST", &in_session(&session), &body).await;
     let text = cancel_and_end(&mut served, first, &id, Running::Progress, async {
         assert_eq!(status(&post(addr, &session, cancel(id.clone())).await), 202);
     })
@@ -210,11 +223,9 @@ async fn a_cancelled_request_with_a_string_id_ends_its_sse_stream() {
 /// between JSON and SSE, ends without an answer.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_request_cancelled_before_its_stream_opened_ends_its_post() {
-    let mut served = Served::start(HttpServerConfig::new()).await;
+    let (mut served, session, first) =
+        call_in_session(HttpServerConfig::new(), &json!(2), "quiet").await;
     let addr = served.addr;
-    let session = open_session(addr).await;
-    let body = call_with_progress(json!(2), "quiet").to_string();
-    let first = request(addr, "POST", &in_session(&session), &body).await;
     cancel_and_end(&mut served, first, &json!(2), Running::Started, async {
         assert_eq!(status(&post(addr, &session, cancel(json!(2))).await), 202);
     })
@@ -226,11 +237,9 @@ async fn a_request_cancelled_before_its_stream_opened_ends_its_post() {
 /// names another request: the stream stays open until the real cancel.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cancel_of_another_id_type_leaves_the_request_running() {
-    let mut served = Served::start(HttpServerConfig::new()).await;
+    let (mut served, session, first) =
+        call_in_session(HttpServerConfig::new(), &json!(3), "stream").await;
     let addr = served.addr;
-    let session = open_session(addr).await;
-    let body = call_with_progress(json!(3), "stream").to_string();
-    let first = request(addr, "POST", &in_session(&session), &body).await;
     let running = served.started().await;
     cancel_and_end(&mut served, first, &json!(3), Running::Progress, async {
         assert_eq!(status(&post(addr, &session, cancel(json!("3"))).await), 202);
@@ -248,13 +257,11 @@ async fn a_cancel_of_another_id_type_leaves_the_request_running() {
 /// without a JSON-RPC answer.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cancelled_request_answered_as_json_ends_its_post() {
-    let mut served = Served::start(HttpServerConfig::new().json_response(true)).await;
-    let addr = served.addr;
-    let session = open_session(addr).await;
     // Its progress does not go on the POST in this mode (it would go to a
     // GET stream; there is none): the POST waits for JSON.
-    let body = call_with_progress(json!(4), "stream").to_string();
-    let first = request(addr, "POST", &in_session(&session), &body).await;
+    let config = HttpServerConfig::new().json_response(true);
+    let (mut served, session, first) = call_in_session(config, &json!(4), "stream").await;
+    let addr = served.addr;
     let text = cancel_and_end(&mut served, first, &json!(4), Running::Started, async {
         assert_eq!(status(&post(addr, &session, cancel(json!(4))).await), 202);
     })
@@ -265,26 +272,12 @@ async fn a_cancelled_request_answered_as_json_ends_its_post() {
     served.stop().await;
 }
 
-fn stateless_call(id: u64, name: &str) -> (Value, [(&'static str, &'static str); 3]) {
-    let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
-        "name": name,
-        "arguments": {},
-        "_meta": {
-            "progressToken": "p",
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities": {},
-            "io.modelcontextprotocol/clientInfo": {"name": "cancel-http", "version": "1"}
-        }
-    }});
-    let headers = [
-        ("MCP-Protocol-Version", "2026-07-28"),
-        ("Mcp-Method", "tools/call"),
-        (
-            "Mcp-Name",
-            if name == "stream" { "stream" } else { "quiet" },
-        ),
-    ];
-    (body, headers)
+/// A stateless call of the tool `name`, asking for progress: its POST,
+/// sent to `addr`.
+async fn post_stateless_call(addr: SocketAddr, id: u64, name: &str) -> TcpStream {
+    let (mut body, headers) = common::stateless_call(id, name, json!({}));
+    body["params"]["_meta"]["progressToken"] = json!("p");
+    request(addr, "POST", &headers, &body.to_string()).await
 }
 
 async fn stateless_cancel(addr: SocketAddr, id: u64) {
@@ -303,8 +296,7 @@ async fn stateless_cancel(addr: SocketAddr, id: u64) {
 async fn a_cancelled_stateless_request_ends_its_sse_stream() {
     let mut served = Served::start(HttpServerConfig::new()).await;
     let addr = served.addr;
-    let (body, headers) = stateless_call(5, "stream");
-    let first = request(addr, "POST", &headers, &body.to_string()).await;
+    let first = post_stateless_call(addr, 5, "stream").await;
     let text = cancel_and_end(
         &mut served,
         first,
@@ -322,8 +314,7 @@ async fn a_cancelled_stateless_request_ends_its_sse_stream() {
 async fn a_stateless_request_cancelled_before_its_stream_opened_ends_its_post() {
     let mut served = Served::start(HttpServerConfig::new()).await;
     let addr = served.addr;
-    let (body, headers) = stateless_call(6, "quiet");
-    let first = request(addr, "POST", &headers, &body.to_string()).await;
+    let first = post_stateless_call(addr, 6, "quiet").await;
     cancel_and_end(
         &mut served,
         first,

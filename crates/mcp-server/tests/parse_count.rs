@@ -15,7 +15,7 @@ use tokio::sync::oneshot;
 use tokio::time::timeout;
 
 mod common;
-use common::{WAIT, read_all, request, status};
+use common::{WAIT, read_all, request, stateless_call, status};
 
 #[derive(Deserialize, JsonSchema)]
 struct EchoArgs {
@@ -48,20 +48,7 @@ async fn a_stateless_tools_call_parses_its_params_once() {
     let (addr, stop, served) = start().await;
     // Nothing else in this process holds this text.
     let marker = "parse-count-marker-5c1e0f";
-    let body = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
-        "name": "echo",
-        "arguments": {"message": marker},
-        "_meta": {
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities": {},
-            "io.modelcontextprotocol/clientInfo": {"name": "parse-count", "version": "1"}
-        }
-    }});
-    let headers = [
-        ("MCP-Protocol-Version", "2026-07-28"),
-        ("Mcp-Method", "tools/call"),
-        ("Mcp-Name", "echo"),
-    ];
+    let (body, headers) = stateless_call(7, "echo", json!({"message": marker}));
     parse_count::watch(marker);
     let answer = read_all(request(addr, "POST", &headers, &body.to_string()).await).await;
     let parses = parse_count::parses();

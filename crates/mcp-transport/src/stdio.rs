@@ -180,7 +180,9 @@ pub enum StderrSink {
     Discard,
     /// Each line to a callback: at most
     /// [`ServerCommand::max_line`] bytes of it, bytes that are not UTF-8
-    /// replaced.
+    /// replaced. Otherwise the child's text as it wrote it, control
+    /// characters and all: escape it before a terminal or a log sees it
+    /// ([`mcp_types::untrusted::Escaped`]), and cut it shorter to keep it.
     Lines(Arc<dyn Fn(String) + Send + Sync>),
 }
 
@@ -212,7 +214,7 @@ async fn stderr_lines(
         };
         if available.is_empty() {
             if !line.is_empty() {
-                callback(String::from_utf8_lossy(&line).into_owned());
+                callback(into_text(line));
             }
             return;
         }
@@ -226,10 +228,19 @@ async fn stderr_lines(
             if line.last() == Some(&b'\r') {
                 line.pop();
             }
-            callback(String::from_utf8_lossy(&line).into_owned());
-            line.clear();
+            callback(into_text(std::mem::take(&mut line)));
         }
     }
+}
+
+/// A stderr line as text: its own buffer when it is UTF-8 (no copy, and
+/// no buffer of a long line kept for the next), else a copy with the bad
+/// bytes replaced. Exactly its size (a no-op for a line read in one
+/// piece): the callback may keep it.
+fn into_text(mut line: Vec<u8>) -> String {
+    line.shrink_to_fit();
+    String::from_utf8(line)
+        .unwrap_or_else(|error| String::from_utf8_lossy(error.as_bytes()).into_owned())
 }
 
 /// How to start a stdio server.

@@ -318,13 +318,13 @@ async fn stderr_lines_reach_the_chosen_sink() {
 
 /// Stderr is the child's free text: a line that is not UTF-8 or longer
 /// than the limit neither stops the reading (the child would block on a
-/// full pipe) nor is kept whole.
+/// full pipe) nor is kept whole; a line kept whole loses its CR as its LF.
 #[tokio::test]
 async fn stderr_lines_are_bounded_and_read_past_bad_bytes() {
     let lines = Arc::new(std::sync::Mutex::new(Vec::new()));
     let sink = lines.clone();
     let script = "printf 'bad \\377 byte\\n' >&2; head -c 100000 /dev/zero | tr '\\0' x >&2; \
-                  printf '\\r\\nlast\\n' >&2; read line";
+                  printf '\\r\\nwindows\\r\\nlast\\n' >&2; read line";
     let (transport, child) = ServerCommand::new("sh")
         .args(["-c", script])
         .max_line(1000)
@@ -334,12 +334,13 @@ async fn stderr_lines_are_bounded_and_read_past_bad_bytes() {
         .spawn()
         .expect("spawned");
     let deadline = Instant::now() + Duration::from_secs(5);
-    while lines.lock().expect("lock").len() < 3 && Instant::now() < deadline {
+    while lines.lock().expect("lock").len() < 4 && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     let expected = [
         "bad \u{fffd} byte".to_owned(),
         "x".repeat(1000),
+        "windows".to_owned(),
         "last".to_owned(),
     ];
     assert_eq!(lines.lock().expect("lock").as_slice(), expected);

@@ -112,6 +112,30 @@ pub(crate) fn call(id: u64, name: &str) -> Value {
            "params": {"name": name, "arguments": {}}})
 }
 
+/// A 2026-07-28 `tools/call` of the tool `name` with `arguments`, its
+/// envelope in `_meta`, and the headers that carry it.
+pub(crate) fn stateless_call(
+    id: u64,
+    name: &str,
+    arguments: Value,
+) -> (Value, [(&'static str, &str); 3]) {
+    let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+        "name": name,
+        "arguments": arguments,
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": {"name": "shared-client", "version": "1"}
+        }
+    }});
+    let headers = [
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", "tools/call"),
+        ("Mcp-Name", name),
+    ];
+    (body, headers)
+}
+
 /// Initializes a session on `addr` (declaring roots) and sends `initialized`.
 pub(crate) async fn open_session(addr: SocketAddr) -> String {
     let session = mint_session(addr).await;

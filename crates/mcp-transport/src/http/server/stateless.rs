@@ -335,7 +335,6 @@ pub(super) async fn exchange(
         first = &mut first_rx => {
             // The handler streams: the rest of its run is the service's,
             // and ends when the body (the guard) is dropped.
-            let exchange = exchange.clone();
             service.tasks.spawn(async move {
                 // Its run is over: nothing more comes for the exchange. An
                 // answer has closed it already; a cancelled request has
