@@ -465,16 +465,11 @@ async fn a_resource_update_is_routed(era: EraPreference) {
         .call_tool("notes_touch", None, RequestOptions::new())
         .await
         .expect("touched");
-    let updated = tokio::time::timeout(WAIT, async {
-        loop {
-            match events.recv().await.expect("events") {
-                GatewayEvent::ResourceUpdated { upstream, uri } => break (upstream, uri),
-                _ => continue,
-            }
-        }
+    let updated = next_event(&mut events, |event| match event {
+        GatewayEvent::ResourceUpdated { upstream, uri } => Some((upstream, uri)),
+        _ => None,
     })
-    .await
-    .expect("an update");
+    .await;
     assert_eq!(
         (&*updated.0, updated.1.as_str()),
         ("notes", "notes://today")
@@ -507,17 +502,15 @@ async fn a_child_killed_mid_call_fails_the_call_and_is_restarted() {
     assert!(lost.to_string().contains("`demo`"), "{lost}");
     // Seen down, then up again: restarted.
     let mut down = false;
-    tokio::time::timeout(WAIT, async {
-        loop {
-            match events.recv().await.expect("events") {
-                GatewayEvent::UpstreamDown { upstream } if &*upstream == "demo" => down = true,
-                GatewayEvent::UpstreamUp { upstream } if &*upstream == "demo" && down => break,
-                _ => {}
-            }
+    next_event(&mut events, |event| match event {
+        GatewayEvent::UpstreamDown { upstream } if &*upstream == "demo" => {
+            down = true;
+            None
         }
+        GatewayEvent::UpstreamUp { upstream } if &*upstream == "demo" && down => Some(()),
+        _ => None,
     })
-    .await
-    .expect("restarted");
+    .await;
     let status = gateway.statuses()["demo"];
     assert_eq!((status.phase, status.restarts), (Phase::Ready, 1));
     let echoed = gateway
@@ -712,7 +705,7 @@ async fn an_upstream_lost_mid_call_is_told_as_the_gateways_own_error() {
 /// The next event `wanted` picks, within [`WAIT`].
 async fn next_event<T>(
     events: &mut tokio::sync::broadcast::Receiver<GatewayEvent>,
-    wanted: impl Fn(GatewayEvent) -> Option<T>,
+    mut wanted: impl FnMut(GatewayEvent) -> Option<T>,
 ) -> T {
     let waiting = async {
         loop {

@@ -16,8 +16,8 @@ use mcp_client::{Client, ClientConfig, HttpClientConfig, Negotiation, TaskStart}
 use mcp_gateway::{EraPreference, Gateway, GatewayConfig, UpstreamConfig, UpstreamTransport};
 use mcp_server::{Args, Context, Server, TasksConfig, ToolError};
 use mcp_types::{
-    CallToolResult, ErrorObject, JsonObject, Task, TaskStatus, TaskSupport, Tool, ToolExecution,
-    tasks_ext,
+    CallToolResult, ErrorCode, ErrorObject, JsonObject, Task, TaskStatus, TaskSupport, Tool,
+    ToolExecution, tasks_ext,
 };
 use serde_json::json;
 use tokio::sync::{Semaphore, mpsc, oneshot};
@@ -265,6 +265,16 @@ async fn finishes_under_the_gateways_id(
     assert_eq!(gateway.upstream_tasks(), 0, "followed no more");
 }
 
+/// `task` fails, its error saying `what`; polled, it is failed; the
+/// gateway follows no upstream task any more.
+async fn fails_saying(gateway: &Gateway, client: &Client, task: &Task, what: &str) {
+    let failed = finished(client, task).await.expect_err("the task fails");
+    assert!(failed.to_string().contains(what), "says `{what}`: {failed}");
+    let polled = client.get_task(&task.task_id).await.expect("polled");
+    assert_eq!(polled.status, TaskStatus::Failed);
+    assert_eq!(gateway.upstream_tasks(), 0);
+}
+
 /// Starts `slow` as a task and cancels it through the gateway: the
 /// upstream's task is cancelled. The task.
 async fn cancels_upstream(gateway: &Gateway, slow: &mut Slow, client: &Client, text: &str) -> Task {
@@ -306,9 +316,21 @@ async fn a_task_passes_through_to_its_upstream_and_stays_its_clients() {
     let polled = alice.get_task(&task.task_id).await.expect("polled");
     assert_eq!(polled.status, TaskStatus::Working);
 
-    // Another client neither sees, lists nor cancels it.
-    assert!(bob.get_task(&task.task_id).await.is_err(), "not bob's");
-    assert!(bob.cancel_task(&task.task_id).await.is_err(), "not bob's");
+    // Another client neither sees, lists nor cancels it: to bob it does
+    // not exist.
+    let code = |error: mcp_client::Error| error.remote().map(|e| e.code);
+    let got = bob.get_task(&task.task_id).await.map(|_| ());
+    assert_eq!(
+        got.map_err(code),
+        Err(Some(ErrorCode::INVALID_PARAMS)),
+        "not bob's"
+    );
+    let cancelled = bob.cancel_task(&task.task_id).await.map(|_| ());
+    assert_eq!(
+        cancelled.map_err(code),
+        Err(Some(ErrorCode::INVALID_PARAMS)),
+        "not bob's"
+    );
     let listed = bob.list_tasks(None).await.expect("listed");
     assert!(listed.tasks.is_empty(), "bob has none: {listed:?}");
     let listed = alice.list_tasks(None).await.expect("listed");
@@ -343,7 +365,15 @@ async fn a_task_passes_through_to_its_upstream_and_stays_its_clients() {
     let refused = alice
         .call_tool_as_task("runner_plain", json!({"text": "four"}), None)
         .await;
-    assert!(refused.is_err(), "not a task tool: {refused:?}");
+    assert_eq!(
+        refused
+            .as_ref()
+            .err()
+            .and_then(|e| e.remote())
+            .map(|e| e.code),
+        Some(ErrorCode::METHOD_NOT_FOUND),
+        "not a task tool: {refused:?}"
+    );
 
     // Plain calls of a task tool stay plain.
     stays_plain(&mut slow, &alice).await;
@@ -381,14 +411,7 @@ async fn lost_mid_task(era: EraPreference) {
     let alice = client(&url, Negotiation::HandshakeOnly).await;
     let task = slow.run(&alice, "seven").await;
     drop(stop_runner);
-    let failed = finished(&alice, &task).await.expect_err("the task fails");
-    assert!(
-        failed.to_string().contains("lost the task"),
-        "says what happened: {failed}"
-    );
-    let polled = alice.get_task(&task.task_id).await.expect("polled");
-    assert_eq!(polled.status, TaskStatus::Failed);
-    assert_eq!(gateway.upstream_tasks(), 0);
+    fails_saying(&gateway, &alice, &task, "lost the task").await;
     gateway.shutdown().await;
 }
 
@@ -426,14 +449,7 @@ async fn a_task_of_an_upstream_process_that_dies_fails() {
     let crashed = alice.call_tool("demo_crash", json!({})).await;
     let crashed = crashed.expect("an error result");
     assert_eq!(crashed.is_error, Some(true), "the process died mid-call");
-    let failed = finished(&alice, &task).await.expect_err("the task fails");
-    assert!(
-        failed.to_string().contains("upstream `demo`"),
-        "names the upstream lost: {failed}"
-    );
-    let polled = alice.get_task(&task.task_id).await.expect("polled");
-    assert_eq!(polled.status, TaskStatus::Failed);
-    assert_eq!(gateway.upstream_tasks(), 0);
+    fails_saying(&gateway, &alice, &task, "upstream `demo`").await;
     gateway.shutdown().await;
 }
 

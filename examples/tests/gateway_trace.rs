@@ -105,6 +105,12 @@ fn one_trace(upstream: EraPreference, downstream: Negotiation) {
     );
     assert!(gateway.parent_span_is_remote, "{label}");
     assert_eq!(
+        forwarded.parent_span_id,
+        gateway.span_context.span_id(),
+        "{label}: the call upstream is made in the gateway's server span"
+    );
+    assert!(!forwarded.parent_span_is_remote, "{label}");
+    assert_eq!(
         upstream.parent_span_id,
         forwarded.span_context.span_id(),
         "{label}"

@@ -66,10 +66,7 @@ impl Server {
     /// listed. A child's time thus moves from the last term to the second
     /// when it exits and is reaped, and is counted once either way.
     pub(super) fn cpu_time(&self) -> Result<Duration, String> {
-        let path = format!("/proc/{}/stat", self.pid);
-        let stat = std::fs::read_to_string(&path).map_err(|e| format!("reading {path}: {e}"))?;
-        let (own, reaped) =
-            parse_cpu_times(&stat).ok_or_else(|| format!("{path} has no CPU times: {stat}"))?;
+        let (own, reaped) = cpu_times(self.pid)?;
         let mut total = own + reaped;
         for pid in children(self.pid) {
             // A child reaped in between has no stat left to read (its time
@@ -154,11 +151,15 @@ impl Server {
 /// User + system CPU time process `pid` has used so far; the benchmark's
 /// own (`std::process::id()`) tells what the load generator costs.
 pub(super) fn cpu_time(pid: u32) -> Result<Duration, String> {
+    cpu_times(pid).map(|(own, _)| own)
+}
+
+/// Process `pid`'s own CPU time and that of the children it has reaped
+/// ([`parse_cpu_times`] of its `/proc/<pid>/stat`).
+fn cpu_times(pid: u32) -> Result<(Duration, Duration), String> {
     let path = format!("/proc/{pid}/stat");
     let stat = std::fs::read_to_string(&path).map_err(|e| format!("reading {path}: {e}"))?;
-    parse_cpu_times(&stat)
-        .map(|(own, _)| own)
-        .ok_or_else(|| format!("{path} has no utime/stime: {stat}"))
+    parse_cpu_times(&stat).ok_or_else(|| format!("{path} has no CPU times: {stat}"))
 }
 
 /// The children of process `pid`, from the `children` file of each of its
@@ -242,10 +243,10 @@ fn set_open_files_limit(soft: u64, hard: u64) -> Result<(), String> {
     Ok(())
 }
 
-/// `utime` and `stime` are fields 14 and 15 of `/proc/<pid>/stat`; the
-/// command name (field 2) may hold spaces, so count from its closing `)`.
 /// A `stat` line's `utime + stime` (the process's own CPU time) and
-/// `cutime + cstime` (that of the children it has waited for).
+/// `cutime + cstime` (that of the children it has waited for): fields 14
+/// to 17 of `/proc/<pid>/stat`; the command name (field 2) may hold
+/// spaces, so count from its closing `)`.
 fn parse_cpu_times(stat: &str) -> Option<(Duration, Duration)> {
     let after_name = &stat[stat.rfind(')')? + 1..];
     let mut ticks = after_name

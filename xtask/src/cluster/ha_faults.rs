@@ -79,6 +79,8 @@ async fn open_sessions(address: SocketAddr, count: usize) -> Result<Vec<Session>
 pub(crate) async fn redis_failover(cluster: &mut HaCluster) -> Result<String, String> {
     let pids = cluster.replica_pids();
     let mut kept = open_sessions(cluster.address, 3).await?;
+    // Only the sessions killed from here on can explain a load's cut call.
+    let killed_before = cluster.sessions_killed();
     let load = Load::start(cluster.address, "xtask-cluster-redis-failover").await?;
     tokio::time::sleep(Duration::from_secs(1)).await;
     let order = replica_order(cluster);
@@ -131,7 +133,8 @@ pub(crate) async fn redis_failover(cluster: &mut HaCluster) -> Result<String, St
         })
         .await
     };
-    let verdict = load.finish(true, cluster.sessions_killed()).await;
+    let killed = cluster.sessions_killed().saturating_sub(killed_before);
+    let verdict = load.finish(true, killed).await;
     let stream = stream?;
     let verdict = verdict?;
     sessions_served(&mut kept).await?;

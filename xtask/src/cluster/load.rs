@@ -36,8 +36,10 @@ pub(crate) enum Outcome {
     Unclear(String),
 }
 
-/// What hyper says of a connection closed before the response was whole.
-const CLOSED_BEFORE_ANSWER: &str = "connection closed before message completed";
+/// How [`send`](super::client::send) words a request whose connection
+/// closed before any response head: its prefix, and what hyper says last.
+const SEND_FAILED: &str = "sending a request through ";
+const CLOSED_BEFORE_ANSWER: &str = ": connection closed before message completed";
 
 /// The phases of a scenario, as the workers see them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -148,8 +150,9 @@ impl Load {
     /// at least one call refused while it lasted. A call whose connection
     /// closed before any answer ([`Outcome::Cut`]) is explained only by
     /// the balancer killing the sessions of a replica it took out:
-    /// `killed_by_balancer` is how many it killed (its log's count), and
-    /// more cuts than that are a failure.
+    /// `killed_by_balancer` is how many it killed while the load ran (its
+    /// log's count, from before [`Load::start`]), and more cuts than that
+    /// are a failure.
     pub(crate) async fn finish(
         mut self,
         must_fail: bool,
@@ -157,68 +160,84 @@ impl Load {
     ) -> Result<Verdict, String> {
         self.stop.store(true, Ordering::Relaxed);
         while self.workers.join_next().await.is_some() {}
-        let log = self.log.lock().await.clone();
-        let count = |phase: Phase, ok: bool| {
-            log.iter()
-                .filter(|(p, _, o)| *p == phase && matches!(o, Outcome::Ok) == ok)
-                .count()
-        };
-        let mut problems = Vec::new();
-        if let Some((_, _, o)) = log
-            .iter()
-            .find(|(p, _, o)| *p == Phase::Warm && !matches!(o, Outcome::Ok))
-        {
-            problems.push(format!("a call failed before the fault: {o:?}"));
-        }
-        let mut errors: BTreeMap<String, usize> = BTreeMap::new();
-        let mut cuts = Vec::new();
-        for (_, _, outcome) in log.iter().filter(|(p, _, _)| *p >= Phase::Down) {
-            match outcome {
-                Outcome::Clear(message) => *errors.entry(message.clone()).or_default() += 1,
-                Outcome::Cut(message) => cuts.push(message),
-                Outcome::Unclear(message) => {
-                    problems.push(format!("an unclear failure: {message}"));
-                }
-                Outcome::Ok => {}
+        let log = self.log.lock().await;
+        judge(&log, must_fail, killed_by_balancer)
+    }
+}
+
+/// [`Load::finish`]'s judgement of the calls `log` holds.
+fn judge(
+    log: &[(Phase, usize, Outcome)],
+    must_fail: bool,
+    killed_by_balancer: usize,
+) -> Result<Verdict, String> {
+    let served = |phase: Phase| {
+        log.iter()
+            .filter(|(p, _, o)| *p == phase && matches!(o, Outcome::Ok))
+            .count()
+    };
+    let refused = |phase: Phase| {
+        log.iter()
+            .filter(|(p, _, o)| *p == phase && matches!(o, Outcome::Clear(_)))
+            .count()
+    };
+    let mut problems = Vec::new();
+    if let Some((_, _, o)) = log
+        .iter()
+        .find(|(p, _, o)| *p == Phase::Warm && !matches!(o, Outcome::Ok))
+    {
+        problems.push(format!("a call failed before the fault: {o:?}"));
+    }
+    let mut errors: BTreeMap<String, usize> = BTreeMap::new();
+    let mut cuts = Vec::new();
+    for (_, _, outcome) in log.iter().filter(|(p, _, _)| *p >= Phase::Down) {
+        match outcome {
+            Outcome::Clear(message) => *errors.entry(message.clone()).or_default() += 1,
+            Outcome::Cut(message) => cuts.push(message),
+            Outcome::Unclear(message) => {
+                problems.push(format!("an unclear failure: {message}"));
             }
+            Outcome::Ok => {}
         }
-        if cuts.len() > killed_by_balancer {
-            problems.push(format!(
-                "{} calls had their connection closed with no answer, more than the {} \
-                 sessions the balancer killed as it took replicas out: {cuts:?}",
-                cuts.len(),
-                killed_by_balancer
-            ));
-        } else if !cuts.is_empty() {
-            errors.insert(
-                "connection closed with no answer by the balancer taking its replica out \
-                 (shutdown-sessions)"
-                    .to_owned(),
-                cuts.len(),
-            );
-        }
-        if errors.keys().any(|m| m.starts_with("404")) {
-            problems.push(format!("a session was lost (404): {errors:?}"));
-        }
-        let verdict = Verdict {
-            before: count(Phase::Warm, true),
-            refused: count(Phase::Down, false) + count(Phase::Back, false),
-            served_during: count(Phase::Down, true),
-            errors,
-        };
-        if must_fail && count(Phase::Down, false) == 0 {
-            problems.push(format!(
-                "no call failed during the fault ({} succeeded): the replicas do not keep \
-                 their sessions in redis",
-                verdict.served_during
-            ));
-        }
-        problems.dedup();
-        if problems.is_empty() {
-            Ok(verdict)
-        } else {
-            Err(problems.join("\n  "))
-        }
+    }
+    if cuts.len() > killed_by_balancer {
+        problems.push(format!(
+            "{} calls had their connection closed with no answer, more than the {} \
+             sessions the balancer killed as it took replicas out: {cuts:?}",
+            cuts.len(),
+            killed_by_balancer
+        ));
+    } else if !cuts.is_empty() {
+        errors.insert(
+            "connection closed with no answer by the balancer taking its replica out \
+             (shutdown-sessions)"
+                .to_owned(),
+            cuts.len(),
+        );
+    }
+    if errors.keys().any(|m| m.starts_with("404")) {
+        problems.push(format!("a session was lost (404): {errors:?}"));
+    }
+    let verdict = Verdict {
+        before: served(Phase::Warm),
+        refused: refused(Phase::Down) + refused(Phase::Back),
+        served_during: served(Phase::Down),
+        errors,
+    };
+    // A cut is the balancer's doing: only a clear refusal shows that the
+    // replicas keep their sessions in Redis.
+    if must_fail && refused(Phase::Down) == 0 {
+        problems.push(format!(
+            "no call was refused during the fault ({} succeeded): the replicas do not \
+             keep their sessions in redis",
+            verdict.served_during
+        ));
+    }
+    problems.dedup();
+    if problems.is_empty() {
+        Ok(verdict)
+    } else {
+        Err(problems.join("\n  "))
     }
 }
 
@@ -281,7 +300,11 @@ pub(crate) fn classify(error: &str) -> Outcome {
                 .unwrap_or("?");
             Outcome::Clear(format!("{status} {message}"))
         }
-        None if error.contains(CLOSED_BEFORE_ANSWER) => Outcome::Cut(error.to_owned()),
+        // Only the send's own error: the same words inside a body the
+        // server sent (peer text) are no cut.
+        None if error.starts_with(SEND_FAILED) && error.ends_with(CLOSED_BEFORE_ANSWER) => {
+            Outcome::Cut(error.to_owned())
+        }
         None => Outcome::Unclear(error.to_owned()),
     }
 }
@@ -289,6 +312,63 @@ pub(crate) fn classify(error: &str) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn cut() -> Outcome {
+        Outcome::Cut(format!(
+            "{SEND_FAILED}198.18.0.2:8080{CLOSED_BEFORE_ANSWER}"
+        ))
+    }
+
+    fn refused() -> Outcome {
+        Outcome::Clear("503 session store unavailable".into())
+    }
+
+    #[test]
+    fn cuts_pass_only_as_often_as_the_balancer_killed_sessions() {
+        let log = [
+            (Phase::Warm, 0, Outcome::Ok),
+            (Phase::Down, 0, refused()),
+            (Phase::Down, 1, cut()),
+            (Phase::Back, 2, cut()),
+            (Phase::Back, 0, Outcome::Ok),
+        ];
+        let verdict = judge(&log, true, 2).expect("two cuts, two sessions killed");
+        assert_eq!(verdict.refused, 1, "the cuts are no clear refusals");
+        assert_eq!(
+            verdict.errors.get(
+                "connection closed with no answer by the balancer taking its replica out \
+             (shutdown-sessions)"
+            ),
+            Some(&2)
+        );
+        let error = judge(&log, true, 1)
+            .err()
+            .expect("two cuts, one session killed");
+        assert!(
+            error.contains("2 calls had their connection closed"),
+            "{error}"
+        );
+        let error = judge(&log, true, 0).err().expect("no session killed");
+        assert!(error.contains("more than the 0 sessions"), "{error}");
+    }
+
+    #[test]
+    fn a_cut_before_the_fault_fails_whatever_the_balancer_killed() {
+        let log = [(Phase::Warm, 0, cut()), (Phase::Down, 0, refused())];
+        let error = judge(&log, true, 10).err().expect("a cut before the fault");
+        assert!(error.contains("a call failed before the fault"), "{error}");
+    }
+
+    #[test]
+    fn cuts_alone_are_no_refusal_by_the_replicas() {
+        let log = [(Phase::Warm, 0, Outcome::Ok), (Phase::Down, 0, cut())];
+        let error = judge(&log, true, 1).err().expect("no clear refusal");
+        assert!(
+            error.contains("no call was refused during the fault"),
+            "{error}"
+        );
+        assert!(judge(&log, false, 1).is_ok());
+    }
 
     #[test]
     fn a_json_rpc_error_is_clear_and_anything_else_is_not() {
@@ -308,6 +388,21 @@ mod tests {
                 "sending a request through 198.18.0.2:8080: connection closed before message completed"
             ),
             Outcome::Cut(_)
+        ));
+        // The same words elsewhere (in what a server sent) are no cut.
+        assert!(matches!(
+            classify(
+                "answered 500 with a body that is not JSON (expected value): connection closed \
+                 before message completed"
+            ),
+            Outcome::Unclear(_)
+        ));
+        assert!(matches!(
+            classify(
+                "sending a request through 198.18.0.2:8080: connection closed before message \
+                 completed (and more)"
+            ),
+            Outcome::Unclear(_)
         ));
         assert!(matches!(
             classify(r#"answered 500: {"result":{}}"#),
