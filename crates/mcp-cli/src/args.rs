@@ -225,7 +225,7 @@ pub(crate) struct GatewayArgs {
     /// (`gateway.redis.url`; prefer the file: a password here shows in the
     /// process list). Needs an `mcp` built with `--features redis`.
     #[arg(long, value_name = "URL", help_heading = "Deploy")]
-    pub(crate) redis: Option<crate::deploy::RedisUrl>,
+    pub(crate) redis: Option<crate::redis_url::RedisUrl>,
     /// The prefix of the replicas' Redis keys (default `mcp`;
     /// `gateway.redis.prefix`).
     #[arg(long, value_name = "PREFIX", help_heading = "Deploy")]

@@ -10,6 +10,7 @@ mod error;
 mod gateway;
 mod log;
 mod output;
+mod redis_url;
 mod split;
 mod tokens;
 mod untrusted;
