@@ -27,7 +27,8 @@ use raw_http::{Answer, read_answer};
 /// Every wait in these tests is bounded by this.
 const WAIT: Duration = Duration::from_secs(10);
 
-/// What the handler saw: `started:<name>` (for `hang`), `finished:<name>`
+/// What the handler saw: `started:<name>` (for `hang` and
+/// `subscriptions/listen`), `finished:<name>`
 /// or `cancelled:<name>`.
 type Events = mpsc::UnboundedSender<String>;
 
@@ -89,6 +90,18 @@ impl Handler for TestHandler {
                 let _cancelled = Unfinished::new(&self.events, &name);
                 // The dispatcher drops this future when the request is
                 // cancelled; `Unfinished` reports it.
+                return std::future::pending().await;
+            }
+            "subscriptions/listen" => {
+                // A listen stream: acknowledged at once, then open until the
+                // client leaves or the server ends it.
+                context
+                    .peer
+                    .notify("notifications/subscriptions/acknowledged", None)
+                    .await
+                    .expect("sent");
+                let _ = self.events.send(format!("started:{name}"));
+                let _ended = Unfinished::new(&self.events, &name);
                 return std::future::pending().await;
             }
             "notify" => {
@@ -589,6 +602,81 @@ async fn stateless_hang(addr: std::net::SocketAddr, id: u64, principal: &str) ->
     let mut stream = TcpStream::connect(addr).await.expect("connected");
     stream.write_all(request.as_bytes()).await.expect("sent");
     stream
+}
+
+/// A stateless `subscriptions/listen` POST with `Connection: close`, so
+/// that its connection ends with its stream.
+fn stateless_listen(id: u64) -> String {
+    let body = json!({"jsonrpc": "2.0", "id": id, "method": "subscriptions/listen", "params": {
+        "notifications": {"toolsListChanged": true},
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {}
+        }
+    }})
+    .to_string();
+    format!(
+        "POST /mcp HTTP/1.1\r\nHost: localhost\r\nAccept: application/json, text/event-stream\r\n\
+         Content-Type: application/json\r\nMCP-Protocol-Version: 2026-07-28\r\n\
+         Mcp-Method: subscriptions/listen\r\nConnection: close\r\n\
+         Content-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+/// A listen stream is the stateless era's GET stream: draining ends it
+/// (else graceful shutdown waited out its whole grace) and refuses new
+/// ones, while calls are still served.
+#[tokio::test]
+async fn draining_ends_a_stateless_listen_stream_and_refuses_new_ones() {
+    // A grace no test outlives: serve returns only if nothing holds it.
+    let grace = ServeConfig::new().shutdown_grace(Duration::from_secs(3600));
+    let mut running = start(HttpServerConfig::new(), grace).await;
+    let mut listening = TcpStream::connect(running.addr).await.expect("connected");
+    listening
+        .write_all(stateless_listen(1).as_bytes())
+        .await
+        .expect("sent");
+    running.saw("started:subscriptions/listen").await;
+    assert_eq!(running.service.stats().exchanges, 1);
+
+    running.service.shutdown_handle().drain();
+    running.saw("cancelled:subscriptions/listen").await;
+    let mut streamed = Vec::new();
+    timeout(WAIT, listening.read_to_end(&mut streamed))
+        .await
+        .expect("the listen stream ended")
+        .expect("read");
+    let streamed = String::from_utf8_lossy(&streamed);
+    assert!(streamed.starts_with("HTTP/1.1 200"), "{streamed}");
+    assert!(
+        streamed.contains("notifications/subscriptions/acknowledged"),
+        "{streamed}"
+    );
+    assert_eq!(running.service.stats().exchanges, 0);
+
+    let mut refused = TcpStream::connect(running.addr).await.expect("connected");
+    refused
+        .write_all(stateless_listen(2).as_bytes())
+        .await
+        .expect("sent");
+    let answer = read_answer(&mut refused).await;
+    assert_eq!(answer.status, 503, "{answer:?}");
+    assert!(answer.body.contains("shutting down"), "{answer:?}");
+    let call = send(
+        running.addr,
+        "POST",
+        &[
+            ("MCP-Protocol-Version", "2026-07-28"),
+            ("Mcp-Method", "tools/call"),
+            ("Mcp-Name", "echo"),
+        ],
+        &stateless_call(3, "echo"),
+    )
+    .await;
+    assert_eq!(call.status, 200, "{call:?}");
+    assert_eq!(call.json()["id"], 3, "{call:?}");
+    running.shut_down().await;
 }
 
 #[tokio::test]

@@ -151,8 +151,9 @@ impl std::fmt::Debug for ShutdownHandle {
 }
 
 impl ShutdownHandle {
-    /// Begins shutdown: every GET stream ends, new sessions and GET streams
-    /// are refused (503), requests in flight go on to their answer.
+    /// Begins shutdown: every GET stream and stateless `subscriptions/listen`
+    /// stream ends, new sessions and such streams are refused (503),
+    /// requests in flight go on to their answer.
     pub fn drain(&self) {
         self.inner.drain();
     }
@@ -322,6 +323,7 @@ impl ServiceInner {
         for session in sessions {
             session.end_standalone();
         }
+        self.exchanges.end_listens();
     }
 
     /// Closes the sessions idle past the idle timeout and releases answered
@@ -751,7 +753,7 @@ fn at_once(response: Response<HttpBody>) -> Responding {
     Box::pin(std::future::ready(Ok(response)))
 }
 
-fn shutting_down() -> Response<HttpBody> {
+pub(super) fn shutting_down() -> Response<HttpBody> {
     jsonrpc_error(
         StatusCode::SERVICE_UNAVAILABLE,
         ErrorCode::INTERNAL_ERROR,

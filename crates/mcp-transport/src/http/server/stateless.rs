@@ -24,8 +24,10 @@ use std::time::Duration;
 use bytes::Bytes;
 use http::{HeaderMap, Response, StatusCode};
 use mcp_core::{Answered, CancellationToken, Outbound, Outlet, TransportContext, TransportError};
+use mcp_types::methods::SubscriptionsListen;
 use mcp_types::{
-    CancelledNotificationParams, ErrorCode, JsonRpcMessage, JsonRpcNotification, RequestId,
+    CancelledNotificationParams, ErrorCode, JsonRpcMessage, JsonRpcNotification, Method as _,
+    RequestId,
 };
 use tokio::sync::{mpsc, oneshot};
 
@@ -73,6 +75,23 @@ impl Exchanges {
         self.lock().len()
     }
 
+    /// Ends every running `subscriptions/listen` exchange (the service
+    /// drains): a listen stream is the stateless era's GET stream, which
+    /// would otherwise hold graceful shutdown for its whole grace. The
+    /// client sees its stream end and listens again elsewhere.
+    pub(super) fn end_listens(&self) {
+        let listening: Vec<_> = self
+            .lock()
+            .values()
+            .filter_map(Weak::upgrade)
+            .filter(|exchange| exchange.listen)
+            .collect();
+        for exchange in listening {
+            exchange.cancel();
+            exchange.close();
+        }
+    }
+
     /// Ends every running exchange (the service is closing).
     pub(super) fn close_all(&self) {
         let running: Vec<_> = self.lock().drain().collect();
@@ -91,6 +110,8 @@ pub(super) struct Exchange {
     cancel: OnceLock<CancellationToken>,
     state: Mutex<State>,
     sse_queue: usize,
+    /// A `subscriptions/listen` stream: ended when the service drains.
+    listen: bool,
 }
 
 enum State {
@@ -277,6 +298,7 @@ pub(super) async fn exchange(
         cancel: OnceLock::new(),
         state: Mutex::new(State::Waiting(first_tx)),
         sse_queue: service.config.sse_queue,
+        listen: request.method == SubscriptionsListen::NAME,
     });
     let key = ExchangeKey::new(headers, principal, request.id.clone());
     service
@@ -294,6 +316,12 @@ pub(super) async fn exchange(
         key: Some(key),
         exchanges: service.exchanges.clone(),
     };
+    // Asked after registering, as `drain` ends the listens after it
+    // starts draining: a listen stream opening meanwhile is either
+    // refused here or ended there, never left open.
+    if exchange.listen && service.draining.is_cancelled() {
+        return super::shutting_down();
+    }
     let mut context = TransportContext::with_headers(to_headers(headers));
     // `requestState` is bound to the principal (2026-07-28 input-required
     // results); the rate limit keys on it, else on the peer address.
