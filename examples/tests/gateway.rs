@@ -6,6 +6,7 @@
 //! client of the call at its level, a resource update routed, the child
 //! killed mid-call and served again after its restart.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -854,6 +855,64 @@ async fn a_handshake_http_upstream_served_anew_is_read_anew() {
 #[tokio::test]
 async fn a_stateless_http_upstream_served_anew_is_read_anew() {
     an_http_upstream_served_anew_is_read_anew(EraPreference::Stateless).await;
+}
+
+/// A stateless upstream that drains (still reachable, as behind a
+/// balancer that has not yet taken it out) ends the gateway's listen
+/// stream and answers each new one 503 with -32603: the gateway asks again
+/// at its paced rate, not taking that for a refusal to listen at all, so
+/// it follows the upstream again once it is served anew.
+#[tokio::test]
+async fn a_draining_stateless_upstream_is_listened_to_again() {
+    use axum::extract::Request;
+    use axum::middleware::{self, Next};
+
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bound");
+    let addr = listener.local_addr().expect("addr");
+    let service = notes_server(Arc::default()).streamable_http_service(HttpServerConfig::new());
+    let draining = service.shutdown_handle();
+    // The listen requests that reach the upstream, refused or not.
+    let listens = Arc::new(AtomicUsize::new(0));
+    let counted = listens.clone();
+    let app = axum::Router::new()
+        .route_service("/mcp", service)
+        .layer(middleware::from_fn(move |request: Request, next: Next| {
+            let listen = request
+                .headers()
+                .get("mcp-method")
+                .is_some_and(|method| method == "subscriptions/listen");
+            if listen {
+                counted.fetch_add(1, Ordering::SeqCst);
+            }
+            next.run(request)
+        }));
+    let served = tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    let notes = Notes {
+        addr,
+        stop: oneshot::channel().0,
+        served,
+    };
+    let (gateway, mut events) = over_notes(&notes, EraPreference::Stateless, Limits::new()).await;
+    updates_arrive(&notes, &mut events).await;
+
+    let before = listens.load(Ordering::SeqCst);
+    draining.drain();
+    // Its stream ended, the gateway listens again and is refused, then
+    // asks again (with the old rule it stopped at the first refusal).
+    tokio::time::timeout(WAIT, async {
+        while listens.load(Ordering::SeqCst) < before + 3 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("the gateway asks again after a refusal while draining");
+
+    let notes = notes.crash_and_serve(notes_server(Arc::default())).await;
+    updates_arrive(&notes, &mut events).await;
+    draining.close().await;
+    gateway.shutdown().await;
 }
 
 /// Past the restart budget a lost session is not started anew in place:

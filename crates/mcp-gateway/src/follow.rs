@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use mcp_client::{ClientSession, RequestOptions};
 use mcp_core::backoff::{Backoff, BackoffConfig};
 use mcp_types::methods::SubscriptionsListen;
-use mcp_types::{SubscriptionFilter, SubscriptionsListenRequestParams};
+use mcp_types::{ErrorCode, ErrorObject, SubscriptionFilter, SubscriptionsListenRequestParams};
 use tokio::sync::watch;
 
 use crate::upstream::ListSignals;
@@ -22,6 +22,19 @@ const STREAM_SPAN: Duration = Duration::from_secs(3600);
 
 /// A stream shorter than this counts as a failure for pacing.
 const SHORT_STREAM: Duration = Duration::from_secs(1);
+
+/// Whether a listen request's error says the upstream will not listen at
+/// all (it has no such method, or refuses these params): not asked again
+/// until the subscriptions change. Any other error (a server shutting
+/// down answers its 503 with -32603) is retried at the paced rate, as a
+/// stream that broke: else an upstream restarted gracefully would be
+/// followed no more.
+fn refused_for_good(error: &ErrorObject) -> bool {
+    matches!(
+        error.code,
+        ErrorCode::METHOD_NOT_FOUND | ErrorCode::INVALID_PARAMS | ErrorCode::INVALID_REQUEST
+    )
+}
 
 /// Keeps a listen stream open on `session` for as long as this future
 /// lives, with the resource URIs `subscriptions` holds (opened anew when
@@ -75,7 +88,7 @@ pub(crate) async fn follow(
             continue;
         };
         match ended {
-            Err(error) if error.remote().is_some() => {
+            Err(error) if error.remote().is_some_and(refused_for_good) => {
                 tracing::warn!(upstream = %name, "the upstream refused to listen: {error}");
                 if subscriptions.changed().await.is_err() {
                     return std::future::pending().await;
@@ -95,6 +108,30 @@ pub(crate) async fn follow(
             tokio::time::sleep(wait).await;
         } else {
             pace.succeeded();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use mcp_types::{ErrorCode, ErrorObject};
+
+    use super::refused_for_good;
+
+    #[test]
+    fn only_a_refusal_of_the_method_or_its_params_stops_listening() {
+        for code in [
+            ErrorCode::METHOD_NOT_FOUND,
+            ErrorCode::INVALID_PARAMS,
+            ErrorCode::INVALID_REQUEST,
+        ] {
+            assert!(refused_for_good(&ErrorObject::new(code, "no")), "{code:?}");
+        }
+        for code in [ErrorCode::INTERNAL_ERROR, ErrorCode(-32000)] {
+            assert!(
+                !refused_for_good(&ErrorObject::new(code, "later")),
+                "{code:?}"
+            );
         }
     }
 }
