@@ -589,6 +589,16 @@ fn stateless_call(id: u64, name: &str) -> String {
     .to_string()
 }
 
+/// A stateless `echo` call with id `id`; the answer.
+async fn stateless_echo(addr: std::net::SocketAddr, id: u64) -> Answer {
+    let headers = [
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", "tools/call"),
+        ("Mcp-Name", "echo"),
+    ];
+    send(addr, "POST", &headers, &stateless_call(id, "echo")).await
+}
+
 /// Starts a stateless `hang` call as `principal`; the open connection.
 async fn stateless_hang(addr: std::net::SocketAddr, id: u64, principal: &str) -> TcpStream {
     let body = stateless_call(id, "hang");
@@ -663,17 +673,7 @@ async fn draining_ends_a_stateless_listen_stream_and_refuses_new_ones() {
     let answer = read_answer(&mut refused).await;
     assert_eq!(answer.status, 503, "{answer:?}");
     assert!(answer.body.contains("shutting down"), "{answer:?}");
-    let call = send(
-        running.addr,
-        "POST",
-        &[
-            ("MCP-Protocol-Version", "2026-07-28"),
-            ("Mcp-Method", "tools/call"),
-            ("Mcp-Name", "echo"),
-        ],
-        &stateless_call(3, "echo"),
-    )
-    .await;
+    let call = stateless_echo(running.addr, 3).await;
     assert_eq!(call.status, 200, "{call:?}");
     assert_eq!(call.json()["id"], 3, "{call:?}");
     running.shut_down().await;
@@ -784,17 +784,7 @@ async fn stateless_exchanges_share_one_dispatcher() {
     drop((first, second));
     running.saw("cancelled:hang").await;
     running.saw("cancelled:hang").await;
-    let answer = send(
-        running.addr,
-        "POST",
-        &[
-            ("MCP-Protocol-Version", "2026-07-28"),
-            ("Mcp-Method", "tools/call"),
-            ("Mcp-Name", "echo"),
-        ],
-        &stateless_call(3, "echo"),
-    )
-    .await;
+    let answer = stateless_echo(running.addr, 3).await;
     assert_eq!(answer.status, 200, "{answer:?}");
     assert_eq!(answer.header("content-type"), Some("application/json"));
     assert_eq!(answer.json()["id"], 3);
