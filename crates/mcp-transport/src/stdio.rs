@@ -233,10 +233,11 @@ async fn stderr_lines(
     }
 }
 
-/// A stderr line as text: its own buffer when it is UTF-8 (no copy, and
-/// no buffer of a long line kept for the next), else a copy with the bad
-/// bytes replaced. Exactly its size (a no-op for a line read in one
-/// piece): the callback may keep it.
+/// A stderr line as text: its own buffer when it is UTF-8 (no buffer of a
+/// long line kept for the next), else a copy with the bad bytes replaced.
+/// Shrunk to exactly its size, since the callback may keep it: that copies
+/// only a line whose buffer is larger (one that grew over several reads,
+/// ended by a dropped CR, or shorter than a vector's first allocation).
 fn into_text(mut line: Vec<u8>) -> String {
     line.shrink_to_fit();
     String::from_utf8(line)
