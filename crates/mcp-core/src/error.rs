@@ -8,14 +8,9 @@ use mcp_types::{DecodeError, ErrorObject, RequestId};
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// The peer answered with a JSON-RPC error (its message, the peer's
-    /// text, shown with its controls escaped, as [`ErrorObject`]'s own
-    /// `Display` does).
-    #[error(
-        "peer returned error {}: {}",
-        .0.code,
-        mcp_types::untrusted::Escaped::one_line(&.0.message)
-    )]
+    /// The peer answered with a JSON-RPC error (shown through
+    /// [`ErrorObject`]'s `Display`, which escapes the peer's message).
+    #[error("peer returned {0}")]
     Remote(ErrorObject),
     /// No answer in time; a cancel notice was sent to the peer (unless the
     /// method may not be cancelled, such as `initialize`).
