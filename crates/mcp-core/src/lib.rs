@@ -45,6 +45,6 @@ pub use span::{
 pub use tokio_util::sync::CancellationToken;
 pub use trace_context::{Propagator, TRACEPARENT, TRACESTATE, TraceContext, set_propagator};
 pub use transport::{
-    Headers, Inbound, Outbound, StreamControl, Transport, TransportContext, TransportReceiver,
-    TransportSender,
+    HeaderSource, Headers, Inbound, Outbound, StreamControl, Transport, TransportContext,
+    TransportReceiver, TransportSender,
 };

@@ -14,12 +14,46 @@ use crate::error::TransportError;
 /// Header-like metadata of a message (HTTP headers, for instance), with
 /// case-insensitive names. Cheap to clone: every layer that keeps a
 /// request's context (dispatcher, handler context) shares one copy.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Headers(Arc<HeaderList>);
+///
+/// Either owned (built with [`Headers::append`], [`Extend`] or
+/// [`FromIterator`]) or a transport's own, shared in place
+/// ([`Headers::shared`]): the streamable HTTP server hands each request the
+/// header map it parsed instead of copying it, since most requests never
+/// read a header.
+#[derive(Clone)]
+pub struct Headers(Repr);
+
+#[derive(Clone)]
+enum Repr {
+    Own(Arc<HeaderList>),
+    Shared(Arc<dyn HeaderSource>),
+}
+
+impl Default for Headers {
+    fn default() -> Self {
+        Self(Repr::Own(Arc::default()))
+    }
+}
+
+/// Headers a transport already holds, read where they are
+/// ([`Headers::shared`]). Names compare case-insensitively.
+pub trait HeaderSource: Send + Sync + 'static {
+    /// Every header in order, as a name and a value (a value that is not
+    /// text is left out).
+    fn pairs(&self) -> Box<dyn Iterator<Item = (&str, &str)> + '_>;
+
+    /// The first value of `name` that is text. The default walks
+    /// [`HeaderSource::pairs`]; a source with an index answers from it.
+    fn first(&self, name: &str) -> Option<&str> {
+        self.pairs()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v)
+    }
+}
 
 /// Every name and value in one string, each entry its name's end and its
-/// value's end in it: an HTTP request's headers cost two allocations, not
-/// two per header (every POST builds them).
+/// value's end in it: owned headers cost two allocations, not two per
+/// header.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 struct HeaderList {
     text: String,
@@ -53,15 +87,36 @@ impl Headers {
     /// No headers yet, with room for `entries` of `bytes` names and values
     /// together: filled with [`Extend`], they are copied without regrowing.
     pub fn with_capacity(entries: usize, bytes: usize) -> Self {
-        Self(Arc::new(HeaderList {
+        Self(Repr::Own(Arc::new(HeaderList {
             text: String::with_capacity(bytes),
             ends: Vec::with_capacity(entries),
-        }))
+        })))
+    }
+
+    /// A transport's own headers, read in place: nothing is copied until
+    /// a header is added ([`Headers::append`] copies them then).
+    pub fn shared(source: Arc<dyn HeaderSource>) -> Self {
+        Self(Repr::Shared(source))
+    }
+
+    /// The owned list, copied out of a shared source first.
+    fn own(&mut self) -> &mut HeaderList {
+        if let Repr::Shared(source) = &self.0 {
+            let mut list = HeaderList::default();
+            for (name, value) in source.pairs() {
+                list.push(name, value);
+            }
+            self.0 = Repr::Own(Arc::new(list));
+        }
+        match &mut self.0 {
+            Repr::Own(list) => Arc::make_mut(list),
+            Repr::Shared(_) => unreachable!("made owned above"),
+        }
     }
 
     /// Adds a header (keeping any earlier one of the same name).
     pub fn append(&mut self, name: impl Into<String>, value: impl Into<String>) {
-        Arc::make_mut(&mut self.0).push(&name.into(), &value.into());
+        self.own().push(&name.into(), &value.into());
     }
 
     /// Adds a header, builder style.
@@ -73,9 +128,13 @@ impl Headers {
 
     /// The first value of `name`, compared case-insensitively.
     pub fn get(&self, name: &str) -> Option<&str> {
-        self.iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v)
+        match &self.0 {
+            Repr::Own(list) => list
+                .iter()
+                .find(|(n, _)| n.eq_ignore_ascii_case(name))
+                .map(|(_, v)| v),
+            Repr::Shared(source) => source.first(name),
+        }
     }
 
     /// Every value of `name`, compared case-insensitively.
@@ -87,19 +146,43 @@ impl Headers {
 
     /// Every header in order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
-        self.0.iter()
+        let (own, shared) = match &self.0 {
+            Repr::Own(list) => (Some(list.iter()), None),
+            Repr::Shared(source) => (None, Some(source.pairs())),
+        };
+        own.into_iter()
+            .flatten()
+            .chain(shared.into_iter().flatten())
     }
 
     /// Whether there are none.
     pub fn is_empty(&self) -> bool {
-        self.0.ends.is_empty()
+        match &self.0 {
+            Repr::Own(list) => list.ends.is_empty(),
+            Repr::Shared(source) => source.pairs().next().is_none(),
+        }
     }
 }
+
+impl fmt::Debug for Headers {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map().entries(self.iter()).finish()
+    }
+}
+
+/// Equal when they hold the same headers in the same order, owned or shared.
+impl PartialEq for Headers {
+    fn eq(&self, other: &Self) -> bool {
+        self.iter().eq(other.iter())
+    }
+}
+
+impl Eq for Headers {}
 
 /// More headers from borrowed names and values, copied into the one string.
 impl<'a> Extend<(&'a str, &'a str)> for Headers {
     fn extend<I: IntoIterator<Item = (&'a str, &'a str)>>(&mut self, pairs: I) {
-        let list = Arc::make_mut(&mut self.0);
+        let list = self.own();
         for (name, value) in pairs {
             list.push(name, value);
         }
@@ -124,7 +207,7 @@ impl<'a> FromIterator<(&'a str, &'a str)> for Headers {
         for (name, value) in pairs {
             list.push(name, value);
         }
-        Self(Arc::new(list))
+        Self(Repr::Own(Arc::new(list)))
     }
 }
 
@@ -352,5 +435,40 @@ mod tests {
             sized.iter().collect::<Vec<_>>(),
             [("a", "1"), ("b", "2"), ("c", "3")]
         );
+    }
+
+    /// A transport's own headers: a list of pairs, read in place.
+    struct Pairs(Vec<(&'static str, &'static str)>);
+
+    impl super::HeaderSource for Pairs {
+        fn pairs(&self) -> Box<dyn Iterator<Item = (&str, &str)> + '_> {
+            Box::new(self.0.iter().copied())
+        }
+    }
+
+    #[test]
+    fn shared_headers_read_in_place_and_are_copied_only_when_added_to() {
+        let source = std::sync::Arc::new(Pairs(vec![("accept", "a"), ("Accept", "b")]));
+        let shared = Headers::shared(source.clone());
+        assert_eq!(shared.get("ACCEPT"), Some("a"));
+        assert_eq!(shared.get_all("accept").collect::<Vec<_>>(), ["a", "b"]);
+        assert!(!shared.is_empty());
+        assert!(Headers::shared(std::sync::Arc::new(Pairs(Vec::new()))).is_empty());
+        let owned: Headers = [("accept", "a"), ("Accept", "b")].into_iter().collect();
+        assert_eq!(
+            shared, owned,
+            "the same headers, shared or owned, are equal"
+        );
+        assert_eq!(format!("{shared:?}"), format!("{owned:?}"));
+
+        // Adding copies them out; the source is untouched and no longer held.
+        let added = shared.clone().with("x-more", "1");
+        assert_eq!(
+            added.iter().collect::<Vec<_>>(),
+            [("accept", "a"), ("Accept", "b"), ("x-more", "1")]
+        );
+        assert_eq!(shared.iter().count(), 2);
+        drop(shared);
+        assert_eq!(std::sync::Arc::strong_count(&source), 1);
     }
 }

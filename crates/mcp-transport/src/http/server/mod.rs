@@ -459,7 +459,7 @@ impl ServiceInner {
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
         let (parts, body) = request.into_parts();
-        let headers = parts.headers;
+        let headers = Arc::new(RequestHeaders(parts.headers));
         if let Err(response) = checks::check_post_media(&headers) {
             return response;
         }
@@ -761,19 +761,40 @@ pub(super) fn shutting_down() -> Response<HttpBody> {
     )
 }
 
-/// The request's headers as the dispatcher sees them (visible ASCII values).
-fn to_headers(map: &HeaderMap) -> Headers {
-    // Sized first: a header map does not tell its iterator's length.
-    let bytes = map
-        .iter()
-        .map(|(name, value)| name.as_str().len() + value.len())
-        .sum();
-    let mut headers = Headers::with_capacity(map.len(), bytes);
-    headers.extend(
-        map.iter()
-            .filter_map(|(name, value)| Some((name.as_str(), value.to_str().ok()?))),
-    );
-    headers
+/// A POST's header map, shared (not copied) into the `TransportContext` of
+/// each message it carries: the dispatcher sees its visible-ASCII values.
+/// Most requests never read a header, and copying every one per POST cost
+/// more than all the header checks together.
+#[derive(Debug)]
+pub(super) struct RequestHeaders(HeaderMap);
+
+impl RequestHeaders {
+    /// The headers as a message's context carries them.
+    pub(super) fn to_headers(self: &Arc<Self>) -> Headers {
+        Headers::shared(self.clone())
+    }
+}
+
+impl std::ops::Deref for RequestHeaders {
+    type Target = HeaderMap;
+    fn deref(&self) -> &HeaderMap {
+        &self.0
+    }
+}
+
+impl mcp_core::HeaderSource for RequestHeaders {
+    fn pairs(&self) -> Box<dyn Iterator<Item = (&str, &str)> + '_> {
+        Box::new(
+            self.0
+                .iter()
+                .filter_map(|(name, value)| Some((name.as_str(), value.to_str().ok()?))),
+        )
+    }
+
+    fn first(&self, name: &str) -> Option<&str> {
+        // The map's index, not a walk: an invalid name finds nothing.
+        self.0.get_all(name).iter().find_map(|v| v.to_str().ok())
+    }
 }
 
 /// Who sent an HTTP request, as `serve` and the layers in front recorded

@@ -20,7 +20,7 @@ use super::body::{
     session_not_found, set_session_header, sse_response,
 };
 use super::checks::header_str;
-use super::{Sender, ServiceStats, to_headers};
+use super::{RequestHeaders, Sender, ServiceStats};
 use crate::http::sse::encode_event;
 use crate::store::{EventStore, Replay};
 
@@ -453,7 +453,7 @@ impl Session {
         self: Arc<Self>,
         mut messages: Vec<JsonRpcMessage>,
         batch: bool,
-        headers: &HeaderMap,
+        headers: &Arc<RequestHeaders>,
         sender: &Sender,
         initialize: bool,
         tasks: &TaskTracker,
@@ -470,7 +470,7 @@ impl Session {
                 _ => None,
             })
             .collect();
-        let context_headers = to_headers(headers);
+        let context_headers = headers.to_headers();
         let Some(dispatcher) = self.dispatcher() else {
             return session_not_found();
         };

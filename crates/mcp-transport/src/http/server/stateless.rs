@@ -36,7 +36,7 @@ use super::body::{
     sse_response,
 };
 use super::checks::{read_envelope, stateless_status, status_for};
-use super::{ServiceInner, to_headers};
+use super::{RequestHeaders, ServiceInner};
 use crate::http::sse::encode_event;
 
 /// The exchanges running on this service, by who sent them and their
@@ -256,7 +256,7 @@ fn cancelled(
 pub(super) async fn exchange(
     service: &ServiceInner,
     mut messages: Vec<JsonRpcMessage>,
-    headers: &HeaderMap,
+    headers: &Arc<RequestHeaders>,
     sender: super::Sender,
     keep_alive: Option<Duration>,
 ) -> Response<HttpBody> {
@@ -322,7 +322,7 @@ pub(super) async fn exchange(
     if exchange.listen && service.draining.is_cancelled() {
         return super::shutting_down();
     }
-    let mut context = TransportContext::with_headers(to_headers(headers));
+    let mut context = TransportContext::with_headers(headers.to_headers());
     // `requestState` is bound to the principal (2026-07-28 input-required
     // results); the rate limit keys on it, else on the peer address.
     sender.fill(&mut context);
