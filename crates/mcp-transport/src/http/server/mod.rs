@@ -29,7 +29,6 @@ mod session;
 mod shared;
 mod stateless;
 
-use std::collections::HashMap;
 use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
@@ -95,10 +94,15 @@ pub struct StreamableHttpService {
     inner: Arc<ServiceInner>,
 }
 
+/// The sessions this server holds, by id.
+type SessionMap = foldhash::HashMap<Arc<str>, Arc<Session>>;
+
 struct ServiceInner {
     config: HttpServerConfig,
     factory: SessionFactory,
-    sessions: Mutex<HashMap<Arc<str>, Arc<Session>>>,
+    /// By id. The ids are this server's random ones (a client can look
+    /// one up, never add one), so the fast hasher is safe here.
+    sessions: Mutex<SessionMap>,
     exchanges: Arc<Exchanges>,
     /// The dispatcher of every stateless exchange, made on first use.
     stateless: std::sync::OnceLock<Dispatcher>,
@@ -212,7 +216,7 @@ impl StreamableHttpService {
                 cors,
                 config,
                 factory: Arc::new(factory),
-                sessions: Mutex::new(HashMap::new()),
+                sessions: Mutex::new(SessionMap::default()),
                 exchanges: Arc::default(),
                 stateless: std::sync::OnceLock::new(),
                 tasks: TaskTracker::new(),
@@ -295,7 +299,7 @@ where
 }
 
 impl ServiceInner {
-    fn lock_sessions(&self) -> MutexGuard<'_, HashMap<Arc<str>, Arc<Session>>> {
+    fn lock_sessions(&self) -> MutexGuard<'_, SessionMap> {
         self.sessions.lock().unwrap_or_else(|p| p.into_inner())
     }
 

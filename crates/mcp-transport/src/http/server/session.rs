@@ -47,7 +47,8 @@ pub(super) struct Session {
 
 /// Where outbound messages of one session go.
 struct Router {
-    streams: HashMap<u64, Stream>,
+    /// By the number this side gave each (so the fast hasher).
+    streams: foldhash::HashMap<u64, Stream>,
     /// Streams by their key in the event store (those that stored events).
     by_key: HashMap<String, u64>,
     by_request: HashMap<RequestId, u64>,
@@ -88,9 +89,9 @@ impl Router {
 /// Gives an emptied map's memory back: an idle session keeps no table for
 /// the streams and requests it no longer has (a map keeps its capacity
 /// when emptied, a few hundred bytes per session for `streams`).
-fn free_if_empty<K, V>(map: &mut HashMap<K, V>) {
+fn free_if_empty<K, V, S: Default>(map: &mut HashMap<K, V, S>) {
     if map.is_empty() {
-        *map = HashMap::new();
+        *map = HashMap::default();
     }
 }
 
@@ -199,7 +200,7 @@ impl Session {
             id,
             dispatcher: OnceLock::new(),
             router: Mutex::new(Router {
-                streams: HashMap::new(),
+                streams: foldhash::HashMap::default(),
                 by_key: HashMap::new(),
                 by_request: HashMap::new(),
                 standalone: None,
