@@ -359,7 +359,7 @@ impl<H: Handler> Runner<H> {
         };
         if self.waiting.load(Ordering::Acquire) == 0 {
             if let Ok(permit) = self.permits.clone().try_acquire_owned() {
-                self.tasks.spawn(run(self.exec.clone(), job, permit));
+                self.tasks.spawn(run_boxed(self.exec.clone(), job, permit));
                 return Queued::Accepted;
             }
         }
@@ -551,7 +551,7 @@ async fn start_in_turn<H: Handler>(
         };
         match permit {
             Some(permit) if !cancel.is_cancelled() => {
-                tasks.spawn(run(exec.clone(), job, permit));
+                tasks.spawn(run_boxed(exec.clone(), job, permit));
             }
             // Cancelled before it started: it never runs and is not
             // answered (dropping the job frees its id).
@@ -562,6 +562,18 @@ async fn start_in_turn<H: Handler>(
 }
 
 /// Runs one request to its answer, holding its slot until then.
+/// [`run`] on the heap, for a request's own task: spawning moves a task's
+/// future several times (into the tracker's wrapper, into the task's cell,
+/// and tokio rewrites the cell's stage at the end), each move a copy of the
+/// whole future at its largest state's size; boxed once, each is a pointer.
+fn run_boxed<H: Handler>(
+    exec: Exec<H>,
+    job: Job,
+    permit: OwnedSemaphorePermit,
+) -> Pin<Box<dyn Future<Output = ()> + Send>> {
+    Box::pin(run(exec, job, permit))
+}
+
 async fn run<H: Handler>(exec: Exec<H>, job: Job, _permit: OwnedSemaphorePermit) {
     let Job {
         request,
