@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use mcp_types::envelope::Envelope;
 use mcp_types::peek::Shape;
-use mcp_types::{DecodeError, ErrorObject, JsonRpcMessage, RequestId};
+use mcp_types::{ClientRequest, DecodeError, ErrorObject, JsonRpcMessage, RequestId};
 
 use crate::error::TransportError;
 
@@ -253,6 +253,11 @@ pub struct TransportContext {
     /// ([`mcp_types::envelope::read`]), or the refusal to answer it with;
     /// `None` from a transport that does not read it.
     pub envelope: Option<Result<Envelope, ErrorObject>>,
+    /// For a request: its params already parsed into their type by the
+    /// transport that read its envelope from them (the streamable HTTP
+    /// server, for a stateless request), for the handler to take instead of
+    /// parsing them again; `None` elsewhere.
+    pub parsed: Option<Arc<ClientRequest>>,
     /// For a request the peer sent while answering one of ours, where the
     /// transport knows which: that request of ours (the streamable HTTP
     /// client fills it for what arrives on the SSE stream of its POST).
@@ -270,6 +275,7 @@ impl TransportContext {
             principal: None,
             peer_addr: None,
             envelope: None,
+            parsed: None,
             related_request: None,
         }
     }

@@ -17,6 +17,7 @@ use serde_json::value::RawValue;
 use crate::errors::UnsupportedProtocolVersionData;
 use crate::json::JsonStr;
 use crate::jsonrpc::{ErrorObject, RawJson};
+use crate::messages::ClientRequest;
 use crate::method_table::{MessageKind, MethodInfo, Side};
 use crate::revision::{Era, Revision};
 use crate::{ErrorCode, meta, routing, tasks_ext};
@@ -104,8 +105,82 @@ pub fn read(
         _ => Fields::default(),
     };
     let meta = fields.meta.unwrap_or_default();
-    let version = string(meta.version);
-    if headers.is_none() && meta.version.is_none() {
+    let name = match routing::name_field(method) {
+        Some("uri") => string(fields.uri),
+        Some("taskId") => string(fields.task_id),
+        Some(_) => string(fields.name),
+        None => None,
+    };
+    judge(
+        method,
+        Facts {
+            named_version: meta.version.is_some(),
+            version: string(meta.version),
+            capabilities_ok: meta.capabilities.is_some_and(is_object),
+            name,
+        },
+        headers,
+    )
+}
+
+/// [`read`] with HTTP routing headers, from a request already parsed into
+/// its type: the same answer, without reading the params again (the
+/// streamable HTTP server parses a stateless request once, at the edge, and
+/// reads its envelope from that).
+/// `None` when the typed request does not carry what the envelope reads in
+/// a form it can use (a task id's routing name): read the params then.
+///
+/// The typed parse refuses what the scan would refuse as malformed (a
+/// non-string version or name, a repeated key, capabilities that are not
+/// an object), so a request either parses and is judged here, or does not
+/// and is judged by [`read`].
+pub fn read_parsed(
+    request: &ClientRequest,
+    headers: &RoutingHeaders<'_>,
+) -> Option<Result<Envelope, ErrorObject>> {
+    let method = request.method();
+    let name = match request {
+        ClientRequest::CallTool(p) => Some(p.name.as_str()),
+        ClientRequest::GetPrompt(p) => Some(p.name.as_str()),
+        ClientRequest::ReadResource(p) => Some(p.uri.as_str()),
+        _ if routing::name_field(method).is_some() => return None,
+        _ => None,
+    };
+    let meta = request.meta();
+    let version = meta.and_then(|m| m.protocol_version.as_deref());
+    let facts = Facts {
+        named_version: version.is_some(),
+        version: version.map(Cow::Borrowed),
+        capabilities_ok: meta.is_some_and(|m| m.client_capabilities.is_some()),
+        name: name.map(Cow::Borrowed),
+    };
+    Some(judge(method, facts, Some(headers)))
+}
+
+/// What the ladder reads of a request, however it was read.
+struct Facts<'a> {
+    /// Whether `_meta` names a protocol version at all (a string or not).
+    named_version: bool,
+    /// The protocol version `_meta` names, if a string.
+    version: Option<Cow<'a, str>>,
+    /// Whether `_meta` carries the client's capabilities, an object.
+    capabilities_ok: bool,
+    /// The body's routed name (`name`, `uri` or `taskId`), if a string.
+    name: Option<Cow<'a, str>>,
+}
+
+/// The validation ladder of the [module docs](self), once for both readings.
+fn judge(
+    method: &str,
+    facts: Facts<'_>,
+    headers: Option<&RoutingHeaders<'_>>,
+) -> Result<Envelope, ErrorObject> {
+    if let Some(headers) = headers {
+        if Revision::era_of_header(headers.protocol_version) == Some(Era::Handshake) {
+            return Ok(Envelope::Handshake);
+        }
+    }
+    if headers.is_none() && !facts.named_version {
         // Over stdio or memory, a request naming no version follows its
         // session.
         return Ok(Envelope::Handshake);
@@ -121,8 +196,7 @@ pub fn read(
     if !exists && !redefined && MethodInfo::find(method).is_some() {
         return Err(ErrorObject::method_not_found(method));
     }
-    let capabilities_ok = meta.capabilities.is_some_and(is_object);
-    let Some(version) = version.filter(|_| capabilities_ok) else {
+    let Some(version) = facts.version.filter(|_| facts.capabilities_ok) else {
         return Err(ErrorObject::invalid_params(format!(
             "`params._meta` must carry `{}` and `{}` (an object) at this protocol version",
             meta::PROTOCOL_VERSION,
@@ -138,15 +212,9 @@ pub fn read(
                  `{version}`"
             ));
         }
-        let body_name = match routing::name_field(method) {
-            Some("uri") => string(fields.uri),
-            Some("taskId") => string(fields.task_id),
-            Some(_) => string(fields.name),
-            None => None,
-        };
         if let Err(what) = routing::check_method_and_name(
             method,
-            body_name.as_deref(),
+            facts.name.as_deref(),
             headers.methods,
             headers.names,
         ) {
@@ -340,5 +408,111 @@ mod tests {
             Some(Era::Stateless)
         );
         assert_eq!(Revision::era_of_header(Some("1999-01-01")), None);
+    }
+
+    /// The typed reading answers every request it can read exactly as the
+    /// scan does; a request whose typed parse fails is left to the scan.
+    #[test]
+    fn the_typed_reading_agrees_with_the_scan() {
+        use crate::ClientRequest;
+        let caps = r#""io.modelcontextprotocol/clientCapabilities":{}"#;
+        let v = |version: &str| format!(r#""io.modelcontextprotocol/protocolVersion":{version}"#);
+        let now = v(r#""2026-07-28""#);
+        let cases: Vec<(&str, String)> = vec![
+            (
+                "tools/call",
+                format!(r#"{{"name":"echo","_meta":{{{now},{caps}}}}}"#),
+            ),
+            (
+                "tools/call",
+                format!(r#"{{"name":"other","_meta":{{{now},{caps}}}}}"#),
+            ),
+            (
+                "tools/call",
+                format!(r#"{{"name":"e\u0063ho","_meta":{{{now},{caps}}}}}"#),
+            ),
+            (
+                "tools/call",
+                format!(r#"{{"name":"echo","_meta":{{{now}}}}}"#),
+            ),
+            (
+                "tools/call",
+                format!(
+                    r#"{{"name":"echo","_meta":{{{now},"io.modelcontextprotocol/clientCapabilities":null}}}}"#
+                ),
+            ),
+            (
+                "tools/call",
+                format!(
+                    r#"{{"name":"echo","_meta":{{{now},"io.modelcontextprotocol/clientCapabilities":[]}}}}"#
+                ),
+            ),
+            (
+                "tools/call",
+                format!(
+                    r#"{{"name":"echo","_meta":{{{},{caps}}}}}"#,
+                    v(r#""2025-11-25""#)
+                ),
+            ),
+            (
+                "tools/call",
+                format!(r#"{{"name":"echo","_meta":{{{},{caps}}}}}"#, v("7")),
+            ),
+            (
+                "tools/call",
+                format!(r#"{{"name":"echo","_meta":{{{now},{caps},{now}}}}}"#),
+            ),
+            ("tools/call", r#"{"name":"echo"}"#.to_owned()),
+            ("tools/list", format!(r#"{{"_meta":{{{now},{caps}}}}}"#)),
+            ("ping", format!(r#"{{"_meta":{{{now},{caps}}}}}"#)),
+            (
+                "prompts/get",
+                format!(r#"{{"name":"echo","_meta":{{{now},{caps}}}}}"#),
+            ),
+            (
+                "resources/read",
+                format!(r#"{{"uri":"echo","_meta":{{{now},{caps}}}}}"#),
+            ),
+            (
+                "resources/read",
+                format!(r#"{{"uri":"file:///x","_meta":{{{now},{caps}}}}}"#),
+            ),
+        ];
+        let headers = |method: &'static str| RoutingHeaders {
+            protocol_version: Some("2026-07-28"),
+            methods: match method {
+                "tools/call" => &["tools/call"],
+                "tools/list" => &["tools/list"],
+                "ping" => &["ping"],
+                "prompts/get" => &["prompts/get"],
+                _ => &["resources/read"],
+            },
+            names: &["echo"],
+        };
+        let mut typed = 0;
+        for (method, params) in &cases {
+            let request = request(method, params);
+            let headers = headers(method);
+            let scanned = read(&request, Some(&headers));
+            match ClientRequest::parse_any_revision(method, Some(&request.1)) {
+                Ok(parsed) => {
+                    let read_typed = super::read_parsed(&parsed, &headers);
+                    assert_eq!(read_typed, Some(scanned), "{method} {params}");
+                    typed += 1;
+                }
+                Err(_) => assert!(scanned.is_err(), "{method} {params}: {scanned:?}"),
+            }
+        }
+        assert!(typed >= 10, "most cases parse: {typed}");
+        let task = crate::ClientRequest::parse_any_revision(
+            "tasks/get",
+            Some(&RawJson::from_string(r#"{"taskId":"t"}"#.into()).expect("json")),
+        )
+        .expect("parses");
+        assert_eq!(
+            super::read_parsed(&task, &headers("tasks/get")),
+            None,
+            "a task id is left to the scan"
+        );
     }
 }

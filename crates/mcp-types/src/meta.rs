@@ -175,6 +175,29 @@ pub struct RequestMeta {
     pub extra: JsonObject,
 }
 
+/// A `T` read from a JSON object only: the derived implementation of a
+/// struct also takes an array of its fields in order, which the schema's
+/// object types (the client's capabilities) do not allow.
+struct ObjectOnly<T>(T);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for ObjectOnly<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visit<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for Visit<T> {
+            type Value = T;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+                T::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+            }
+        }
+        deserializer
+            .deserialize_map(Visit(std::marker::PhantomData))
+            .map(ObjectOnly)
+    }
+}
+
 impl<'de> Deserialize<'de> for RequestMeta {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         use serde::de::{Error, MapAccess, Visitor};
@@ -224,12 +247,16 @@ impl<'de> Deserialize<'de> for RequestMeta {
                         CLIENT_INFO => {
                             once(&mut meta.client_info, &mut seen[2], CLIENT_INFO, &mut map)?;
                         }
-                        CLIENT_CAPABILITIES => once(
-                            &mut meta.client_capabilities,
-                            &mut seen[3],
-                            CLIENT_CAPABILITIES,
-                            &mut map,
-                        )?,
+                        CLIENT_CAPABILITIES => {
+                            let mut capabilities = None;
+                            once(
+                                &mut capabilities,
+                                &mut seen[3],
+                                CLIENT_CAPABILITIES,
+                                &mut map,
+                            )?;
+                            meta.client_capabilities = capabilities.map(|ObjectOnly(c)| c);
+                        }
                         LOG_LEVEL => once(&mut meta.log_level, &mut seen[4], LOG_LEVEL, &mut map)?,
                         RELATED_TASK => {
                             once(&mut meta.related_task, &mut seen[5], RELATED_TASK, &mut map)?;

@@ -457,7 +457,7 @@ impl Handler for Runner {
     async fn handle_request(
         &self,
         request: IncomingRequest,
-        cx: RequestContext,
+        mut cx: RequestContext,
     ) -> Result<RawJson, ErrorObject> {
         // The era was decided where the request entered (its transport read
         // its envelope); a transport that did not is read here, the same way.
@@ -476,9 +476,16 @@ impl Handler for Runner {
         // read from the parsed `_meta`.
         // Boxed: it is held across the awaits below, and the future of a
         // request is moved (copied) whole before it runs.
-        let parsed = ClientRequest::parse_any_revision(&request.method, request.params.as_ref())
-            .map(Box::new)
-            .ok();
+        // A transport that parsed the request to read its envelope hands
+        // the parse down (held once, so taken without a copy of the tree).
+        let parsed = match cx.transport.parsed.take() {
+            Some(parsed) => Some(Box::new(
+                Arc::try_unwrap(parsed).unwrap_or_else(|shared| (*shared).clone()),
+            )),
+            None => ClientRequest::parse_any_revision(&request.method, request.params.as_ref())
+                .map(Box::new)
+                .ok(),
+        };
         let Some(revision) = revision else {
             return self.handshake(request, parsed, cx).await;
         };

@@ -3,10 +3,14 @@
 //! and a stateless request's envelope (the ladder itself is
 //! [`mcp_types::envelope::read`]'s).
 
+use std::sync::Arc;
+
 use http::header::{ACCEPT, AsHeaderName, CONTENT_TYPE, HOST, HeaderName, ORIGIN};
 use http::{HeaderMap, Response, StatusCode};
 use mcp_types::envelope::{Envelope, RoutingHeaders};
-use mcp_types::{Era, ErrorCode, ErrorObject, JsonRpcMessage, JsonRpcRequest, Revision, routing};
+use mcp_types::{
+    ClientRequest, Era, ErrorCode, ErrorObject, JsonRpcMessage, JsonRpcRequest, Revision, routing,
+};
 
 use super::HttpServerConfig;
 use super::body::{HttpBody, jsonrpc_error};
@@ -194,20 +198,55 @@ pub(super) fn stateless_status(answer: &JsonRpcMessage) -> StatusCode {
     }
 }
 
-/// A stateless POST's request read at the edge with its routing headers
-/// ([`mcp_types::envelope::read`]): its revision, or the refusal.
+/// A stateless POST's request read at the edge with its routing headers:
+/// its revision, or the refusal; with it the request parsed into its type,
+/// for the handler (the envelope is read from that parse,
+/// [`mcp_types::envelope::read_parsed`], so the params are read once). A
+/// request that does not parse (an extension's method, params that do not
+/// fit) has its envelope read from the params
+/// ([`mcp_types::envelope::read`]) and is handed down unparsed.
 pub(super) fn read_envelope(
     request: &JsonRpcRequest,
     headers: &HeaderMap,
+) -> Result<(Envelope, Option<Arc<ClientRequest>>), ErrorObject> {
+    with_routing(headers, |routing| {
+        // Only an object is parsed: a struct's derived parse also takes an
+        // array of its fields, which the envelope's scan refuses.
+        let params = request.params.as_ref();
+        let parsed = params
+            .is_some_and(|p| p.get().starts_with('{'))
+            .then(|| ClientRequest::parse_any_revision(&request.method, params).ok())
+            .flatten();
+        if let Some(parsed) = parsed {
+            if let Some(envelope) = mcp_types::envelope::read_parsed(&parsed, routing) {
+                return envelope.map(|envelope| (envelope, Some(Arc::new(parsed))));
+            }
+        }
+        mcp_types::envelope::read(&request.method, params, Some(routing)).map(|e| (e, None))
+    })
+}
+
+/// [`read_envelope`] by the scan alone, for the fuzz target's check that
+/// the two readings agree.
+#[cfg(feature = "fuzzing")]
+pub(super) fn scan_envelope(
+    request: &JsonRpcRequest,
+    headers: &HeaderMap,
 ) -> Result<Envelope, ErrorObject> {
+    with_routing(headers, |routing| {
+        mcp_types::envelope::read(&request.method, request.params.as_ref(), Some(routing))
+    })
+}
+
+/// The routing headers of a POST, as the envelope reads them.
+fn with_routing<R>(headers: &HeaderMap, read: impl FnOnce(&RoutingHeaders<'_>) -> R) -> R {
     let (methods, method_count) = header_values(headers, &METHOD);
     let (names, name_count) = header_values(headers, &NAME);
-    let routing = RoutingHeaders {
+    read(&RoutingHeaders {
         protocol_version: header_str(headers, &PROTOCOL_VERSION),
         methods: &methods[..method_count],
         names: &names[..name_count],
-    };
-    mcp_types::envelope::read(&request.method, request.params.as_ref(), Some(&routing))
+    })
 }
 
 #[cfg(test)]

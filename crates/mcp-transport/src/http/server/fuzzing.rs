@@ -49,13 +49,21 @@ pub fn check_headers(config: &HttpServerConfig, headers: &HeaderMap) -> HeaderVe
 /// A POST's envelope read with its headers, as the service reads it: the
 /// era, and for a stateless request the validation ladder.
 ///
+/// # Panics
+/// When the service's reading (from the request parsed into its type,
+/// where it parses) and the scan of its params disagree: they must
+/// answer every request alike.
+///
 /// # Errors
 /// The JSON-RPC error the service answers with.
 pub fn read_envelope(
     request: &JsonRpcRequest,
     headers: &HeaderMap,
 ) -> Result<mcp_types::envelope::Envelope, ErrorObject> {
-    checks::read_envelope(request, headers)
+    let read = checks::read_envelope(request, headers).map(|(envelope, _)| envelope);
+    let scanned = checks::scan_envelope(request, headers);
+    assert_eq!(read, scanned, "the typed and the scanned envelope differ");
+    read
 }
 
 /// The client's incremental `text/event-stream` decoder.

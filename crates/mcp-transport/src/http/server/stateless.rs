@@ -286,8 +286,8 @@ pub(super) async fn exchange(
             );
         }
     };
-    let envelope = match read_envelope(&request, headers) {
-        Ok(envelope) => envelope,
+    let (envelope, parsed) = match read_envelope(&request, headers) {
+        Ok(read) => read,
         Err(error) => {
             return jsonrpc_error_with_id(status_for(error.code), Some(request.id), error);
         }
@@ -327,6 +327,7 @@ pub(super) async fn exchange(
     // results); the rate limit keys on it, else on the peer address.
     sender.fill(&mut context);
     context.envelope = Some(Ok(envelope));
+    context.parsed = parsed;
     let outlet: Arc<dyn Outlet> = exchange.clone();
     #[cfg(feature = "rate-limit")]
     let id = request.id.clone();
