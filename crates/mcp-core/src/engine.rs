@@ -561,7 +561,6 @@ async fn start_in_turn<H: Handler>(
     }
 }
 
-/// Runs one request to its answer, holding its slot until then.
 /// [`run`] on the heap, for a request's own task: spawning moves a task's
 /// future several times (into the tracker's wrapper, into the task's cell,
 /// and tokio rewrites the cell's stage at the end), each move a copy of the
@@ -574,6 +573,7 @@ fn run_boxed<H: Handler>(
     Box::pin(run(exec, job, permit))
 }
 
+/// Runs one request to its answer, holding its slot until then.
 async fn run<H: Handler>(exec: Exec<H>, job: Job, _permit: OwnedSemaphorePermit) {
     let Job {
         request,

@@ -37,7 +37,7 @@ impl Default for Headers {
 
 /// Headers a transport already holds, read where they are
 /// ([`Headers::shared`]). Names compare case-insensitively.
-pub trait HeaderSource: Send + Sync + 'static {
+pub trait HeaderSource: Send + Sync + std::panic::RefUnwindSafe + 'static {
     /// Every header in order, as a name and a value (a value that is not
     /// text is left out).
     fn pairs(&self) -> Box<dyn Iterator<Item = (&str, &str)> + '_>;
@@ -54,7 +54,7 @@ pub trait HeaderSource: Send + Sync + 'static {
 /// Every name and value in one string, each entry its name's end and its
 /// value's end in it: owned headers cost two allocations, not two per
 /// header.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Clone, Default)]
 struct HeaderList {
     text: String,
     ends: Vec<(usize, usize)>,
@@ -250,7 +250,8 @@ pub struct TransportContext {
     /// rate limit keys on it when there is neither principal nor session.
     pub peer_addr: Option<SocketAddr>,
     /// For a request: its era, read once by the transport it arrived on
-    /// ([`mcp_types::envelope::read`]), or the refusal to answer it with;
+    /// ([`mcp_types::envelope::read`], or [`mcp_types::envelope::read_parsed`]
+    /// from [`TransportContext::parsed`]), or the refusal to answer it with;
     /// `None` from a transport that does not read it.
     pub envelope: Option<Result<Envelope, ErrorObject>>,
     /// For a request: its params already parsed into their type by the

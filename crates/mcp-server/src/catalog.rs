@@ -8,9 +8,7 @@
 //! reads the snapshot current when it starts, so it sees one consistent
 //! catalog, and a reader only clones an `Arc` under a read lock.
 
-/// Indexes by registered names and URIs: keys this server chose (a client
-/// can look one up, never add one), so the fast hasher is safe.
-type HashMap<K, V> = foldhash::HashMap<K, V>;
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 use mcp_types::{Prompt, Resource, ResourceTemplate, Tool};
@@ -604,7 +602,7 @@ fn merge_list<T>(
     (kind, named): (&str, &str),
 ) -> Result<Merged<T>, Error> {
     let mut entries = Vec::new();
-    let mut index = HashMap::default();
+    let mut index = HashMap::new();
     // The group of each entry, to name the holder of a taken key.
     let mut from = Vec::new();
     for (g, (_, group)) in groups.iter().enumerate() {

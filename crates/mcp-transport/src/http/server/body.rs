@@ -286,7 +286,6 @@ where
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
     use http_body_util::BodyExt as _;
-    use std::task::Poll;
     let mut collect = std::pin::pin!(http_body_util::Limited::new(body, limit).collect());
     // A small body has usually arrived with its headers: read it first
     // without a timer, so only a POST whose body is still on its way arms

@@ -1,7 +1,9 @@
 //! The checks a request passes before it reaches a session or an exchange:
 //! Host and Origin (DNS rebinding), the media types, the protocol version,
 //! and a stateless request's envelope (the ladder itself is
-//! [`mcp_types::envelope::read`]'s).
+//! `mcp_types::envelope`'s, read from the request parsed into its type,
+//! [`mcp_types::envelope::read_parsed`], or else from its params,
+//! [`mcp_types::envelope::read`]).
 
 use std::sync::Arc;
 
@@ -204,7 +206,7 @@ pub(super) fn stateless_status(answer: &JsonRpcMessage) -> StatusCode {
 /// [`mcp_types::envelope::read_parsed`], so the params are read once). A
 /// request that does not parse (an extension's method, params that do not
 /// fit) has its envelope read from the params
-/// ([`mcp_types::envelope::read`]) and is handed down unparsed.
+/// ([`mcp_types::envelope::read`]) and goes down unparsed.
 pub(super) fn read_envelope(
     request: &JsonRpcRequest,
     headers: &HeaderMap,
@@ -217,12 +219,13 @@ pub(super) fn read_envelope(
             .is_some_and(|p| p.get().starts_with('{'))
             .then(|| ClientRequest::parse_any_revision(&request.method, params).ok())
             .flatten();
-        if let Some(parsed) = parsed {
-            if let Some(envelope) = mcp_types::envelope::read_parsed(&parsed, routing) {
-                return envelope.map(|envelope| (envelope, Some(Arc::new(parsed))));
-            }
-        }
-        mcp_types::envelope::read(&request.method, params, Some(routing)).map(|e| (e, None))
+        let envelope = match &parsed {
+            Some(typed) => mcp_types::envelope::read_parsed(typed, routing),
+            None => None,
+        };
+        let envelope = envelope
+            .unwrap_or_else(|| mcp_types::envelope::read(&request.method, params, Some(routing)));
+        envelope.map(|envelope| (envelope, parsed.map(Arc::new)))
     })
 }
 

@@ -844,3 +844,36 @@ fn principal_of(extensions: &http::Extensions) -> Option<Arc<str>> {
 fn principal_of(_: &http::Extensions) -> Option<Arc<str>> {
     None
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use http::{HeaderMap, HeaderValue};
+
+    use super::RequestHeaders;
+
+    #[test]
+    fn shared_request_headers_read_as_the_copied_list_did() {
+        let mut map = HeaderMap::new();
+        map.append(
+            "x-test",
+            HeaderValue::from_bytes(b"caf\xe9").expect("a value"),
+        );
+        map.append("x-test", HeaderValue::from_static("ok"));
+        map.append("accept", HeaderValue::from_static("a"));
+        let headers = Arc::new(RequestHeaders(map)).to_headers();
+        // The first value that is text, by an index lookup, any case.
+        assert_eq!(headers.get("X-TEST"), Some("ok"));
+        assert_eq!(headers.get_all("x-Test").collect::<Vec<_>>(), ["ok"]);
+        assert_eq!(headers.get("not a header name"), None);
+        assert_eq!(headers.get("missing"), None);
+        // Every text value in the map's order; the one that is not text left out.
+        assert_eq!(
+            headers.iter().collect::<Vec<_>>(),
+            [("x-test", "ok"), ("accept", "a")]
+        );
+        let copied: mcp_core::Headers = [("x-test", "ok"), ("accept", "a")].into_iter().collect();
+        assert_eq!(headers, copied);
+    }
+}
