@@ -99,9 +99,7 @@ pub fn read(
         }
     }
     let fields: Fields<'_> = match params {
-        Some(params) if params.get().trim_start().starts_with('{') => {
-            params.parse().unwrap_or_default()
-        }
+        Some(params) if params.is_object() => params.parse().unwrap_or_default(),
         _ => Fields::default(),
     };
     let routed = match routing::name_field(method) {
@@ -253,7 +251,7 @@ struct Fields<'a> {
 }
 
 /// A member a request may be routed by, and whether it appeared twice.
-#[derive(Default, Clone, Copy)]
+#[derive(Default)]
 struct Routed<'a> {
     value: Option<&'a RawValue>,
     repeated: bool,

@@ -11,7 +11,8 @@ use http::header::{ACCEPT, AsHeaderName, CONTENT_TYPE, HOST, HeaderName, ORIGIN}
 use http::{HeaderMap, Response, StatusCode};
 use mcp_types::envelope::{Envelope, RoutingHeaders};
 use mcp_types::{
-    ClientRequest, Era, ErrorCode, ErrorObject, JsonRpcMessage, JsonRpcRequest, Revision, routing,
+    ClientRequest, Era, ErrorCode, ErrorObject, JsonRpcMessage, JsonRpcRequest, RawJson, Revision,
+    routing,
 };
 
 use super::HttpServerConfig;
@@ -212,11 +213,14 @@ pub(super) fn read_envelope(
     headers: &HeaderMap,
 ) -> Result<(Envelope, Option<Arc<ClientRequest>>), ErrorObject> {
     with_routing(headers, |routing| {
-        // Only an object is parsed: a struct's derived parse also takes an
-        // array of its fields, which the envelope's scan refuses.
+        // Parsed only where it can be used: the header names a stateless
+        // revision (any other version is refused by the ladder, the scan's
+        // work as cheap as before), and the params are an object (a
+        // struct's derived parse also takes an array of its fields, which
+        // the scan refuses).
         let params = request.params.as_ref();
-        let parsed = params
-            .is_some_and(|p| p.get().starts_with('{'))
+        let stateless = Revision::era_of_header(routing.protocol_version) == Some(Era::Stateless);
+        let parsed = (stateless && params.is_some_and(RawJson::is_object))
             .then(|| ClientRequest::parse_any_revision(&request.method, params).ok())
             .flatten();
         let envelope = match &parsed {
