@@ -13,6 +13,7 @@
 //! is the price of a bounded queue, and why the FIFO is much larger than the
 //! number of running handlers.
 
+use std::collections::hash_map::Entry;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
@@ -156,16 +157,22 @@ impl Registration {
         method: &str,
         cancel: &CancellationToken,
     ) -> Result<Self, ErrorObject> {
-        let mut state = shared.lock();
-        if state.inbound.contains_key(id) {
-            drop(state);
+        // One lookup for the check and the insert (the id hashed once); the
+        // lock is released at the end of the statement, before any logging.
+        let in_use = match shared.lock().inbound.entry(id.clone()) {
+            Entry::Occupied(_) => true,
+            Entry::Vacant(slot) => {
+                slot.insert(cancel.clone());
+                false
+            }
+        };
+        if in_use {
             tracing::warn!(%id, %method,
                 "refused a request whose id is already in use by a request in progress");
             return Err(ErrorObject::invalid_request(format!(
                 "request id {id} is already in use by a request in progress"
             )));
         }
-        state.inbound.insert(id.clone(), cancel.clone());
         Ok(Self {
             shared: shared.clone(),
             id: Some(id.clone()),
