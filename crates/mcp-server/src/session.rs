@@ -396,7 +396,9 @@ impl ServerSession {
     pub fn client_capabilities(&self) -> Option<ClientCapabilities> {
         match &self.stateless {
             Some(request) => Some(request.capabilities.clone()),
-            None => self.client_params().map(|p| p.capabilities.clone()),
+            None => self
+                .client_params()
+                .map(|p| ClientCapabilities::clone(&p.capabilities)),
         }
     }
 

@@ -16,8 +16,10 @@ use crate::result::{CacheScope, ResultType};
 pub struct InitializeRequestParams {
     /// The newest revision the client supports.
     pub protocol_version: String,
-    /// What the client supports.
-    pub capabilities: ClientCapabilities,
+    /// What the client supports (boxed: these params are a variant of
+    /// [`ClientRequest`](crate::ClientRequest), which every request is
+    /// parsed into, and the largest one would set the size of all).
+    pub capabilities: Box<ClientCapabilities>,
     /// The client software.
     pub client_info: Implementation,
     /// Request metadata.
@@ -34,7 +36,7 @@ impl InitializeRequestParams {
     ) -> Self {
         Self {
             protocol_version: protocol_version.into(),
-            capabilities,
+            capabilities: Box::new(capabilities),
             client_info,
             meta: None,
         }

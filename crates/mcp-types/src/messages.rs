@@ -735,3 +735,20 @@ pub mod input {
     /// The 2026-07-28 `ElicitRequest`.
     pub type ElicitRequest = MethodCall<methods::Elicit>;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every request is parsed into a `ClientRequest` and moved (copied)
+    /// several times on its way to a handler, so its size is a cost of
+    /// every call: the client's capabilities and info are boxed to keep it
+    /// small (issue 30). A variant or field that makes it large again
+    /// fails here.
+    #[test]
+    #[cfg(target_pointer_width = "64")]
+    fn a_parsed_request_stays_small_to_move() {
+        assert!(std::mem::size_of::<ClientRequest>() <= 320);
+        assert!(std::mem::size_of::<RequestMeta>() <= 128);
+    }
+}

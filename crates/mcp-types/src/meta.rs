@@ -122,6 +122,10 @@ fn is_valid_name(name: &str) -> bool {
 
 /// The `_meta` of a request's params (schema `RequestMetaObject`; before
 /// 2026-07-28 only `progressToken` was defined).
+///
+/// The client's info and capabilities are boxed: every request's params
+/// hold a `RequestMeta`, and most (every handshake-era request) carry
+/// neither, so the params stay small to move.
 // `Deserialize` is written out below: every stateless request reads one,
 // and the derive's `flatten` of `extra` buffers each key and value first.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, JsonSchema)]
@@ -147,14 +151,14 @@ pub struct RequestMeta {
         default,
         skip_serializing_if = "Option::is_none"
     )]
-    pub client_info: Option<Implementation>,
+    pub client_info: Option<Box<Implementation>>,
     /// The client's capabilities for this request (2026-07-28, required there).
     #[serde(
         rename = "io.modelcontextprotocol/clientCapabilities",
         default,
         skip_serializing_if = "Option::is_none"
     )]
-    pub client_capabilities: Option<ClientCapabilities>,
+    pub client_capabilities: Option<Box<ClientCapabilities>>,
     /// The log level wanted for this request; none means no log messages
     /// (2026-07-28).
     #[serde(
@@ -255,7 +259,8 @@ impl<'de> Deserialize<'de> for RequestMeta {
                                 CLIENT_CAPABILITIES,
                                 &mut map,
                             )?;
-                            meta.client_capabilities = capabilities.map(|ObjectOnly(c)| c);
+                            meta.client_capabilities =
+                                capabilities.map(|ObjectOnly(c)| Box::new(c));
                         }
                         LOG_LEVEL => once(&mut meta.log_level, &mut seen[4], LOG_LEVEL, &mut map)?,
                         RELATED_TASK => {
@@ -295,8 +300,8 @@ impl RequestMeta {
 setters!(RequestMeta {
     with_progress_token(progress_token: ProgressToken),
     with_protocol_version(protocol_version: String),
-    with_client_info(client_info: Implementation),
-    with_client_capabilities(client_capabilities: ClientCapabilities),
+    with_client_info(client_info: Box<Implementation>),
+    with_client_capabilities(client_capabilities: Box<ClientCapabilities>),
     with_log_level(log_level: LoggingLevel),
     with_related_task(related_task: RelatedTaskMetadata),
 });

@@ -6,7 +6,9 @@
 
 use std::sync::Arc;
 
-use mcp_types::{ErrorCode, ErrorObject, JsonObject, RawJson, RequestMeta, Revision};
+use mcp_types::{
+    ClientCapabilities, ErrorCode, ErrorObject, JsonObject, RawJson, RequestMeta, Revision,
+};
 use serde_json::value::RawValue;
 
 use crate::entries::ParamHeader;
@@ -49,8 +51,8 @@ pub(crate) fn client_of(
     };
     Ok(Arc::new(StatelessRequest {
         revision,
-        capabilities: capabilities.clone(),
-        client_info: meta.and_then(|m| m.client_info.clone()),
+        capabilities: ClientCapabilities::clone(capabilities),
+        client_info: meta.and_then(|m| m.client_info.as_deref().cloned()),
         log_level: meta.and_then(|m| m.log_level),
     }))
 }
