@@ -122,14 +122,17 @@ impl Runner {
             let answer = run(context.clone()).await;
             return self.finish(answer, &context, bound);
         }
-        let answer = run(context.clone()).await?;
+        // The context goes to the handler whole: a handler that asks for
+        // input gets the session to ask through from `input_rounds`, so the
+        // calls that do not ask (nearly all) clone nothing.
+        let answer = run(context).await?;
         if !matches!(answer, ResultOrInputRequired::InputRequired(_)) {
             return Ok(answer);
         }
         // On the heap: the rounds hold asks and answers across awaits, which
         // would otherwise size the future of every call (copied whole when
         // it is boxed) for a path few handlers take.
-        Box::pin(self.input_rounds(cx, requester, meta, target, &context, answer, &run)).await
+        Box::pin(self.input_rounds(cx, requester, meta, target, answer, &run)).await
     }
 
     /// The handshake era's rounds of explicit `InputRequired`: each one's
@@ -142,7 +145,6 @@ impl Runner {
         requester: &Requester,
         meta: Option<Arc<RequestMeta>>,
         target: &str,
-        context: &Context,
         mut answer: ResultOrInputRequired<R>,
         run: &F,
     ) -> Answer<R>
@@ -150,14 +152,16 @@ impl Runner {
         F: Fn(Context) -> Fut,
         Fut: Future<Output = Answer<R>>,
     {
+        // The session the handler's own context has (`Runner::context`).
+        let session = self.session(cx, requester);
         for _ in 0..MAX_HANDSHAKE_INPUT_ROUNDS {
             let ResultOrInputRequired::InputRequired(input) = answer else {
                 return Ok(answer);
             };
             let mut responses = InputResponses::new();
             for (key, request) in input.input_requests.unwrap_or_default() {
-                context.session().check_ask(&request)?;
-                responses.insert(key, context.session().send_ask(request).await?);
+                session.check_ask(&request)?;
+                responses.insert(key, session.send_ask(request).await?);
             }
             let again = self.context(cx, requester, meta.clone()).with_input(
                 RequestInput {
