@@ -314,8 +314,9 @@ fn apply_pending(subscriptions: &mut HashSet<String>, pending: &[(bool, String)]
 #[derive(Debug, Clone)]
 pub(crate) struct StatelessRequest {
     pub(crate) revision: Revision,
-    pub(crate) capabilities: ClientCapabilities,
-    pub(crate) client_info: Option<Implementation>,
+    /// Shared with the request's `_meta`, not copied from it.
+    pub(crate) capabilities: Arc<ClientCapabilities>,
+    pub(crate) client_info: Option<Arc<Implementation>>,
     pub(crate) log_level: Option<LoggingLevel>,
 }
 
@@ -395,7 +396,7 @@ impl ServerSession {
     /// `_meta` in the stateless era.
     pub fn client_capabilities(&self) -> Option<ClientCapabilities> {
         match &self.stateless {
-            Some(request) => Some(request.capabilities.clone()),
+            Some(request) => Some(ClientCapabilities::clone(&request.capabilities)),
             None => self
                 .client_params()
                 .map(|p| ClientCapabilities::clone(&p.capabilities)),
@@ -462,7 +463,7 @@ impl ServerSession {
     /// stateless request declares it).
     pub fn client_info(&self) -> Option<Implementation> {
         match &self.stateless {
-            Some(request) => request.client_info.clone(),
+            Some(request) => request.client_info.as_deref().cloned(),
             None => self.client_params().map(|p| p.client_info.clone()),
         }
     }

@@ -5,6 +5,8 @@
 //! keys into typed fields and keep every other key in `extra`; any other
 //! object's `_meta` is a plain [`Meta`] map.
 
+use std::sync::Arc;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -123,9 +125,10 @@ fn is_valid_name(name: &str) -> bool {
 /// The `_meta` of a request's params (schema `RequestMetaObject`; before
 /// 2026-07-28 only `progressToken` was defined).
 ///
-/// The client's info and capabilities are boxed: every request's params
-/// hold a `RequestMeta`, and most (every handshake-era request) carry
-/// neither, so the params stay small to move.
+/// The client's info and capabilities are behind `Arc`s: every request's
+/// params hold a `RequestMeta`, and most (every handshake-era request)
+/// carry neither, so the params stay small to move; and a server keeps
+/// them for the whole request without copying them.
 // `Deserialize` is written out below: every stateless request reads one,
 // and the derive's `flatten` of `extra` buffers each key and value first.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, JsonSchema)]
@@ -151,14 +154,14 @@ pub struct RequestMeta {
         default,
         skip_serializing_if = "Option::is_none"
     )]
-    pub client_info: Option<Box<Implementation>>,
+    pub client_info: Option<Arc<Implementation>>,
     /// The client's capabilities for this request (2026-07-28, required there).
     #[serde(
         rename = "io.modelcontextprotocol/clientCapabilities",
         default,
         skip_serializing_if = "Option::is_none"
     )]
-    pub client_capabilities: Option<Box<ClientCapabilities>>,
+    pub client_capabilities: Option<Arc<ClientCapabilities>>,
     /// The log level wanted for this request; none means no log messages
     /// (2026-07-28).
     #[serde(
@@ -260,7 +263,7 @@ impl<'de> Deserialize<'de> for RequestMeta {
                                 &mut map,
                             )?;
                             meta.client_capabilities =
-                                capabilities.map(|ObjectOnly(c)| Box::new(c));
+                                capabilities.map(|ObjectOnly(c)| Arc::new(c));
                         }
                         LOG_LEVEL => once(&mut meta.log_level, &mut seen[4], LOG_LEVEL, &mut map)?,
                         RELATED_TASK => {
@@ -300,8 +303,8 @@ impl RequestMeta {
 setters!(RequestMeta {
     with_progress_token(progress_token: ProgressToken),
     with_protocol_version(protocol_version: String),
-    with_client_info(client_info: Box<Implementation>),
-    with_client_capabilities(client_capabilities: Box<ClientCapabilities>),
+    with_client_info(client_info: Arc<Implementation>),
+    with_client_capabilities(client_capabilities: Arc<ClientCapabilities>),
     with_log_level(log_level: LoggingLevel),
     with_related_task(related_task: RelatedTaskMetadata),
 });

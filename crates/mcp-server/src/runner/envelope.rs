@@ -6,9 +6,7 @@
 
 use std::sync::Arc;
 
-use mcp_types::{
-    ClientCapabilities, ErrorCode, ErrorObject, JsonObject, RawJson, RequestMeta, Revision,
-};
+use mcp_types::{ErrorCode, ErrorObject, JsonObject, RawJson, RequestMeta, Revision};
 use serde_json::value::RawValue;
 
 use crate::entries::ParamHeader;
@@ -31,8 +29,8 @@ pub(crate) fn request_meta(params: Option<&RawJson>) -> Option<RequestMeta> {
 
 /// The client of a stateless request at `revision` (its transport read the
 /// envelope and checked the version): who it is and what it can do, from
-/// its `_meta`. Copied, since the parsed request keeps its `_meta` for the
-/// handler's context.
+/// its `_meta`. Shared (the `Arc`s of `RequestMeta`), since the parsed
+/// request keeps its `_meta` for the handler's context.
 ///
 /// Read before the request's future goes on, so that the future holds one
 /// pointer to it, not the copy.
@@ -51,8 +49,8 @@ pub(crate) fn client_of(
     };
     Ok(Arc::new(StatelessRequest {
         revision,
-        capabilities: ClientCapabilities::clone(capabilities),
-        client_info: meta.and_then(|m| m.client_info.as_deref().cloned()),
+        capabilities: capabilities.clone(),
+        client_info: meta.and_then(|m| m.client_info.clone()),
         log_level: meta.and_then(|m| m.log_level),
     }))
 }
