@@ -638,6 +638,13 @@ async fn answer<H: Handler>(
     // polled; kept small, those moves copy a pointer, not the handler's state.
     let handled = Box::pin(handler.handle_request(request, context));
     let outcome = tokio::select! {
+        // The handler first, in order: one that finishes on its first poll
+        // (most do) never polls the other two, so its request neither
+        // waits on the token nor puts its deadline into the runtime's
+        // timer. Cancellation is no later for it: the token and the
+        // deadline are polled whenever the handler is pending, and a token
+        // cancelled by then is caught below.
+        biased;
         // A request cancelled while its handler finished is not answered.
         outcome = handled => {
             (!cancel.is_cancelled()).then_some(outcome)
