@@ -16,6 +16,7 @@
 use std::collections::hash_map::Entry;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::task::Poll;
 use std::time::Duration;
 
 use mcp_types::{
@@ -626,45 +627,58 @@ async fn answer<H: Handler>(
     let id = context.id.clone();
     let cancel = context.cancel.clone();
     let method = request.method.clone();
-    let deadline = async {
-        match timeout {
-            Some(limit) => tokio::time::sleep(limit).await,
-            None => std::future::pending().await,
-        }
-    };
+    // The limit counts from here, however late the deadline is first
+    // polled (`sleep_until`, below, registers no timer until then).
+    let started = timeout.map(|_| tokio::time::Instant::now());
     // On the heap: a handler's future is large (every await of the typed
     // layer nests in it), and a request's own future is moved whole (into
     // its task, or into the `Box` of a `Call`) before it is first
     // polled; kept small, those moves copy a pointer, not the handler's state.
-    let handled = Box::pin(handler.handle_request(request, context));
-    let outcome = tokio::select! {
-        // The handler first, in order: one that finishes on its first poll
-        // (most do) never polls the other two, so its request neither
-        // waits on the token nor puts its deadline into the runtime's
-        // timer. Cancellation is no later for it: the token and the
-        // deadline are polled whenever the handler is pending, and a token
-        // cancelled by then is caught below.
-        biased;
+    let mut handled = Box::pin(handler.handle_request(request, context));
+    // The handler's first poll on its own: one that finishes there (most
+    // do) never polls the token or the deadline, so its request neither
+    // waits on the token nor puts its deadline into the runtime's timer.
+    // Only that first poll goes alone: the select below keeps its random
+    // order, since a deadline polled after a handler that spent the task's
+    // cooperative budget would always find it spent and never fire.
+    let first = std::future::poll_fn(|cx| Poll::Ready(handled.as_mut().poll(cx))).await;
+    let outcome = match first {
         // A request cancelled while its handler finished is not answered.
-        outcome = handled => {
-            (!cancel.is_cancelled()).then_some(outcome)
-        }
-        () = cancel.cancelled() => None,
-        () = deadline => {
-            // Tell whatever the handler started that it is over.
-            cancel.cancel();
-            let limit = timeout.unwrap_or_default();
-            if !warned_timeout.swap(true, Ordering::Relaxed) {
-                tracing::warn!(
-                    ?limit,
-                    "a handler ran longer than the request timeout and was cancelled; raise \
-                     DispatcherConfig::request_timeout if handlers need longer"
-                );
+        Poll::Ready(outcome) => (!cancel.is_cancelled()).then_some(outcome),
+        Poll::Pending => {
+            let deadline = async {
+                match (started, timeout) {
+                    (Some(started), Some(limit)) => {
+                        tokio::time::sleep_until(started + limit).await;
+                    }
+                    _ => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                outcome = &mut handled => {
+                    (!cancel.is_cancelled()).then_some(outcome)
+                }
+                () = cancel.cancelled() => None,
+                () = deadline => {
+                    // Tell whatever the handler started that it is over.
+                    cancel.cancel();
+                    let limit = timeout.unwrap_or_default();
+                    if !warned_timeout.swap(true, Ordering::Relaxed) {
+                        tracing::warn!(
+                            ?limit,
+                            "a handler ran longer than the request timeout and was cancelled; \
+                             raise DispatcherConfig::request_timeout if handlers need longer"
+                        );
+                    }
+                    Some(Err(ErrorObject::new(
+                        ErrorCode::REQUEST_TIMEOUT,
+                        format!(
+                            "`{method}` ran longer than the server's {limit:?} limit and was \
+                             cancelled"
+                        ),
+                    )))
+                }
             }
-            Some(Err(ErrorObject::new(
-                ErrorCode::REQUEST_TIMEOUT,
-                format!("`{method}` ran longer than the server's {limit:?} limit and was cancelled"),
-            )))
         }
     };
     drop(registration);

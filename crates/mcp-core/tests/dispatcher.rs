@@ -448,6 +448,19 @@ impl Handler for Controlled {
                 report.done = true;
                 Ok(request.params.unwrap_or_else(RawJson::empty_object))
             }
+            // Busy for ever without blocking the thread: each round spends
+            // the task's cooperative budget, and tokio makes it yield when
+            // the budget is gone, as a CPU-bound handler should.
+            "spin" => {
+                let _report = DropReport {
+                    n,
+                    done: false,
+                    events: self.events.clone(),
+                };
+                loop {
+                    tokio::task::consume_budget().await;
+                }
+            }
             "ask" => ctx
                 .peer
                 .request("echo", raw(json!({"n": n})), SendOptions::new())
@@ -613,6 +626,23 @@ async fn a_handler_over_the_request_timeout_is_cancelled_and_its_caller_told() {
         "{}",
         error.error.message
     );
+    assert!(matches!(next_event(&mut events).await, Event::Dropped(1)));
+}
+
+/// The request timeout must hold for a handler that never waits on
+/// anything but tokio's cooperative budget: such a handler leaves the
+/// budget spent whenever it yields, and a deadline polled only after it
+/// (a `select!` biased towards the handler) would never fire.
+#[tokio::test]
+async fn a_handler_spending_its_budget_still_times_out() {
+    let config = DispatcherConfig::default().with_request_timeout(Duration::from_millis(50));
+    let (_server, mut events, mut sender, mut receiver) = controlled_server(config);
+    send_request(&mut sender, 1, "spin").await;
+    let JsonRpcMessage::Error(error) = next_message(&mut receiver).await else {
+        panic!("an error answer")
+    };
+    assert_eq!(error.id, Some(RequestId::Number(1)));
+    assert_eq!(error.error.code, ErrorCode::REQUEST_TIMEOUT);
     assert!(matches!(next_event(&mut events).await, Event::Dropped(1)));
 }
 

@@ -138,7 +138,6 @@ impl Runner {
     /// The handshake era's rounds of explicit `InputRequired`: each one's
     /// asks are sent to the client, and the handler runs again with the
     /// answers, until it answers without asking.
-    #[allow(clippy::too_many_arguments)]
     async fn input_rounds<R, F, Fut>(
         &self,
         cx: &RequestContext,
