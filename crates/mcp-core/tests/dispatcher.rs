@@ -629,6 +629,42 @@ async fn a_handler_over_the_request_timeout_is_cancelled_and_its_caller_told() {
     assert!(matches!(next_event(&mut events).await, Event::Dropped(1)));
 }
 
+/// A peer's request whose id is the id of one of its requests still
+/// running is refused (-32600) and the running one is unharmed; once that
+/// one is answered, its id may be used again.
+#[tokio::test]
+async fn an_id_in_use_is_refused_until_its_request_is_answered() {
+    let (_server, mut events, mut sender, mut receiver) =
+        controlled_server(DispatcherConfig::default());
+    send_request(&mut sender, 1, "block").await;
+    let (_, release) = started(&mut events).await;
+    send_request(&mut sender, 1, "block").await;
+    let JsonRpcMessage::Error(refused) = next_message(&mut receiver).await else {
+        panic!("the second request with id 1 refused")
+    };
+    assert_eq!(refused.id, Some(RequestId::Number(1)));
+    assert_eq!(refused.error.code, ErrorCode::INVALID_REQUEST);
+    assert!(
+        refused.error.message.contains("already in use"),
+        "{}",
+        refused.error.message
+    );
+    release.send(()).expect("the first still runs");
+    let JsonRpcMessage::Response(answer) = next_message(&mut receiver).await else {
+        panic!("the first request answered")
+    };
+    assert_eq!(answer.id, RequestId::Number(1));
+    // Answered, its id is free again.
+    send_request(&mut sender, 1, "block").await;
+    let (n, release) = started(&mut events).await;
+    assert_eq!(n, 1);
+    release.send(()).expect("runs");
+    let JsonRpcMessage::Response(again) = next_message(&mut receiver).await else {
+        panic!("the reused id answered")
+    };
+    assert_eq!(again.id, RequestId::Number(1));
+}
+
 /// The request timeout must hold for a handler that never waits on
 /// anything but tokio's cooperative budget: such a handler leaves the
 /// budget spent whenever it yields, and a deadline polled only after it
