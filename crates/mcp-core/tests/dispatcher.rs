@@ -545,6 +545,21 @@ async fn next_message(receiver: &mut mcp_core::MemoryReceiver) -> JsonRpcMessage
     }
 }
 
+/// The next message, which must be an error with `code` answering request
+/// `id`; its error object, for the test to look into.
+async fn next_error(
+    receiver: &mut mcp_core::MemoryReceiver,
+    id: i64,
+    code: ErrorCode,
+) -> ErrorObject {
+    let JsonRpcMessage::Error(error) = next_message(receiver).await else {
+        panic!("an error answering request {id}")
+    };
+    assert_eq!(error.id, Some(RequestId::Number(id)));
+    assert_eq!(error.error.code, code);
+    error.error
+}
+
 #[tokio::test]
 async fn with_a_cap_of_two_the_third_request_waits_for_a_free_slot() {
     let config = DispatcherConfig::default().with_max_concurrent_requests(2);
@@ -616,16 +631,8 @@ async fn a_handler_over_the_request_timeout_is_cancelled_and_its_caller_told() {
     let (_server, mut events, mut sender, mut receiver) = controlled_server(config);
     send_request(&mut sender, 1, "block").await;
     let (_, _release) = started(&mut events).await;
-    let JsonRpcMessage::Error(error) = next_message(&mut receiver).await else {
-        panic!("an error answer")
-    };
-    assert_eq!(error.id, Some(RequestId::Number(1)));
-    assert_eq!(error.error.code, ErrorCode::REQUEST_TIMEOUT);
-    assert!(
-        error.error.message.contains("`block`"),
-        "{}",
-        error.error.message
-    );
+    let error = next_error(&mut receiver, 1, ErrorCode::REQUEST_TIMEOUT).await;
+    assert!(error.message.contains("`block`"), "{}", error.message);
     assert!(matches!(next_event(&mut events).await, Event::Dropped(1)));
 }
 
@@ -639,15 +646,11 @@ async fn an_id_in_use_is_refused_until_its_request_is_answered() {
     send_request(&mut sender, 1, "block").await;
     let (_, release) = started(&mut events).await;
     send_request(&mut sender, 1, "block").await;
-    let JsonRpcMessage::Error(refused) = next_message(&mut receiver).await else {
-        panic!("the second request with id 1 refused")
-    };
-    assert_eq!(refused.id, Some(RequestId::Number(1)));
-    assert_eq!(refused.error.code, ErrorCode::INVALID_REQUEST);
+    let refused = next_error(&mut receiver, 1, ErrorCode::INVALID_REQUEST).await;
     assert!(
-        refused.error.message.contains("already in use"),
+        refused.message.contains("already in use"),
         "{}",
-        refused.error.message
+        refused.message
     );
     release.send(()).expect("the first still runs");
     let JsonRpcMessage::Response(answer) = next_message(&mut receiver).await else {
@@ -674,11 +677,7 @@ async fn a_handler_spending_its_budget_still_times_out() {
     let config = DispatcherConfig::default().with_request_timeout(Duration::from_millis(50));
     let (_server, mut events, mut sender, mut receiver) = controlled_server(config);
     send_request(&mut sender, 1, "spin").await;
-    let JsonRpcMessage::Error(error) = next_message(&mut receiver).await else {
-        panic!("an error answer")
-    };
-    assert_eq!(error.id, Some(RequestId::Number(1)));
-    assert_eq!(error.error.code, ErrorCode::REQUEST_TIMEOUT);
+    next_error(&mut receiver, 1, ErrorCode::REQUEST_TIMEOUT).await;
     assert!(matches!(next_event(&mut events).await, Event::Dropped(1)));
 }
 
