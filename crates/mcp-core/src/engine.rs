@@ -629,7 +629,7 @@ async fn answer<H: Handler>(
     let method = request.method.clone();
     // The limit counts from here, however late the deadline is first
     // polled (`sleep_until`, below, registers no timer until then).
-    let started = timeout.map(|_| tokio::time::Instant::now());
+    let deadline_at = timeout.map(|limit| tokio::time::Instant::now() + limit);
     // On the heap: a handler's future is large (every await of the typed
     // layer nests in it), and a request's own future is moved whole (into
     // its task, or into the `Box` of a `Call`) before it is first
@@ -647,11 +647,9 @@ async fn answer<H: Handler>(
         Poll::Ready(outcome) => (!cancel.is_cancelled()).then_some(outcome),
         Poll::Pending => {
             let deadline = async {
-                match (started, timeout) {
-                    (Some(started), Some(limit)) => {
-                        tokio::time::sleep_until(started + limit).await;
-                    }
-                    _ => std::future::pending().await,
+                match deadline_at {
+                    Some(at) => tokio::time::sleep_until(at).await,
+                    None => std::future::pending().await,
                 }
             };
             tokio::select! {
