@@ -77,6 +77,7 @@ impl ServerBuilder {
             registry: Registry {
                 info,
                 info_json: std::sync::OnceLock::new(),
+                meta_json: std::sync::OnceLock::new(),
                 instructions: None,
                 catalog: Catalog::empty(changes.clone()),
                 dynamic: false,

@@ -72,6 +72,9 @@ pub(crate) struct Registry {
     pub(crate) info: Implementation,
     /// `info` serialized, made once for the `_meta` of every stateless result.
     pub(crate) info_json: std::sync::OnceLock<Box<serde_json::value::RawValue>>,
+    /// `{"io.modelcontextprotocol/serverInfo": info}`, made once: the whole
+    /// `_meta` of a stateless result that has none of its own.
+    pub(crate) meta_json: std::sync::OnceLock<Box<serde_json::value::RawValue>>,
     pub(crate) instructions: Option<String>,
     /// The tools, resources, templates and prompts, changed at run time
     /// through [`Server::catalog`](crate::Server::catalog).

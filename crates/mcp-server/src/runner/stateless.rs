@@ -129,7 +129,9 @@ impl Drop for Unsubscribe {
 struct StampedStruct<'a, T> {
     result: &'a T,
     cache: Option<(u64, CacheScope)>,
-    info: &'a RawValue,
+    /// The `_meta` written after the fields: the server's identity alone
+    /// (such a result has no `_meta` of its own), serialized once.
+    meta: &'a RawValue,
 }
 
 impl<T: Serialize> Serialize for StampedStruct<'_, T> {
@@ -137,7 +139,7 @@ impl<T: Serialize> Serialize for StampedStruct<'_, T> {
         self.result.serialize(Stamping {
             inner: serializer,
             cache: self.cache,
-            info: self.info,
+            meta: self.meta,
         })
     }
 }
@@ -147,7 +149,7 @@ impl<T: Serialize> Serialize for StampedStruct<'_, T> {
 struct Stamping<'a, S> {
     inner: S,
     cache: Option<(u64, CacheScope)>,
-    info: &'a RawValue,
+    meta: &'a RawValue,
 }
 
 /// The refusal of [`Stamping`]: the caller stamps the other way.
@@ -262,7 +264,7 @@ impl<'a, S: serde::Serializer> serde::Serializer for Stamping<'a, S> {
         Ok(StampingStruct {
             map: self.inner.serialize_map(None)?,
             cache: self.cache,
-            info: self.info,
+            meta: self.meta,
         })
     }
 
@@ -281,7 +283,7 @@ impl<'a, S: serde::Serializer> serde::Serializer for Stamping<'a, S> {
 struct StampingStruct<'a, M> {
     map: M,
     cache: Option<(u64, CacheScope)>,
-    info: &'a RawValue,
+    meta: &'a RawValue,
 }
 
 impl<M: serde::ser::SerializeMap> serde::ser::SerializeStruct for StampingStruct<'_, M> {
@@ -306,13 +308,8 @@ impl<M: serde::ser::SerializeMap> serde::ser::SerializeStruct for StampingStruct
             self.map.serialize_entry("ttlMs", ttl)?;
             self.map.serialize_entry("cacheScope", scope)?;
         }
-        self.map.serialize_entry(
-            "_meta",
-            &MetaWithServer {
-                members: &[],
-                info: self.info,
-            },
-        )?;
+        // Written as it was serialized: no map to build, no key to escape.
+        self.map.serialize_entry("_meta", self.meta)?;
         self.map.end()
     }
 }
@@ -371,12 +368,16 @@ impl Runner {
             serde_json::value::to_raw_value(&self.registry.info)
                 .unwrap_or_else(|_| RawJson::empty_object().into())
         });
+        let meta = self.registry.meta_json.get_or_init(|| {
+            serde_json::value::to_raw_value(&MetaWithServer { members: &[], info })
+                .unwrap_or_else(|_| RawJson::empty_object().into())
+        });
         // Most results are structs naming none of the members the stamp
         // adds: those are stamped as they are written, in one serialization.
         if let Ok(raw) = to_raw(&StampedStruct {
             result,
             cache,
-            info,
+            meta,
         }) {
             return Ok(raw);
         }
