@@ -114,6 +114,22 @@ impl Handler for TestHandler {
                     .expect("sent");
                 json!({"content": [], "notified": true})
             }
+            "spin" => {
+                // Notifies, then never waits on anything but tokio's
+                // cooperative budget: every poll spends the task's whole
+                // budget, as a CPU-bound handler that yields only to it.
+                let note = RawJson::from_serialize(&json!({"level": "info", "data": "spinning"}))
+                    .expect("json");
+                context
+                    .peer
+                    .notify("notifications/message", Some(note))
+                    .await
+                    .expect("sent");
+                let _cancelled = Unfinished::new(&self.events, &name);
+                loop {
+                    tokio::task::consume_budget().await;
+                }
+            }
             "slow" => {
                 let unfinished = Unfinished::new(&self.events, &name);
                 tokio::time::sleep(Duration::from_millis(300)).await;
@@ -766,6 +782,84 @@ async fn a_session_call_that_notifies_first_is_streamed_in_order() {
         .expect("the notification");
     let result = body.find("\"notified\":true").expect("the answer");
     assert!(priming < note && note < result, "{body}");
+    running.shut_down().await;
+}
+
+/// Sends `body` as a POST with `headers` on a connection of its own and
+/// reads until `needle` has come back; the connection and what it read.
+async fn post_until(
+    addr: std::net::SocketAddr,
+    headers: &str,
+    body: &str,
+    needle: &str,
+) -> (TcpStream, String) {
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: localhost\r\nAccept: application/json, text/event-stream\r\n\
+         Content-Type: application/json\r\n{headers}Content-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let mut stream = TcpStream::connect(addr).await.expect("connected");
+    stream.write_all(request.as_bytes()).await.expect("sent");
+    let mut read = Vec::new();
+    timeout(WAIT, async {
+        let mut chunk = [0u8; 4096];
+        while !String::from_utf8_lossy(&read).contains(needle) {
+            let n = stream.read(&mut chunk).await.expect("read");
+            assert!(n > 0, "the connection ended before {needle}: {read:?}");
+            read.extend_from_slice(&chunk[..n]);
+        }
+    })
+    .await
+    .unwrap_or_else(|_| {
+        panic!(
+            "no {needle} within {WAIT:?}: {}",
+            String::from_utf8_lossy(&read)
+        )
+    });
+    (stream, String::from_utf8_lossy(&read).into_owned())
+}
+
+/// A handler that notifies and then spends the task's cooperative budget
+/// on every poll still gets its POST switched to SSE, the notification
+/// delivered while it runs: the switch is not starved behind the handler
+/// (both eras' POSTs race the answer against the stream's opening).
+#[tokio::test]
+async fn a_handler_spending_its_budget_still_streams_what_it_sent_first() {
+    let mut running = start(HttpServerConfig::new(), ServeConfig::new()).await;
+    let session = open_session(running.addr, "2025-11-25").await;
+    let in_session = format!("Mcp-Session-Id: {session}\r\nMCP-Protocol-Version: 2025-11-25\r\n");
+    let (connection, read) =
+        post_until(running.addr, &in_session, &call(1, "spin"), "spinning").await;
+    assert!(read.contains("text/event-stream"), "{read}");
+    // A session's request outlives its POST's connection (the client may
+    // resume its stream): it ends when the client cancels it.
+    drop(connection);
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                        "params": {"requestId": 1}})
+    .to_string();
+    let headers = [
+        ("Mcp-Session-Id", session.as_str()),
+        ("MCP-Protocol-Version", "2025-11-25"),
+    ];
+    assert_eq!(
+        send(running.addr, "POST", &headers, &cancel).await.status,
+        202
+    );
+    running.saw("cancelled:spin").await;
+
+    // A stateless request ends with its POST's connection.
+    let stateless =
+        "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: spin\r\n";
+    let (connection, read) = post_until(
+        running.addr,
+        stateless,
+        &stateless_call(2, "spin"),
+        "spinning",
+    )
+    .await;
+    assert!(read.contains("text/event-stream"), "{read}");
+    drop(connection);
+    running.saw("cancelled:spin").await;
     running.shut_down().await;
 }
 
