@@ -1247,4 +1247,53 @@ mod tests {
         assert!(a.len() >= 32);
         assert!(mcp_types::routing::is_session_id(&a));
     }
+
+    fn running_stream() -> Stream {
+        Stream {
+            key: None,
+            open_requests: 1,
+            live: Live::None,
+            standalone: false,
+            answered: None,
+            primes: false,
+            events: 0,
+            event_bytes: 0,
+        }
+    }
+
+    /// The tables a busy session reuses from one request to the next are
+    /// given back at the sweep once empty; one still in use is kept whole.
+    #[test]
+    fn the_sweep_gives_back_the_tables_an_idle_session_emptied() {
+        let session = Session::new(
+            "s".into(),
+            &super::super::HttpServerConfig::new(),
+            None,
+            None,
+        );
+        {
+            let mut router = session.lock();
+            for n in 0..8 {
+                router.streams.insert(n, running_stream());
+                router
+                    .by_request
+                    .insert(RequestId::Number(n.try_into().expect("small")), n);
+                router.by_key.insert(format!("key-{n}"), n);
+            }
+            router.streams.clear();
+            router.by_key.clear();
+            // One request still runs: its table stays as it is.
+            router.by_request.retain(|_, stream| *stream == 0);
+            assert!(router.streams.capacity() > 0 && router.by_key.capacity() > 0);
+        }
+        session.release_answered(Instant::now());
+        let router = session.lock();
+        assert_eq!(router.streams.capacity(), 0);
+        assert_eq!(router.by_key.capacity(), 0);
+        assert_eq!(router.by_request.len(), 1);
+        assert!(
+            router.by_request.capacity() >= 8,
+            "a table in use is not shrunk"
+        );
+    }
 }
