@@ -252,7 +252,12 @@ impl<'de> Deserialize<'de> for RequestMeta {
                             &mut map,
                         )?,
                         CLIENT_INFO => {
-                            once(&mut meta.client_info, &mut seen[2], CLIENT_INFO, &mut map)?;
+                            // Read as the value, then put in its `Arc`: one
+                            // allocation (serde's `Arc<T>` reads a `Box<T>`
+                            // and copies it into a second one).
+                            let mut info = None;
+                            once(&mut info, &mut seen[2], CLIENT_INFO, &mut map)?;
+                            meta.client_info = info.map(Arc::<Implementation>::new);
                         }
                         CLIENT_CAPABILITIES => {
                             let mut capabilities = None;
