@@ -707,24 +707,28 @@ impl JsonRpcMessage {
     /// assert_eq!(request.id, RequestId::Number(7));
     /// ```
     pub fn from_slice(bytes: &[u8]) -> Result<Self, DecodeError> {
-        Self::decode(bytes).map_err(|error| error.with_envelope_of(bytes))
+        // JSON text is UTF-8 (RFC 8259 §8.1), checked whole and once: the
+        // parse then reads a `str`, whose strings and raw values it takes
+        // as they are (parsing bytes checks each string again, and skips
+        // the check in members it ignores).
+        match std::str::from_utf8(bytes) {
+            Ok(text) => Self::decode(text),
+            Err(e) => Err(DecodeError::new(
+                DecodeErrorKind::NotUtf8,
+                None,
+                e.to_string(),
+            )),
+        }
+        .map_err(|error| error.with_envelope_of(bytes))
     }
 
-    fn decode(bytes: &[u8]) -> Result<Self, DecodeError> {
-        let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
-        // Why JSON text failed to parse: bytes that are not UTF-8 say so,
-        // since that is the peer's bug to fix (checked only on failure).
-        let parse_failure = |e: serde_json::Error| {
-            let kind = if std::str::from_utf8(bytes).is_err() {
-                DecodeErrorKind::NotUtf8
-            } else {
-                DecodeErrorKind::Parse
-            };
-            DecodeError::new(kind, None, e.to_string())
-        };
-        if first == Some(&b'[') {
+    fn decode(text: &str) -> Result<Self, DecodeError> {
+        let first = text.bytes().find(|b| !b.is_ascii_whitespace());
+        let parse_failure =
+            |e: serde_json::Error| DecodeError::new(DecodeErrorKind::Parse, None, e.to_string());
+        if first == Some(b'[') {
             // Still check that it is JSON at all, so garbage gets -32700.
-            return match serde_json::from_slice::<IgnoredAny>(bytes) {
+            return match serde_json::from_str::<IgnoredAny>(text) {
                 Ok(_) => Err(DecodeError::new(
                     DecodeErrorKind::Batch,
                     None,
@@ -734,7 +738,7 @@ impl JsonRpcMessage {
                 Err(e) => Err(parse_failure(e)),
             };
         }
-        let fields: Fields = match serde_json::from_slice(bytes) {
+        let fields: Fields = match serde_json::from_str(text) {
             Ok(fields) => fields,
             Err(e) => {
                 // A syntax error is a parse error; valid JSON of the wrong shape
@@ -756,7 +760,7 @@ impl JsonRpcMessage {
     /// As [`JsonRpcMessage::from_slice`].
     #[allow(clippy::should_implement_trait)]
     pub fn from_str(text: &str) -> Result<Self, DecodeError> {
-        Self::from_slice(text.as_bytes())
+        Self::decode(text).map_err(|error| error.with_envelope_of(text.as_bytes()))
     }
 
     /// Encodes the message as compact JSON (no embedded newlines).
@@ -1172,6 +1176,26 @@ mod tests {
             decode(r#"{"jsonrpc":"2.0"}"#).unwrap_err().kind,
             DecodeErrorKind::Invalid
         );
+    }
+
+    /// JSON text is UTF-8 throughout: bytes that are not are refused
+    /// wherever they are, in a member the message does not use too, and in
+    /// a batch; the refusal keeps the id it could read.
+    #[test]
+    fn bytes_that_are_not_utf8_are_refused_wherever_they_are() {
+        for bytes in [
+            &b"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\",\"x\":\"\xff\"}"[..],
+            &b"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"\xc3(\"}"[..],
+            &b"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"x\",\"params\":{\"a\":\"\xff\"}}"[..],
+        ] {
+            let err = JsonRpcMessage::from_slice(bytes).unwrap_err();
+            assert_eq!(err.kind, DecodeErrorKind::NotUtf8, "{err}");
+            assert_eq!(err.id, Some(RequestId::Number(3)), "{err}");
+            assert_eq!(err.to_error_object().code, ErrorCode::PARSE_ERROR);
+        }
+        let batch = b"[{\"jsonrpc\":\"2.0\",\"method\":\"x\",\"y\":\"\xff\"}]";
+        let err = JsonRpcPayload::from_slice(batch).unwrap_err();
+        assert_eq!(err.kind, DecodeErrorKind::NotUtf8, "{err}");
     }
 
     #[test]
