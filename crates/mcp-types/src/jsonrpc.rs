@@ -883,26 +883,12 @@ impl<'de> Visitor<'de> for FieldsVisitor {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Fields, A::Error> {
-        /// The `jsonrpc` member: its text when it is a string (borrowed),
-        /// else the JSON it holds.
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Version<'a> {
-            Text(#[serde(borrow)] Cow<'a, str>),
-            Other(Value),
-        }
         let mut fields = Fields::default();
         // Member names are borrowed from the input: copying them would cost
         // every message four allocations.
         while let Some(crate::json::JsonStr(key)) = map.next_key()? {
             match key.as_ref() {
-                "jsonrpc" => {
-                    fields.jsonrpc = Some(match map.next_value::<Version<'de>>()? {
-                        Version::Text(text) if text == "2.0" => Cow::Borrowed("2.0"),
-                        Version::Text(text) => Cow::Owned(text.into_owned()),
-                        Version::Other(other) => Cow::Owned(other.to_string()),
-                    })
-                }
+                "jsonrpc" => fields.jsonrpc = Some(map.next_value::<Version>()?.0),
                 "id" => {
                     let raw: Value = map.next_value()?;
                     fields.id = Some(match raw {
@@ -930,6 +916,70 @@ impl<'de> Visitor<'de> for FieldsVisitor {
             }
         }
         Ok(fields)
+    }
+}
+
+/// The `jsonrpc` member as the message's refusal would name it: its text
+/// when it is a string (`2.0` itself allocated for no message), else the
+/// JSON it holds. Read in one pass (an untagged enum would first copy the
+/// value into serde's buffer).
+struct Version(Cow<'static, str>);
+
+impl<'de> Deserialize<'de> for Version {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(VersionVisitor)
+    }
+}
+
+struct VersionVisitor;
+
+impl VersionVisitor {
+    fn json<E>(value: impl Into<Value>) -> Result<Version, E> {
+        Ok(Version(Cow::Owned(value.into().to_string())))
+    }
+}
+
+impl<'de> Visitor<'de> for VersionVisitor {
+    type Value = Version;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_str<E: de::Error>(self, text: &str) -> Result<Version, E> {
+        Ok(Version(if text == JSONRPC_VERSION {
+            Cow::Borrowed(JSONRPC_VERSION)
+        } else {
+            Cow::Owned(text.to_owned())
+        }))
+    }
+
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Version, E> {
+        Self::json(v)
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Version, E> {
+        Self::json(v)
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Version, E> {
+        Self::json(v)
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Version, E> {
+        Self::json(v)
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Version, E> {
+        Self::json(Value::Null)
+    }
+
+    fn visit_seq<A: de::SeqAccess<'de>>(self, seq: A) -> Result<Version, A::Error> {
+        Self::json(Value::deserialize(de::value::SeqAccessDeserializer::new(seq))?)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Version, A::Error> {
+        Self::json(Value::deserialize(de::value::MapAccessDeserializer::new(map))?)
     }
 }
 
@@ -1222,6 +1272,11 @@ mod tests {
             ),
             (r#"{"jsonrpc":2,"id":9,"method":"ping"}"#, "`2`"),
             (r#"{"jsonrpc":null,"id":9,"method":"ping"}"#, "`null`"),
+            (r#"{"jsonrpc":true,"id":9,"method":"ping"}"#, "`true`"),
+            (r#"{"jsonrpc":2.5,"id":9,"method":"ping"}"#, "`2.5`"),
+            (r#"{"jsonrpc":-2,"id":9,"method":"ping"}"#, "`-2`"),
+            (r#"{"jsonrpc":["2.0"],"id":9,"method":"ping"}"#, r#"`["2.0"]`"#),
+            (r#"{"jsonrpc":{"v":"2.0"},"id":9,"method":"ping"}"#, r#"`{"v":"2.0"}`"#),
         ] {
             let err = decode(json).unwrap_err();
             assert_eq!(err.kind, DecodeErrorKind::Invalid, "{json}");
