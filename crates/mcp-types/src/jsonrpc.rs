@@ -975,11 +975,15 @@ impl<'de> Visitor<'de> for VersionVisitor {
     }
 
     fn visit_seq<A: de::SeqAccess<'de>>(self, seq: A) -> Result<Version, A::Error> {
-        Self::json(Value::deserialize(de::value::SeqAccessDeserializer::new(seq))?)
+        Self::json(Value::deserialize(de::value::SeqAccessDeserializer::new(
+            seq,
+        ))?)
     }
 
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Version, A::Error> {
-        Self::json(Value::deserialize(de::value::MapAccessDeserializer::new(map))?)
+        Self::json(Value::deserialize(de::value::MapAccessDeserializer::new(
+            map,
+        ))?)
     }
 }
 
@@ -1275,8 +1279,14 @@ mod tests {
             (r#"{"jsonrpc":true,"id":9,"method":"ping"}"#, "`true`"),
             (r#"{"jsonrpc":2.5,"id":9,"method":"ping"}"#, "`2.5`"),
             (r#"{"jsonrpc":-2,"id":9,"method":"ping"}"#, "`-2`"),
-            (r#"{"jsonrpc":["2.0"],"id":9,"method":"ping"}"#, r#"`["2.0"]`"#),
-            (r#"{"jsonrpc":{"v":"2.0"},"id":9,"method":"ping"}"#, r#"`{"v":"2.0"}`"#),
+            (
+                r#"{"jsonrpc":["2.0"],"id":9,"method":"ping"}"#,
+                r#"`["2.0"]`"#,
+            ),
+            (
+                r#"{"jsonrpc":{"v":"2.0"},"id":9,"method":"ping"}"#,
+                r#"`{"v":"2.0"}`"#,
+            ),
         ] {
             let err = decode(json).unwrap_err();
             assert_eq!(err.kind, DecodeErrorKind::Invalid, "{json}");
