@@ -210,9 +210,6 @@ struct ExchangeGuard {
     /// Taken when dropped: the entry is looked up once, by value.
     key: Option<ExchangeKey>,
     exchanges: Arc<Exchanges>,
-    /// The request's run is over (answered, or cancelled already): there
-    /// is nothing left to cancel.
-    over: bool,
 }
 
 impl Drop for ExchangeGuard {
@@ -225,9 +222,7 @@ impl Drop for ExchangeGuard {
                 }
             }
         }
-        if !self.over {
-            self.exchange.cancel();
-        }
+        self.exchange.cancel();
         self.exchange.close();
     }
 }
@@ -316,11 +311,10 @@ pub(super) async fn exchange(
             }
         })
         .or_insert_with(|| Arc::downgrade(&exchange));
-    let mut guard = ExchangeGuard {
+    let guard = ExchangeGuard {
         exchange: exchange.clone(),
         key: Some(key),
         exchanges: service.exchanges.clone(),
-        over: false,
     };
     // Asked after registering, as `drain` ends the listens after it
     // starts draining: a listen stream opening meanwhile is either
@@ -342,31 +336,31 @@ pub(super) async fn exchange(
     let mut answer = run.answer;
     tokio::select! {
         biased;
-        outcome = &mut answer => {
-            // The run is over, whatever its outcome: the guard, dropped as
-            // this returns, ends the exchange and has nothing to cancel.
-            guard.over = true;
-            match outcome {
-                Answered::Alone(message) => {
-                    return match message.to_vec() {
-                        Ok(body) => json_response(stateless_status(&message), Bytes::from(body)),
-                        Err(e) => jsonrpc_error(
-                            StatusCode::INTERNAL_SERVER_ERROR,
-                            ErrorCode::INTERNAL_ERROR,
-                            format!("the answer could not be serialized: {e}"),
-                        ),
-                    };
-                }
-                // Sent: the answer went to the exchange behind what came first.
-                Answered::Sent => {}
-                #[cfg(feature = "rate-limit")]
-                Answered::Limited(limited) => {
-                    return super::body::too_many_requests(id, &limited);
-                }
-                // Cancelled: no answer; the POST ends without one.
-                _ => return no_answer(None),
+        outcome = &mut answer => match outcome {
+            Answered::Alone(message) => {
+                exchange.close();
+                return match message.to_vec() {
+                    Ok(body) => json_response(stateless_status(&message), Bytes::from(body)),
+                    Err(e) => jsonrpc_error(
+                        StatusCode::INTERNAL_SERVER_ERROR,
+                        ErrorCode::INTERNAL_ERROR,
+                        format!("the answer could not be serialized: {e}"),
+                    ),
+                };
             }
-        }
+            // Sent: the answer went to the exchange behind what came first.
+            Answered::Sent => {}
+            #[cfg(feature = "rate-limit")]
+            Answered::Limited(limited) => {
+                exchange.close();
+                return super::body::too_many_requests(id, &limited);
+            }
+            // Cancelled: no answer; the POST ends without one.
+            _ => {
+                exchange.close();
+                return no_answer(None);
+            }
+        },
         // Outside tokio's cooperative budget: the answer, polled first, may
         // have spent it (a handler that yields only to the budget), and a
         // stream that opened would then wait for the handler to finish.
