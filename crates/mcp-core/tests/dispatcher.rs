@@ -458,7 +458,7 @@ impl Handler for Controlled {
                     events: self.events.clone(),
                 };
                 loop {
-                    tokio::task::consume_budget().await;
+                    tokio::task::coop::consume_budget().await;
                 }
             }
             "ask" => ctx

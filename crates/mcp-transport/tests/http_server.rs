@@ -127,7 +127,7 @@ impl Handler for TestHandler {
                     .expect("sent");
                 let _cancelled = Unfinished::new(&self.events, &name);
                 loop {
-                    tokio::task::consume_budget().await;
+                    tokio::task::coop::consume_budget().await;
                 }
             }
             "slow" => {

@@ -689,7 +689,7 @@ impl Session {
             // Outside tokio's cooperative budget: the answer, polled first, may
             // have spent it (a handler that yields only to the budget), and a
             // stream that opened would then wait for the handler to finish.
-            opened = tokio::task::unconstrained(&mut first_rx) => {
+            opened = tokio::task::coop::unconstrained(&mut first_rx) => {
                 // The rest of the run is the service's.
                 unanswered.id = None;
                 let session = self.clone();

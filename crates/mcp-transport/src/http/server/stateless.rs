@@ -364,7 +364,7 @@ pub(super) async fn exchange(
         // Outside tokio's cooperative budget: the answer, polled first, may
         // have spent it (a handler that yields only to the budget), and a
         // stream that opened would then wait for the handler to finish.
-        first = tokio::task::unconstrained(&mut first_rx) => {
+        first = tokio::task::coop::unconstrained(&mut first_rx) => {
             // The handler streams: the rest of its run is the service's,
             // and ends when the body (the guard) is dropped.
             service.tasks.spawn(async move {
