@@ -60,6 +60,16 @@ impl Drop for Unfinished {
     }
 }
 
+/// Sends a `notifications/message` with `data` for the request.
+async fn log(context: &RequestContext, data: &str) {
+    let note = RawJson::from_serialize(&json!({"level": "info", "data": data})).expect("json");
+    context
+        .peer
+        .notify("notifications/message", Some(note))
+        .await
+        .expect("sent");
+}
+
 struct TestHandler {
     events: Events,
 }
@@ -105,26 +115,14 @@ impl Handler for TestHandler {
                 return std::future::pending().await;
             }
             "notify" => {
-                let note = RawJson::from_serialize(&json!({"level": "info", "data": "first"}))
-                    .expect("json");
-                context
-                    .peer
-                    .notify("notifications/message", Some(note))
-                    .await
-                    .expect("sent");
+                log(&context, "first").await;
                 json!({"content": [], "notified": true})
             }
             "spin" => {
                 // Notifies, then never waits on anything but tokio's
                 // cooperative budget: every poll spends the task's whole
                 // budget, as a CPU-bound handler that yields only to it.
-                let note = RawJson::from_serialize(&json!({"level": "info", "data": "spinning"}))
-                    .expect("json");
-                context
-                    .peer
-                    .notify("notifications/message", Some(note))
-                    .await
-                    .expect("sent");
+                log(&context, "spinning").await;
                 let _cancelled = Unfinished::new(&self.events, &name);
                 loop {
                     tokio::task::coop::consume_budget().await;
