@@ -546,6 +546,16 @@ pub enum JsonRpcPayload {
     Batch(Vec<JsonRpcMessage>),
 }
 
+/// `bytes` as JSON text, which is UTF-8 (RFC 8259 §8.1): checked whole and
+/// once, so the parse reads a `str`, whose strings and raw values it takes
+/// as they are (parsing bytes checks each string again, and skips the check
+/// in members it ignores). Refused with the id the bytes' envelope shows.
+fn as_json_text(bytes: &[u8]) -> Result<&str, DecodeError> {
+    std::str::from_utf8(bytes).map_err(|e| {
+        DecodeError::new(DecodeErrorKind::NotUtf8, None, e.to_string()).with_envelope_of(bytes)
+    })
+}
+
 impl JsonRpcPayload {
     /// Decodes a single message or a batch.
     ///
@@ -553,10 +563,11 @@ impl JsonRpcPayload {
     /// As [`JsonRpcMessage::from_slice`]; an empty batch is an invalid request,
     /// and so is any member of a batch that is not a valid message.
     pub fn from_slice(bytes: &[u8]) -> Result<Self, DecodeError> {
-        match JsonRpcMessage::from_slice(bytes) {
+        let text = as_json_text(bytes)?;
+        match JsonRpcMessage::from_str(text) {
             Ok(message) => Ok(JsonRpcPayload::Single(message)),
             Err(e) if e.kind == DecodeErrorKind::Batch => {
-                let members: Vec<RawJson> = serde_json::from_slice(bytes)
+                let members: Vec<RawJson> = serde_json::from_str(text)
                     .map_err(|e| DecodeError::new(DecodeErrorKind::Parse, None, e.to_string()))?;
                 if members.is_empty() {
                     return Err(DecodeError::new(
@@ -707,19 +718,7 @@ impl JsonRpcMessage {
     /// assert_eq!(request.id, RequestId::Number(7));
     /// ```
     pub fn from_slice(bytes: &[u8]) -> Result<Self, DecodeError> {
-        // JSON text is UTF-8 (RFC 8259 §8.1), checked whole and once: the
-        // parse then reads a `str`, whose strings and raw values it takes
-        // as they are (parsing bytes checks each string again, and skips
-        // the check in members it ignores).
-        match std::str::from_utf8(bytes) {
-            Ok(text) => Self::decode(text),
-            Err(e) => Err(DecodeError::new(
-                DecodeErrorKind::NotUtf8,
-                None,
-                e.to_string(),
-            )),
-        }
-        .map_err(|error| error.with_envelope_of(bytes))
+        Self::from_str(as_json_text(bytes)?)
     }
 
     fn decode(text: &str) -> Result<Self, DecodeError> {
@@ -1017,6 +1016,8 @@ impl Fields {
         match self.jsonrpc.as_deref() {
             Some(JSONRPC_VERSION) => {}
             Some(other) => {
+                // Named cut short: a peer can make it as long as its body.
+                let other = crate::untrusted::Escaped::name(other);
                 return Err(invalid(
                     id,
                     format!("`jsonrpc` is `{other}`; MCP requires \"2.0\""),
@@ -1292,6 +1293,14 @@ mod tests {
             assert_eq!(err.kind, DecodeErrorKind::Invalid, "{json}");
             assert!(err.message.contains(named), "{json}: {}", err.message);
         }
+        // A peer's version is named cut short, however long it is.
+        let long = format!(
+            r#"{{"jsonrpc":"{}","id":9,"method":"ping"}}"#,
+            "9".repeat(100_000)
+        );
+        let err = decode(&long).unwrap_err();
+        assert!(err.message.len() < 400, "{} bytes", err.message.len());
+        assert!(err.message.contains(&"9".repeat(200)), "{}", err.message);
         // An escaped "2.0" is still 2.0, and the envelope's names may be escaped.
         assert!(decode(r#"{"jsonrpc":"2\u002e0","id":9,"method":"ping"}"#).is_ok());
         assert!(decode(r#"{"\u006asonrpc":"2.0","id":9,"method":"ping"}"#).is_ok());
