@@ -76,8 +76,7 @@ impl ServerBuilder {
         Self {
             registry: Registry {
                 info,
-                info_json: std::sync::OnceLock::new(),
-                meta_json: std::sync::OnceLock::new(),
+                identity_json: std::sync::OnceLock::new(),
                 instructions: None,
                 catalog: Catalog::empty(changes.clone()),
                 dynamic: false,

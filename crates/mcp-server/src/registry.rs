@@ -68,13 +68,20 @@ pub(crate) struct Recorded {
     pub(crate) tool_results: bool,
 }
 
+/// The server's identity serialized for the stamp of stateless results,
+/// made on first use.
+pub(crate) struct IdentityJson {
+    /// The server's `Implementation`.
+    pub(crate) info: Box<serde_json::value::RawValue>,
+    /// `{"io.modelcontextprotocol/serverInfo": info}`: the whole `_meta` of
+    /// a result that has none of its own.
+    pub(crate) meta: Box<serde_json::value::RawValue>,
+}
+
 pub(crate) struct Registry {
     pub(crate) info: Implementation,
-    /// `info` serialized, made once for the `_meta` of every stateless result.
-    pub(crate) info_json: std::sync::OnceLock<Box<serde_json::value::RawValue>>,
-    /// `{"io.modelcontextprotocol/serverInfo": info}`, made once: the whole
-    /// `_meta` of a stateless result that has none of its own.
-    pub(crate) meta_json: std::sync::OnceLock<Box<serde_json::value::RawValue>>,
+    /// `info` as every stateless result carries it, serialized once.
+    pub(crate) identity_json: std::sync::OnceLock<IdentityJson>,
     pub(crate) instructions: Option<String>,
     /// The tools, resources, templates and prompts, changed at run time
     /// through [`Server::catalog`](crate::Server::catalog).

@@ -15,7 +15,7 @@ use serde::Serialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::registry::SubscribeFn;
+use crate::registry::{IdentityJson, SubscribeFn};
 use crate::session::{ServerSession, StatelessRequest};
 use crate::tasks::TaskWatch;
 
@@ -364,14 +364,19 @@ impl Runner {
         result: &T,
         cache: Option<(u64, CacheScope)>,
     ) -> Result<RawJson, ErrorObject> {
-        let info = self.registry.info_json.get_or_init(|| {
-            serde_json::value::to_raw_value(&self.registry.info)
-                .unwrap_or_else(|_| RawJson::empty_object().into())
+        let identity = self.registry.identity_json.get_or_init(|| {
+            fn json<T: Serialize>(value: &T) -> Box<RawValue> {
+                serde_json::value::to_raw_value(value)
+                    .unwrap_or_else(|_| RawJson::empty_object().into())
+            }
+            let info = json(&self.registry.info);
+            let meta = json(&MetaWithServer {
+                members: &[],
+                info: &info,
+            });
+            IdentityJson { info, meta }
         });
-        let meta = self.registry.meta_json.get_or_init(|| {
-            serde_json::value::to_raw_value(&MetaWithServer { members: &[], info })
-                .unwrap_or_else(|_| RawJson::empty_object().into())
-        });
+        let (info, meta) = (&*identity.info, &*identity.meta);
         // Most results are structs naming none of the members the stamp
         // adds: those are stamped as they are written, in one serialization.
         if let Ok(raw) = to_raw(&StampedStruct {
