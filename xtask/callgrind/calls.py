@@ -3,9 +3,11 @@
 callgrind tables of docs/benchmarks.md. Needs valgrind (callgrind_control).
 
 Usage:
-  calls.py http BINARY session|stateless|raw [ARGS...]
+  calls.py http BINARY session|stateless|raw|raw-stateless [ARGS...]
       16 keep-alive HTTP connections called round robin; BINARY prints its
-      address first on stdout. 2,000 calls counted after 320.
+      address first on stdout. 2,000 calls counted after 320. `raw` sends
+      the session era's call, `raw-stateless` the stateless era's (its
+      routing headers and `_meta`): the baseline of each era.
   calls.py stdio BINARY [ARGS...]
       newline-delimited JSON on the child's stdin/stdout, 64 requests in
       flight, after initialize. 5,000 calls counted after 640.
@@ -16,6 +18,7 @@ For example, after
 run
   calls.py http target/production/mcp-bench-echo-server session --http
   calls.py http target/production/raw-http-echo raw
+  calls.py http target/production/raw-http-echo raw-stateless
   calls.py stdio target/production/mcp-bench-echo-server
 
 Only the counted calls are instrumented (callgrind_control -i on/off); the
@@ -101,11 +104,11 @@ def http_calls(binary, era, args):
             headers["MCP-Protocol-Version"] = "2025-11-25"
             connection.request("POST", "/mcp", json.dumps(INITIALIZED), headers)
             connection.getresponse().read()
-        elif era == "stateless":
+        elif era in ("stateless", "raw-stateless"):
             headers.update({"MCP-Protocol-Version": "2026-07-28",
                             "Mcp-Method": "tools/call", "Mcp-Name": "echo"})
         connections.append((connection, headers))
-    meta = STATELESS_META if era == "stateless" else None
+    meta = STATELESS_META if era in ("stateless", "raw-stateless") else None
 
     def run(n, first_id):
         for i in range(n):
@@ -113,7 +116,7 @@ def http_calls(binary, era, args):
             connection.request("POST", "/mcp", json.dumps(call(first_id + i, meta)), headers)
             response = connection.getresponse()
             data = response.read()
-            assert response.status == 200 and (era == "raw" or b'"result"' in data), data
+            assert response.status == 200 and (era.startswith("raw") or b'"result"' in data), data
 
     measure(child, run, 320, count)
     child.terminate()

@@ -262,7 +262,7 @@ impl Client {
     /// One call whose answer is checked in full.
     pub(super) async fn probe(&mut self) -> Result<(), String> {
         let body = self.call().await?;
-        let answer = if self.kind == Kind::HttpRaw {
+        let answer = if self.kind.is_raw() {
             body.to_vec()
         } else {
             last_data(&body).unwrap_or_else(|| body.to_vec())

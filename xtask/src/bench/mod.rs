@@ -78,8 +78,13 @@ enum Kind {
     StdioRaw,
     /// `mcp-bench-echo-server` over stdio (2025-11-25 handshake).
     StdioMcp,
-    /// `raw-http-echo` over HTTP.
+    /// `raw-http-echo` over HTTP, given the 2025-11-25 session era's call.
     HttpRaw,
+    /// `raw-http-echo` over HTTP, given the 2026-07-28 call as the stateless
+    /// rows send it: its three routing headers and its `_meta` (the
+    /// protocol version, client info and capabilities), which any server
+    /// of that era reads. The baseline of the stateless rows.
+    HttpRawStateless,
     /// `mcp-bench-echo-server --http`, a 2025-11-25 session per connection.
     HttpSession,
     /// `mcp-bench-echo-server --http`, stateless 2026-07-28 requests.
@@ -101,19 +106,24 @@ enum Kind {
 
 impl Kind {
     fn is_raw(self) -> bool {
-        matches!(self, Self::StdioRaw | Self::HttpRaw)
+        matches!(
+            self,
+            Self::StdioRaw | Self::HttpRaw | Self::HttpRawStateless
+        )
     }
 
     fn baseline(self) -> Self {
         match self {
             Self::StdioRaw | Self::StdioMcp | Self::GatewayDirect => Self::StdioRaw,
-            Self::HttpRaw
-            | Self::HttpSession
+            Self::HttpRaw | Self::HttpSession | Self::RmcpSession | Self::GatewaySession => {
+                Self::HttpRaw
+            }
+            // Compared with raw hyper given the same request: the era's
+            // larger call is read by any server, not added by ours.
+            Self::HttpRawStateless
             | Self::HttpStateless
-            | Self::RmcpSession
             | Self::RmcpStateless
-            | Self::GatewaySession
-            | Self::GatewayStateless => Self::HttpRaw,
+            | Self::GatewayStateless => Self::HttpRawStateless,
         }
     }
 
@@ -134,7 +144,10 @@ impl Kind {
     fn is_stateless_era(self) -> bool {
         matches!(
             self,
-            Self::HttpStateless | Self::RmcpStateless | Self::GatewayStateless
+            Self::HttpRawStateless
+                | Self::HttpStateless
+                | Self::RmcpStateless
+                | Self::GatewayStateless
         )
     }
 
@@ -175,6 +188,7 @@ fn cases(with_rmcp: bool) -> Vec<Case> {
         for kind in [
             Kind::HttpRaw,
             Kind::HttpSession,
+            Kind::HttpRawStateless,
             Kind::HttpStateless,
             Kind::RmcpSession,
             Kind::RmcpStateless,
@@ -222,7 +236,7 @@ impl Programs {
         Ok(match kind {
             Kind::StdioRaw => (self.path("mcp-transport-test-peer"), &["--raw"]),
             Kind::StdioMcp | Kind::GatewayDirect => (self.path("mcp-bench-echo-server"), &[]),
-            Kind::HttpRaw => (self.path("raw-http-echo"), &[]),
+            Kind::HttpRaw | Kind::HttpRawStateless => (self.path("raw-http-echo"), &[]),
             Kind::HttpSession | Kind::HttpStateless => {
                 (self.path("mcp-bench-echo-server"), &["--http"])
             }
@@ -396,6 +410,7 @@ async fn measure(programs: &Programs, case: Case, budget: Budget) -> Result<Row,
             stdio::measure(programs, case, budget).await
         }
         Kind::HttpRaw
+        | Kind::HttpRawStateless
         | Kind::HttpSession
         | Kind::HttpStateless
         | Kind::RmcpSession

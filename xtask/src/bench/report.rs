@@ -255,8 +255,16 @@ fn judge(target: &Target, rows: &[Row], scale: &[ScaleRow]) -> (String, bool) {
             let row = rows.iter().find(|r| r.case == *case);
             let value = row.and_then(|row| ratio(rows, row, *metric));
             let pass = value.is_some_and(|v| if *at_least { v >= *limit } else { v <= *limit });
+            // A stateless row is judged against raw hyper given the same
+            // call; its ratio to raw hyper given the session era's smaller
+            // call is said beside it, as earlier runs judged it.
+            let beside = row
+                .filter(|_| case.kind.baseline() == Kind::HttpRawStateless)
+                .and_then(|row| ratio_to(rows, row, Kind::HttpRaw, *metric))
+                .map(|r| format!(" (against raw hyper given the 2025-11-25 call: {r:.3}x)"))
+                .unwrap_or_default();
             let line = format!(
-                "- {} {}: {} {} {}x: {}",
+                "- {} {}: {} {} {}x: {}{beside}",
                 describe(*case),
                 metric.name(),
                 // Three decimals: a ratio just short of its limit must not
@@ -304,6 +312,7 @@ pub(super) fn transport(kind: Kind) -> &'static str {
     match kind {
         Kind::StdioRaw | Kind::StdioMcp | Kind::GatewayDirect => "stdio",
         Kind::HttpRaw => "HTTP",
+        Kind::HttpRawStateless => "HTTP 2026-07-28",
         Kind::HttpSession | Kind::RmcpSession | Kind::GatewaySession => "HTTP 2025-11-25",
         Kind::HttpStateless | Kind::RmcpStateless | Kind::GatewayStateless => "HTTP 2026-07-28",
     }
@@ -312,7 +321,7 @@ pub(super) fn transport(kind: Kind) -> &'static str {
 pub(super) fn server(kind: Kind) -> &'static str {
     match kind {
         Kind::StdioRaw => "raw tokio + serde_json",
-        Kind::HttpRaw => "raw hyper",
+        Kind::HttpRaw | Kind::HttpRawStateless => "raw hyper",
         Kind::StdioMcp | Kind::HttpSession | Kind::HttpStateless => "mcp-server",
         Kind::RmcpSession | Kind::RmcpStateless => rmcp::SERVER,
         Kind::GatewayDirect => "mcp-server, direct (gateway reference)",
@@ -361,16 +370,20 @@ pub(super) fn progress_line(row: &Row) -> String {
     )
 }
 
-fn baseline_of(rows: &[Row], case: Case) -> Option<&Row> {
-    let wanted = Case {
-        kind: case.kind.baseline(),
-        ..case
-    };
+/// The row of `kind` at the payload and load of `case`.
+fn row_of(rows: &[Row], case: Case, kind: Kind) -> Option<&Row> {
+    let wanted = Case { kind, ..case };
     rows.iter().find(|r| r.case == wanted)
 }
 
 fn ratio(rows: &[Row], row: &Row, metric: Metric) -> Option<f64> {
-    let base = metric.of(baseline_of(rows, row.case)?);
+    ratio_to(rows, row, row.case.kind.baseline(), metric)
+}
+
+/// The ratio of `metric` of `row` to the row of `kind` at its payload and
+/// load.
+fn ratio_to(rows: &[Row], row: &Row, kind: Kind, metric: Metric) -> Option<f64> {
+    let base = metric.of(row_of(rows, row.case, kind)?);
     let value = metric.of(row);
     (base > 0.0 && value.is_finite()).then(|| value / base)
 }
@@ -600,18 +613,21 @@ mod tests {
     #[test]
     fn ratios_are_against_the_baseline_of_the_same_shape() {
         let rows = [
-            row(Kind::HttpRaw, 10_000.0, 0.1, 50.0, 4096),
+            row(Kind::HttpRaw, 20_000.0, 0.1, 25.0, 4096),
+            row(Kind::HttpRawStateless, 10_000.0, 0.1, 50.0, 4096),
             row(Kind::HttpStateless, 7_000.0, 0.2, 100.0, 8192),
         ];
-        assert_eq!(ratio(&rows, &rows[1], Metric::Throughput), Some(0.7));
-        assert_eq!(ratio(&rows, &rows[1], Metric::Cpu), Some(2.0));
+        assert_eq!(ratio(&rows, &rows[2], Metric::Throughput), Some(0.7));
+        assert_eq!(ratio(&rows, &rows[2], Metric::Cpu), Some(2.0));
         let text = render(&rows, &[], false);
         assert!(
             text.contains("HTTP 2026-07-28 mcp-server 64 B C=16 throughput: 0.700x >= 0.6x: pass"),
             "{text}"
         );
         assert!(
-            text.contains("server CPU per call: 2.000x <= 2.5x: pass"),
+            text.contains(
+                "server CPU per call: 2.000x <= 2.5x: pass (against raw hyper given the 2025-11-25 call: 4.000x)"
+            ),
             "{text}"
         );
         assert!(
@@ -623,7 +639,7 @@ mod tests {
     #[test]
     fn a_ratio_just_short_of_its_limit_does_not_print_as_the_limit() {
         let rows = [
-            row(Kind::HttpRaw, 10_000.0, 0.1, 50.0, 4096),
+            row(Kind::HttpRawStateless, 10_000.0, 0.1, 50.0, 4096),
             row(Kind::HttpStateless, 5_970.0, 0.2, 100.0, 8192),
         ];
         let text = render(&rows, &[], false);
@@ -645,7 +661,8 @@ mod tests {
             at(Kind::StdioMcp, 64, 5.0),
             at(Kind::HttpRaw, 16, 12.0),
             at(Kind::HttpSession, 16, 15.0),
-            at(Kind::HttpStateless, 16, 18.0),
+            at(Kind::HttpRawStateless, 16, 14.4),
+            at(Kind::HttpStateless, 16, 21.6),
         ];
         let scale = [
             ScaleRow::new(
@@ -665,7 +682,7 @@ mod tests {
             "- stdio mcp-server 64 B 64 in flight server CPU per call: 2.500x <= 2.0x: FAIL",
             "- stdio mcp-server 64 B 64 in flight server CPU per call: 2.500x <= 3.0x: pass",
             "- HTTP 2025-11-25 mcp-server 64 B C=16 server CPU per call: 1.250x <= 1.25x: pass",
-            "- HTTP 2026-07-28 mcp-server 64 B C=16 server CPU per call: 1.500x <= 1.25x: FAIL",
+            "- HTTP 2026-07-28 mcp-server 64 B C=16 server CPU per call: 1.500x <= 1.25x: FAIL (against raw hyper given the 2025-11-25 call: 1.800x)",
             "2 of 5 targets met.",
         ] {
             assert!(text.contains(line), "{line}\n{text}");
