@@ -532,6 +532,57 @@ async fn after_the_grace_a_call_still_running_is_cancelled() {
     hang.abort();
 }
 
+/// A POST whose body does not decode is answered with the request's id
+/// when its bytes show one, as stdio answers, so the client can fail that
+/// request; an answer's id is never echoed back, nor a batch member's.
+#[tokio::test]
+async fn a_body_that_does_not_decode_is_answered_with_its_request_id() {
+    let mut running = start(HttpServerConfig::new(), ServeConfig::new()).await;
+    let session = open_session(running.addr, "2025-11-25").await;
+    let headers = [
+        ("Mcp-Session-Id", session.as_str()),
+        ("MCP-Protocol-Version", "2025-11-25"),
+    ];
+    let cases = [
+        (
+            r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":"#,
+            -32700,
+            serde_json::json!(7),
+        ),
+        (
+            r#"{"jsonrpc":"1.0","id":"x","method":"tools/call"}"#,
+            -32600,
+            serde_json::json!("x"),
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":5,"result":{},"error":{"code":1,"message":"m"}}"#,
+            -32600,
+            serde_json::Value::Null,
+        ),
+        (
+            r#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"1.0","id":2,"method":"ping"}]"#,
+            -32600,
+            serde_json::Value::Null,
+        ),
+    ];
+    for (body, code, id) in &cases {
+        let answer = send(running.addr, "POST", &headers, body).await;
+        assert_eq!(answer.status, 400, "{body}: {answer:?}");
+        let error = answer.json();
+        assert_eq!(error["error"]["code"], *code, "{body}: {error}");
+        assert_eq!(error["id"], *id, "{body}: {error}");
+    }
+    // Stateless alike: the body is read before the era's routing.
+    let stateless = [
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", "tools/call"),
+    ];
+    let answer = send(running.addr, "POST", &stateless, cases[0].0).await;
+    assert_eq!(answer.status, 400, "{answer:?}");
+    assert_eq!(answer.json()["id"], 7, "{answer:?}");
+    running.shut_down().await;
+}
+
 #[tokio::test]
 async fn a_batch_is_refused_outside_a_2025_03_26_session() {
     let mut running = start(HttpServerConfig::new(), ServeConfig::new()).await;

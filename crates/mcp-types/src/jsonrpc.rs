@@ -581,6 +581,13 @@ impl JsonRpcPayload {
                     .map(|m| JsonRpcMessage::from_str(m.get()))
                     .collect::<Result<_, _>>()
                     .map(JsonRpcPayload::Batch)
+                    // A member's id and shape do not describe the batch:
+                    // the batch is refused whole, its answer has no id.
+                    .map_err(|e| DecodeError {
+                        id: None,
+                        shape: Shape::Unknown,
+                        ..e
+                    })
             }
             Err(e) => Err(e),
         }
@@ -679,9 +686,21 @@ impl DecodeError {
         }
     }
 
-    /// The complete error response that answers this failure.
+    /// The id an error answer to these bytes carries: the message's own,
+    /// when it could be read and the message was not itself an answer (the
+    /// id of a response names a request of the receiver's, which an error
+    /// must not seem to answer) nor a notification; else none (`null`).
+    pub fn answer_id(&self) -> Option<&RequestId> {
+        match self.shape {
+            Shape::Request | Shape::Unknown => self.id.as_ref(),
+            Shape::Response | Shape::Notification => None,
+        }
+    }
+
+    /// The complete error response that answers this failure, with
+    /// [`DecodeError::answer_id`] as its id.
     pub fn to_response(&self) -> JsonRpcErrorResponse {
-        JsonRpcErrorResponse::new(self.id.clone(), self.to_error_object())
+        JsonRpcErrorResponse::new(self.answer_id().cloned(), self.to_error_object())
     }
 }
 
@@ -1179,6 +1198,39 @@ mod tests {
             assert_eq!(error.shape, shape, "{text}");
             assert_eq!(crate::peek::peek(text.as_bytes()).shape, shape, "{text}");
         }
+    }
+
+    /// An error answer carries the id of a request it refuses, never the id
+    /// of an answer (which names a request of the receiver's own), and a
+    /// batch refused whole for one member answers with none.
+    #[test]
+    fn a_refusal_is_answered_with_the_id_of_a_request_only() {
+        let cases: [(&str, Option<RequestId>); 5] = [
+            (
+                r#"{"jsonrpc":"2.0","id":7,"method":"x","params":"#,
+                Some(RequestId::Number(7)),
+            ),
+            (
+                r#"{"jsonrpc":"1.0","id":"a","method":"x"}"#,
+                Some(RequestId::String("a".into())),
+            ),
+            (r#"{"jsonrpc":"2.0","id":1}"#, Some(RequestId::Number(1))),
+            (
+                r#"{"jsonrpc":"2.0","id":5,"result":{},"error":{"code":1,"message":"m"}}"#,
+                None,
+            ),
+            (r#"{"jsonrpc":"1.0","method":"x"}"#, None),
+        ];
+        for (text, id) in cases {
+            let error = decode(text).expect_err(text);
+            assert_eq!(error.answer_id(), id.as_ref(), "{text}");
+            assert_eq!(error.to_response().id, id, "{text}");
+        }
+        let batch =
+            br#"[{"jsonrpc":"2.0","id":1,"method":"x"},{"jsonrpc":"1.0","id":2,"method":"x"}]"#;
+        let error = JsonRpcPayload::from_slice(batch).expect_err("a bad member");
+        assert_eq!(error.kind, DecodeErrorKind::Invalid);
+        assert_eq!(error.answer_id(), None);
     }
 
     /// Found by the `jsonrpc_message` and `sse_decoder` fuzz targets: raw

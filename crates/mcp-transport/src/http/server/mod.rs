@@ -484,9 +484,15 @@ impl ServiceInner {
         let (messages, batch) = match JsonRpcPayload::from_slice(&bytes) {
             Ok(JsonRpcPayload::Single(message)) => (vec![message], false),
             Ok(JsonRpcPayload::Batch(messages)) => (messages, true),
+            // Answered with the request's id when the bytes show it, as
+            // stdio answers (a batch's refusal has none).
             Err(e) => {
                 let error = e.to_error_object();
-                return jsonrpc_error_with_id(StatusCode::BAD_REQUEST, None, error);
+                return jsonrpc_error_with_id(
+                    StatusCode::BAD_REQUEST,
+                    e.answer_id().cloned(),
+                    error,
+                );
             }
         };
         if messages.is_empty() {
