@@ -23,10 +23,17 @@ fuzz_target!(|data: &[u8]| {
         (Err(error), Ok(JsonRpcPayload::Single(_))) => {
             panic!("only the batch decoder read it: {error}")
         }
+        // An array the single decoder refuses for its syntax or encoding
+        // is refused alike as a batch, without its first member's id.
         (Err(error), Err(again)) if error.kind != DecodeErrorKind::Batch => {
-            assert_eq!(error, again)
+            if data.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[') {
+                assert_eq!((error.kind, &error.message), (again.kind, &again.message));
+                assert_eq!(again.answer_id(), None);
+            } else {
+                assert_eq!(error, again)
+            }
         }
-        (Err(_), Err(_)) => {}
+        (Err(_), Err(again)) => assert_eq!(again.answer_id(), None),
     }
     let errors = [single.as_ref().err(), payload.as_ref().err()];
     for error in errors.into_iter().flatten() {

@@ -564,6 +564,11 @@ async fn a_body_that_does_not_decode_is_answered_with_its_request_id() {
             -32600,
             serde_json::Value::Null,
         ),
+        (
+            r#"[{"jsonrpc":"2.0","id":1,"method":"ping"},"#,
+            -32700,
+            serde_json::Value::Null,
+        ),
     ];
     for (body, code, id) in &cases {
         let answer = send(running.addr, "POST", &headers, body).await;

@@ -563,6 +563,26 @@ impl JsonRpcPayload {
     /// As [`JsonRpcMessage::from_slice`]; an empty batch is an invalid request,
     /// and so is any member of a batch that is not a valid message.
     pub fn from_slice(bytes: &[u8]) -> Result<Self, DecodeError> {
+        Self::decode(bytes).map_err(|error| {
+            // A batch is refused whole: the id and shape of a member (the
+            // first, as the envelope's scan reads it, or the one that
+            // failed) do not describe it, and its answer carries no id.
+            // `JsonRpcMessage::from_slice` keeps the first member's, so a
+            // peer that wraps an answer of ours in an array still fails
+            // the request it answers.
+            if bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[') {
+                DecodeError {
+                    id: None,
+                    shape: Shape::Unknown,
+                    ..error
+                }
+            } else {
+                error
+            }
+        })
+    }
+
+    fn decode(bytes: &[u8]) -> Result<Self, DecodeError> {
         let text = as_json_text(bytes)?;
         match JsonRpcMessage::from_str(text) {
             Ok(message) => Ok(JsonRpcPayload::Single(message)),
@@ -581,13 +601,6 @@ impl JsonRpcPayload {
                     .map(|m| JsonRpcMessage::from_str(m.get()))
                     .collect::<Result<_, _>>()
                     .map(JsonRpcPayload::Batch)
-                    // A member's id and shape do not describe the batch:
-                    // the batch is refused whole, its answer has no id.
-                    .map_err(|e| DecodeError {
-                        id: None,
-                        shape: Shape::Unknown,
-                        ..e
-                    })
             }
             Err(e) => Err(e),
         }
@@ -687,9 +700,12 @@ impl DecodeError {
     }
 
     /// The id an error answer to these bytes carries: the message's own,
-    /// when it could be read and the message was not itself an answer (the
-    /// id of a response names a request of the receiver's, which an error
-    /// must not seem to answer) nor a notification; else none (`null`).
+    /// when it could be read and the message was not known to be an answer
+    /// (the id of a response names a request of the receiver's, which an
+    /// error must not seem to answer) nor a notification; else none
+    /// (`null`). A message of [`Shape::Unknown`] is answered as a request,
+    /// as the dispatcher answers one when no request of its own waits on
+    /// that id.
     pub fn answer_id(&self) -> Option<&RequestId> {
         match self.shape {
             Shape::Request | Shape::Unknown => self.id.as_ref(),
@@ -1226,11 +1242,33 @@ mod tests {
             assert_eq!(error.answer_id(), id.as_ref(), "{text}");
             assert_eq!(error.to_response().id, id, "{text}");
         }
-        let batch =
-            br#"[{"jsonrpc":"2.0","id":1,"method":"x"},{"jsonrpc":"1.0","id":2,"method":"x"}]"#;
-        let error = JsonRpcPayload::from_slice(batch).expect_err("a bad member");
-        assert_eq!(error.kind, DecodeErrorKind::Invalid);
-        assert_eq!(error.answer_id(), None);
+        // A batch: one bad member, cut short, not UTF-8.
+        let mut not_utf8 = br#" [{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":""#.to_vec();
+        not_utf8.extend_from_slice(&[0xff, b'"', b'}', b'}', b']']);
+        let batches: [(&[u8], DecodeErrorKind); 3] = [
+            (
+                br#"[{"jsonrpc":"2.0","id":1,"method":"x"},{"jsonrpc":"1.0","id":2,"method":"x"}]"#,
+                DecodeErrorKind::Invalid,
+            ),
+            (
+                br#"[{"jsonrpc":"2.0","id":1,"method":"x"},"#,
+                DecodeErrorKind::Parse,
+            ),
+            (&not_utf8, DecodeErrorKind::NotUtf8),
+        ];
+        for (bytes, kind) in batches {
+            let error = JsonRpcPayload::from_slice(bytes).expect_err("a bad batch");
+            assert_eq!(error.kind, kind, "{error}");
+            assert_eq!(error.answer_id(), None, "{error}");
+        }
+        // Read as one message, a batch still shows its first member, so
+        // an answer of ours wrapped in an array fails the request.
+        let wrapped = JsonRpcMessage::from_slice(br#"[{"jsonrpc":"2.0","id":3,"result":{}}]"#)
+            .expect_err("a batch");
+        assert_eq!(
+            (wrapped.id, wrapped.shape),
+            (Some(RequestId::Number(3)), Shape::Response)
+        );
     }
 
     /// Found by the `jsonrpc_message` and `sse_decoder` fuzz targets: raw
