@@ -6,7 +6,8 @@ Usage:
   calls.py http BINARY session|stateless|raw|raw-stateless [ARGS...]
       16 keep-alive HTTP connections called round robin; BINARY prints its
       address first on stdout. 2,000 calls counted after 320. `raw` sends
-      the session era's call, `raw-stateless` the stateless era's (its
+      the session era's body (without the session's headers), and
+      `raw-stateless` the stateless era's call as `stateless` sends it (its
       routing headers and `_meta`): the baseline of each era.
   calls.py stdio BINARY [ARGS...]
       newline-delimited JSON on the child's stdin/stdout, 64 requests in
