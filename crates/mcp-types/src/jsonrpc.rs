@@ -556,6 +556,11 @@ fn as_json_text(bytes: &[u8]) -> Result<&str, DecodeError> {
     })
 }
 
+/// The bytes start as a JSON array (a batch), after any whitespace.
+fn is_array(bytes: &[u8]) -> bool {
+    bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[')
+}
+
 impl JsonRpcPayload {
     /// Decodes a single message or a batch.
     ///
@@ -570,7 +575,7 @@ impl JsonRpcPayload {
             // `JsonRpcMessage::from_slice` keeps the first member's, so a
             // peer that wraps an answer of ours in an array still fails
             // the request it answers.
-            if bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[') {
+            if is_array(bytes) {
                 DecodeError {
                     id: None,
                     shape: Shape::Unknown,
@@ -702,14 +707,13 @@ impl DecodeError {
     /// The id an error answer to these bytes carries: the message's own,
     /// when it could be read and the message was not known to be an answer
     /// (the id of a response names a request of the receiver's, which an
-    /// error must not seem to answer) nor a notification; else none
-    /// (`null`). A message of [`Shape::Unknown`] is answered as a request,
-    /// as the dispatcher answers one when no request of its own waits on
-    /// that id.
+    /// error must not seem to answer); else none (`null`). A message of
+    /// [`Shape::Unknown`] is answered as a request, as the dispatcher
+    /// answers one when no request of its own waits on that id.
     pub fn answer_id(&self) -> Option<&RequestId> {
         match self.shape {
-            Shape::Request | Shape::Unknown => self.id.as_ref(),
-            Shape::Response | Shape::Notification => None,
+            Shape::Response => None,
+            _ => self.id.as_ref(),
         }
     }
 
@@ -757,10 +761,9 @@ impl JsonRpcMessage {
     }
 
     fn decode(text: &str) -> Result<Self, DecodeError> {
-        let first = text.bytes().find(|b| !b.is_ascii_whitespace());
         let parse_failure =
             |e: serde_json::Error| DecodeError::new(DecodeErrorKind::Parse, None, e.to_string());
-        if first == Some(b'[') {
+        if is_array(text.as_bytes()) {
             // Still check that it is JSON at all, so garbage gets -32700.
             return match serde_json::from_str::<IgnoredAny>(text) {
                 Ok(_) => Err(DecodeError::new(
@@ -1235,6 +1238,7 @@ mod tests {
                 r#"{"jsonrpc":"2.0","id":5,"result":{},"error":{"code":1,"message":"m"}}"#,
                 None,
             ),
+            // A notification shows no id, so its answer has none.
             (r#"{"jsonrpc":"1.0","method":"x"}"#, None),
         ];
         for (text, id) in cases {
